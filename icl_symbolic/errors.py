@@ -1,0 +1,29 @@
+"""User-facing errors.
+
+Every error a user can provoke with bad input is an :class:`ICLError` (or a
+subclass).  The CLI prints ``icl-symbolic: error: <message>`` on one line and
+exits with status 2; it never shows a traceback for these.
+"""
+
+
+class ICLError(Exception):
+    """Bad input or an impossible request, explained in one line."""
+
+
+class ParseError(ICLError):
+    """A user expression that is not in the whitelisted input language.
+
+    ``position`` is the 0-based character offset of the offending token
+    (or ``None`` when the problem is global, such as the input length).
+    """
+
+    def __init__(self, message, text=None, position=None):
+        self.text = text
+        self.position = position
+        if text is not None and position is not None:
+            message = f"{message} (at column {position + 1}: {text[position:position + 20]!r})"
+        super().__init__(message)
+
+
+class ValidityError(ICLError):
+    """A mathematically invalid request (f not in L^2(N(0,1)), divergent integral, ...)."""

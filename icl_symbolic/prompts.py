@@ -1,0 +1,96 @@
+"""Sampling prompts and their context statistics.
+
+Paper: Sec. 2, Eqs. (1)-(5), p. 2-3.  A prompt is x_1, y_1, ..., x_ell, y_ell,
+x_test with x_i ~ N(0, I_d/d) i.i.d., y_i = f(x_i^T w) + eps_i, eps_i ~ N(0, rho)
+(rho is a variance).  The model sees the statistics
+
+    u = (d/ell) sum_i y_i x_i  (in R^d),     s = (1/ell) sum_i y_i^2,
+
+and the query x_test, whose label is y_test = f(x_test^T w) + eps_test.
+
+:func:`sample_prompts` is the direct sampler: it draws every x_i, so it costs
+O(ell d) per prompt.  It works in fixed-size chunks of prompts so that memory
+stays bounded and results do not depend on the total number of prompts asked
+for beyond the order in which they are drawn.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .errors import ICLError
+
+#: Upper bound on the number of floats held for the context inputs of one chunk.
+CHUNK_FLOATS = 1 << 22
+
+
+class Prompts(NamedTuple):
+    """Context statistics and query of n prompts (row mu = prompt mu)."""
+
+    u: np.ndarray       # (n, d)
+    s: np.ndarray       # (n,)
+    x_test: np.ndarray  # (n, d)
+    y_test: np.ndarray  # (n,)
+
+
+def _check(W, ell, rho):
+    W = np.asarray(W, dtype=float)
+    if W.ndim != 2 or W.shape[1] < 1:
+        raise ICLError(f"tasks W must be an (n, d) array, got shape {W.shape}")
+    if int(ell) != ell or ell < 1:
+        raise ICLError(f"context length ell must be a positive integer, got {ell}")
+    if not rho >= 0:
+        raise ICLError(f"noise variance rho must be >= 0, got {rho}")
+    return W, int(ell), float(rho)
+
+
+def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator) -> Prompts:
+    """Draw one prompt per row of ``W`` with the direct O(ell d) sampler.
+
+    Parameters
+    ----------
+    f_numpy : callable
+        The teacher f, vectorised over numpy arrays (``Teacher.numpy``).
+    W : array, shape (n, d)
+        The task of each prompt.
+    ell : int
+        Context length (ell = alpha d).
+    rho : float
+        Label-noise variance.
+    rng : numpy.random.Generator
+        Source of randomness (the only one used).
+
+    Returns
+    -------
+    Prompts
+        ``u``, ``s``, ``x_test``, ``y_test``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> P = sample_prompts(np.sin, np.ones((3, 4)), 5, 0.1, rng)
+    >>> P.u.shape, P.s.shape, P.x_test.shape, P.y_test.shape
+    ((3, 4), (3,), (3, 4), (3,))
+    """
+    W, ell, rho = _check(W, ell, rho)
+    n, d = W.shape
+    sd_x, sd_eps = 1.0 / np.sqrt(d), np.sqrt(rho)
+    u = np.empty((n, d))
+    s = np.empty(n)
+    x_test = np.empty((n, d))
+    y_test = np.empty(n)
+    chunk = max(1, CHUNK_FLOATS // (ell * d))
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        w = W[start:stop]
+        m = stop - start
+        X = rng.standard_normal((m, ell, d)) * sd_x
+        y = f_numpy(np.einsum("mid,md->mi", X, w)) + sd_eps * rng.standard_normal((m, ell))
+        u[start:stop] = (d / ell) * np.einsum("mi,mid->md", y, X)
+        s[start:stop] = np.mean(y * y, axis=1)
+        xt = rng.standard_normal((m, d)) * sd_x
+        x_test[start:stop] = xt
+        y_test[start:stop] = f_numpy(np.einsum("md,md->m", xt, w)) + sd_eps * rng.standard_normal(m)
+    return Prompts(u, s, x_test, y_test)
