@@ -98,7 +98,10 @@ class Value:
         n = digits or self.digits or 15
         if self.method in ("mc", "sim"):
             n = min(n, 8)
-        return mpmath.nstr(mpmath.mpf(self.value) if not isinstance(self.value, complex) else self.value, n)
+        value = self.value
+        if not isinstance(value, (mpmath.mpf, mpmath.mpc, complex)):
+            value = mpmath.mpf(value)  # ints and floats are exact in binary: no rounding here
+        return mpmath.nstr(value, n)
 
     def provenance(self) -> str:
         """One phrase saying how the number was obtained."""
