@@ -1,0 +1,682 @@
+"""The input language for teacher functions f(g), and :class:`Teacher` objects.
+
+User-supplied text is never executed: :func:`parse_expr` is a whitelist
+tokenizer plus a Pratt (precedence-climbing) parser that builds SymPy objects
+directly.  It does not call ``eval``, ``compile``, ``sympify`` or SymPy's
+``parse_expr`` on the raw string.  See ``docs/input-language.md``.
+
+Grammar (precedence low to high)::
+
+    expr    := term (('+' | '-') term)*
+    term    := unary (('*' | '/') unary)*
+    unary   := ('+' | '-') unary | power
+    power   := atom (('**' | '^') unary)?          # right-associative
+    atom    := NUMBER | NAME | NAME '(' args ')' | '(' expr ')'
+
+Numbers are exact: ``0.1`` is ``1/10`` and ``1e-3`` is ``1/1000``.
+Names are the allowed variables (``g`` by default), the constants ``pi`` and
+``E``, and the whitelisted functions ``sin cos exp log sqrt tanh erf erfc abs
+sign relu heaviside sigmoid softplus gelu silu max min He h``.
+
+Examples
+--------
+>>> parse_expr("sin(g) + 0.1*g**2")
+g**2/10 + sin(g)
+>>> parse_expr("h(2, g)")
+sqrt(2)*(g**2 - 1)/2
+>>> parse_expr("__import__('os')")
+Traceback (most recent call last):
+...
+icl_symbolic.errors.ParseError: unexpected character '_' (at column 1: "__import__('os')")
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable
+
+import mpmath
+import numpy as np
+import sympy
+
+from .errors import ICLError, ParseError, ValidityError
+
+#: The Gaussian variable of the paper's Hermite expansion (Eq. 2, p. 2).
+g = sympy.Symbol("g", real=True)
+
+MAX_LENGTH = 10_000
+MAX_DEPTH = 64
+MAX_POWER = 64
+MAX_HERMITE_ORDER = 200
+MAX_NUMBER_DIGITS = 200
+
+CONSTANTS = {"pi": sympy.pi, "E": sympy.E}
+
+
+def _relu(x):
+    return sympy.Max(x, 0)
+
+
+def _heaviside(x):
+    return sympy.Heaviside(x, sympy.S.Half)
+
+
+def _sigmoid(x):
+    return 1 / (1 + sympy.exp(-x))
+
+
+def _softplus(x):
+    return sympy.log(1 + sympy.exp(x))
+
+
+def _gelu(x):
+    return x * (1 + sympy.erf(x / sympy.sqrt(2))) / 2
+
+
+def _silu(x):
+    return x / (1 + sympy.exp(-x))
+
+
+# name -> (SymPy builder, minimum arity, maximum arity or None)
+FUNCTIONS: dict[str, tuple[Callable, int, int | None]] = {
+    "sin": (sympy.sin, 1, 1),
+    "cos": (sympy.cos, 1, 1),
+    "exp": (sympy.exp, 1, 1),
+    "log": (sympy.log, 1, 1),
+    "sqrt": (sympy.sqrt, 1, 1),
+    "tanh": (sympy.tanh, 1, 1),
+    "erf": (sympy.erf, 1, 1),
+    "erfc": (sympy.erfc, 1, 1),
+    "abs": (sympy.Abs, 1, 1),
+    "sign": (sympy.sign, 1, 1),
+    "relu": (_relu, 1, 1),
+    "heaviside": (_heaviside, 1, 1),
+    "sigmoid": (_sigmoid, 1, 1),
+    "softplus": (_softplus, 1, 1),
+    "gelu": (_gelu, 1, 1),
+    "silu": (_silu, 1, 1),
+    "max": (sympy.Max, 2, None),
+    "min": (sympy.Min, 2, None),
+    "He": (None, 2, 2),
+    "h": (None, 2, 2),
+}
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
+  | (?P<name>[A-Za-z][A-Za-z0-9_]*)
+  | (?P<op>\*\*|[-+*/^(),])
+""", re.VERBOSE)
+
+
+@dataclass(frozen=True)
+class _Tok:
+    kind: str   # num | name | op | end
+    text: str
+    pos: int
+
+
+def _tokenize(text: str) -> list[_Tok]:
+    toks, pos = [], 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m:
+            raise ParseError(f"unexpected character {text[pos]!r}", text, pos)
+        kind = m.lastgroup
+        if kind != "ws":
+            # a name glued to a number or a name followed by '.' or '_' is suspicious
+            toks.append(_Tok(kind, m.group(), pos))
+        pos = m.end()
+    toks.append(_Tok("end", "", len(text)))
+    return toks
+
+
+def _exact_number(tok: _Tok, text: str) -> sympy.Rational:
+    s = tok.text
+    mant = s.split("e")[0].split("E")[0]
+    if len(mant.replace(".", "")) > MAX_NUMBER_DIGITS:
+        raise ParseError(f"number has more than {MAX_NUMBER_DIGITS} digits", text, tok.pos)
+    m = re.match(r"^(.*?)(?:[eE]([+-]?\d+))?$", s)
+    if m.group(2) is not None and abs(int(m.group(2))) > 1000:
+        raise ParseError("number exponent out of range (|e| <= 1000)", text, tok.pos)
+    frac = Fraction(s)  # exact decimal -> rational conversion of a validated literal
+    return sympy.Rational(frac.numerator, frac.denominator)
+
+
+class _Parser:
+    def __init__(self, text: str, variables: dict[str, sympy.Symbol]):
+        self.text = text
+        self.toks = _tokenize(text)
+        self.i = 0
+        self.depth = 0
+        self.variables = variables
+
+    # -- helpers ------------------------------------------------------
+    @property
+    def tok(self) -> _Tok:
+        return self.toks[self.i]
+
+    def error(self, msg: str, tok: _Tok | None = None):
+        tok = tok or self.tok
+        raise ParseError(msg, self.text, tok.pos)
+
+    def accept(self, *ops: str) -> _Tok | None:
+        t = self.tok
+        if t.kind == "op" and t.text in ops:
+            self.i += 1
+            return t
+        return None
+
+    def expect(self, op: str):
+        if not self.accept(op):
+            t = self.tok
+            what = "end of input" if t.kind == "end" else repr(t.text)
+            self.error(f"expected {op!r}, found {what}")
+
+    def enter(self):
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self.error(f"expression nested deeper than {MAX_DEPTH} levels")
+
+    # -- grammar ------------------------------------------------------
+    def parse(self) -> sympy.Expr:
+        if self.tok.kind == "end":
+            raise ParseError("empty expression", self.text, 0)
+        e = self.expr()
+        if self.tok.kind != "end":
+            self.error(f"unexpected {self.tok.text!r} after a complete expression")
+        return e
+
+    def expr(self):
+        self.enter()
+        left = self.term()
+        while True:
+            if self.accept("+"):
+                left = left + self.term()
+            elif self.accept("-"):
+                left = left - self.term()
+            else:
+                break
+        self.depth -= 1
+        return left
+
+    def term(self):
+        left = self.unary()
+        while True:
+            if self.accept("*"):
+                left = left * self.unary()
+            elif (t := self.accept("/")):
+                right = self.unary()
+                if right == 0:
+                    self.error("division by zero", t)
+                left = left / right
+            else:
+                break
+        return left
+
+    def unary(self):
+        self.enter()
+        if self.accept("-"):
+            out = -self.unary()
+        elif self.accept("+"):
+            out = self.unary()
+        else:
+            out = self.power()
+        self.depth -= 1
+        return out
+
+    def power(self):
+        base = self.atom()
+        t = self.accept("**", "^")
+        if not t:
+            return base
+        exp_tok = self.tok
+        expo = self.unary()
+        return self._checked_pow(base, expo, exp_tok)
+
+    def _checked_pow(self, base, expo, tok):
+        if expo.free_symbols:
+            # a non-constant exponent is only allowed on a positive constant base (2**g)
+            if base.free_symbols or not (base.is_positive is True):
+                self.error("a variable exponent needs a positive constant base (use exp(...))", tok)
+            return sympy.Pow(base, expo)
+        if not expo.is_real:
+            self.error("exponent is not a real number", tok)
+        try:
+            ev = float(sympy.N(expo, 20))
+        except (TypeError, ValueError):
+            self.error("exponent cannot be evaluated", tok)
+        if not math.isfinite(ev) or abs(ev) > MAX_POWER:
+            self.error(f"exponent too large (|exponent| <= {MAX_POWER})", tok)
+        if not base.free_symbols:
+            # constant ** constant: bound the size of the result (no 9**64**...)
+            try:
+                lb = abs(float(sympy.N(sympy.log(sympy.Abs(base), 10), 20))) if base != 0 else 0.0
+            except (TypeError, ValueError):
+                lb = 0.0
+            if lb * abs(ev) > 10_000:
+                self.error("constant power too large", tok)
+            if base == 0 and ev < 0:
+                self.error("division by zero (0 to a negative power)", tok)
+        out = sympy.Pow(base, expo)
+        if isinstance(out, sympy.Pow) and out.exp.is_Number and out.base.free_symbols \
+                and abs(float(out.exp)) > MAX_POWER:
+            self.error(f"power tower too large (combined exponent {out.exp}; at most {MAX_POWER})", tok)
+        return out
+
+    def atom(self):
+        t = self.tok
+        if t.kind == "num":
+            self.i += 1
+            return _exact_number(t, self.text)
+        if t.kind == "op" and t.text == "(":
+            self.i += 1
+            e = self.expr()
+            self.expect(")")
+            return e
+        if t.kind == "name":
+            self.i += 1
+            name = t.text
+            nxt = self.tok
+            if nxt.kind == "op" and nxt.text == "(":
+                if name not in FUNCTIONS:
+                    self.error(f"unknown function {name!r} (allowed: {', '.join(FUNCTIONS)})", t)
+                return self.call(name, t)
+            if name in self.variables:
+                return self.variables[name]
+            if name in CONSTANTS:
+                return CONSTANTS[name]
+            if name in FUNCTIONS:
+                self.error(f"function {name!r} needs arguments in parentheses", t)
+            allowed = ", ".join(list(self.variables) + list(CONSTANTS))
+            self.error(f"unknown name {name!r} (allowed names: {allowed})", t)
+        if t.kind == "end":
+            self.error("unexpected end of input")
+        self.error(f"unexpected {t.text!r}")
+
+    def call(self, name: str, name_tok: _Tok):
+        self.expect("(")
+        self.enter()
+        args, arg_toks = [], []
+        if not (self.tok.kind == "op" and self.tok.text == ")"):
+            while True:
+                arg_toks.append(self.tok)
+                args.append(self.expr())
+                if not self.accept(","):
+                    break
+        self.expect(")")
+        self.depth -= 1
+        builder, lo, hi = FUNCTIONS[name]
+        if len(args) < lo or (hi is not None and len(args) > hi):
+            n = f"{lo}" if lo == hi else f"at least {lo}"
+            self.error(f"{name}() takes {n} argument(s), got {len(args)}", name_tok)
+        if name in ("He", "h"):
+            m = args[0]
+            if m.free_symbols or not m.is_integer or m < 0:
+                self.error(f"{name}(m, x): m must be a non-negative integer", arg_toks[0])
+            if m > MAX_HERMITE_ORDER:
+                self.error(f"{name}(m, x): order m <= {MAX_HERMITE_ORDER}", arg_toks[0])
+            from .hermite import h, he
+            return (he if name == "He" else h)(int(m), args[1])
+        return builder(*args)
+
+
+def parse_expr(text: str, variables=("g",)) -> sympy.Expr:
+    """Parse ``text`` in the whitelisted input language into a SymPy expression.
+
+    Parameters
+    ----------
+    text : str
+        The expression, e.g. ``"tanh(g)"`` or ``"(1 - exp(-2))/2"``.
+    variables : sequence of str
+        Allowed variable names; each maps to ``sympy.Symbol(name, real=True)``.
+
+    Raises
+    ------
+    ParseError
+        With the 0-based position of the offending token.
+
+    Examples
+    --------
+    >>> parse_expr("0.1 + (1 - exp(-2))/2 - exp(-1)")
+    -exp(-1) - exp(-2)/2 + 3/5
+    >>> parse_expr("rho + a1", variables=("rho", "a1"))
+    a1 + rho
+    """
+    if not isinstance(text, str):
+        raise ParseError(f"expected a string, got {type(text).__name__}")
+    if len(text) > MAX_LENGTH:
+        raise ParseError(f"input longer than {MAX_LENGTH} characters ({len(text)})")
+    names = {}
+    for v in variables:
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", v) or v in FUNCTIONS or v in CONSTANTS:
+            raise ICLError(f"invalid variable name {v!r}")
+        names[v] = g if v == "g" else sympy.Symbol(v, real=True)
+    return _Parser(text, names).parse()
+
+
+# ---------------------------------------------------------------------------
+# Teacher objects
+# ---------------------------------------------------------------------------
+
+_KINK_FUNCS = (sympy.Abs, sympy.sign, sympy.Heaviside)
+
+
+def _kink_arguments(e) -> list:
+    """Expressions whose real zeros are kinks or jumps of ``e``."""
+    out = []
+    for node in sympy.preorder_traversal(e):
+        if isinstance(node, _KINK_FUNCS):
+            out.append(node.args[0])
+        elif isinstance(node, (sympy.Max, sympy.Min)):
+            a = node.args
+            out.extend(a[i] - a[j] for i in range(len(a)) for j in range(i + 1, len(a)))
+        elif isinstance(node, sympy.Piecewise):
+            for _, cond in node.args:
+                for rel in cond.atoms(sympy.core.relational.Relational):
+                    out.append(rel.lhs - rel.rhs)
+    return out
+
+
+def real_zeros(u, x=None, lo=-60, hi=60, digits=40) -> list:
+    """Real zeros of ``u(x)``: exact for polynomials, else a numeric scan on [lo, hi].
+
+    Polynomial arguments (the usual case: ``g``, ``g - 1``, ``g**2 - 2``) give
+    exact SymPy roots.  Other arguments are scanned on a fine grid and refined
+    with ``mpmath.findroot`` to ``digits`` digits; the roots come back as SymPy
+    ``Float`` with that precision.
+    """
+    x = x if x is not None else g
+    u = sympy.sympify(u)
+    if x not in u.free_symbols:
+        return []
+    try:
+        poly = sympy.Poly(u, x)
+        if all(c.is_rational for c in poly.all_coeffs()) or poly.degree() <= 2:
+            if poly.degree() <= 2:
+                roots = [r for r in sympy.roots(poly, multiple=True) if r.is_real]
+            else:
+                roots = sympy.real_roots(poly)
+            return sorted(set(roots), key=lambda r: float(r))
+    except (sympy.PolynomialError, sympy.polys.polyerrors.GeneratorsNeeded):
+        pass
+    except NotImplementedError:
+        pass
+    fn = sympy.lambdify(x, u, modules="mpmath")
+    roots = []
+    with mpmath.workdps(digits + 10):
+        grid = [mpmath.mpf(lo) + (hi - lo) * mpmath.mpf(k) / 4800 for k in range(4801)]
+        vals = []
+        for t in grid:
+            try:
+                v = fn(t)
+                vals.append(mpmath.re(v))
+            except (ZeroDivisionError, ValueError):
+                vals.append(mpmath.nan)
+        for k in range(len(grid) - 1):
+            a, b = vals[k], vals[k + 1]
+            if mpmath.isnan(a) or mpmath.isnan(b):
+                continue
+            if a == 0:
+                roots.append(grid[k])
+            elif a * b < 0:
+                try:
+                    r = mpmath.findroot(fn, (grid[k], grid[k + 1]), solver="anderson")
+                except (ZeroDivisionError, ValueError):
+                    r = mpmath.findroot(fn, (grid[k], grid[k + 1]), solver="bisect")
+                roots.append(r)
+        return sorted({sympy.Float(mpmath.nstr(r, digits + 5), digits + 5) for r in roots}, key=float)
+
+
+_KINKY = (sympy.Abs, sympy.sign, sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise)
+
+
+class KinkError(Exception):
+    """A kink function whose branch cannot be decided at the given point."""
+
+
+def resolve_kinks(e, point):
+    """Replace Abs, sign, Heaviside, Max, Min, Piecewise in e by the branch valid at g = point.
+
+    ``point`` must not be a zero of any kink argument (it is an interior point
+    of an interval between breakpoints).
+
+    >>> resolve_kinks(parse_expr("abs(g - 1) + relu(g)"), -2)
+    1 - g
+    """
+    if e.is_Atom or not e.has(*_KINKY):
+        return e
+    f = e.func
+    if f is sympy.Piecewise:
+        for ex, cond in e.args:
+            c = cond.subs(g, point)
+            if c == sympy.true:
+                return resolve_kinks(ex, point)
+            if c != sympy.false:
+                raise KinkError("Piecewise condition")
+        raise KinkError("Piecewise without a branch")
+    args = [resolve_kinks(a, point) for a in e.args]
+
+    def sgn(u):
+        v = sympy.N(u.subs(g, point), 30)
+        if not v.is_real:
+            raise KinkError("complex kink argument")
+        if abs(v) < 1e-25:
+            raise KinkError("kink argument vanishes on an interval")
+        return 1 if v > 0 else -1
+
+    if f is sympy.Abs:
+        return sgn(args[0]) * args[0]
+    if f is sympy.sign:
+        return sympy.Integer(sgn(args[0]))
+    if f is sympy.Heaviside:
+        return sympy.Integer(1 if sgn(args[0]) > 0 else 0)
+    if f in (sympy.Max, sympy.Min):
+        vals = [sympy.N(a.subs(g, point), 30) for a in args]
+        pick = max if f is sympy.Max else min
+        return args[pick(range(len(args)), key=lambda i: vals[i])]
+    return f(*args)
+
+
+def _interior_points(bps):
+    edges = [None, *bps, None]
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        if lo is None and hi is None:
+            yield None, None, sympy.Integer(0)
+        elif lo is None:
+            yield None, hi, hi - 1
+        elif hi is None:
+            yield lo, None, lo + 1
+        else:
+            yield lo, hi, (lo + hi) / 2
+
+
+def _zeros_of_kink_argument(u) -> set:
+    """Real zeros of u; a u with kinks of its own (abs(abs(g) - 1)) is resolved
+    piece by piece, so that its zeros stay exact when every piece is polynomial."""
+    if not u.has(*_KINKY):
+        return set(real_zeros(u))
+    inner = breakpoints_of(u)
+    if any(isinstance(b, sympy.Float) for b in inner):
+        return set(real_zeros(u))
+    pts = set(inner)
+    for lo, hi, mid in _interior_points(inner):
+        try:
+            piece = resolve_kinks(u, mid)
+        except KinkError:
+            return set(real_zeros(u))
+        for r in real_zeros(piece):
+            if (lo is None or r > lo) and (hi is None or r < hi):
+                pts.add(r)
+    return pts
+
+
+def breakpoints_of(e) -> tuple:
+    """Sorted real points where ``e`` (in ``g``) has kinks or jumps.
+
+    >>> breakpoints_of(parse_expr("relu(g - 1) + abs(g) + sign(g**2 - 2)"))
+    (-sqrt(2), 0, 1, sqrt(2))
+    >>> breakpoints_of(parse_expr("abs(abs(g) - 1)"))
+    (-1, 0, 1)
+    """
+    pts = set()
+    for u in _kink_arguments(e):
+        pts |= _zeros_of_kink_argument(u)
+    return tuple(sorted(pts, key=lambda r: float(r)))
+
+
+@dataclass(frozen=True)
+class Teacher:
+    """A teacher function f(g) in the sense of Eq. (1)-(2), p. 2.
+
+    Attributes
+    ----------
+    expr : sympy.Expr or None
+        f as a SymPy expression in :data:`g` (None for a Python callable).
+    label : str
+        Human-readable name (the input text, or the callable's name).
+    breakpoints : tuple
+        Sorted real g where f has kinks or jumps (exact SymPy numbers for
+        SymPy teachers; whatever the user gave for callables).
+    """
+
+    expr: Any
+    label: str
+    breakpoints: tuple = ()
+    _numpy: Callable = field(default=None, repr=False, compare=False)
+    _mp: Callable = field(default=None, repr=False, compare=False)
+
+    def numpy(self, z):
+        """f evaluated elementwise on a float64 array of any shape."""
+        z = np.asarray(z, dtype=float)
+        out = np.asarray(self._numpy(z), dtype=float)
+        if out.shape != z.shape:
+            out = np.broadcast_to(out, z.shape).copy()
+        return out
+
+    def mp(self, z):
+        """f evaluated at an mpmath number (at the caller's working precision)."""
+        return self._mp(z)
+
+
+# mpmath evaluation guards: exp(exp(exp(g))) or sin(exp(g**2)) at a far quadrature node
+# would ask mpmath to reduce an argument with astronomically many digits (a hang).
+_HUGE = mpmath.mpf("1e5000")
+
+
+class HugeArgument(ValidityError):
+    """sin/cos of an argument beyond 1e5000: not computable to any useful precision."""
+
+
+def _safe_exp(x):
+    if isinstance(x, mpmath.mpf) and abs(x) > _HUGE:
+        return mpmath.mpf(0) if x < 0 else mpmath.inf   # far beyond any working precision
+    return mpmath.exp(x)
+
+
+def _safe_trig(name, fn):
+    def wrapped(x):
+        if isinstance(x, mpmath.mpf) and (mpmath.isinf(x) or abs(x) > _HUGE):
+            raise HugeArgument(f"cannot evaluate {name} of a number beyond 1e5000 "
+                               f"(about {mpmath.nstr(x, 3)}) to any precision")
+        return fn(x)
+    return wrapped
+
+
+_MP_SAFE = {"exp": _safe_exp, "sin": _safe_trig("sin", mpmath.sin), "cos": _safe_trig("cos", mpmath.cos)}
+
+
+def _from_sympy(e, label: str) -> Teacher:
+    e = sympy.sympify(e)
+    if not isinstance(e, sympy.Expr):
+        raise ICLError(f"teacher must be an expression in g, got {type(e).__name__}")
+    # accept a plain Symbol('g') without assumptions
+    subs = {s: g for s in e.free_symbols if s.name == "g" and s != g}
+    if subs:
+        e = e.xreplace(subs)
+    floats = e.atoms(sympy.Float)
+    if floats:  # as in the input language, decimals are read exactly: Float(0.1) -> 1/10
+        e = e.xreplace({f: sympy.Rational(str(f)) for f in floats})
+    extra = sorted(s.name for s in e.free_symbols if s != g)
+    if extra:
+        raise ICLError(f"teacher may only depend on g; it also contains {', '.join(extra)}")
+    if e.has(sympy.I) or e.is_real is False:
+        raise ValidityError(f"f = {e} is not real-valued")
+    if e.has(sympy.zoo, sympy.oo, -sympy.oo, sympy.nan):
+        raise ValidityError(f"f = {e} is not finite")
+    fnp = sympy.lambdify(g, e, modules=["numpy", "scipy"])
+    fmp = sympy.lambdify(g, e, modules=[_MP_SAFE, "mpmath"])
+    t = Teacher(expr=e, label=label, breakpoints=breakpoints_of(e), _numpy=fnp, _mp=fmp)
+    _check_real_valued(t)
+    return t
+
+
+def _check_real_valued(t: Teacher) -> None:
+    """Numerical guard: f must be real at a spread of points (log(g), sqrt(g) are not)."""
+    if t.expr is not None and t.expr.is_real:
+        return
+    pts = ["-7.31", "-3.17", "-1.93", "-0.71", "-0.137", "0.113", "0.59", "1.41", "2.87", "6.53"]
+    with mpmath.workdps(30):
+        for p in pts:
+            try:
+                v = t.mp(mpmath.mpf(p))
+            except (ZeroDivisionError, ValueError, TypeError):
+                continue
+            if isinstance(v, mpmath.mpc) and abs(v.imag) > mpmath.mpf(10) ** -20 * (1 + abs(v.real)):
+                raise ValidityError(f"f = {t.label} is complex-valued (at g = {p}: {mpmath.nstr(v, 6)})")
+
+
+def teacher(f, label: str | None = None, breakpoints=None) -> Teacher:
+    """Build a :class:`Teacher` from a string, SymPy expression, Teacher or callable.
+
+    Parameters
+    ----------
+    f : str | sympy.Expr | Teacher | callable
+        Strings go through :func:`parse_expr` (never evaluated as Python).
+        A Python callable gives a numeric-only teacher (``expr`` is None); it
+        should accept float64 arrays (otherwise ``np.vectorize`` is used) and
+        mpmath numbers for the high-precision path.
+    label : str, optional
+        Display name.
+    breakpoints : iterable of float, optional
+        Kinks/jumps of a callable teacher (SymPy teachers find their own).
+
+    Examples
+    --------
+    >>> t = teacher("relu(g)")
+    >>> t.breakpoints
+    (0,)
+    >>> t.numpy([-1.0, 2.0]).tolist()
+    [0.0, 2.0]
+    >>> teacher("log(g)")
+    Traceback (most recent call last):
+    ...
+    icl_symbolic.errors.ValidityError: f = log(g) is complex-valued (at g = -7.31: (1.98924 + 3.14159j))
+    """
+    if isinstance(f, Teacher):
+        return f
+    if isinstance(f, str):
+        return _from_sympy(parse_expr(f), label or f.strip())
+    if isinstance(f, sympy.Basic):
+        return _from_sympy(f, label or str(f))
+    if callable(f):
+        name = label or getattr(f, "__name__", "callable")
+
+        def fnp(z, _f=f):
+            try:
+                out = np.asarray(_f(z), dtype=float)
+                if out.shape == np.shape(z):
+                    return out
+            except Exception:  # not vectorised: fall back
+                pass
+            return np.vectorize(lambda x: float(_f(float(x))), otypes=[float])(z)
+
+        def fmp(z, _f=f):
+            return _f(z)
+
+        bps = tuple(sorted(breakpoints)) if breakpoints is not None else ()
+        return Teacher(expr=None, label=name, breakpoints=bps, _numpy=fnp, _mp=fmp)
+    raise ICLError(f"cannot make a teacher from {type(f).__name__}")
