@@ -1,0 +1,237 @@
+"""``icl-symbolic theory``: asymptotic ICL error curves for a teacher f (Result 1 / Eq. 10).
+
+Paper: Result 1, Eq. (9), p. 3; Eq. (10), p. 3; Appendix A, p. 7.  Parsing and
+formatting only; the mathematics is :func:`icl_symbolic.theory.curve`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io as _io
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ICLError
+from ..io import save_figure, write_json, write_text
+from ._args import parse_grid
+
+DEFAULT_D = 500
+_SWEPT = ("rho", "alpha", "kappa", "lam", "tau")
+_PAPER = "arXiv:2610.10761v1, Result 1 Eq. (9) p. 3; Eq. (10) p. 3"
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "theory", help="asymptotic ICL error curve of a teacher f (Result 1, Eq. 9; a1 = 0: Eq. 10)",
+        description="Deterministic d -> infinity ICL error of the reduced linear-attention model "
+                    "for teacher f: e_linear(a1^2 C_train, a1^2 C_test, rho_nonlinear) (Result 1, "
+                    "Eq. 9), or Eq. (10) when a1 = 0. Every swept option takes a value, a comma "
+                    "list, or start:stop:count (geometric with --log); the grid is their product.")
+    p.add_argument("expr", metavar="EXPR", help="teacher f(g), e.g. 'tanh(g)' (whitelisted input language)")
+    p.add_argument("--rho", default="0.1", help="label-noise variance rho >= 0 (default 0.1)")
+    p.add_argument("--alpha", default="2", help="context length ratio l/d > 0 (default 2)")
+    p.add_argument("--kappa", default="2", help="task diversity k/d > 0 (default 2)")
+    p.add_argument("--tau", default="0.1:4:80", help="pretraining ratio n/d^2 > 0, != 1 when lam = 0 "
+                   "(default 0.1:4:80)")
+    p.add_argument("--lam", default="0", help="ridge lam >= 0 (default 0: ridgeless)")
+    p.add_argument("--log", action="store_true", help="start:stop:count grids are geometric")
+    p.add_argument("--ctrain", default="identity", help="C_train: identity, powerlaw:p, spiked:f:r, "
+                   "lowrank:r, or a .npy matrix/spectrum (default identity)")
+    p.add_argument("--ctest", default=None, help="C_test (same forms; default: same as --ctrain)")
+    p.add_argument("--d", type=int, default=None, help=f"dimension for non-identity covariance families "
+                   f"(default: the size of a --ctrain/--ctest .npy file, else {DEFAULT_D}; the "
+                   f"identity theory does not depend on d)")
+    p.add_argument("--digits", type=int, default=30, help="digits for the Hermite coefficients (default 30)")
+    p.add_argument("--csv", metavar="FILE.csv", help="write the points as CSV")
+    p.add_argument("--json", metavar="FILE.json", nargs="?", const="-",
+                   help="write a JSON object (a1, rho_f, rho_nonlinear, points); no FILE: stdout")
+    p.add_argument("--plot", metavar="FILE.png", help="plot the curve(s) (png, pdf or svg)")
+    p.set_defaults(func=run)
+
+
+def _check_args(args) -> None:
+    if not 5 <= args.digits <= 200:
+        raise ICLError(f"--digits must be between 5 and 200, got {args.digits}")
+    if args.d is not None and args.d < 1:
+        raise ICLError(f"--d must be a positive integer, got {args.d}")
+    for opt, suffixes in (("plot", (".png", ".pdf", ".svg")), ("csv", (".csv",)), ("json", (".json",))):
+        path = getattr(args, opt)
+        if path is not None and path != "-" and Path(path).suffix.lower() not in suffixes:
+            raise ICLError(f"--{opt}: {path!r} must end in {' or '.join(suffixes)}")
+
+
+def _is_npy(spec) -> bool:
+    return str(spec).strip().lower().endswith(".npy")
+
+
+def _needs_d(spec) -> bool:
+    return str(spec).strip().lower() != "identity" and not _is_npy(spec)
+
+
+def _progress_printer(n):
+    if n < 400:
+        return None
+    state = {"t": time.monotonic()}
+
+    def progress(i, total):
+        now = time.monotonic()
+        if i == total or now - state["t"] > 1.0:
+            state["t"] = now
+            print(f"theory: {i}/{total} points", file=sys.stderr, flush=True)
+    return progress
+
+
+def run(args) -> int:
+    from .. import theory
+
+    _check_args(args)
+    grids = {name: parse_grid(getattr(args, name), name, args.log) for name in _SWEPT}
+    d = args.d
+    specs = [args.ctrain] + ([args.ctest] if args.ctest is not None else [])
+    if d is None and any(_needs_d(sp) for sp in specs) and not any(_is_npy(sp) for sp in specs):
+        d = DEFAULT_D      # a .npy file sets d for a named family next to it
+    # covariances: resolved and validated (one-line errors) before anything is computed
+    ctest = args.ctest if args.ctest is not None else args.ctrain
+    warnings = theory.appendix_a_warnings(args.ctrain, ctest, d)
+    moments = theory.teacher_moments(args.expr, args.digits)
+    n = int(np.prod([g.size for g in grids.values()]))
+    cv = theory.curve(moments, args.ctrain, ctest, rho=grids["rho"], alpha=grids["alpha"],
+                      kappa=grids["kappa"], tau=grids["tau"], lam=grids["lam"], d=d,
+                      digits=args.digits, progress=_progress_printer(n))
+    for w in warnings:
+        print(f"icl-symbolic: warning: Appendix A: {w}", file=sys.stderr)
+
+    doc = json_document(cv, args, d, warnings)
+    # all computation is done: now write files (atomically) and print
+    if args.plot:
+        save_figure(curve_figure(cv, grids, args.log), args.plot)
+    if args.csv:
+        write_text(args.csv, curve_csv(cv))
+    if args.json == "-":
+        print(json.dumps(doc, indent=2))
+    else:
+        if args.json:
+            write_json(args.json, doc)
+        print(curve_table(cv, doc))
+    return 0
+
+
+# -- formatting ---------------------------------------------------------------
+def _rho_values(cv, key):
+    rhos = np.unique(cv.columns["rho"])
+    tm = cv.moments
+    vals = [float(getattr(tm, key)(r)) for r in rhos]
+    return vals[0] if len(vals) == 1 else vals
+
+
+def json_document(cv, args, d, warnings) -> dict:
+    """The --json object: ``a1``, ``rho_f``, ``rho_nonlinear`` (numbers; lists when rho is swept)
+    and ``points`` (objects with alpha, kappa, tau, lam, e, plus rho and rho_nonlinear)."""
+    tm = cv.moments
+    return {
+        "expr": args.expr,
+        "a1": float(tm.a1),
+        "E_f2": float(tm.E_f2),
+        "rho": [float(r) for r in np.unique(cv.columns["rho"])],
+        "rho_f": _rho_values(cv, "rho_f"),
+        "rho_nonlinear": _rho_values(cv, "rho_nonlinear"),
+        "branch": cv.branch,
+        "C_train": args.ctrain,
+        "C_test": args.ctest if args.ctest is not None else args.ctrain,
+        "d": d,
+        "method": ("deterministic equivalent (d -> infinity), float64; Stieltjes transform from the "
+                   "self-consistent equation by bracketing" if cv.branch == "result1"
+                   else "closed form of the a1 = 0 branch, Eq. (10)/(15)"),
+        "provenance": {"a1": tm.a1.to_json(), "E_f2": tm.E_f2.to_json(),
+                       "rho_nonlinear": "rho + E[f^2] - a1^2", "rho_f": "rho + E[f^2]"},
+        "appendix_a_warnings": warnings,
+        "paper": _PAPER,
+        "points": cv.points(),
+    }
+
+
+def curve_csv(cv) -> str:
+    buf = _io.StringIO()
+    keys = ("alpha", "kappa", "tau", "lam", "rho", "rho_nonlinear", "e")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(keys)
+    for i in range(len(cv)):
+        w.writerow([repr(float(cv.columns[k][i])) for k in keys])
+    return buf.getvalue()
+
+
+def curve_table(cv, doc) -> str:
+    tm = cv.moments
+    rnl = doc["rho_nonlinear"]
+    lines = [f"f(g) = {doc['expr']}    C_train = {doc['C_train']}    C_test = {doc['C_test']}"
+             + (f"    d = {doc['d']}" if doc["d"] else ""),
+             f"a1 = {tm.a1.to_str(16)}  ({tm.a1.provenance()})",
+             f"E[f^2] = {tm.E_f2.to_str(16)}  ({tm.E_f2.provenance()})",
+             "rho_nonlinear = rho + E[f^2] - a1^2 = "
+             + (f"{rnl:.12g}" if isinstance(rnl, float) else ", ".join(f"{x:.12g}" for x in rnl)),
+             ("branch: Result 1, Eq. (9): e_linear(a1^2 C_train, a1^2 C_test, rho_nonlinear); "
+              "deterministic equivalent, d -> infinity, float64" if cv.branch == "result1" else
+              "branch: a1 = 0, Eq. (10) (lam > 0: Eq. (15) ridge curve); alpha, kappa do not matter at lam = 0"),
+             ""]
+    lines.append(f"{'alpha':>10} {'kappa':>10} {'tau':>10} {'lam':>10} {'rho':>8} {'e':>16}")
+    c = cv.columns
+    for i in range(len(cv)):
+        lines.append(f"{c['alpha'][i]:>10.5g} {c['kappa'][i]:>10.5g} {c['tau'][i]:>10.5g} "
+                     f"{c['lam'][i]:>10.5g} {c['rho'][i]:>8.4g} {c['e'][i]:>16.10g}")
+    return "\n".join(lines)
+
+
+def curve_figure(cv, grids, log=False):
+    """e against the first swept parameter among tau, kappa, alpha, lam, rho; one line per
+    combination of the others (at most 12).  Log y; log x for kappa, alpha, lam or with --log;
+    the tau = 1 interpolation peak marked (and the ridgeless line broken there); the floor
+    rho_nonlinear drawn (green dashed) and, as in Fig. 2, the label noise rho (grey dotted)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    order = ("tau", "kappa", "alpha", "lam", "rho")
+    xname = next((k for k in order if grids[k].size > 1), "tau")
+    others = [k for k in _SWEPT if k != xname and grids[k].size > 1]
+    c = cv.columns
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    keys = sorted({tuple(c[k][i] for k in others) for i in range(len(cv))})
+    for key in keys[:12]:
+        mask = np.ones(len(cv), bool)
+        for k, v in zip(others, key):
+            mask &= c[k] == v
+        label = ", ".join(f"{k}={v:g}" for k, v in zip(others, key)) or "theory"
+        x, y = c[xname][mask], c["e"][mask]
+        order_ = np.argsort(x)
+        x, y = x[order_], y[order_]
+        if xname == "tau":   # do not draw a segment across the divergence at tau = 1
+            cut = np.nonzero((x[:-1] < 1) & (x[1:] > 1))[0]
+            x, y = np.insert(x, cut + 1, np.nan), np.insert(y, cut + 1, np.nan)
+        ax.plot(x, y, "-", lw=1.6, label=label)
+    floors = np.unique(c["rho_nonlinear"])
+    if xname == "rho":
+        ax.plot(c["rho"], c["rho_nonlinear"], "g--", lw=1, label="floor rho_nonlinear")
+    else:
+        for j, fl in enumerate(floors[:6]):
+            ax.axhline(fl, color="green", ls="--", lw=1,
+                       label=f"floor rho_nonlinear = {fl:.6g}" if j < 3 else None)
+    rhos = np.unique(c["rho"])
+    if xname != "rho" and rhos.size == 1 and rhos[0] > 0 and not np.isclose(rhos[0], floors[0]):
+        ax.axhline(rhos[0], color="grey", ls=":", lw=1, label=f"label noise rho = {rhos[0]:g}")
+    if xname == "tau" and grids["tau"].min() < 1 < grids["tau"].max():
+        ax.axvline(1.0, color="grey", ls=":", lw=1, label="tau = 1 (interpolation peak)")
+    ax.set_yscale("log")
+    if log or xname in ("kappa", "alpha", "lam"):
+        if np.all(c[xname] > 0):
+            ax.set_xscale("log")
+    ax.set_xlabel(xname)
+    ax.set_ylabel("asymptotic ICL error e")
+    ax.set_title(f"f(g) = {cv.moments.label}: " + ("Result 1, Eq. (9)" if cv.branch == "result1"
+                                                    else "a1 = 0 branch, Eq. (10)"), fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
