@@ -162,9 +162,6 @@ def e_gamma_given_w(A, b, f, rho, w, ell, digits: int = 30) -> Value:
 # Gaussian functionals at many omega (float64)
 # ---------------------------------------------------------------------------
 
-_GL = {n: np.polynomial.legendre.leggauss(n) for n in (12, 20)}
-
-
 def _teacher_key(t):
     return ("expr", t.expr) if t.expr is not None else ("callable", id(t._numpy))
 
@@ -172,13 +169,9 @@ def _teacher_key(t):
 def functionals_float(f, omegas, L: float = 16.0):
     """The five functionals E[z f], E[f^2], E[z^2 f^2], E[z f^3], E[f^4] (z ~ N(0, omega)) in float64.
 
-    For each omega: E[F(z)] = int phi(g) F(sqrt(omega) g) dg over g in [-L, L],
-    split into panels of width min(1, 1/sqrt(omega)) (unit width in z, floored
-    at 1/64) and at the kinks b/sqrt(omega) of f (Teacher breakpoints), with
-    20-point Gauss-Legendre per panel.  The error estimate is
-    |20-point - 12-point| plus a rounding allowance of 1e-15 times the integral
-    of |F| phi, plus the truncated tail, bounded from |F| at +-L (L is doubled
-    up to 128 while that tail is above 1e-17 relative).
+    One pass of :func:`icl_symbolic.gauss.float_expect` (composite Gauss-Legendre,
+    split at the kinks of f, error from two rule sizes plus rounding and tail)
+    per omega, sharing the evaluations of f among the five integrands.
 
     Returns ``(values, errors)``: dicts name -> array over omegas.
 
@@ -187,50 +180,18 @@ def functionals_float(f, omegas, L: float = 16.0):
     ([3.0, 12.0], True)
     """
     from .expr import teacher
+    from .gauss import float_expect
 
     t = teacher(f)
-    om = np.atleast_1d(np.asarray(omegas, dtype=float))
-    if np.any(~np.isfinite(om)) or np.any(om <= 0):
-        raise ICLError("omega values must be finite and > 0")
-    bps = np.array([float(b) for b in t.breakpoints], dtype=float)
-    vals = {k: np.empty(om.shape) for k in FUNCTIONAL_NAMES}
-    errs = {k: np.empty(om.shape) for k in FUNCTIONAL_NAMES}
-    for i, o in enumerate(om):
-        sq = np.sqrt(o)
-        Li = L
-        while True:
-            width = 1.0 / min(max(1.0, sq), 64.0)   # unit panels in z = sqrt(omega) g (f varies on scale 1)
-            edges = np.arange(-Li, Li + 0.5 * width, width)
-            kinks = bps / sq
-            kinks = kinks[np.abs(kinks) < Li]
-            edges = np.unique(np.concatenate([edges, kinks]))
-            res = []
-            for n in (12, 20):
-                x, wq = _GL[n]
-                lo, hi = edges[:-1, None], edges[1:, None]
-                g = (0.5 * (hi - lo) * x + 0.5 * (hi + lo)).ravel()
-                wt = ((0.5 * (hi - lo)) * wq).ravel() * np.exp(-0.5 * g * g) / np.sqrt(2 * np.pi)
-                z = sq * g
-                fz = t.numpy(z)
-                f2 = fz * fz
-                ints = {"E_zf": z * fz, "E_f2": f2, "E_z2f2": z * z * f2, "E_zf3": z * f2 * fz, "E_f4": f2 * f2}
-                res.append({k: (float(np.dot(wt, v)), float(np.dot(wt, np.abs(v)))) for k, v in ints.items()})
-            edge_f = t.numpy(np.array([-Li, Li]) * sq)
-            tail = float(np.max((1 + Li * Li * o) * (1 + edge_f ** 4))) * np.exp(-0.5 * Li * Li) * 2 / Li
-            scale = max(res[1]["E_f4"][1], 1e-300)
-            if tail <= 1e-17 * scale or Li >= 128:
-                break
-            Li *= 2
-        if not all(np.isfinite(res[1][k][0]) for k in FUNCTIONAL_NAMES):
-            raise ICLError(f"f = {t.label} is not finite where the Gaussian weight matters (omega = {o:g})")
-        for k in FUNCTIONAL_NAMES:
-            v20, a20 = res[1][k]
-            vals[k][i] = v20
-            errs[k][i] = abs(v20 - res[0][k][0]) + 1e-15 * a20 + tail
-    return vals, errs
+
+    def integrands(z):
+        fz = t.numpy(z)
+        f2 = fz * fz
+        return {"E_zf": z * fz, "E_f2": f2, "E_z2f2": z * z * f2, "E_zf3": z * f2 * fz, "E_f4": f2 * f2}
+
+    return float_expect(integrands, omegas, t.breakpoints, L=L, label=t.label)
 
 
-@lru_cache(maxsize=256)
 def _functionals_at(key, t_holder, omegas: tuple):
     vals, errs = functionals_float(t_holder[0], np.array(omegas))
     return vals, errs

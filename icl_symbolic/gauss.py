@@ -60,6 +60,7 @@ import math
 from functools import lru_cache
 
 import mpmath
+import numpy as np
 import sympy
 from mpmath.calculus.quadrature import TanhSinh
 
@@ -68,7 +69,7 @@ from .expr import HugeArgument, KinkError, Teacher, g, real_zeros, resolve_kinks
 from .values import Value
 
 __all__ = ["expect", "callable_digits", "exact_expectation", "exact_moments", "mp_expect_vector", "mp_value",
-           "check_integrable", "to_rational"]
+           "check_integrable", "to_rational", "float_expect"]
 
 _I = sympy.I
 _SQRT2PI = sympy.sqrt(2 * sympy.pi)
@@ -752,3 +753,68 @@ def expect(F, omega=1, digits=30, breakpoints=None, exact=True) -> Value:
         err = max(err, mpmath.mpf(10) ** -cap * max(abs(val), 1))
         note += f"; the callable delivers about {cap} digits"
     return mp_value(val, err, digits, note=note)
+
+
+# ---------------------------------------------------------------------------
+# float64 tier: many omega at once, for e(Gamma) and simulations
+# ---------------------------------------------------------------------------
+
+_GL = {n: np.polynomial.legendre.leggauss(n) for n in (12, 20)}
+
+
+def float_expect(integrands, omegas, breakpoints=(), L: float = 16.0, label: str = "F"):
+    """Float64 Gaussian expectations E[F_k(z)], z ~ N(0, omega), for several F_k and many omega.
+
+    ``integrands(z)`` maps a float array of z values to a dict ``name -> F_name(z)``
+    (so that an expensive f is evaluated once for all integrands).  For each
+    omega: E[F(z)] = int phi(g) F(sqrt(omega) g) dg over g in [-L, L], split into
+    panels of unit width in z (floored at 1/64 in g) and at the kinks
+    ``b / sqrt(omega)`` of F, with 20-point Gauss-Legendre per panel.  The error
+    estimate is |20-point - 12-point| + 1e-15 * int |F| phi (rounding) + the
+    truncated tail, bounded by max_k |F_k(+-L sqrt(omega))| * 2 phi(L) / L; L is
+    doubled up to 128 while that tail is above 1e-17 of the largest int |F_k| phi.
+
+    This is the fast tier (microseconds per integrand) used where thousands of
+    omega values are needed; :func:`expect` is the certified tier (exact or mpmath).
+
+    Returns ``(values, errors)``: dicts name -> float array over ``omegas``.
+
+    >>> vals, errs = float_expect(lambda z: {"z2": z * z}, [1.0, 2.0])
+    >>> np.round(vals["z2"], 13).tolist(), bool(errs["z2"].max() < 1e-13)
+    ([1.0, 2.0], True)
+    """
+    om = np.atleast_1d(np.asarray(omegas, dtype=float))
+    if np.any(~np.isfinite(om)) or np.any(om <= 0):
+        raise ICLError("omega values must be finite and > 0")
+    bps = np.array([float(b) for b in breakpoints], dtype=float)
+    vals: dict = {}
+    errs: dict = {}
+    for i, o in enumerate(om):
+        sq = np.sqrt(o)
+        Li = L
+        while True:
+            width = 1.0 / min(max(1.0, sq), 64.0)
+            edges = np.arange(-Li, Li + 0.5 * width, width)
+            kinks = bps / sq
+            edges = np.unique(np.concatenate([edges, kinks[np.abs(kinks) < Li]]))
+            res = []
+            for n in (12, 20):
+                x, wq = _GL[n]
+                lo, hi = edges[:-1, None], edges[1:, None]
+                gg = (0.5 * (hi - lo) * x + 0.5 * (hi + lo)).ravel()
+                wt = ((0.5 * (hi - lo)) * wq).ravel() * np.exp(-0.5 * gg * gg) / np.sqrt(2 * np.pi)
+                ints = integrands(sq * gg)
+                res.append({k: (float(np.dot(wt, v)), float(np.dot(wt, np.abs(v)))) for k, v in ints.items()})
+            at_edges = integrands(np.array([-Li, Li]) * sq)
+            edge = max(float(np.max(np.abs(v))) for v in at_edges.values())
+            tail = edge * np.exp(-0.5 * Li * Li) * 2 / Li
+            scale = max(max(a for _, a in res[1].values()), 1e-300)
+            if tail <= 1e-17 * scale or Li >= 128:
+                break
+            Li *= 2
+        for k, (v20, a20) in res[1].items():
+            if not np.isfinite(v20):
+                raise ICLError(f"{label} is not finite where the Gaussian weight matters (omega = {o:g})")
+            vals.setdefault(k, np.empty(om.shape))[i] = v20
+            errs.setdefault(k, np.empty(om.shape))[i] = abs(v20 - res[0][k][0]) + 1e-15 * a20 + tail
+    return vals, errs
