@@ -66,3 +66,15 @@ def test_cli_unknown_command_is_one_line(capsys):
 def test_cli_subprocess_smoke():
     out = subprocess.run([sys.executable, "-m", "icl_symbolic", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("icl-symbolic ")
+
+
+def test_atomic_files_get_the_usual_mode(tmp_path):
+    import os
+    import stat
+
+    mask = os.umask(0o022)
+    try:
+        write_json(tmp_path / "m.json", {})
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "m.json").stat().st_mode) == 0o644
