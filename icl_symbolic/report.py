@@ -1,0 +1,200 @@
+"""Human-readable verification reports: Markdown or self-contained HTML.
+
+Both formats carry, per claim: the id, the paper location, the statement as
+the paper writes it (rendered to PNG by matplotlib's mathtext where that LaTeX
+subset allows, and always as LaTeX source; nothing is fetched from the network), how it was checked, the computed and claimed
+numbers with their provenance, the tolerance and its reason, the verdict,
+the diagnosis of a mismatch, and the figures a check produced, embedded as
+base64 PNG (``data:`` URIs), so the file can be mailed or archived alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as _dt
+import html
+import re
+from pathlib import Path
+
+from .claims import summary_line
+from .errors import ICLError
+
+FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
+
+
+def report_format(path) -> str:
+    """``markdown`` or ``html`` from the file suffix; anything else is an ICLError."""
+    fmt = FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise ICLError(f"--report: {path} must end in .md or .html")
+    return fmt
+
+
+_MATHTEXT_FIXES = (
+    ("\\text{", "\\mathrm{"), ("\\texttt{", "\\mathtt{"), ("\\operatorname{", "\\mathrm{"),
+    ("\\tfrac", "\\frac"), ("\\Longleftrightarrow", "\\Leftrightarrow"), ("\\bigl", ""),
+    ("\\bigr", ""), ("\\mid", "|"), ("\\ge ", "\\geq "), ("\\le ", "\\leq "),
+)
+
+
+def render_equation(latex: str) -> bytes | None:
+    """The statement rendered by matplotlib's mathtext (a LaTeX subset) as PNG, or None.
+
+    Environments mathtext does not know (``bmatrix``, ``cases``) give None; the
+    report then shows the LaTeX source only (it always shows it too).
+    """
+    import io as _io
+
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import mathtext
+
+    text = " ".join(latex.split())
+    # \text{a b} keeps its spaces in LaTeX; mathtext's \mathrm needs them escaped
+    text = re.sub(r"\\text\{([^{}]*)\}", lambda m: "\\mathrm{" + m.group(1).replace(" ", "\\ ") + "}", text)
+    for old, new in _MATHTEXT_FIXES:
+        text = text.replace(old, new)
+    if "\\begin" in text or "$" in text:
+        return None
+    buf = _io.BytesIO()
+    try:
+        mathtext.math_to_image(f"${text}$", buf, dpi=120, format="png")
+    except Exception:  # not in the mathtext subset: fall back to the source
+        return None
+    return buf.getvalue()
+
+
+def _png_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _numbers(r) -> list[tuple[str, str]]:
+    rows = []
+    if r.computed is not None:
+        rows.append(("computed", f"{r.computed.to_str(15)} ({r.computed.provenance()})"))
+    if r.claimed is not None:
+        rows.append(("claimed", f"{r.claimed.to_str(15)} ({r.claimed.provenance()})"))
+    if r.residual is not None or r.zscore is not None:
+        rows.append(("residual", r.measure()))
+    c = r.claim
+    rows.append(("tolerance", f"{c.tolerance.describe()}: {c.tolerance.reason}"))
+    return rows
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _header(summary, meta):
+    when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return when, summary_line(summary), meta or {}
+
+
+def render_markdown(results, summary, meta=None) -> str:
+    """The report as Markdown (figures as embedded data URIs)."""
+    when, line, meta = _header(summary, meta)
+    out = ["# icl-symbolic verification report", "",
+           "Paper: Letey, Rysmakhanov, Lu, Pehlevan, Zavatone-Veth, *What can linear attention "
+           "learn from nonlinear teachers in-context?*, arXiv:2610.10761v1.", "",
+           f"Generated {when}. Mode: {meta.get('mode', 'quick')}. Files: "
+           f"{', '.join(meta.get('files', [])) or 'shipped derivations'}.", "",
+           f"**{line}**", "", "| ok | id | verdict | residual / z | source |", "|---|---|---|---|---|"]
+    for r in results:
+        out.append(f"| {'yes' if r.ok else '**NO**'} | `{r.claim.id}` | {_cell(r.label)} | "
+                   f"{_cell(r.measure())} | {_cell(r.claim.source)} |")
+    unit = None
+    for r in results:
+        c = r.claim
+        if c.unit and c.unit != unit:
+            unit = c.unit
+            out += ["", f"## {unit}"]
+        out += ["", f"### `{c.id}`: {r.label}", "", f"*{c.source}* -- method: {c.method}, "
+                f"check: `{c.check}`, expected: {c.expected}", "", "Statement (as the paper writes it):", ""]
+        eq = render_equation(c.statement)
+        if eq is not None:
+            out += [f"![statement]({_png_uri(eq)})", ""]
+        out += ["```latex", c.statement, "```", ""]
+        for k, v in _numbers(r):
+            out.append(f"- **{k}**: {v}")
+        out += ["", r.detail]
+        if c.why:
+            out += ["", f"Why: {c.why}"]
+        if c.note:
+            out += ["", f"Note: {c.note}"]
+        for title, png in r.figures:
+            out += ["", f"![{title}]({_png_uri(png)})", "", f"*{title}*"]
+    return "\n".join(out) + "\n"
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:60rem;margin:2rem auto;
+padding:0 1rem;color:#222;line-height:1.45}
+table{border-collapse:collapse;width:100%;font-size:.9rem}
+td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}
+th{background:#f2f2f2} code,pre{font-family:ui-monospace,Menlo,Consolas,monospace}
+pre{background:#f7f7f7;padding:.5rem;overflow-x:auto;border-left:3px solid #888}
+.ok{color:#0a6b2a;font-weight:600}.bad{color:#b00020;font-weight:700}
+.claim{border-top:1px solid #ddd;margin-top:1.5rem;padding-top:.5rem}
+.summary{font-size:1.1rem;font-weight:600;padding:.5rem;background:#eef}
+img{max-width:100%} img.eq{max-width:100%;height:auto}
+"""
+
+
+def render_html(results, summary, meta=None) -> str:
+    """The report as one self-contained HTML page (inline CSS, base64 figures, no scripts)."""
+    when, line, meta = _header(summary, meta)
+    e = html.escape
+    rows = []
+    for r in results:
+        cls = "ok" if r.ok else "bad"
+        rows.append(f"<tr><td class='{cls}'>{'yes' if r.ok else 'NO'}</td><td><a href='#{e(r.claim.id)}'>"
+                    f"<code>{e(r.claim.id)}</code></a></td><td class='{cls}'>{e(r.label)}</td>"
+                    f"<td>{e(r.measure())}</td><td>{e(r.claim.source)}</td></tr>")
+    body = [f"<h1>icl-symbolic verification report</h1>",
+            "<p>Paper: Letey, Rysmakhanov, Lu, Pehlevan, Zavatone-Veth, <em>What can linear attention "
+            "learn from nonlinear teachers in-context?</em>, arXiv:2610.10761v1.</p>",
+            f"<p>Generated {e(when)}. Mode: {e(meta.get('mode', 'quick'))}. Files: "
+            f"{e(', '.join(meta.get('files', [])) or 'shipped derivations')}.</p>",
+            f"<p class='summary'>{e(line)}</p>",
+            "<table><tr><th>ok</th><th>id</th><th>verdict</th><th>residual / z</th><th>source</th></tr>",
+            *rows, "</table>"]
+    unit = None
+    for r in results:
+        c = r.claim
+        if c.unit and c.unit != unit:
+            unit = c.unit
+            body.append(f"<h2>{e(unit)}</h2>")
+        cls = "ok" if r.ok else "bad"
+        items = "".join(f"<li><b>{e(k)}</b>: {e(v)}</li>" for k, v in _numbers(r))
+        figs = "".join(f"<figure><img alt='{e(t)}' src='{_png_uri(p)}'><figcaption>{e(t)}</figcaption>"
+                       "</figure>" for t, p in r.figures)
+        extra = (f"<p>Why: {e(c.why)}</p>" if c.why else "") + (f"<p>Note: {e(c.note)}</p>" if c.note else "")
+        eq = render_equation(c.statement)
+        eq_html = f"<p><img class='eq' alt='statement' src='{_png_uri(eq)}'></p>" if eq is not None else ""
+        body.append(f"<div class='claim' id='{e(c.id)}'><h3><code>{e(c.id)}</code>: "
+                    f"<span class='{cls}'>{e(r.label)}</span></h3>"
+                    f"<p><i>{e(c.source)}</i> &mdash; method: {e(c.method)}, check: <code>{e(c.check)}</code>,"
+                    f" expected: {e(c.expected)}</p><p>Statement (as the paper writes it):</p>{eq_html}"
+                    f"<pre>{e(c.statement)}</pre><ul>{items}</ul><p>{e(r.detail)}</p>{extra}{figs}</div>")
+    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            "<title>icl-symbolic verification report</title>"
+            f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def render(path, results, summary, meta=None) -> str:
+    """Render for the format given by ``path``'s suffix."""
+    fmt = report_format(path)
+    return (render_markdown if fmt == "markdown" else render_html)(results, summary, meta)
+
+
+def figure_png(fig) -> bytes:
+    """A matplotlib figure as PNG bytes (for embedding); closes the figure."""
+    import io as _io
+
+    import matplotlib.pyplot as plt
+
+    buf = _io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()

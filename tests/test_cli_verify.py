@@ -1,0 +1,176 @@
+"""`icl-symbolic verify` and `icl-symbolic diagnose`, in-process (plus one subprocess smoke test).
+
+Paper: the shipped derivations transcribe arXiv:2610.10761 (Eqs. 2, 8-15, Figs. 1-2).
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from icl_symbolic.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+DERIV = ROOT / "derivations"
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def quick_results(tmp_path_factory):
+    """The default quick run over every shipped derivation, once for the module."""
+    out = tmp_path_factory.mktemp("verify") / "all.json"
+    code = main(["verify", "--quiet", "--json-out", str(out)])
+    return code, json.loads(out.read_text())
+
+
+def test_every_shipped_claim_has_its_expected_verdict(quick_results):
+    code, results = quick_results
+    bad = [(r["id"], r["verdict"], r["detail"]) for r in results if not r["ok"]]
+    assert bad == []
+    assert code == 0
+    verdicts = {r["verdict"] for r in results}
+    assert verdicts <= {"holds", "mismatch", "skipped"}        # nothing unavailable or errored
+    skipped = [r for r in results if r["verdict"] == "skipped"]
+    assert skipped and all(r["full"] for r in skipped)          # only --full claims, and explicitly
+    for r in results:
+        for key in ("id", "source", "verdict", "expected", "ok", "detail"):
+            assert key in r
+
+
+def test_fig1_caption_is_flagged_with_the_diagnosis(quick_results):
+    _, results = quick_results
+    r = {x["id"]: x for x in results}["fig1.caption_noise"]
+    assert r["verdict"] == "mismatch" and r["expected"] == "mismatch" and r["ok"]
+    d = r["diagnosis"]
+    assert d["matches"][0]["name"] == "rho_f/a1^2"
+    assert d["required"]["name"] == "rho_nonlinear/a1^2"
+    assert d["relation"] == "1"
+    s = d["summary"]
+    assert "normalised total label second moment" in s and "exactly 1 more than" in s
+    mse = {x["id"]: x for x in results}["fig1.unnormalised_mse"]
+    assert mse["ok"] and mse["diagnosis"]["matches"][0]["name"] == "a1^2"
+    assert "exp(-1)" in mse["diagnosis"]["summary"]
+
+
+def test_one_line_per_claim_and_summary(capsys):
+    code, out, err = run(capsys, "verify", str(DERIV / "08_fig1.toml"), "--only", "fig1.caption_noise",
+                         "--only", "fig1.legend_noise")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("ok fig1.legend_noise") and "holds" in lines[0]
+    assert lines[1].startswith("ok fig1.caption_noise") and "mismatch found as expected" in lines[1]
+    assert lines[2].strip().startswith("diagnosis: 1.447029 is rho_f/a1^2")
+    assert lines[3].strip().startswith("why:")
+    assert lines[-1] == "2 claims: 1 hold, 1 mismatches found as expected, 0 failed -- OK"
+    assert "[1/2] fig1.caption_noise" in err or "[1/2] fig1.legend_noise" in err   # progress on stderr
+
+
+def test_json_to_stdout(capsys):
+    code, out, err = run(capsys, "verify", "--quiet", "--json", "--only", "eq2.a1_is_E_gf")
+    assert code == 0
+    (r,) = json.loads(out)
+    assert r["id"] == "eq2.a1_is_E_gf" and r["ok"] is True and r["computed"]["exact"] == "exp(-1/2)"
+    assert "OK" in err
+
+
+def test_glob_of_files(capsys):
+    code, out, _ = run(capsys, "verify", "--list", str(DERIV / "04_lemma1.*"))
+    assert code == 0
+    ids = [ln.split()[0] for ln in out.splitlines()]
+    assert ids[:4] == ["lemma1.E_yx", "lemma1.E_y2", "lemma1.E_yH", "lemma1.E_hh"]
+    assert all(i.startswith("lemma1.") for i in ids) and len(ids) == 7
+
+
+def test_failing_claim_exits_1(tmp_path, capsys):
+    text = (DERIV / "08_fig1.toml").read_text().replace('claimed = "0.447"', 'claimed = "0.449"')
+    p = tmp_path / "mine.toml"
+    p.write_text(text)
+    code, out, _ = run(capsys, "verify", "--quiet", str(p), "--only", "fig1.legend_noise")
+    assert code == 1
+    assert out.startswith("!! fig1.legend_noise") and "FAILS" in out
+    assert "diagnosis:" in out and out.splitlines()[-1].endswith("NOT OK")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["verify", "--only", "no.such.claim"], "unknown claim id 'no.such.claim'"),
+    (["verify", "nope/*.toml"], "no claim files match"),
+    (["verify", "--report", "r.pdf"], "must end in .md or .html"),
+    (["diagnose", "sin(g", "--rho", "0.1", "--value", "1.447"], "expected"),
+    (["diagnose", "sin(g)", "--rho", "-1", "--value", "1.447"], "non-negative"),
+    (["diagnose", "sin(g)", "--rho", "0.1", "--value", "abc"], "not a decimal number"),
+])
+def test_bad_input_one_line_exit_2(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("icl-symbolic: error:") and message in err
+
+
+def test_malformed_file_writes_nothing(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text((DERIV / "08_fig1.toml").read_text().replace('quantity = "a1^2"', 'quantity = "a1^^2"'))
+    report, js = tmp_path / "r.html", tmp_path / "r.json"
+    code, out, err = run(capsys, "verify", str(bad), "--report", str(report), "--json-out", str(js))
+    assert code == 2 and out == ""
+    assert "bad.toml: claim 'fig1.a1_squared': quantity = 'a1^^2'" in err
+    assert list(tmp_path.iterdir()) == [bad]
+
+
+def test_reports_markdown_and_html(tmp_path, capsys):
+    md, html = tmp_path / "r.md", tmp_path / "r.html"
+    args = ["verify", "--quiet", str(DERIV / "08_fig1.toml"), "--only", "fig1.result1_normalised_mse",
+            "--only", "fig1.caption_noise"]
+    assert run(capsys, *args, "--report", str(md))[0] == 0
+    assert run(capsys, *args, "--report", str(html))[0] == 0
+    t = md.read_text()
+    assert "```latex" in t and "(a_1^2 + \\rho_{\\rm nonlinear})/a_1^2" in t
+    assert "data:image/png;base64," in t and "mismatch found as expected" in t
+    h = html.read_text()
+    assert h.count("class='eq' alt='statement' src='data:image/png;base64,") == 2   # rendered statements
+    assert h.startswith("<!DOCTYPE html>") and "<style>" in h and "data:image/png;base64," in h
+    assert "http://" not in h and "https://" not in h and "<script" not in h     # self-contained
+    assert "rho_f/a1^2" in h and not list(tmp_path.glob(".*part"))
+
+
+def test_diagnose_command(capsys):
+    code, out, _ = run(capsys, "diagnose", "sin(g)", "--rho", "0.1", "--value", "1.447")
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.startswith("1.447 is rho_f/a1^2 = (a1^2 + rho_nonlinear)/a1^2")
+    assert "if you meant rho_nonlinear/a1^2" in first and "0.4470293765" in first
+    assert "exactly 1 more than" in first
+    code, out, _ = run(capsys, "diagnose", "sin(g)", "--rho", "0.1", "--value", "1.447", "--json")
+    assert json.loads(out)["matches"][0]["name"] == "rho_f/a1^2"
+    # nothing in the family is 0.9 to 6 decimals: exit 1, nearest candidates still listed
+    code, out, _ = run(capsys, "diagnose", "sin(g)", "--rho", "0.1", "--value", "0.900000")
+    assert code == 1 and "matches no quantity" in out and "closest quantities" in out
+
+
+def test_subprocess_smoke():
+    proc = subprocess.run([sys.executable, "-m", "icl_symbolic", "verify", "--quiet", "--only",
+                           "fig1.offset_exactly_one"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "fig1.offset_exactly_one" in proc.stdout and "-- OK" in proc.stdout
+
+
+def test_issue_example_paper_names_without_order_prefix(capsys, monkeypatch):
+    """`icl-symbolic verify derivations/lemma1.* --only lemma1.E_hh` (the issue's example) finds
+    04_lemma1.toml: a pattern that matches nothing is retried with the NN_ paper-order prefix."""
+    monkeypatch.chdir(ROOT)
+    code, out, _ = run(capsys, "verify", "--quiet", "derivations/lemma1.*", "--only", "lemma1.E_hh")
+    assert code == 0 and out.startswith("ok lemma1.E_hh") and "1 claims: 1 hold" in out
+
+
+def test_render_equation_subset_and_fallback():
+    from icl_symbolic.report import render_equation
+
+    png = render_equation(r'\rho_f/a_1^2 - \rho_{\rm nonlinear}/a_1^2 = 1 \quad \text{for every } f')
+    assert png is not None and png.startswith(b"\x89PNG")
+    assert render_equation(r'\begin{bmatrix} a & b \end{bmatrix}') is None      # source shown instead
+    assert render_equation(r'\frac{1}{') is None
