@@ -12,6 +12,21 @@ and the query x_test, whose label is y_test = f(x_test^T w) + eps_test.
 O(ell d) per prompt.  It works in fixed-size chunks of prompts so that memory
 stays bounded and results do not depend on the total number of prompts asked
 for beyond the order in which they are drawn.
+
+``sample_prompts(..., method="fast")`` is an exact sampler in O(ell + d) per
+prompt for any teacher f (issue 5).  Derivation: fix w != 0, write
+e = w/|w| and z_i = x_i^T w ~ N(0, |w|^2/d).  Then x_i = e z_i/|w| + x_i^perp
+with x_i^perp = (I - e e^T) x_i ~ N(0, (I - e e^T)/d) independent of z_i, so
+independent of (y_i, z_i).  Hence
+
+    sum_i y_i x_i = e (sum_i y_i z_i)/|w| + sum_i y_i x_i^perp,
+
+and given the labels, sum_i y_i x_i^perp is Gaussian N(0, (sum_i y_i^2)(I - e e^T)/d),
+i.e. it equals sqrt(sum_i y_i^2) (I - e e^T) xi with xi ~ N(0, I_d/d).  Only the
+ell scalars z_i and eps_i and one d-vector xi are drawn per prompt.  For w = 0
+the parallel term is absent and the formula holds with e = 0.  The sampler
+is checked against the direct one in ``tests/test_prompts.py`` (moments
+within standard errors, same trained-model error).
 """
 
 from __future__ import annotations
@@ -46,8 +61,11 @@ def _check(W, ell, rho):
     return W, int(ell), float(rho)
 
 
-def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator) -> Prompts:
-    """Draw one prompt per row of ``W`` with the direct O(ell d) sampler.
+METHODS = ("direct", "fast")
+
+
+def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator, method: str = "direct") -> Prompts:
+    """Draw one prompt per row of ``W`` (direct O(ell d) or exact fast O(ell + d) sampler).
 
     Parameters
     ----------
@@ -61,6 +79,10 @@ def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator) -> Prompts:
         Label-noise variance.
     rng : numpy.random.Generator
         Source of randomness (the only one used).
+    method : {"direct", "fast"}
+        ``direct`` draws every x_i; ``fast`` draws only the projections
+        z_i = x_i^T w and the Gaussian remainder of sum_i y_i x_i (module
+        docstring).  Both have the same law; their random streams differ.
 
     Returns
     -------
@@ -73,8 +95,15 @@ def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator) -> Prompts:
     >>> P = sample_prompts(np.sin, np.ones((3, 4)), 5, 0.1, rng)
     >>> P.u.shape, P.s.shape, P.x_test.shape, P.y_test.shape
     ((3, 4), (3,), (3, 4), (3,))
+    >>> Q = sample_prompts(np.sin, np.ones((3, 4)), 5, 0.1, rng, method="fast")
+    >>> Q.u.shape, Q.s.shape
+    ((3, 4), (3,))
     """
+    if method not in METHODS:
+        raise ICLError(f"unknown prompt sampler {method!r}; expected one of {', '.join(METHODS)}")
     W, ell, rho = _check(W, ell, rho)
+    if method == "fast":
+        return _sample_fast(f_numpy, W, ell, rho, rng)
     n, d = W.shape
     sd_x, sd_eps = 1.0 / np.sqrt(d), np.sqrt(rho)
     u = np.empty((n, d))
@@ -90,6 +119,37 @@ def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator) -> Prompts:
         y = f_numpy(np.einsum("mid,md->mi", X, w)) + sd_eps * rng.standard_normal((m, ell))
         u[start:stop] = (d / ell) * np.einsum("mi,mid->md", y, X)
         s[start:stop] = np.mean(y * y, axis=1)
+        xt = rng.standard_normal((m, d)) * sd_x
+        x_test[start:stop] = xt
+        y_test[start:stop] = f_numpy(np.einsum("md,md->m", xt, w)) + sd_eps * rng.standard_normal(m)
+    return Prompts(u, s, x_test, y_test)
+
+
+def _sample_fast(f_numpy, W, ell, rho, rng: np.random.Generator) -> Prompts:
+    """The exact O(ell + d) sampler (derivation in the module docstring)."""
+    n, d = W.shape
+    sd_x, sd_eps = 1.0 / np.sqrt(d), np.sqrt(rho)
+    u = np.empty((n, d))
+    s = np.empty(n)
+    x_test = np.empty((n, d))
+    y_test = np.empty(n)
+    chunk = max(1, CHUNK_FLOATS // (ell + d))
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        w = W[start:stop]
+        m = stop - start
+        norm = np.sqrt(np.einsum("md,md->m", w, w))
+        safe = np.where(norm > 0, norm, 1.0)
+        e = w / safe[:, None] * (norm > 0)[:, None]          # unit task direction (0 if w = 0)
+        z = rng.standard_normal((m, ell)) * (norm * sd_x)[:, None]   # z_i = x_i^T w
+        y = f_numpy(z) + sd_eps * rng.standard_normal((m, ell))
+        syy = np.einsum("mi,mi->m", y, y)
+        syz = np.einsum("mi,mi->m", y, z)
+        xi = rng.standard_normal((m, d)) * sd_x
+        xi -= e * np.einsum("md,md->m", e, xi)[:, None]       # (I - e e^T) xi
+        sum_yx = e * (syz / safe)[:, None] + np.sqrt(syy)[:, None] * xi
+        u[start:stop] = (d / ell) * sum_yx
+        s[start:stop] = syy / ell
         xt = rng.standard_normal((m, d)) * sd_x
         x_test[start:stop] = xt
         y_test[start:stop] = f_numpy(np.einsum("md,md->m", xt, w)) + sd_eps * rng.standard_normal(m)

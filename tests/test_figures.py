@@ -1,0 +1,110 @@
+"""Figures: every plotted number is in the CSV and reproducible; metadata; no partial files."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+
+from icl_symbolic import figures
+from icl_symbolic.errors import ICLError
+from icl_symbolic.simulate import simulate
+
+TINY1 = dict(d=6, taus=[0.5, 3.0], n_test=500)
+
+
+def _rows(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_figure1_files_csv_and_metadata(tmp_path):
+    meta = figures.make_figure("1", tmp_path, quick=True, seeds=(0, 1), **TINY1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["figure1.csv", "figure1.json", "figure1.png"]
+    assert (tmp_path / "figure1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    disk = json.loads((tmp_path / "figure1.json").read_text())
+    assert disk["seeds"] == [0, 1] and disk["parameters"]["d"] == 6 and disk["figure"] == "1"
+    for key in ("numpy", "scipy", "sympy", "mpmath", "matplotlib", "icl_symbolic", "python"):
+        assert key in disk["versions"]
+    assert disk["seconds"] > 0
+    # the legend value and the caption's value, both stated
+    assert "0.447029" in disk["caption"] and "1.447029" in disk["caption"]
+    assert disk["best_match"] in disk["match_diagnostics"]
+    rows = _rows(tmp_path / "figure1.csv")
+    sims = [r for r in rows if r["kind"] == "sim"]
+    # 3 series x 2 taus in panel (a), plus sin/a1^2 and the normalised linear in panel (b)
+    assert len([r for r in sims if r["panel"] == "a"]) == 6 and len([r for r in sims if r["panel"] == "b"]) == 4
+    # panel (b) sin points are exactly the panel (a) sin points divided by a1^2 = e^-1
+    a = {float(r["tau"]): float(r["e"]) for r in sims if r["panel"] == "a" and r["teacher"] == "sin(g)"}
+    b = {float(r["tau"]): float(r["e"]) for r in sims if r["panel"] == "b" and r["teacher"] == "sin(g)"}
+    for tau in a:
+        assert b[tau] == pytest.approx(a[tau] / math.exp(-1), rel=1e-12)
+    # a plotted simulation number is reproducible from the library with the recorded parameters
+    r0 = next(r for r in sims if r["panel"] == "a" and r["teacher"] == "g" and float(r["rho"]) == 0.1)
+    res = simulate("g", d=6, alpha=2, kappa=2, tau=float(r0["tau"]), rho=0.1, seeds=(0, 1), n_test=500)
+    assert float(r0["e"]) == pytest.approx(float(res.e), rel=1e-12)
+    assert float(r0["e_mc"]) == pytest.approx(float(res.e_mc), rel=1e-12)
+    # theory rows are the theory module's numbers
+    from icl_symbolic.theory import e_linear
+    th = [r for r in rows if r["kind"] == "theory" and r["series"] == "theory g, rho=0.1"]
+    assert len(th) > 50
+    for r in th[::25]:
+        assert float(r["e"]) == pytest.approx(e_linear("identity", None, rho=0.1, alpha=2, kappa=2,
+                                                       tau=float(r["tau"])), rel=1e-10)
+    assert meta["files"]["csv"].endswith("figure1.csv")
+
+
+def test_figure2_floor_and_rho_lines(tmp_path):
+    figures.make_figure("2", tmp_path, quick=True, seeds=(0,), d=6, kappas=[0.5, 2.0], alphas=[4.0], n_test=500)
+    rows = _rows(tmp_path / "figure2.csv")
+    floor = [float(r["e"]) for r in rows if r["series"] == "floor rho_nonlinear"]
+    assert floor and all(abs(v - 0.127415326) < 1e-8 for v in floor)      # rho + E tanh^2 - a1^2
+    assert all(float(r["e"]) == 0.1 for r in rows if r["series"] == "rho")
+    sims = [r for r in rows if r["kind"] == "sim"]
+    assert [float(r["kappa"]) for r in sims] == [0.5, 2.0] and all(float(r["tau"]) == 2.0 for r in sims)
+
+
+def test_figure_a1zero_theory_is_eq10(tmp_path):
+    figures.make_figure("a1zero", tmp_path, quick=True, seeds=(0,), d=6, taus=[0.5, 2.0], ak=[(2.0, 2.0)],
+                        n_test=500)
+    rows = _rows(tmp_path / "figure_a1zero.csv")
+    for r in rows:
+        if r["series"] == "Eq. (10)":
+            tau = float(r["tau"])
+            expect = 1.1 / (1 - tau) if tau < 1 else 1.1 * tau / (tau - 1)
+            assert float(r["e"]) == pytest.approx(expect, rel=1e-12)
+
+
+def test_interrupted_figure_leaves_no_files(tmp_path, monkeypatch):
+    """Ctrl-C during the simulations, or a failure while writing: no output file at all."""
+    calls = {"n": 0}
+    real = figures._Runner.__call__
+
+    def interrupt(self, f, **kw):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(self, f, **kw)
+
+    monkeypatch.setattr(figures._Runner, "__call__", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        figures.make_figure("1", tmp_path / "a", quick=True, seeds=(0,), **TINY1)
+    assert not (tmp_path / "a").exists() or not any((tmp_path / "a").iterdir())
+    monkeypatch.setattr(figures._Runner, "__call__", real)
+
+    import matplotlib.figure
+
+    def broken(self, *a, **k):
+        raise OSError("disk full")
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", broken)
+    with pytest.raises(OSError):
+        figures.make_figure("1", tmp_path / "b", quick=True, seeds=(0,), **TINY1)
+    assert not any((tmp_path / "b").iterdir())          # the CSV written before the PNG was removed too
+
+
+def test_unknown_figure():
+    with pytest.raises(ICLError, match="unknown figure"):
+        figures.make_figure("3", "/nonexistent")
