@@ -208,7 +208,7 @@ def evaluate(expr, values, digits: int = 30):
     >>> print(evaluate(family_expr("rho_f/a1^2"), dict(a1=1, E_f2=2, rho="0.5")))
     2.5
     """
-    fn = sympy.lambdify(BASE_SYMBOLS, sympy.sympify(expr), modules="mpmath")
+    fn = sympy.lambdify(BASE_SYMBOLS, family_expr(expr) if isinstance(expr, str) else expr, modules="mpmath")
     with mpmath.workdps(digits + 10):
         try:
             v = fn(*[_mp(values[s.name]) for s in BASE_SYMBOLS])

@@ -390,7 +390,7 @@ def real_zeros(u, x=None, lo=-60, hi=60, digits=40) -> list:
     ``Float`` with that precision.
     """
     x = x if x is not None else g
-    u = sympy.sympify(u)
+    u = parse_expr(u, variables=(str(x),)) if isinstance(u, str) else sympy.S(u)
     if x not in u.free_symbols:
         return []
     try:
@@ -590,7 +590,9 @@ _MP_SAFE = {"exp": _safe_exp, "sin": _safe_trig("sin", mpmath.sin), "cos": _safe
 
 
 def _from_sympy(e, label: str) -> Teacher:
-    e = sympy.sympify(e)
+    if isinstance(e, str):  # never sympify a raw string
+        e = parse_expr(e)
+    e = sympy.S(e)
     if not isinstance(e, sympy.Expr):
         raise ICLError(f"teacher must be an expression in g, got {type(e).__name__}")
     # accept a plain Symbol('g') without assumptions

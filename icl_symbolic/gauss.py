@@ -65,7 +65,7 @@ import sympy
 from mpmath.calculus.quadrature import TanhSinh
 
 from .errors import ICLError, ValidityError
-from .expr import HugeArgument, KinkError, Teacher, g, real_zeros, resolve_kinks, teacher
+from .expr import HugeArgument, KinkError, Teacher, g, parse_expr, real_zeros, resolve_kinks, teacher
 from .values import Value
 
 __all__ = ["expect", "callable_digits", "exact_expectation", "exact_moments", "mp_expect_vector", "mp_value",
@@ -368,7 +368,7 @@ def exact_moments(F, M=0, omega=1, bps=None):
     >>> exact_moments(sympy.sin(g), 3)
     [0, exp(-1/2), 0, 2*exp(-1/2)]
     """
-    F = sympy.sympify(F)
+    F = parse_expr(F) if isinstance(F, str) else sympy.S(F)  # never sympify a raw string
     F, omega = _prepared(F, omega)
     try:
         if bps is None:
