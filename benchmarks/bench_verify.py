@@ -9,7 +9,7 @@ simulation-backed claims; a few minutes on the 2-core machine).  The slowest
 claims are listed from the run's own per-claim timings.
 
 Why: the issue asks that quick mode finishes in a few minutes on 2 cores and
-that both wall times be recorded (docs/bench-verify.md).
+that both wall times be recorded (docs/benchmarks.md).
 
 Run:  python benchmarks/bench_verify.py [--full] [--per-claim-sample N]
 

@@ -192,6 +192,7 @@ def functionals_float(f, omegas, L: float = 16.0):
     return float_expect(integrands, omegas, t.breakpoints, L=L, label=t.label)
 
 
+@lru_cache(maxsize=256)
 def _functionals_at(key, t_holder, omegas: tuple):
     vals, errs = functionals_float(t_holder[0], np.array(omegas))
     return vals, errs
