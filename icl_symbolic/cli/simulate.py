@@ -48,9 +48,10 @@ def register(subparsers) -> None:
     p.add_argument("--seeds", default="3", help="number of seeds (default 3)")
     p.add_argument("--seed", default="0", help="first seed (seeds are seed, seed+1, ...)")
     p.add_argument("--n-test", default="20000", help="fresh test prompts per seed for the Monte-Carlo error")
-    p.add_argument("--C-train", default="identity", help="task covariance (identity, powerlaw:p, spiked:f:r, "
+    p.add_argument("--ctrain", "--C-train", dest="C_train", default="identity", help="task covariance (identity, powerlaw:p, spiked:f:r, "
                    "lowrank:r, or a .npy file)")
-    p.add_argument("--C-test", default=None, help="test task covariance (default: same as --C-train)")
+    p.add_argument("--ctest", "--C-test", dest="C_test", default=None,
+                   help="test task covariance (default: same as --ctrain)")
     p.add_argument("--solver", default="auto", choices=("auto", "gram", "kernel"))
     p.add_argument("--sampler", default="fast", choices=("fast", "direct"))
     p.add_argument("--no-exact", action="store_true", help="skip the exact test functional (Monte Carlo only)")
