@@ -381,6 +381,14 @@ def _cheb_functionals(t, sig_lo, sig_hi, sigmas):
     return out, err
 
 
+def _check_common(A, b, f, rho, ell):
+    """Validate the inputs shared by the Monte-Carlo e(Gamma) estimators."""
+    from .expr import teacher
+
+    A, b, dd = _check_gamma(A, b)
+    return A, b, dd, teacher(f), _rho_float(rho), _check_ell(ell)
+
+
 def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = False) -> Value:
     """e(Gamma) for test tasks w ~ N(0, C_test): Monte Carlo over tasks, exact given each task.
 
@@ -408,12 +416,8 @@ def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = F
     ('mc', True)
     """
     from .covariance import resolve_covariance, sample_tasks
-    from .expr import teacher
 
-    A, b, dd = _check_gamma(A, b)
-    t = teacher(f)
-    rho_f = _rho_float(rho)
-    ell_i = _check_ell(ell)
+    A, b, dd, t, rho_f, ell_i = _check_common(A, b, f, rho, ell)
     if isinstance(n_tasks, bool) or int(n_tasks) != n_tasks or n_tasks < 2:
         raise ICLError(f"n_tasks must be an integer >= 2, got {n_tasks}")
     cov = resolve_covariance(C_test, dd)
@@ -459,13 +463,9 @@ def e_gamma_mc_prompts(A, b, f, rho, ell, n, rng, C_test="identity", w=None, pro
     std/sqrt(n).
     """
     from .covariance import resolve_covariance, sample_tasks
-    from .expr import teacher
     from .prompts import sample_prompts
 
-    A, b, dd = _check_gamma(A, b)
-    t = teacher(f)
-    rho_f = _rho_float(rho)
-    ell_i = _check_ell(ell)
+    A, b, dd, t, rho_f, ell_i = _check_common(A, b, f, rho, ell)
     if isinstance(n, bool) or int(n) != n or n < 2:
         raise ICLError(f"n must be an integer >= 2, got {n}")
     gen, seeds = _rng_and_seeds(rng)

@@ -64,6 +64,10 @@ def _check(W, ell, rho):
 METHODS = ("direct", "fast")
 
 
+def _empty_prompts(n, d):
+    return np.empty((n, d)), np.empty(n), np.empty((n, d)), np.empty(n)
+
+
 def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator, method: str = "direct") -> Prompts:
     """Draw one prompt per row of ``W`` (direct O(ell d) or exact fast O(ell + d) sampler).
 
@@ -106,10 +110,7 @@ def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator, method: str =
         return _sample_fast(f_numpy, W, ell, rho, rng)
     n, d = W.shape
     sd_x, sd_eps = 1.0 / np.sqrt(d), np.sqrt(rho)
-    u = np.empty((n, d))
-    s = np.empty(n)
-    x_test = np.empty((n, d))
-    y_test = np.empty(n)
+    u, s, x_test, y_test = _empty_prompts(n, d)
     chunk = max(1, CHUNK_FLOATS // (ell * d))
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
@@ -129,10 +130,7 @@ def _sample_fast(f_numpy, W, ell, rho, rng: np.random.Generator) -> Prompts:
     """The exact O(ell + d) sampler (derivation in the module docstring)."""
     n, d = W.shape
     sd_x, sd_eps = 1.0 / np.sqrt(d), np.sqrt(rho)
-    u = np.empty((n, d))
-    s = np.empty(n)
-    x_test = np.empty((n, d))
-    y_test = np.empty(n)
+    u, s, x_test, y_test = _empty_prompts(n, d)
     chunk = max(1, CHUNK_FLOATS // (ell + d))
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
