@@ -27,7 +27,7 @@ def timed(fn, *a, **k):
 
 
 def main():
-    from icl_symbolic import egamma as E
+    from icl_symbolic import gamma_error as E
     from icl_symbolic import moments as M
 
     print(f"machine: {platform.machine()}, {platform.system()}, python {platform.python_version()}, "

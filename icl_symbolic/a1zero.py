@@ -35,6 +35,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import sympy as sp
+
 from .errors import ICLError
 
 
@@ -147,8 +149,7 @@ class A1ZeroDerivation:
 
 
 def _zero(expr) -> bool:
-    import sympy
-    return sympy.simplify(sympy.together(expr)) == 0
+    return sp.simplify(sp.together(expr)) == 0
 
 
 def linear_recipe_symbolic(M, Mp, rho, alpha, tau, xi, rho_tr, rho_te, trF, trF2):
@@ -173,7 +174,6 @@ def derive() -> A1ZeroDerivation:
     >>> sympy.simplify(D.lam_tilde_limit_below - q * (1 - tau) / tau)
     0
     """
-    import sympy as sp
 
     q, tau, lam, rho, chi, s, nu, c, kappa, alpha = sp.symbols(
         "q tau lam rho_nl chi0 s nu c kappa alpha", positive=True)

@@ -27,3 +27,7 @@ class ParseError(ICLError):
 
 class ValidityError(ICLError):
     """A mathematically invalid request (f not in L^2(N(0,1)), divergent integral, ...)."""
+
+
+class ClaimFileError(ICLError):
+    """A claim file that cannot be used; the message names file, claim and problem."""

@@ -43,9 +43,8 @@ import numpy as np
 import sympy
 
 from .errors import ICLError, ParseError, ValidityError
-
-#: The Gaussian variable of the paper's Hermite expansion (Eq. 2, p. 2).
-g = sympy.Symbol("g", real=True)
+from .orthopoly import h, he
+from .symbols import g
 
 MAX_LENGTH = 10_000
 MAX_DEPTH = 64
@@ -319,7 +318,6 @@ class _Parser:
                 self.error(f"{name}(m, x): m must be a non-negative integer", arg_toks[0])
             if m > MAX_HERMITE_ORDER:
                 self.error(f"{name}(m, x): order m <= {MAX_HERMITE_ORDER}", arg_toks[0])
-            from .hermite import h, he
             return (he if name == "He" else h)(int(m), args[1])
         return builder(*args)
 

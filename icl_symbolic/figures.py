@@ -11,7 +11,7 @@ simulation point and per theory-curve point) and ``<stem>.json`` (parameters,
 seeds, versions, run time, caption).  An interrupted run therefore leaves no
 partial files.
 
-Simulation points plot the exact test functional of each trained Gamma (egamma),
+Simulation points plot the exact test functional of each trained Gamma (gamma_error),
 mean over seeds with error bars of one standard error over seeds; the CSV also holds
 the Monte-Carlo test error on fresh prompts.
 
@@ -34,7 +34,6 @@ from __future__ import annotations
 import csv
 import io as _io
 import json
-import math
 import platform
 import sys
 import time
@@ -42,11 +41,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import mpmath
 import numpy as np
+import scipy
+import sympy
 
 from . import __version__
 from .errors import ICLError
+from .hermite import hermite_coeffs
 from .io import atomic_path
+from .plotting import paper_figure
+from .simulate import check_memory, simulate, sizes
+from .theory import curve
 
 FIGURES = ("1", "2", "a1zero")
 DEFAULT_DIRS = {"1": "fig1", "2": "fig2", "a1zero": "fig3"}
@@ -66,9 +72,6 @@ class FigureData:
 
 def _versions() -> dict:
     import matplotlib
-    import mpmath
-    import scipy
-    import sympy
     return {"icl_symbolic": __version__, "python": platform.python_version(), "numpy": np.__version__,
             "scipy": scipy.__version__, "sympy": sympy.__version__, "mpmath": mpmath.__version__,
             "matplotlib": matplotlib.__version__, "machine": platform.machine()}
@@ -106,7 +109,6 @@ def _tau_theory_grid(lo, hi, n=160):
 
 def _precheck(d, points, n_test):
     """Validate every planned (alpha, kappa, tau) and refuse oversized runs before computing any."""
-    from .simulate import check_memory, sizes
     for alpha, kappa, tau in points:
         check_memory(sizes(d, alpha, kappa, tau), n_test=n_test)
 
@@ -120,7 +122,6 @@ class _Runner:
         self.t0 = time.monotonic()
 
     def __call__(self, f, **kw):
-        from .simulate import simulate
         res = simulate(f, seeds=self.seeds, **kw)
         self.done += 1
         if self.progress is not None:
@@ -137,8 +138,6 @@ class _Runner:
 # ----------------------------------------------------------------------------
 def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_test=None) -> FigureData:
     """Fig. 1 (p. 4): sin vs linear teachers, tau across the peak; raw and a1^2-normalised."""
-    from .hermite import hermite_coeffs
-    from .theory import curve
 
     d = d or (16 if quick else 64)
     seeds = tuple(seeds) if seeds is not None else tuple(range(3 if quick else 5))
@@ -216,8 +215,6 @@ def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_te
 # ----------------------------------------------------------------------------
 def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, alphas=None, n_test=None) -> FigureData:
     """Fig. 2 (p. 4): tanh, rho = 0.1, tau = alpha/2, kappa on a log axis across 1."""
-    from .hermite import hermite_coeffs
-    from .theory import curve
 
     d = d or (16 if quick else 32)
     seeds = tuple(seeds) if seeds is not None else tuple(range(2 if quick else 5))
@@ -265,8 +262,6 @@ A1ZERO_TEACHER = "(g^2-1)/sqrt(2)"
 
 def figure_a1zero_data(quick=False, seeds=None, progress=None, d=None, taus=None, ak=None, n_test=None) -> FigureData:
     """Eq. (10), p. 3: f = (g^2 - 1)/sqrt(2), double descent in tau, independent of alpha, kappa."""
-    from .hermite import hermite_coeffs
-    from .theory import curve
 
     d = d or (16 if quick else 40)
     seeds = tuple(seeds) if seeds is not None else tuple(range(3 if quick else 5))
@@ -305,62 +300,8 @@ def figure_a1zero_data(quick=False, seeds=None, progress=None, d=None, taus=None
 
 
 # ----------------------------------------------------------------------------
-# plotting and writing
+# writing
 # ----------------------------------------------------------------------------
-def _series(rows, panel, kind):
-    out = {}
-    for r in rows:
-        if r["panel"] == panel and r["kind"] == kind:
-            out.setdefault(r["series"], []).append(r)
-    return out
-
-
-def _plot(fd: FigureData):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
-
-    panels = sorted({r["panel"] for r in fd.rows})
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 4.6), squeeze=False)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    xlabel = {"1": "tau = n/d^2", "2": "kappa = k/d", "a1zero": "tau = n/d^2"}[fd.name]
-    for ax, panel in zip(axes[0], panels):
-        for i, (name, rows) in enumerate(_series(fd.rows, panel, "theory").items()):
-            style = dict(color="green", ls="-", lw=1.2) if name.startswith("floor") else \
-                dict(color="grey", ls=":", lw=1.2) if name == "rho" else \
-                dict(color="0.5", ls=":", lw=1.2) if "caption" in name else \
-                dict(color=colors[i % len(colors)], ls="--", lw=1.2)
-            ax.plot([r["x"] for r in rows], [r["e"] for r in rows], label=name, **style)
-        for i, (name, rows) in enumerate(_series(fd.rows, panel, "sim").items()):
-            y = [r["e"] if r["e"] is not None else r["e_mc"] for r in rows]
-            err = [r["e_se"] if r["e"] is not None else r["e_mc_se"] for r in rows]
-            err = [0.0 if v is None else v for v in err]
-            ax.errorbar([r["x"] for r in rows], y, yerr=err, fmt="o", ms=4, capsize=2,
-                        color=colors[i % len(colors)], label=name)
-        ax.set_yscale("log")
-        ax.set_xscale("log")
-        lo, hi = ax.get_xlim()
-        ticks = [t for t in (0.125, 0.25, 0.5, 1, 2, 4, 8, 16) if lo <= t <= hi]
-        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("ICL test error" + (" / a1^2" if fd.name == "1" and panel == "b" else ""))
-        if fd.name == "1":
-            ax.axvline(1.0, color="0.85", lw=0.8)
-            ax.set_title("(a) raw MSE" if panel == "a" else "(b) sin MSE / a1^2 vs normalised linear teacher",
-                         fontsize=10)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.text(0.01, -0.01, "\n".join(_wrap(fd.caption, 75 * len(panels) + 30)), fontsize=7, va="top", ha="left")
-    return fig
-
-
-def _wrap(text, width):
-    import textwrap
-    return textwrap.wrap(text, width)
-
-
 def _csv_text(rows) -> str:
     buf = _io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
@@ -368,44 +309,6 @@ def _csv_text(rows) -> str:
     for r in rows:
         w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in CSV_COLUMNS})
     return buf.getvalue()
-
-
-def plot_sweep(points: list, path) -> None:
-    """Plot ``simulate --json`` points (dicts) against the swept parameter, with e_theory.
-
-    The swept parameter is the one of tau, kappa, alpha that varies (tau if none
-    does).  Simulation: ``e_mean`` +- ``e_se`` (or the Monte-Carlo values when the
-    exact functional was skipped); theory: ``e_theory`` at the same points.
-    Written atomically through :func:`icl_symbolic.io.save_figure`.
-    """
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from .io import save_figure
-
-    xname = next((k for k in ("tau", "kappa", "alpha") if len({p[k] for p in points}) > 1), "tau")
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    try:
-        x = [p[xname] for p in points]
-        use_mc = any(p["e_mean"] is None for p in points)
-        y = [p["e_mc_mean"] if use_mc else p["e_mean"] for p in points]
-        err = [(p["e_mc_se"] if use_mc else p["e_se"]) or 0.0 for p in points]
-        ax.errorbar(x, y, yerr=err, fmt="o", capsize=2,
-                    label=f"simulation ({'Monte Carlo' if use_mc else 'exact functional'}, SE over seeds)")
-        th = [(xi, p["e_theory"]) for xi, p in zip(x, points) if p["e_theory"] is not None]
-        if th:
-            ax.plot(*zip(*th), "--", label="theory (d -> infinity)")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel(xname)
-        ax.set_ylabel("ICL test error")
-        p0 = points[0]
-        ax.set_title(f"{p0['teacher']}, d={p0['d']}, rho={p0['rho']:g}", fontsize=9)
-        ax.legend(fontsize=7)
-        save_figure(fig, path)
-    finally:
-        plt.close(fig)
 
 
 def make_figure(name: str, out_dir=None, quick: bool = False, seeds=None,
@@ -426,7 +329,7 @@ def make_figure(name: str, out_dir=None, quick: bool = False, seeds=None,
     builder = {"1": figure1_data, "2": figure2_data, "a1zero": figure_a1zero_data}[name]
     fd = builder(quick=quick, seeds=seeds, progress=progress, **overrides)
     seconds = time.monotonic() - t0
-    fig = _plot(fd)
+    fig = paper_figure(fd)
     stem = {"1": "figure1", "2": "figure2", "a1zero": "figure_a1zero"}[name]
     meta = {k: v for k, v in fd.meta.items() if not k.startswith("_")}
     files = {"png": str(out / f"{stem}.png"), "csv": str(out / f"{stem}.csv"), "json": str(out / f"{stem}.json")}
@@ -434,16 +337,12 @@ def make_figure(name: str, out_dir=None, quick: bool = False, seeds=None,
                  "versions": _versions(), "command": " ".join(sys.argv[:1] + sys.argv[1:]) if sys.argv else "",
                  "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": files,
                  "csv_columns": list(CSV_COLUMNS),
-                 "note": "sim points: exact test functional of each trained Gamma (egamma), mean over seeds, "
+                 "note": "sim points: exact test functional of each trained Gamma (gamma_error), mean over seeds, "
                          "error bar = SE over seeds; e_mc: Monte-Carlo test error on fresh prompts."})
     # all three files are renamed into place only after all three are complete
-    try:
-        with atomic_path(files["csv"]) as t_csv, atomic_path(files["png"]) as t_png, \
-                atomic_path(files["json"]) as t_json:
-            Path(t_csv).write_text(_csv_text(fd.rows), encoding="utf-8")
-            fig.savefig(t_png, format="png", dpi=150, bbox_inches="tight")
-            Path(t_json).write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
-    finally:
-        import matplotlib.pyplot as plt
-        plt.close(fig)
+    with atomic_path(files["csv"]) as t_csv, atomic_path(files["png"]) as t_png, \
+            atomic_path(files["json"]) as t_json:
+        Path(t_csv).write_text(_csv_text(fd.rows), encoding="utf-8")
+        fig.savefig(t_png, format="png", dpi=150, bbox_inches="tight")
+        Path(t_json).write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
     return meta

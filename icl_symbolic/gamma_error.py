@@ -41,13 +41,17 @@ import numpy as np
 import sympy
 from scipy.special import roots_genlaguerre
 
+from .covariance import resolve_covariance, sample_tasks
 from .errors import ICLError
+from .expr import teacher
+from .gauss import check_integrable, expect, float_expect
 from .moments import (FUNCTIONAL_NAMES, _check_inputs, _exact_number, _rng_and_seeds, evaluate,
-                      gaussian_functionals, moment_functions, symbolic_moments)
+                      functional_integrand, gaussian_functionals, moment_functions, symbolic_moments)
 from .moments import d as d_sym
 from .moments import ell as ell_sym
 from .moments import omega as omega_sym
 from .moments import rho as rho_sym
+from .prompts import sample_prompts
 from .values import Value
 
 # Quadratic-form symbols of e(Gamma|w)
@@ -179,8 +183,6 @@ def functionals_float(f, omegas, L: float = 16.0):
     >>> np.round(vals["E_zf"], 12).tolist(), float(errs["E_zf"].max()) < 1e-12
     ([3.0, 12.0], True)
     """
-    from .expr import teacher
-    from .gauss import float_expect
 
     t = teacher(f)
 
@@ -210,8 +212,6 @@ class _Holder(tuple):
 
 @lru_cache(maxsize=256)
 def _validated(key, t_holder, om_check: float) -> bool:
-    from .gauss import check_integrable, expect
-    from .moments import functional_integrand
 
     t = t_holder[0]
     F4 = functional_integrand("E_f4", t.expr) if t.expr is not None else (lambda z, _t=t: _t.mp(z) ** 4)
@@ -318,7 +318,6 @@ def e_gamma_isotropic(A, b, f, rho, d, ell, n_nodes: int | None = None) -> Value
     >>> round(float(v), 12), v.abs_err < 1e-12
     (0.9, True)
     """
-    from .expr import teacher
 
     A, b, dd = _check_gamma(A, b, d)
     t = teacher(f)
@@ -383,7 +382,6 @@ def _cheb_functionals(t, sig_lo, sig_hi, sigmas):
 
 def _check_common(A, b, f, rho, ell):
     """Validate the inputs shared by the Monte-Carlo e(Gamma) estimators."""
-    from .expr import teacher
 
     A, b, dd = _check_gamma(A, b)
     return A, b, dd, teacher(f), _rho_float(rho), _check_ell(ell)
@@ -415,7 +413,6 @@ def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = F
     >>> v.method, v.stderr < 0.01
     ('mc', True)
     """
-    from .covariance import resolve_covariance, sample_tasks
 
     A, b, dd, t, rho_f, ell_i = _check_common(A, b, f, rho, ell)
     if isinstance(n_tasks, bool) or int(n_tasks) != n_tasks or n_tasks < 2:
@@ -462,8 +459,6 @@ def e_gamma_mc_prompts(A, b, f, rho, ell, n, rng, C_test="identity", w=None, pro
     on prompts from :func:`icl_symbolic.prompts.sample_prompts`; ``stderr`` =
     std/sqrt(n).
     """
-    from .covariance import resolve_covariance, sample_tasks
-    from .prompts import sample_prompts
 
     A, b, dd, t, rho_f, ell_i = _check_common(A, b, f, rho, ell)
     if isinstance(n, bool) or int(n) != n or n < 2:

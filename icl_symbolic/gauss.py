@@ -65,7 +65,8 @@ import sympy
 from mpmath.calculus.quadrature import TanhSinh
 
 from .errors import ICLError, ValidityError
-from .expr import HugeArgument, KinkError, Teacher, g, parse_expr, real_zeros, resolve_kinks, teacher
+from .expr import (HugeArgument, KinkError, Teacher, breakpoints_of, g, parse_expr, real_zeros,
+                   resolve_kinks, teacher)
 from .values import Value
 
 __all__ = ["expect", "callable_digits", "exact_expectation", "exact_moments", "mp_expect_vector", "mp_value",
@@ -85,7 +86,6 @@ def to_rational(x, name="omega"):
     >>> to_rational("0.1"), to_rational(0.3), to_rational(2)
     (1/10, 3/10, 2)
     """
-    from .expr import parse_expr
     if isinstance(x, sympy.Basic):
         val = x
     elif isinstance(x, bool):
@@ -372,7 +372,6 @@ def exact_moments(F, M=0, omega=1, bps=None):
     F, omega = _prepared(F, omega)
     try:
         if bps is None:
-            from .expr import breakpoints_of
             bps = breakpoints_of(F)
         elif omega != 1:
             bps = tuple(sympy.nsimplify(b) / sympy.sqrt(omega) for b in bps)

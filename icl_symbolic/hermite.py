@@ -44,33 +44,12 @@ from .errors import ICLError, ValidityError
 from .expr import MAX_HERMITE_ORDER, Teacher, g, teacher
 from .gauss import (_singular_candidates, callable_digits, check_integrable, exact_expectation,
                     exact_moments, mp_expect_vector, mp_value, probe_callable, to_rational)
+from .orthopoly import h, he
 from .values import Value
 
 __all__ = ["he", "h", "hermite_coeffs", "HermiteResult", "stein_coefficient"]
 
 PAPER = "arXiv:2610.10761, Sec. 2, Eq. (2) p. 2 and Eq. (8) p. 3"
-
-
-def he(m: int, x=g):
-    """Monic probabilists' Hermite polynomial He_m(x) (weight exp(-x^2/2)).
-
-    >>> he(3)
-    g**3 - 3*g
-    """
-    m = int(m)
-    if m < 0:
-        raise ICLError(f"Hermite order must be non-negative, got {m}")
-    return sympy.expand(sympy.hermite_prob_poly(m, g).subs(g, x)) if x is not g else \
-        sympy.hermite_prob_poly(m, g)
-
-
-def h(m: int, x=g):
-    """Orthonormal probabilists' Hermite polynomial h_m = He_m / sqrt(m!).
-
-    >>> h(2)
-    sqrt(2)*(g**2 - 1)/2
-    """
-    return he(m, x) / sympy.sqrt(sympy.factorial(int(m)))
 
 
 # ---------------------------------------------------------------------------

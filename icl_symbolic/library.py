@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from .hermite import hermite_coeffs
+
 LIBRARY = MappingProxyType({
     "g": "g",
     "g^2-1": "g**2 - 1",
@@ -46,7 +48,6 @@ def library_coeffs(M: int = 8, rho=0, digits: int = 30, progress=None) -> list:
 
     ``progress(i, n, name)`` (optional) is called before each teacher.
     """
-    from .hermite import hermite_coeffs
     out = []
     for i, (name, text) in enumerate(LIBRARY.items()):
         if progress:

@@ -45,6 +45,7 @@ a :class:`~icl_symbolic.values.Value`.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -54,6 +55,9 @@ import numpy as np
 import sympy
 
 from .errors import ICLError
+from .expr import g, parse_expr, teacher
+from .gauss import expect, mp_expect_vector, to_rational
+from .prompts import sample_prompts
 from .values import Value
 
 # ---------------------------------------------------------------------------
@@ -88,7 +92,6 @@ def functional_integrand(name: str, f_expr):
     >>> functional_integrand("E_zf3", g**2)
     g**7
     """
-    from .expr import g
 
     try:
         pz, pf = _POWERS[name]
@@ -220,7 +223,6 @@ def _exact_number(x, name: str):
             raise ICLError(f"{name} must be a real number, got {x}")
         return x
     if isinstance(x, str):
-        from .expr import parse_expr
         e = parse_expr(x, variables=())
         if not e.is_number or e.is_real is False:
             raise ICLError(f"{name} must be a real number, got {x!r}")
@@ -268,8 +270,6 @@ def gaussian_functionals(f, omega_v=1, digits: int = 30) -> dict:
     >>> F["E_zf"].method, mpmath.nstr(F["E_zf"].value, 12)
     ('mpmath', '0.468636840384')
     """
-    from .expr import teacher
-    from .gauss import expect, mp_expect_vector, to_rational
 
     t = teacher(f)
     om = to_rational(omega_v, "omega")
@@ -488,7 +488,6 @@ def conditional_moments(f, rho, d, ell, omega=1, digits: int = 30) -> Moments:
     >>> m.E_u.method, m.E_u.to_str(15), m.E_u.digits
     ('mpmath', '0.669481200548283', 20)
     """
-    from .expr import teacher
 
     t = teacher(f)
     rho_e = _exact_number(rho, "rho")
@@ -670,7 +669,6 @@ def finite_ell_gaps(f, rho_value, d_value, ells, omega_value=1, digits: int = 15
     >>> [(e, x.exact, lo.exact) for e, x, lo in gaps["E_uuT_w"]]
     [(1, 2, 1), (10, 11/10, 1)]
     """
-    from .expr import teacher
 
     t = teacher(f)
     rho_e = _exact_number(rho_value, "rho")
@@ -795,10 +793,7 @@ def mc_moments(f, rho, d, ell, w, n, rng, progress: bool = False) -> dict:
     >>> abs(float(est["E_u"]) - 1) < 4 * est["E_u"].stderr
     True
     """
-    import sys
 
-    from .expr import teacher
-    from .prompts import sample_prompts
 
     t = teacher(f)
     gen, seeds = _rng_and_seeds(rng)
@@ -837,8 +832,6 @@ def mc_hhT(f, rho, w, ell, n, rng):
     vectorisation order of Lemma 1's display (p. 9) entry by entry.
     Returns ``(mean, stderr)`` float64 arrays.
     """
-    from .expr import teacher
-    from .prompts import sample_prompts
 
     t = teacher(f)
     gen, _ = _rng_and_seeds(rng)

@@ -59,8 +59,10 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import blas, lapack
 
+from . import gamma_error
 from .covariance import Covariance, resolve_covariance, sample_tasks
 from .errors import ICLError
+from .expr import teacher
 from .prompts import sample_prompts
 from .values import Value
 
@@ -386,21 +388,17 @@ def mc_test_error(Gamma, f_numpy, cov_test: Covariance, ell: int, rho: float, n_
 
 
 def exact_test_error(Gamma, teacher, rho: float, ell: int, cov_test: Covariance, rng: np.random.Generator,
-                     n_tasks: int = 2000) -> Value | None:
-    """Exact finite-size test error of Gamma (the moments module, issue 3), or None if unavailable.
+                     n_tasks: int = 2000) -> Value:
+    """Exact finite-size test error of Gamma (:mod:`icl_symbolic.gamma_error`).
 
     C_test = I: ``e_gamma_isotropic``; otherwise ``e_gamma_mc_tasks`` (exact in
     the prompt given each task, Monte Carlo over ``n_tasks`` tasks).
     """
-    try:
-        from . import egamma
-    except ImportError:
-        return None
     d = Gamma.shape[0]
     A, b = Gamma[:, :d], Gamma[:, d]
     if cov_test.is_identity:
-        return egamma.e_gamma_isotropic(A, b, teacher, rho, d, ell)
-    return egamma.e_gamma_mc_tasks(A, b, teacher, rho, ell, cov_test, n_tasks, rng)
+        return gamma_error.e_gamma_isotropic(A, b, teacher, rho, d, ell)
+    return gamma_error.e_gamma_mc_tasks(A, b, teacher, rho, ell, cov_test, n_tasks, rng)
 
 
 # ----------------------------------------------------------------------------
@@ -470,7 +468,6 @@ def seed_mean(values: Sequence[float], seeds: Sequence[int], note: str) -> Value
 
 
 def _teacher(f):
-    from .expr import teacher
     return teacher(f)
 
 

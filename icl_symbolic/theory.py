@@ -43,11 +43,13 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import sympy as sp
 from scipy.optimize import brentq
 
 from . import a1zero
 from .covariance import appendix_a, resolve_covariance
 from .errors import ICLError
+from .hermite import hermite_coeffs
 from .stieltjes import Stieltjes, stieltjes, stieltjes_isotropic
 from .values import Value
 
@@ -356,10 +358,6 @@ def teacher_moments(f, digits: int = 30) -> TeacherMoments:
     """
     if isinstance(f, TeacherMoments):
         return f
-    try:
-        from .hermite import hermite_coeffs
-    except ImportError:  # pragma: no cover - the Hermite engine is part of the package
-        raise ICLError("the Hermite engine (icl_symbolic.hermite) is not available") from None
     res = hermite_coeffs(f, M=1, rho=0, digits=digits)
     label = getattr(res, "label", None) or (f if isinstance(f, str) else str(f))
     return TeacherMoments(res.a1, res.E_f2, str(label), res)
@@ -595,7 +593,6 @@ def derive_task_diversity() -> TaskDiversityDerivation:
     s = 1/alpha -> 0+.  kappa > 1 is encoded as kappa = 1 + p, kappa < 1 as
     kappa = 1/(1 + p), p > 0.  Takes about 3 s.
     """
-    import sympy as sp
 
     s, t, rho, p, kappa = sp.symbols("s t rho p kappa", positive=True)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import mpmath
+import sympy
 
 METHODS = ("exact", "mpmath", "mc", "sim", "numeric")
 
@@ -77,7 +78,6 @@ class Value:
     @classmethod
     def from_exact(cls, expr, digits: int = 30, note: str = "") -> "Value":
         """Wrap a SymPy closed form, evaluated to ``digits`` significant digits."""
-        import sympy
 
         num = sympy.N(expr, digits + 5)
         if not num.is_number or num.is_real is False:

@@ -1,4 +1,4 @@
-"""Claim files: loading, validation errors, tolerance logic, verdicts (icl_symbolic.claims).
+"""Claim files: loading, validation errors, tolerance logic, verdicts (icl_symbolic.verify).
 
 Paper: every claim file transcribes a unit of arXiv:2610.10761 (docs/claims-format.md).
 """
@@ -8,8 +8,9 @@ import textwrap
 import pytest
 import sympy
 
-from icl_symbolic import claims as C
-from icl_symbolic.checks import REGISTRY, Outcome
+from icl_symbolic.verify import claimfile, judge, runner
+from icl_symbolic.verify.checks import REGISTRY
+from icl_symbolic.verify.registry import Outcome
 from icl_symbolic.errors import ICLError
 from icl_symbolic.values import Value
 
@@ -41,7 +42,7 @@ def write(tmp_path, text, name="c.toml"):
 
 
 def test_load_good_file(tmp_path):
-    (c,) = C.load_file(write(tmp_path, GOOD))
+    (c,) = claimfile.load_file(write(tmp_path, GOOD))
     assert c.id == "t.a1_g3" and c.check == "hermite_value" and c.expected == "holds"
     assert c.params["f"] == "g^3"              # inherited from [defaults]
     assert c.parsed["claimed"] == 3
@@ -77,7 +78,7 @@ def test_load_good_file(tmp_path):
 def test_malformed_file_names_file_claim_and_problem(tmp_path, mutate, message):
     p = write(tmp_path, mutate(GOOD))
     with pytest.raises(ICLError) as exc:
-        C.load_file(p)
+        claimfile.load_file(p)
     text = str(exc.value)
     assert str(p) in text
     assert message in text
@@ -90,35 +91,35 @@ def test_duplicate_id_across_files(tmp_path):
     a = write(tmp_path, GOOD, "a.toml")
     b = write(tmp_path, GOOD, "b.toml")
     with pytest.raises(ICLError, match="already used in"):
-        C.load_claims([str(a), str(b)])
+        claimfile.load_claims([str(a), str(b)])
 
 
 def test_missing_file_and_empty_glob(tmp_path):
     with pytest.raises(ICLError, match="does not exist"):
-        C.load_claims([str(tmp_path / "nope.toml")])
+        claimfile.load_claims([str(tmp_path / "nope.toml")])
     with pytest.raises(ICLError, match="no claim files match"):
-        C.load_claims([str(tmp_path / "*.toml")])
+        claimfile.load_claims([str(tmp_path / "*.toml")])
 
 
 def test_select_exact_glob_and_unknown():
-    claims = C.load_claims()
-    assert [c.id for c in C.select(claims, ["lemma1.E_hh"])] == ["lemma1.E_hh"]
-    many = C.select(claims, ["lemma1.*"])
+    claims = claimfile.load_claims()
+    assert [c.id for c in claimfile.select(claims, ["lemma1.E_hh"])] == ["lemma1.E_hh"]
+    many = claimfile.select(claims, ["lemma1.*"])
     assert len(many) >= 4 and all(c.id.startswith("lemma1.") for c in many)
     with pytest.raises(ICLError, match="unknown claim id 'lemma1.nope'"):
-        C.select(claims, ["lemma1.nope"])
+        claimfile.select(claims, ["lemma1.nope"])
 
 
 def test_shipped_claims_are_complete():
     """Every shipped claim has id, source with a page, statement, method, tolerance reason, expected."""
-    claims = C.load_claims()
+    claims = claimfile.load_claims()
     assert len(claims) >= 50
     files = {c.file for c in claims}
     assert len(files) == 10
     for c in claims:
         assert "p." in c.source, c.id
         assert c.statement and c.tolerance.reason
-        assert c.method in C.METHODS and c.expected in C.EXPECTED
+        assert c.method in claimfile.METHODS and c.expected in claimfile.EXPECTED
         if c.method == "sim":
             assert c.full
         if c.expected == "mismatch":
@@ -137,57 +138,57 @@ def test_shipped_claims_are_complete():
 # -- compare --------------------------------------------------------------------
 
 def tol(kind, value=None, bias=None):
-    return C.Tolerance(kind, value, "test", bias)
+    return judge.Tolerance(kind, value, "test", bias)
 
 
 def test_compare_exact():
     a = Value.from_exact(sympy.exp(-1))
     b = Value.from_exact(sympy.exp(-sympy.Rational(1, 2)) ** 2)
-    assert C.compare(a, b, tol("exact"))[0]
+    assert judge.compare(a, b, tol("exact"))[0]
     bad = Value.from_exact(sympy.exp(-1) + sympy.Rational(1, 10 ** 25))
-    holds, res, _, _ = C.compare(a, bad, tol("exact"))
+    holds, res, _, _ = judge.compare(a, bad, tol("exact"))
     assert not holds and res != "0"
 
 
 def test_compare_abs_and_rel():
     a = Value(0.447029376, "numeric")
-    assert C.compare(a, Value.from_exact(sympy.Rational(447, 1000)), tol("abs", 5e-4))[0]
-    assert not C.compare(a, Value.from_exact(sympy.Rational(446, 1000)), tol("abs", 5e-4))[0]
-    assert C.compare(Value(1.0 + 1e-10, "numeric"), Value(1.0, "numeric"), tol("rel", 1e-9))[0]
-    assert not C.compare(Value(1.0 + 1e-8, "numeric"), Value(1.0, "numeric"), tol("rel", 1e-9))[0]
+    assert judge.compare(a, Value.from_exact(sympy.Rational(447, 1000)), tol("abs", 5e-4))[0]
+    assert not judge.compare(a, Value.from_exact(sympy.Rational(446, 1000)), tol("abs", 5e-4))[0]
+    assert judge.compare(Value(1.0 + 1e-10, "numeric"), Value(1.0, "numeric"), tol("rel", 1e-9))[0]
+    assert not judge.compare(Value(1.0 + 1e-8, "numeric"), Value(1.0, "numeric"), tol("rel", 1e-9))[0]
 
 
 def test_compare_z_and_student_t():
     mc = Value(1.04, "mc", stderr=0.01, n_samples=10_000)
     ref = Value(1.0, "numeric")
-    holds, _, z, _ = C.compare(mc, ref, tol("z", 3.29))
+    holds, _, z, _ = judge.compare(mc, ref, tol("z", 3.29))
     assert not holds and z == pytest.approx(4.0)
-    assert C.compare(Value(1.02, "mc", stderr=0.01), ref, tol("z", 3.29))[0]
+    assert judge.compare(Value(1.02, "mc", stderr=0.01), ref, tol("z", 3.29))[0]
     # a 4-seed simulation mean: the limit is the Student-t quantile with 3 dof (12.9), not 3.29
     sim = Value(1.05, "sim", stderr=0.01, n_samples=4)
-    holds, _, z, text = C.compare(sim, ref, tol("z", 3.29))
+    holds, _, z, text = judge.compare(sim, ref, tol("z", 3.29))
     assert holds and z == pytest.approx(5.0) and "Student-t" in text
-    assert C.z_to_t(3.29, 3) == pytest.approx(12.92, abs=0.01)
+    assert judge.z_to_t(3.29, 3) == pytest.approx(12.92, abs=0.01)
     # bias budget
-    assert C.compare(Value(1.04, "mc", stderr=0.001), ref, tol("z", 3.29, 0.05))[0]
-    assert not C.compare(Value(1.06, "mc", stderr=0.001), ref, tol("z", 3.29, 0.05))[0]
+    assert judge.compare(Value(1.04, "mc", stderr=0.001), ref, tol("z", 3.29, 0.05))[0]
+    assert not judge.compare(Value(1.06, "mc", stderr=0.001), ref, tol("z", 3.29, 0.05))[0]
 
 
 def test_compare_z_needs_standard_error():
     with pytest.raises(ICLError, match="standard error"):
-        C.compare(Value(1.0, "numeric"), Value(1.0, "numeric"), tol("z", 3.29))
+        judge.compare(Value(1.0, "numeric"), Value(1.0, "numeric"), tol("z", 3.29))
 
 
 # -- running --------------------------------------------------------------------
 
 def test_run_holds_and_mismatch(tmp_path):
     p = write(tmp_path, GOOD.replace('claimed = "3"', 'claimed = "2"'))
-    (c,) = C.load_file(p)
-    r = C.run_claim(c)
+    (c,) = claimfile.load_file(p)
+    r = runner.run_claim(c)
     assert r.verdict == "mismatch" and not r.ok and r.label == "FAILS"
     assert r.residual == "1"          # the exact symbolic difference 3 - 2
-    (c,) = C.load_file(write(tmp_path, GOOD, "g.toml"))
-    r = C.run_claim(c)
+    (c,) = claimfile.load_file(write(tmp_path, GOOD, "g.toml"))
+    r = runner.run_claim(c)
     assert r.verdict == "holds" and r.ok and r.residual == "0"
 
 
@@ -197,13 +198,13 @@ def test_expected_mismatch_needs_the_right_diagnosis(tmp_path):
     base = base.replace('claimed = "3"', 'claimed = "1.447029"')
     base = base.replace('{ exact = true, reason = "exact" }', '{ abs = 5e-7, reason = "6 decimals" }')
     right = base.replace('expected = "holds"', 'expected = "mismatch"\ndiagnosis = "rho_f/a1^2"')
-    (c,) = C.load_file(write(tmp_path, right, "r.toml"))
-    r = C.run_claim(c)
+    (c,) = claimfile.load_file(write(tmp_path, right, "r.toml"))
+    r = runner.run_claim(c)
     assert r.verdict == "mismatch" and r.ok, r.detail
     assert r.label == "mismatch found as expected"
     wrong = base.replace('expected = "holds"', 'expected = "mismatch"\ndiagnosis = "rho_f"')
-    (c,) = C.load_file(write(tmp_path, wrong, "w.toml"))
-    r = C.run_claim(c)
+    (c,) = claimfile.load_file(write(tmp_path, wrong, "w.toml"))
+    r = runner.run_claim(c)
     assert r.verdict == "mismatch" and not r.ok and "Expected diagnosis 'rho_f'" in r.detail
 
 
@@ -211,13 +212,13 @@ def test_unavailable_module_is_reported_not_skipped(tmp_path, monkeypatch):
     kind = REGISTRY["hermite_value"]
     fake = type(kind)(kind.name, kind.func, kind.params, (("not_a_module", "issue 99"),), {}, kind.doc)
     monkeypatch.setitem(REGISTRY, "hermite_value", fake)
-    (c,) = C.load_file(write(tmp_path, GOOD))
-    r = C.run_claim(c)
+    (c,) = claimfile.load_file(write(tmp_path, GOOD))
+    r = runner.run_claim(c)
     assert r.verdict == "unavailable" and not r.ok
     assert "needs icl_symbolic.not_a_module (issue 99)" in r.detail
-    s = C.summarize([r])
+    s = runner.summarize([r])
     assert s["unavailable"] == 1 and not s["ok"]
-    assert "1 unavailable" in C.summary_line(s)
+    assert "1 unavailable" in runner.summary_line(s)
 
 
 def test_library_error_becomes_error_verdict(tmp_path, monkeypatch):
@@ -226,8 +227,8 @@ def test_library_error_becomes_error_verdict(tmp_path, monkeypatch):
     def boom(claim):
         raise ZeroDivisionError("x")
     monkeypatch.setitem(REGISTRY, "hermite_value", type(kind)(kind.name, boom, kind.params, (), {}, ""))
-    (c,) = C.load_file(write(tmp_path, GOOD))
-    r = C.run_claim(c)
+    (c,) = claimfile.load_file(write(tmp_path, GOOD))
+    r = runner.run_claim(c)
     assert r.verdict == "error" and not r.ok and "ZeroDivisionError" in r.detail
 
 
@@ -239,11 +240,11 @@ def test_full_claims_are_skipped_explicitly_in_quick_mode(tmp_path, monkeypatch)
         calls.append(claim.id)
         return Outcome(computed=Value.from_exact(sympy.Integer(3)), claimed=Value.from_exact(sympy.Integer(3)))
     monkeypatch.setitem(REGISTRY, "hermite_value", type(kind)(kind.name, fake, kind.params, (), {}, ""))
-    (c,) = C.load_file(write(tmp_path, GOOD.replace('expected = "holds"', 'expected = "holds"\nfull = true')))
-    (r,) = C.run_claims([c], full=False)
+    (c,) = claimfile.load_file(write(tmp_path, GOOD.replace('expected = "holds"', 'expected = "holds"\nfull = true')))
+    (r,) = runner.run_claims([c], full=False)
     assert r.verdict == "skipped" and calls == []
-    assert C.summarize([r])["skipped"] == 1
-    (r,) = C.run_claims([c], full=True)
+    assert runner.summarize([r])["skipped"] == 1
+    (r,) = runner.run_claims([c], full=True)
     assert r.verdict == "holds" and calls == ["t.a1_g3"]
 
 
@@ -268,11 +269,11 @@ def test_symbolic_identity_with_substitutions(tmp_path):
     """A user's own derivation step: e = q alpha/(1 - tau) with q = rho_nl/alpha (Eq. 10 style)."""
     text = SYMBOLIC.replace('["q", "tau", "rho_nl"]', '["q", "tau", "rho_nl", "alpha", "e_below"]')
     text = text.replace("where = { }", 'where = { e_below = "q*alpha/(1 - tau)", q = "rho_nl/alpha" }')
-    (c,) = C.load_file(write(tmp_path, text))
-    r = C.run_claim(c)
+    (c,) = claimfile.load_file(write(tmp_path, text))
+    r = runner.run_claim(c)
     assert r.verdict == "holds" and r.ok, r.detail
-    (c,) = C.load_file(write(tmp_path, text.replace('"q*alpha/(1 - tau)"', '"2*q*alpha/(1 - tau)"'), "m.toml"))
-    r = C.run_claim(c)
+    (c,) = claimfile.load_file(write(tmp_path, text.replace('"q*alpha/(1 - tau)"', '"2*q*alpha/(1 - tau)"'), "m.toml"))
+    r = runner.run_claim(c)
     assert r.verdict == "mismatch" and not r.ok
     assert r.residual == "-rho_nl/(tau - 1)" or "rho_nl" in r.residual
 
@@ -281,10 +282,10 @@ def test_enum_parameters_are_checked_at_load_time(tmp_path):
     text = SYMBOLIC.replace('assume = "positive"', 'assume = "complex"').replace("where = { }\n", "")
     text = text.replace('["q", "tau", "rho_nl"]', '["tau", "rho_nl", "e_below"]')
     with pytest.raises(ICLError, match="assume = 'complex': must be one of real, positive"):
-        C.load_file(write(tmp_path, text))
+        claimfile.load_file(write(tmp_path, text))
     bad_sym = SYMBOLIC.replace("where = { }\n", "")          # e_below is not a listed symbol
     with pytest.raises(ICLError, match="lhs = 'e_below'"):
-        C.load_file(write(tmp_path, bad_sym, "b.toml"))
+        claimfile.load_file(write(tmp_path, bad_sym, "b.toml"))
 
 
 # -- the simulation check, with the simulator replaced by a seeded stand-in -------------
@@ -320,7 +321,7 @@ def _fake_simulate(table):
     """A stand-in for simulate.simulate: per-seed errors from ``table[(f, rho)](seed)``."""
     from types import SimpleNamespace
 
-    def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test):
+    def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None):
         runs = [SimpleNamespace(e=Value(table[f](s), "sim"), e_mc=None) for s in seeds]
         vals = [r.e.value for r in runs]
         mean = sum(vals) / len(vals)
@@ -339,27 +340,27 @@ def test_simulation_check_pairs_seeds_and_diagnoses_a1_squared(tmp_path, monkeyp
     """
     import math
 
-    from icl_symbolic import checks_model
+    from icl_symbolic.verify.checks import simulation as checks_simulation
 
     a1sq = math.exp(-1)
     shared = {s: 0.3 * math.sin(s) for s in range(20261007, 20261020)}     # common seed effect
     table = {"g": lambda s: 2.0 + shared[s], "sin(g)": lambda s: a1sq * (2.0 + shared[s]) * (1 + 1e-6 * (s % 3))}
-    checks_model._SIM_CACHE.clear()
-    monkeypatch.setattr(checks_model, "_simulate", _fake_simulate(table))
-    (c,) = C.load_file(write(tmp_path, SIM))
-    r = C.run_claim(c)
+    checks_simulation._SIM_CACHE.clear()
+    monkeypatch.setattr(checks_simulation, "_simulate", _fake_simulate(table))
+    (c,) = claimfile.load_file(write(tmp_path, SIM))
+    r = runner.run_claim(c)
     assert r.verdict == "holds" and r.ok, r.detail
     assert r.computed.stderr < 1e-5                 # paired: the shared seed effect cancelled
     assert r.figures and r.figures[0][1].startswith(b"\x89PNG")
     un = SIM.replace('scale = "a1^2"\n', "").replace('expected = "holds"', 'expected = "mismatch"\ndiagnosis = "a1^2"')
-    (c,) = C.load_file(write(tmp_path, un, "u.toml"))
-    r = C.run_claim(c)
+    (c,) = claimfile.load_file(write(tmp_path, un, "u.toml"))
+    r = runner.run_claim(c)
     assert r.verdict == "mismatch" and r.ok, r.detail
     assert r.diagnosis.best.name == "a1^2"
     # negative control: a factor 1.1 in the nonlinear side is caught
     table["sin(g)"] = lambda s: 1.1 * a1sq * (2.0 + shared[s])
-    (c,) = C.load_file(write(tmp_path, SIM, "n.toml"))
-    assert C.run_claim(c).verdict == "mismatch"
+    (c,) = claimfile.load_file(write(tmp_path, SIM, "n.toml"))
+    assert runner.run_claim(c).verdict == "mismatch"
 
 
 def test_docs_example_runs(tmp_path):
@@ -368,8 +369,8 @@ def test_docs_example_runs(tmp_path):
 
     doc = (Path(__file__).resolve().parent.parent / "docs" / "claims-format.md").read_text()
     block = doc.split("## Example: claims for a variant")[1].split("```toml\n")[1].split("```")[0]
-    claims = C.load_file(write(tmp_path, block, "example.toml"))
-    results = C.run_claims(claims)
+    claims = claimfile.load_file(write(tmp_path, block, "example.toml"))
+    results = runner.run_claims(claims)
     assert [r.claim.id for r in results] == ["relu.a1", "relu.result1_powerlaw", "relu.printed_noise"]
     assert all(r.ok for r in results), [(r.claim.id, r.detail) for r in results if not r.ok]
     assert results[2].verdict == "mismatch" and results[2].diagnosis.best.name == "rho_f/a1^2"
@@ -389,11 +390,11 @@ tolerance = { rel = 1e-9, reason = "x" }
 expected = "holds"
 '''
     with pytest.raises(ICLError, match=r"claim 'x.bad': call = .*e_linear\(\) has no argument\(s\) kapa"):
-        C.load_file(write(tmp_path, text))
+        claimfile.load_file(write(tmp_path, text))
     with pytest.raises(ICLError, match="function must be one of"):
-        C.load_file(write(tmp_path, text.replace('"e_linear"', '"os.system"'), "b.toml"))
+        claimfile.load_file(write(tmp_path, text.replace('"e_linear"', '"os.system"'), "b.toml"))
     with pytest.raises(ICLError, match="same length"):
-        C.load_file(write(tmp_path, text.replace("kapa = 2, tau = 0.5", "kappa = [1, 2], tau = [0.5]"), "c.toml"))
+        claimfile.load_file(write(tmp_path, text.replace("kapa = 2, tau = 0.5", "kappa = [1, 2], tau = [0.5]"), "c.toml"))
 
 
 EXTRAP = '''
@@ -421,29 +422,29 @@ def test_simulation_extrapolation_in_one_over_d(tmp_path, monkeypatch):
     a gap that grows with d, or an offset in the limit, is a mismatch."""
     from types import SimpleNamespace
 
-    from icl_symbolic import checks_model
+    from icl_symbolic.verify.checks import simulation as checks_simulation
     from icl_symbolic.theory import e_nonlinear
 
     th = float(e_nonlinear("tanh(g)", rho=0.1, alpha=2, kappa=2, tau=3).value)
     state = {"offset": 0.0, "c": 0.5}
 
-    def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test):
+    def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None):
         vals = [th + state["offset"] + state["c"] / d + 1e-4 * ((s * 7919 + d) % 5 - 2) for s in seeds]
         mean = sum(vals) / len(vals)
         se = (sum((v - mean) ** 2 for v in vals) / (len(vals) - 1) / len(vals)) ** 0.5
         return SimpleNamespace(e=Value(mean, "sim", stderr=se, n_samples=len(vals)), e_mc=None, runs=[])
-    monkeypatch.setattr(checks_model, "_simulate", fake)
-    (c,) = C.load_file(write(tmp_path, EXTRAP))
-    r = C.run_claim(c)
+    monkeypatch.setattr(checks_simulation, "_simulate", fake)
+    (c,) = claimfile.load_file(write(tmp_path, EXTRAP))
+    r = runner.run_claim(c)
     assert r.verdict == "holds" and r.ok, r.detail
     assert abs(float(r.computed.value) - th) < 5 * r.computed.stderr
     state["c"] = -0.5                       # simulations BELOW theory, gap shrinking: still holds
-    assert C.run_claim(c).verdict == "holds"
+    assert runner.run_claim(c).verdict == "holds"
     state.update(c=0.0, offset=0.05)        # a constant offset: the limit is wrong
-    r = C.run_claim(c)
+    r = runner.run_claim(c)
     assert r.verdict == "mismatch" and r.zscore > 100           # caught by the z test on the limit
     state.update(c=-0.5, offset=0.0)
-    monkeypatch.setattr(checks_model, "_simulate",
+    monkeypatch.setattr(checks_simulation, "_simulate",
                         lambda f, rho, d, *a: fake(f, rho, 1000.0 / d, *a))   # gap grows with d
-    r = C.run_claim(c)
+    r = runner.run_claim(c)
     assert r.verdict == "mismatch" and "gap must shrink" in r.detail

@@ -168,7 +168,7 @@ def test_issue_example_paper_names_without_order_prefix(capsys, monkeypatch):
 
 
 def test_render_equation_subset_and_fallback():
-    from icl_symbolic.report import render_equation
+    from icl_symbolic.verify.report import render_equation
 
     png = render_equation(r'\rho_f/a_1^2 - \rho_{\rm nonlinear}/a_1^2 = 1 \quad \text{for every } f')
     assert png is not None and png.startswith(b"\x89PNG")

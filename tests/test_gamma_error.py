@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
-from icl_symbolic import egamma as E
+from icl_symbolic import gamma_error as E
 from icl_symbolic import moments as M
 from icl_symbolic.errors import ICLError
 from icl_symbolic.gauss import expect

@@ -1,9 +1,16 @@
 """The ``icl-symbolic`` command line: a thin layer over the library.
 
-Each sub-command lives in its own module of this package (``coeffs.py``,
-``theory.py``, ...) and exposes ``register(subparsers)``, which adds a parser
-and sets ``func`` to a function ``run(args) -> int``.  No mathematics lives
-here: sub-commands parse, call the library, and format.
+Each sub-command lives in its own module of this package, named after the
+command (``appendix-a`` -> ``appendix_a.py``), and exposes
+``register(subparsers)``, which adds the command's parser and sets ``func`` to
+the module's ``run(args) -> int``.  :data:`COMMANDS` below is the one table of
+commands, in the order ``--help`` lists them; adding a command is one module
+and one entry there.  No mathematics lives here: sub-commands parse, call the
+library, and format.
+
+Plots: the library builds matplotlib figures without ``pyplot``
+(:mod:`icl_symbolic.plotting`); :func:`main` selects the non-interactive Agg
+backend once, for the whole command line, so a command never opens a window.
 
 Error policy: any :class:`~icl_symbolic.errors.ICLError` (and argument errors)
 ends the command with ONE line ``icl-symbolic: error: ...`` on stderr and exit
@@ -14,13 +21,26 @@ status 2; an interrupt exits 130.  Output files are written atomically
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
+import os
 import sys
 
+from .. import __version__
 from ..errors import ICLError
+from . import appendix_a, coeffs, diagnose, figure, moments, simulate, theory, verify
 
 PROG = "icl-symbolic"
+
+#: command name -> module with ``register(subparsers)`` and ``run(args)``.
+COMMANDS = {
+    "coeffs": coeffs,
+    "moments": moments,
+    "appendix-a": appendix_a,
+    "theory": theory,
+    "simulate": simulate,
+    "figure": figure,
+    "verify": verify,
+    "diagnose": diagnose,
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,19 +53,16 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Check the mathematics of arXiv:2610.10761 "
                      "(linear attention, nonlinear teachers, in-context learning).")
-    from .. import __version__
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
+    for module in COMMANDS.values():
         module.register(sub)
     return parser
 
 
 def main(argv=None) -> int:
     """Run the CLI; returns the exit status (0 success, 1 checks failed, 2 bad input)."""
+    os.environ["MPLBACKEND"] = "Agg"   # the one backend selection of the package (see above)
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

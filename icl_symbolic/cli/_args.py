@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..errors import ICLError
@@ -53,3 +55,21 @@ def parse_grid(text: str, name: str, log: bool = False) -> np.ndarray:
     if not values:
         raise ICLError(f"--{name}: no value given")
     return np.asarray(values, dtype=float)
+
+
+def parse_int(text, name, lo):
+    """``text`` as an integer >= ``lo`` (one-line error naming option ``--name``)."""
+    value = parse_number(text, name)
+    if value != int(value) or value < lo:
+        raise ICLError(f"--{name}: expected an integer >= {lo}, got {text!r}")
+    return int(value)
+
+
+def progress_printer(quiet):
+    """A progress callback printing to stderr, or None with ``--quiet``."""
+    if quiet:
+        return None
+
+    def emit(msg):
+        print(msg, file=sys.stderr, flush=True)
+    return emit

@@ -13,7 +13,10 @@ from pathlib import Path
 import mpmath
 
 from ..errors import ICLError
+from ..hermite import hermite_coeffs
 from ..io import save_figure, write_text
+from ..library import library_coeffs
+from ..plotting import spectrum_figure
 
 _FIELDS = (("E_f2", "E[f^2]"), ("a1_sq", "a1^2"), ("rho_f", "rho_f = rho + E[f^2]"),
            ("rho_nonlinear", "rho_nonlinear = rho_f - a1^2"),
@@ -60,8 +63,6 @@ def _progress(i, n, name):
 
 
 def run(args) -> int:
-    from ..hermite import hermite_coeffs
-    from ..library import library_coeffs
 
     _check_args(args)
     if args.library:
@@ -139,36 +140,3 @@ def spectrum_csv(results) -> str:
         for m, (v, e2) in enumerate(zip(r.a, r.spectrum)):
             lines.append(f"{json.dumps(name)},{m},{v.to_str(r.digits)},{mpmath.nstr(e2, r.digits)},{v.method}")
     return "\n".join(lines) + "\n"
-
-
-def spectrum_figure(results):
-    """Hermite energy spectrum a_m^2 vs m (log y; exact zeros are omitted)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    many = len(results) > 1
-    fig, ax = plt.subplots(figsize=(9.5, 5.5) if many else (6.4, 4.2))
-    colors = plt.get_cmap("tab20").colors
-    markers = "osD^v<>ph*"
-    any_pos = False
-    for i, (name, r) in enumerate(results):
-        ms = [m for m, e2 in enumerate(r.spectrum) if e2 > 0]
-        ys = [float(r.spectrum[m]) for m in ms]
-        if ys:
-            any_pos = True
-            ax.plot(ms, ys, marker=markers[i % len(markers)], ms=4, color=colors[(2 * i) % 20 + (i // 10) % 2],
-                    label=f"{name} (rho_nl={r.rho_nonlinear.to_str(4)})")
-    if any_pos:
-        ax.set_yscale("log")
-    ax.set_xlabel("Hermite order m")
-    ax.set_ylabel(r"$a_m^2$")
-    rho = results[0][1].rho
-    ax.set_title(f"Hermite energy spectrum, rho = {rho} (orthonormal $h_m$; zero coefficients omitted)",
-                 fontsize=10)
-    if many:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    else:
-        ax.legend(fontsize=8)
-    ax.grid(alpha=0.3, which="both")
-    return fig

@@ -1,19 +1,22 @@
-"""``icl-symbolic moments``: Lemma 1 population moments, exact / leading order / Monte Carlo;
-``icl-symbolic appendix-a``: the Appendix A concentration facts and Result 1's conditions.
+"""``icl-symbolic moments``: Lemma 1 population moments, exact / leading order / Monte Carlo.
 
-Paper: Appendix B, Lemma 1, Eqs. (12)-(14), p. 8-9; Appendix A, p. 7.  Parsing
-and formatting only; the mathematics is :mod:`icl_symbolic.moments` and
-:func:`icl_symbolic.covariance.appendix_a`.
+Paper: Appendix B, Lemma 1, Eqs. (12)-(14), p. 8-9.  Parsing and formatting
+only; the mathematics is :mod:`icl_symbolic.moments`.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 
+from .. import moments as M
 from ..errors import ICLError
+from ..io import save_figure, write_text
+from ..moments import MEANING, finite_ell_gaps
+from ..plotting import finite_ell_figure
 
 #: The JSON keys scripts rely on (issue 3): one per scalar coefficient.
 JSON_KEYS = ("E_y2", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s2")
@@ -48,36 +51,6 @@ def register(subparsers) -> None:
     p.add_argument("--csv", metavar="FILE.csv", help="write the same curves (ell, coefficient, exact, leading)")
     p.set_defaults(func=run)
 
-    q = subparsers.add_parser(
-        "appendix-a", help="Appendix A: E[sigma_w], Var(sigma_w), r_eff and Result 1's conditions for covariances",
-        description="For tasks w ~ N(0, C): sigma_w = |w|^2/d has E = tr(C)/d and Var = 2 tr(C^2)/d^2; "
-                    "Result 1 needs tr C = d and tr C^2 = o(d^2), i.e. r_eff = tr(C)^2/tr(C^2) -> infinity "
-                    "(arXiv:2610.10761, Appendix A, p. 7).")
-    q.add_argument("specs", nargs="+", metavar="COV",
-                   help="identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file (matrix or spectrum)")
-    q.add_argument("--d", type=int, default=64, help="dimension for named families (default 64)")
-    q.add_argument("--json", action="store_true", help="print a JSON list instead of lines")
-    q.set_defaults(func=run_appendix_a)
-
-
-def run_appendix_a(args) -> int:
-    """One line (or JSON object) per covariance, from :func:`icl_symbolic.covariance.appendix_a`."""
-    from ..covariance import appendix_a, resolve_covariance
-
-    if args.d < 1:
-        raise ICLError(f"--d must be a positive integer, got {args.d}")
-    results = [appendix_a(resolve_covariance(spec, args.d)) for spec in args.specs]
-    if args.json:
-        print(json.dumps([{"name": a.name, "d": a.d, "mean_sigma": a.mean_sigma, "var_sigma": a.var_sigma,
-                           "effective_rank": a.effective_rank, "trace_ok": a.trace_ok,
-                           "concentration": a.concentration, "holds": a.holds, "reason": a.reason}
-                          for a in results], indent=2))
-    else:
-        for a in results:
-            print(a.message())
-    return 0 if all(a.holds is not False for a in results) else 1
-
-
 def _check_args(args):
     if args.d < 1:
         raise ICLError(f"--d must be a positive integer, got {args.d}")
@@ -91,7 +64,6 @@ def _check_args(args):
         raise ICLError(f"--mc must be between 2 and 10^9 prompts, got {args.mc}")
     if args.seed < 0:
         raise ICLError(f"--seed must be >= 0, got {args.seed}")
-    from pathlib import Path
     for opt, suffixes in (("plot", (".png", ".pdf", ".svg")), ("csv", (".csv",))):
         path = getattr(args, opt)
         if path is not None and Path(path).suffix.lower() not in suffixes:
@@ -108,7 +80,6 @@ def _task(d, omega, seed):
 
 def compute(args) -> dict:
     """All numbers for the table / JSON (library calls only)."""
-    from .. import moments as M
 
     ex = M.conditional_moments(args.expr, args.rho, args.d, args.ell, omega=args.omega, digits=args.digits)
     lo = M.leading_order(args.expr, rho_value=ex.rho, alpha_value=ex.alpha, digits=args.digits)
@@ -146,7 +117,6 @@ def _json(args, res) -> dict:
 
 
 def _table(args, res) -> str:
-    from ..moments import MEANING
 
     ex, mc, lo = res["moments"], res["mc"], res["leading"]
     lines = [f"Lemma 1 moments (Appendix B, Eqs. 12-14, p. 8-9) for f = {ex.f}, rho = {ex.rho}, "
@@ -200,7 +170,6 @@ ELL_GRID = (1, 2, 3, 5, 8, 13, 20, 32, 50, 80, 128, 200, 320, 500, 800, 1000)
 
 
 def _curves(args):
-    from ..moments import finite_ell_gaps
     return finite_ell_gaps(args.expr, args.rho, args.d, ELL_GRID, omega_value=args.omega,
                            digits=min(args.digits, 15), names=JSON_KEYS)
 
@@ -213,37 +182,15 @@ def _curves_csv(gaps) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _curves_figure(gaps, args):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    for name, rows in gaps.items():
-        ell = np.array([r[0] for r in rows], dtype=float)
-        gap = np.array([abs(float(r[1]) - float(r[2])) for r in rows])
-        if np.all(gap <= 1e-14 * np.maximum(1, np.abs([float(r[1]) for r in rows]))):
-            continue
-        ax.loglog(ell, np.maximum(gap, 1e-16), "o-", ms=3, label=name)
-    ax.loglog(ELL_GRID, 1.0 / np.array(ELL_GRID, dtype=float), "k:", lw=1, label="1/ell")
-    ax.set_xlabel("context length ell")
-    ax.set_ylabel("|exact - leading order|")
-    ax.set_title(f"Lemma 1 dropped terms: f = {args.expr}, rho = {args.rho}, d = {args.d}, omega = {args.omega}",
-                 fontsize=9)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
 def run(args) -> int:
-    from ..io import save_figure, write_text
-
     _check_args(args)
     res = compute(args)
     if args.plot or args.csv:
         gaps = _curves(args)
         if args.plot:
-            save_figure(_curves_figure(gaps, args), args.plot)
+            title = (f"Lemma 1 dropped terms: f = {args.expr}, rho = {args.rho}, d = {args.d}, "
+                     f"omega = {args.omega}")
+            save_figure(finite_ell_figure(gaps, ELL_GRID, title), args.plot)
         if args.csv:
             write_text(args.csv, _curves_csv(gaps))
     if args.json:

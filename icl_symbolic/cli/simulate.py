@@ -1,10 +1,7 @@
-"""``icl-symbolic simulate`` and ``icl-symbolic figure``: thin layers over
-:mod:`icl_symbolic.simulate` and :mod:`icl_symbolic.figures`.
+"""``icl-symbolic simulate``: a thin layer over :mod:`icl_symbolic.simulate`.
 
     icl-symbolic simulate "sin(g)" --d 64 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 5
     icl-symbolic simulate "tanh(g)" --d 32 --tau 0.5,2,4 --json
-    icl-symbolic figure 1 --out fig1/
-    icl-symbolic figure 1 --quick
 
 ``simulate --json`` prints one object per point (a list for a sweep) with the
 inputs and ``e_mean``, ``e_se`` (exact functional, mean and SE over seeds),
@@ -17,19 +14,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import sys
 
+from ._args import parse_grid, parse_int, parse_number, progress_printer
+from .. import theory
 from ..errors import ICLError
-from ._args import parse_grid, parse_number
-
-
-def _progress(quiet):
-    if quiet:
-        return None
-
-    def emit(msg):
-        print(msg, file=sys.stderr, flush=True)
-    return emit
+from ..io import save_figure, write_json
+from ..plotting import sweep_figure
+from ..simulate import simulate
 
 
 def register(subparsers) -> None:
@@ -59,55 +50,33 @@ def register(subparsers) -> None:
     p.add_argument("--out", default=None, help="also write the JSON to this file (atomically)")
     p.add_argument("--plot", default=None, help="also plot the points (with e_theory) to this PNG file")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.set_defaults(func=run_simulate)
-
-    q = subparsers.add_parser(
-        "figure", help="regenerate Fig. 1, Fig. 2 or the a1 = 0 figure (PNG + CSV + JSON)",
-        description="Regenerate a figure of the paper with theory overlays: 1 (Fig. 1, p. 4), "
-                    "2 (Fig. 2, p. 4), a1zero (Eq. (10), p. 3). --quick uses a small d.")
-    q.add_argument("name", help="1, 2 or a1zero")
-    q.add_argument("--out", default=None, help="output folder (default fig1/, fig2/, fig3/)")
-    q.add_argument("--quick", action="store_true", help="small d, few seeds: minutes")
-    q.add_argument("--seeds", default=None, help="number of seeds (default 5; 2-3 with --quick)")
-    q.add_argument("--d", default=None, help="override the dimension d")
-    q.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    q.set_defaults(func=run_figure)
-
-
-def _int(text, name, lo):
-    value = parse_number(text, name)
-    if value != int(value) or value < lo:
-        raise ICLError(f"--{name}: expected an integer >= {lo}, got {text!r}")
-    return int(value)
-
+    p.set_defaults(func=run)
 
 def _theory(f, C_train, C_test, d, rho, alpha, kappa, tau, lam):
     """e_theory, or None at the ridgeless interpolation peak (where it diverges)."""
-    from .. import theory
     if lam == 0 and tau == 1:
         return None
     return float(theory.e_nonlinear(f, C_train=C_train, C_test=C_test, d=d, rho=rho, alpha=alpha,
                                     kappa=kappa, tau=tau, lam=lam))
 
 
-def run_simulate(args) -> int:
-    from ..simulate import simulate
+def run(args) -> int:
 
-    d = _int(args.d, "d", 2)
+    d = parse_int(args.d, "d", 2)
     alphas = parse_grid(args.alpha, "alpha")
     kappas = parse_grid(args.kappa, "kappa")
     taus = parse_grid(args.tau, "tau")
     rho = parse_number(args.rho, "rho")
     lam = parse_number(args.lam, "lam")
-    n_seeds = _int(args.seeds, "seeds", 1)
-    seed0 = _int(args.seed, "seed", 0)
-    n_test = _int(args.n_test, "n-test", 2)
+    n_seeds = parse_int(args.seeds, "seeds", 1)
+    seed0 = parse_int(args.seed, "seed", 0)
+    n_test = parse_int(args.n_test, "n-test", 2)
     C_test = args.C_test if args.C_test is not None else args.C_train
     for name, grid in (("alpha", alphas), ("kappa", kappas), ("tau", taus)):
         if (grid <= 0).any():
             raise ICLError(f"--{name} must be > 0, got {float(grid.min()):g}")
     points = list(itertools.product(alphas, kappas, taus))
-    progress = _progress(args.quiet)
+    progress = progress_printer(args.quiet)
     out = []
     for alpha, kappa, tau in points:
         res = simulate(args.f, d, float(alpha), float(kappa), float(tau), rho, lam=lam, C_train=args.C_train,
@@ -120,11 +89,9 @@ def run_simulate(args) -> int:
             _print_point(obj)
     payload = out[0] if len(out) == 1 else out
     if args.out:
-        from ..io import write_json
         write_json(args.out, payload)
     if args.plot:
-        from ..figures import plot_sweep
-        plot_sweep(out, args.plot)
+        save_figure(sweep_figure(out), args.plot)
     if args.json:
         print(json.dumps(payload, indent=2))
     return 0
@@ -147,21 +114,3 @@ def _print_point(o):
     print(f"  e_mc (Monte Carlo, {o['n_test']} fresh prompts/seed)     = {_fmt(o['e_mc_mean'], o['e_mc_se'])}")
     print(f"  e_theory (d -> infinity, Result 1 / Eq. (10))         = {_fmt(o['e_theory'])}")
     print(f"  {o['seconds']:.2f} s")
-
-
-def run_figure(args) -> int:
-    from ..figures import FIGURES, make_figure
-
-    name = str(args.name)
-    if name not in FIGURES:
-        raise ICLError(f"unknown figure {name!r}; expected one of {', '.join(FIGURES)}")
-    overrides = {}
-    if args.d is not None:
-        overrides["d"] = _int(args.d, "d", 2)
-    seeds = None if args.seeds is None else range(_int(args.seeds, "seeds", 1))
-    meta = make_figure(name, args.out, quick=args.quick, seeds=seeds, progress=_progress(args.quiet), **overrides)
-    for kind, path in meta["files"].items():
-        print(f"wrote {path}")
-    print(meta["caption"])
-    print(f"{meta['seconds']:.1f} s")
-    return 0

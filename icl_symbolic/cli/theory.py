@@ -15,9 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ._args import parse_grid
+from .. import theory
 from ..errors import ICLError
 from ..io import save_figure, write_json, write_text
-from ._args import parse_grid
+from ..plotting import theory_curve_figure
 
 DEFAULT_D = 500
 _SWEPT = ("rho", "alpha", "kappa", "lam", "tau")
@@ -86,7 +88,6 @@ def _progress_printer(n):
 
 
 def run(args) -> int:
-    from .. import theory
 
     _check_args(args)
     grids = {name: parse_grid(getattr(args, name), name, args.log) for name in _SWEPT}
@@ -108,7 +109,7 @@ def run(args) -> int:
     doc = json_document(cv, args, d, warnings)
     # all computation is done: now write files (atomically) and print
     if args.plot:
-        save_figure(curve_figure(cv, grids, args.log), args.plot)
+        save_figure(theory_curve_figure(cv, grids, _SWEPT, args.log), args.plot)
     if args.csv:
         write_text(args.csv, curve_csv(cv))
     if args.json == "-":
@@ -183,55 +184,3 @@ def curve_table(cv, doc) -> str:
         lines.append(f"{c['alpha'][i]:>10.5g} {c['kappa'][i]:>10.5g} {c['tau'][i]:>10.5g} "
                      f"{c['lam'][i]:>10.5g} {c['rho'][i]:>8.4g} {c['e'][i]:>16.10g}")
     return "\n".join(lines)
-
-
-def curve_figure(cv, grids, log=False):
-    """e against the first swept parameter among tau, kappa, alpha, lam, rho; one line per
-    combination of the others (at most 12).  Log y; log x for kappa, alpha, lam or with --log;
-    the tau = 1 interpolation peak marked (and the ridgeless line broken there); the floor
-    rho_nonlinear drawn (green dashed) and, as in Fig. 2, the label noise rho (grey dotted)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    order = ("tau", "kappa", "alpha", "lam", "rho")
-    xname = next((k for k in order if grids[k].size > 1), "tau")
-    others = [k for k in _SWEPT if k != xname and grids[k].size > 1]
-    c = cv.columns
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    keys = sorted({tuple(c[k][i] for k in others) for i in range(len(cv))})
-    for key in keys[:12]:
-        mask = np.ones(len(cv), bool)
-        for k, v in zip(others, key):
-            mask &= c[k] == v
-        label = ", ".join(f"{k}={v:g}" for k, v in zip(others, key)) or "theory"
-        x, y = c[xname][mask], c["e"][mask]
-        order_ = np.argsort(x)
-        x, y = x[order_], y[order_]
-        if xname == "tau":   # do not draw a segment across the divergence at tau = 1
-            cut = np.nonzero((x[:-1] < 1) & (x[1:] > 1))[0]
-            x, y = np.insert(x, cut + 1, np.nan), np.insert(y, cut + 1, np.nan)
-        ax.plot(x, y, "-", lw=1.6, label=label)
-    floors = np.unique(c["rho_nonlinear"])
-    if xname == "rho":
-        ax.plot(c["rho"], c["rho_nonlinear"], "g--", lw=1, label="floor rho_nonlinear")
-    else:
-        for j, fl in enumerate(floors[:6]):
-            ax.axhline(fl, color="green", ls="--", lw=1,
-                       label=f"floor rho_nonlinear = {fl:.6g}" if j < 3 else None)
-    rhos = np.unique(c["rho"])
-    if xname != "rho" and rhos.size == 1 and rhos[0] > 0 and not np.isclose(rhos[0], floors[0]):
-        ax.axhline(rhos[0], color="grey", ls=":", lw=1, label=f"label noise rho = {rhos[0]:g}")
-    if xname == "tau" and grids["tau"].min() < 1 < grids["tau"].max():
-        ax.axvline(1.0, color="grey", ls=":", lw=1, label="tau = 1 (interpolation peak)")
-    ax.set_yscale("log")
-    if log or xname in ("kappa", "alpha", "lam"):
-        if np.all(c[xname] > 0):
-            ax.set_xscale("log")
-    ax.set_xlabel(xname)
-    ax.set_ylabel("asymptotic ICL error e")
-    ax.set_title(f"f(g) = {cv.moments.label}: " + ("Result 1, Eq. (9)" if cv.branch == "result1"
-                                                    else "a1 = 0 branch, Eq. (10)"), fontsize=10)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig

@@ -1,4 +1,4 @@
-"""Claim files: load, validate, run, and judge the paper's equations and numbers.
+"""Claim files: load and validate the paper's equations and numbers written as data.
 
 A *claim* is one checkable statement of the paper (an equation, a printed
 number, a figure caption) written as data in a TOML file under
@@ -18,20 +18,13 @@ number, a figure caption) written as data in a TOML file under
     source = "Sec. 3, Fig. 1 legend, p. 4"
     statement = 'linear teacher with \\rho = 0.447'
     method = "mpmath"            # symbolic | mpmath | mc | sim
-    check = "hermite_value"      # a check kind, see icl_symbolic.checks
+    check = "hermite_value"      # a check kind, see icl_symbolic.verify.checks
     quantity = "rho_nonlinear/a1^2"
     claimed = "0.447"
     tolerance = { abs = 5e-4, reason = "the legend prints 3 decimals" }
     expected = "holds"           # holds | mismatch
 
-A claim's verdict is ``holds`` when the computed and claimed values agree
-within the tolerance, ``mismatch`` when they do not (then, where the check can,
-a scale-mismatch diagnosis says what the claimed value *is*), ``unavailable``
-when the library module backing its check is missing, ``error`` when the
-computation itself failed, and ``skipped`` when it needs ``--full``.  A claim
-is *ok* when its verdict equals its expected verdict and, for an expected
-mismatch, the diagnosis found is the one written in the claim's
-``diagnosis`` field.  ``verify`` exits 0 only when every selected claim is ok.
+Running claims and their verdicts are in :mod:`icl_symbolic.verify.runner`.
 
 User text in claim files is never evaluated as Python: every expression goes
 through :func:`icl_symbolic.expr.parse_expr` with an explicit variable
@@ -43,12 +36,13 @@ from __future__ import annotations
 import fnmatch
 import glob
 import re
-import sys
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ICLError
+from ..errors import ClaimFileError, ICLError
+from .checks import REGISTRY
+from .diagnose import family_expr
+from .judge import Tolerance
 
 try:  # Python >= 3.11
     import tomllib
@@ -63,34 +57,7 @@ CLAIM_KEYS = ("id", "source", "statement", "method", "check", "expected", "toler
               "diagnosis", "full", "note", "why")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
-DERIVATIONS_DIR = Path(__file__).resolve().parent.parent / "derivations"
-
-
-class ClaimFileError(ICLError):
-    """A claim file that cannot be used; the message names file, claim and problem."""
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """How close is close enough, and why.
-
-    ``kind``: ``exact`` (symbolic residual must simplify to 0), ``abs``
-    (|computed - claimed| <= value), ``rel`` (|computed - claimed| <= value
-    |claimed|), ``z`` (|computed - claimed| <= value x SE, for Monte Carlo and
-    simulation).
-    """
-
-    kind: str
-    value: float | None
-    reason: str
-    bias_rel: float | None = None
-
-    def describe(self) -> str:
-        if self.kind == "exact":
-            return "exact"
-        if self.kind == "z":
-            return f"|z| <= {self.value:g}" + (f" + bias {self.bias_rel:g} relative" if self.bias_rel else "")
-        return f"{self.kind} {self.value:g}"
+DERIVATIONS_DIR = Path(__file__).resolve().parents[2] / "derivations"
 
 
 @dataclass(frozen=True)
@@ -115,68 +82,6 @@ class Claim:
 
     def where(self) -> str:
         return f"{self.file}: claim {self.id!r}"
-
-
-@dataclass
-class ClaimResult:
-    """The outcome of running one claim."""
-
-    claim: Claim
-    verdict: str                 # holds | mismatch | unavailable | error | skipped
-    ok: bool
-    detail: str
-    residual: object = None      # float or str (symbolic)
-    zscore: float | None = None
-    computed: object = None      # Value
-    claimed: object = None       # Value
-    diagnosis: object = None     # icl_symbolic.diagnose.Diagnosis
-    figures: list = field(default_factory=list)   # [(title, png bytes)]
-    elapsed: float = 0.0
-
-    @property
-    def label(self) -> str:
-        """Verdict as shown to people."""
-        v, e = self.verdict, self.claim.expected
-        if v in ("unavailable", "error", "skipped"):
-            return v
-        if v == "holds":
-            return "holds" if e == "holds" else "HOLDS (a mismatch was expected)"
-        if e == "mismatch":
-            return "mismatch found as expected" if self.ok else "mismatch, WRONG diagnosis"
-        return "FAILS"
-
-    def measure(self) -> str:
-        """Residual or z-score, compactly."""
-        if self.zscore is not None:
-            return f"z={self.zscore:+.2f}"
-        r = self.residual
-        if r is None:
-            return "-"
-        if isinstance(r, str):
-            return "res=" + (r if len(r) <= 18 else r[:15] + "...")
-        return f"|res|={float(r):.2e}"
-
-    def to_json(self) -> dict:
-        c = self.claim
-        out = {
-            "id": c.id, "source": c.source, "verdict": self.verdict, "expected": c.expected,
-            "ok": self.ok, "detail": self.detail, "label": self.label,
-            "statement": c.statement, "method": c.method, "check": c.check, "file": c.file,
-            "tolerance": {"kind": c.tolerance.kind, "value": c.tolerance.value,
-                          "reason": c.tolerance.reason},
-            "residual": None if self.residual is None else (
-                self.residual if isinstance(self.residual, str) else float(self.residual)),
-            "zscore": self.zscore, "elapsed_s": round(self.elapsed, 3), "full": c.full,
-        }
-        if self.computed is not None:
-            out["computed"] = self.computed.to_json()
-        if self.claimed is not None:
-            out["claimed"] = self.claimed.to_json()
-        if c.diagnosis:
-            out["expected_diagnosis"] = c.diagnosis
-        if self.diagnosis is not None:
-            out["diagnosis"] = self.diagnosis.to_json()
-        return out
 
 
 # ---------------------------------------------------------------------------
@@ -220,8 +125,6 @@ def expand_paths(patterns) -> list[Path]:
 
 def load_file(path) -> list[Claim]:
     """Load and validate one claim file; every problem names the file and the claim."""
-    from .checks import REGISTRY
-
     path = Path(path)
     name = str(path)
     try:
@@ -300,7 +203,6 @@ def _build_claim(raw, defaults, unit, name, where, registry) -> Claim:
     params.update({k: v for k, v in raw.items() if k not in CLAIM_KEYS})
     parsed = kind.validate(params, where)
     if expected == "mismatch":
-        from .diagnose import family_expr
         try:
             family_expr(diagnosis)
         except ICLError as exc:
@@ -377,227 +279,3 @@ def select(claims, only=None) -> list[Claim]:
             raise ICLError(f"--only: unknown claim id {pat!r}{hint}")
         keep.extend(h for h in hits if h not in keep)
     return [c for c in claims if c in keep]
-
-
-# ---------------------------------------------------------------------------
-# Running and judging
-# ---------------------------------------------------------------------------
-
-def z_to_t(z: float, dof: int | None) -> float:
-    """The Student-t quantile with the same two-sided false-alarm rate as normal ``z``.
-
-    Simulation values are means over a few seeds whose SE is itself estimated;
-    with ``dof = seeds - 1`` the normal quantile would understate the limit.
-
-    >>> round(z_to_t(3.29, None), 2), round(z_to_t(3.29, 3), 1)
-    (3.29, 12.9)
-    """
-    if not dof or dof >= 1000:
-        return float(z)
-    from scipy import stats
-    p = 2 * stats.norm.sf(z)
-    return float(stats.t.isf(p / 2, dof))
-
-
-def compare(computed, claimed, tol: Tolerance):
-    """Apply a tolerance: returns ``(holds, residual, zscore, text)``.
-
-    ``computed`` and ``claimed`` are :class:`~icl_symbolic.values.Value`.
-    ``exact``: the symbolic difference must simplify to 0 (both exact).
-    ``abs``/``rel``: the absolute difference, plus the computed value's own
-    error estimate, within the tolerance (the estimate is *added* to the
-    tolerance only when the claimed side is a printed number: a certified
-    error bound of the computation can never make a claim fail).
-    ``z``: the difference in units of the combined standard error.
-    """
-    import mpmath
-    import sympy
-
-    if tol.kind == "exact":
-        if computed.exact is None or claimed.exact is None:
-            raise ICLError("an exact tolerance needs exact values on both sides")
-        diff = sympy.simplify(computed.exact - claimed.exact)
-        if diff == 0:
-            return True, "0", None, "symbolic difference simplifies to 0"
-        return False, str(diff), None, f"symbolic difference {diff}"
-    with mpmath.workdps(40):
-        c, k = mpmath.mpf(computed.value), mpmath.mpf(claimed.value)
-        diff = c - k
-        if tol.kind == "z":
-            se2 = sum(float(v.stderr) ** 2 for v in (computed, claimed) if v.stderr is not None)
-            if se2 <= 0:
-                raise ICLError("a z tolerance needs a Monte-Carlo or simulation value with a standard error")
-            z = float(diff) / se2 ** 0.5
-            dofs = [v.n_samples - 1 for v in (computed, claimed)
-                    if v.method == "sim" and v.stderr is not None and v.n_samples]
-            zq = z_to_t(tol.value, min(dofs) if dofs else None)
-            qtxt = "" if zq == tol.value else f" (Student-t for {min(dofs)} dof: {zq:.3g})"
-            if tol.bias_rel:
-                bias = tol.bias_rel * abs(float(k))
-                lim = zq * se2 ** 0.5 + bias
-                return (abs(float(diff)) <= lim, abs(float(diff)), z,
-                        f"z = {z:+.2f}; |diff| = {abs(float(diff)):.3g} vs {zq:.3g} SE{qtxt} + bias "
-                        f"{bias:.3g} = {lim:.3g}")
-            return abs(z) <= zq, abs(float(diff)), z, f"z = {z:+.2f} (limit {zq:.3g}{qtxt})"
-        slack = 0.0
-        for v in (computed, claimed):
-            if v.abs_err is not None:
-                slack += float(v.abs_err)
-        bound = tol.value if tol.kind == "abs" else tol.value * float(abs(k))
-        res = abs(float(diff))
-        return res <= bound + slack, res, None, f"|diff| = {res:.3g} (limit {bound:.3g})"
-
-
-def _needs_available(kind):
-    import importlib
-    missing = []
-    for mod, what in kind.needs:
-        try:
-            m = importlib.import_module(f"icl_symbolic.{mod}")
-        except ImportError:
-            missing.append(f"icl_symbolic.{mod} ({what})")
-            continue
-        except Exception as exc:  # a module that exists but fails to import is unusable too
-            missing.append(f"icl_symbolic.{mod} ({what}; import failed: {type(exc).__name__})")
-            continue
-        attr = getattr(kind, "needs_attrs", {}).get(mod, ())
-        lacking = [a for a in attr if not hasattr(m, a)]
-        if lacking:
-            missing.append(f"icl_symbolic.{mod}.{'/'.join(lacking)} ({what})")
-    return missing
-
-
-def run_claim(claim: Claim) -> ClaimResult:
-    """Run one claim and judge it."""
-    from .checks import REGISTRY
-
-    kind = REGISTRY[claim.check]
-    t0 = time.perf_counter()
-    missing = _needs_available(kind)
-    if missing:
-        return ClaimResult(claim, "unavailable", False, f"unavailable: needs {', '.join(missing)}",
-                           elapsed=time.perf_counter() - t0)
-    try:
-        out = kind.func(claim)
-        if out.residual_expr is not None:      # a symbolic identity judged by the check itself
-            holds = out.holds
-            residual, z, how = out.residual_expr, None, out.detail
-        else:
-            holds, residual, z, how = compare(out.computed, out.claimed, claim.tolerance)
-        if out.also_required is not None and not out.also_required[0]:
-            holds = False
-            how += f"; fails: {out.also_required[1]}"
-        verdict = "holds" if holds else "mismatch"
-        diag = out.diagnosis_fn() if (verdict == "mismatch" and out.diagnosis_fn) else None
-    except ICLError as exc:
-        return ClaimResult(claim, "error", False, f"error: {exc}", elapsed=time.perf_counter() - t0)
-    except Exception as exc:  # a library failure is a verdict, not a crash of the whole run
-        return ClaimResult(claim, "error", False, f"error: {type(exc).__name__}: {exc}",
-                           elapsed=time.perf_counter() - t0)
-    ok = verdict == claim.expected
-    detail = out.detail if out.residual_expr is not None else f"{out.detail}; {how}"
-    if verdict == "mismatch" and diag is not None:
-        detail += f". Diagnosis: {diag.summary()}"
-    if claim.expected == "mismatch" and verdict == "mismatch":
-        found = diag.best if diag is not None else None
-        from .diagnose import family_expr, _key
-        if found is None or _key(found.expr) != _key(family_expr(claim.diagnosis)):
-            ok = False
-            detail += (f". Expected diagnosis {claim.diagnosis!r}, found "
-                       f"{found.name if found is not None else 'none'}")
-    return ClaimResult(claim, verdict, ok, detail, residual=residual, zscore=z,
-                       computed=out.computed, claimed=out.claimed, diagnosis=diag,
-                       figures=list(out.figures), elapsed=time.perf_counter() - t0)
-
-
-def run_claims(claims, full: bool = False, progress=None) -> list[ClaimResult]:
-    """Run claims in order; ``full=False`` skips (explicitly) the ``full = true`` ones.
-
-    ``progress``: a text stream (e.g. ``sys.stderr``) for one line per claim.
-    """
-    from .checks_model import PROGRESS
-
-    results = []
-    n = len(claims)
-    saved, PROGRESS["stream"] = PROGRESS["stream"], progress
-    try:
-        for i, c in enumerate(claims, 1):
-            if c.full and not full:
-                results.append(ClaimResult(c, "skipped", True, "skipped: simulation-backed, run with --full"))
-                continue
-            if progress is not None:
-                print(f"[{i}/{n}] {c.id} ...", file=progress, flush=True)
-            results.append(run_claim(c))
-    finally:
-        PROGRESS["stream"] = saved
-    return results
-
-
-def summarize(results) -> dict:
-    """Counts by outcome; ``ok`` is True only when every run claim has its expected verdict."""
-    s = {"total": len(results), "holds": 0, "mismatch_expected": 0, "failed": 0,
-         "unavailable": 0, "error": 0, "skipped": 0}
-    for r in results:
-        if r.verdict == "skipped":
-            s["skipped"] += 1
-        elif r.verdict == "unavailable":
-            s["unavailable"] += 1
-        elif r.verdict == "error":
-            s["error"] += 1
-        elif not r.ok:
-            s["failed"] += 1
-        elif r.verdict == "holds":
-            s["holds"] += 1
-        else:
-            s["mismatch_expected"] += 1
-    s["ok"] = s["failed"] == 0 and s["unavailable"] == 0 and s["error"] == 0
-    return s
-
-
-def summary_line(s: dict) -> str:
-    parts = [f"{s['total']} claims: {s['holds']} hold",
-             f"{s['mismatch_expected']} mismatches found as expected",
-             f"{s['failed']} failed"]
-    if s["unavailable"]:
-        parts.append(f"{s['unavailable']} unavailable")
-    if s["error"]:
-        parts.append(f"{s['error']} errors")
-    if s["skipped"]:
-        parts.append(f"{s['skipped']} skipped (need --full)")
-    return ", ".join(parts) + (" -- OK" if s["ok"] else " -- NOT OK")
-
-
-def format_line(r: ClaimResult, width: int = 34) -> str:
-    """One line per claim: status, id, verdict, residual or z, short reason.
-
-    A mismatch (expected or not) gets its diagnosis, and an expected mismatch
-    its ``why``, in full on indented continuation lines.
-    """
-    mark = "ok " if r.ok else "!! "
-    reason = r.detail.split(". Diagnosis: ")[0]
-    reason = reason if len(reason) <= 150 else reason[:147] + "..."
-    line = f"{mark}{r.claim.id:<{width}} {r.label:<28} {r.measure():<16} {reason}"
-    if r.verdict == "mismatch":
-        if r.diagnosis is not None:
-            line += "\n      diagnosis: " + r.diagnosis.summary()
-        if r.claim.expected == "mismatch" and r.claim.why:
-            line += "\n      why: " + " ".join(r.claim.why.split())
-        if not r.ok and ". Expected diagnosis" in r.detail:
-            line += "\n      expected diagnosis" + r.detail.split(". Expected diagnosis", 1)[1]
-    return line
-
-
-def verify(paths=None, only=None, full=False, progress=None):
-    """Library entry point: load, select, run; returns ``(results, summary)``."""
-    claims = select(load_claims(paths), only)
-    results = run_claims(claims, full=full, progress=progress)
-    return results, summarize(results)
-
-
-__all__ = ["Claim", "ClaimResult", "Tolerance", "ClaimFileError", "load_file", "load_claims",
-           "select", "compare", "run_claim", "run_claims", "summarize", "summary_line",
-           "format_line", "verify", "default_files", "expand_paths"]
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit("use: icl-symbolic verify")

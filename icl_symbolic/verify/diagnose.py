@@ -44,7 +44,10 @@ from decimal import Decimal, InvalidOperation
 import mpmath
 import sympy
 
-from .errors import ICLError
+from ..errors import ICLError
+from ..expr import parse_expr
+from ..hermite import hermite_coeffs
+from ..values import Value
 
 # Base symbols of the family.  a1 may be negative or zero; E_f2 > 0; rho >= 0.
 a1 = sympy.Symbol("a1", real=True)
@@ -168,7 +171,6 @@ def family_expr(text_or_expr) -> sympy.Expr:
     if isinstance(text_or_expr, sympy.Basic):
         expr = text_or_expr
     else:
-        from .expr import parse_expr
         expr = parse_expr(str(text_or_expr).replace("^", "**"), variables=FAMILY_NAMES)
     subs = {}
     for s in expr.free_symbols:
@@ -364,12 +366,9 @@ def _relation_words(found, required) -> str:
 
 def base_values(f, rho_value, digits: int = 30) -> dict:
     """a1, E_f2, rho for teacher ``f`` (via :func:`icl_symbolic.hermite.hermite_coeffs`)."""
-    from .hermite import hermite_coeffs
-    from .values import Value
     res = hermite_coeffs(f, M=2, rho=rho_value, digits=digits)
     rho_v = rho_value
     if not isinstance(rho_v, sympy.Basic):
-        from .expr import parse_expr
         rho_v = parse_expr(str(rho_value), variables=())
     return {"a1": res.a1, "E_f2": res.E_f2, "rho": Value.from_exact(rho_v, digits=digits)}
 

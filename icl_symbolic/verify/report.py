@@ -13,11 +13,12 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import html
+import io as _io
 import re
 from pathlib import Path
 
-from .claims import summary_line
-from .errors import ICLError
+from ..errors import ICLError
+from .runner import summary_line
 
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
 
@@ -43,10 +44,6 @@ def render_equation(latex: str) -> bytes | None:
     Environments mathtext does not know (``bmatrix``, ``cases``) give None; the
     report then shows the LaTeX source only (it always shows it too).
     """
-    import io as _io
-
-    import matplotlib
-    matplotlib.use("Agg")
     from matplotlib import mathtext
 
     text = " ".join(latex.split())
@@ -186,15 +183,3 @@ def render(path, results, summary, meta=None) -> str:
     """Render for the format given by ``path``'s suffix."""
     fmt = report_format(path)
     return (render_markdown if fmt == "markdown" else render_html)(results, summary, meta)
-
-
-def figure_png(fig) -> bytes:
-    """A matplotlib figure as PNG bytes (for embedding); closes the figure."""
-    import io as _io
-
-    import matplotlib.pyplot as plt
-
-    buf = _io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()

@@ -1,0 +1,41 @@
+"""``icl-symbolic figure``: a thin layer over :mod:`icl_symbolic.figures`.
+
+    icl-symbolic figure 1 --out fig1/
+    icl-symbolic figure 1 --quick
+"""
+
+from __future__ import annotations
+
+from ..errors import ICLError
+from ..figures import FIGURES, make_figure
+from ._args import parse_int, progress_printer
+
+
+def register(subparsers) -> None:
+    q = subparsers.add_parser(
+        "figure", help="regenerate Fig. 1, Fig. 2 or the a1 = 0 figure (PNG + CSV + JSON)",
+        description="Regenerate a figure of the paper with theory overlays: 1 (Fig. 1, p. 4), "
+                    "2 (Fig. 2, p. 4), a1zero (Eq. (10), p. 3). --quick uses a small d.")
+    q.add_argument("name", help="1, 2 or a1zero")
+    q.add_argument("--out", default=None, help="output folder (default fig1/, fig2/, fig3/)")
+    q.add_argument("--quick", action="store_true", help="small d, few seeds: minutes")
+    q.add_argument("--seeds", default=None, help="number of seeds (default 5; 2-3 with --quick)")
+    q.add_argument("--d", default=None, help="override the dimension d")
+    q.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    q.set_defaults(func=run)
+
+
+def run(args) -> int:
+    name = str(args.name)
+    if name not in FIGURES:
+        raise ICLError(f"unknown figure {name!r}; expected one of {', '.join(FIGURES)}")
+    overrides = {}
+    if args.d is not None:
+        overrides["d"] = parse_int(args.d, "d", 2)
+    seeds = None if args.seeds is None else range(parse_int(args.seeds, "seeds", 1))
+    meta = make_figure(name, args.out, quick=args.quick, seeds=seeds, progress=progress_printer(args.quiet), **overrides)
+    for kind, path in meta["files"].items():
+        print(f"wrote {path}")
+    print(meta["caption"])
+    print(f"{meta['seconds']:.1f} s")
+    return 0

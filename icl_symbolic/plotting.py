@@ -1,0 +1,301 @@
+"""All of the package's matplotlib code: functions that build and return a figure.
+
+Every function here returns a :class:`matplotlib.figure.Figure` built directly
+(not through ``pyplot``), so calling them never switches a notebook's backend,
+never opens a window and leaves no figure registered in ``pyplot``; a notebook
+displays the returned figure, the CLI saves it with
+:func:`icl_symbolic.io.save_figure`.  matplotlib is imported inside the
+functions (it is the one heavy optional import of the package).
+
+The numbers plotted are computed elsewhere (:mod:`icl_symbolic.figures`,
+:mod:`icl_symbolic.theory`, :mod:`icl_symbolic.moments`, the verify checks);
+nothing here does mathematics.
+"""
+
+from __future__ import annotations
+
+import io as _io
+import textwrap
+
+import numpy as np
+
+__all__ = ["png_bytes", "paper_figure", "sweep_figure", "spectrum_figure", "theory_curve_figure",
+           "finite_ell_figure", "check_sweep_figure", "seed_figure", "extrapolation_figure"]
+
+
+def _new_figure(figsize, nrows=1, ncols=1):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    return fig, axes
+
+
+def png_bytes(fig, dpi: int = 110) -> bytes:
+    """A figure as PNG bytes (for embedding in reports)."""
+    buf = _io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return buf.getvalue()
+
+
+# ----------------------------------------------------------------------------
+# the paper's figures (icl_symbolic.figures) and simulate sweeps
+# ----------------------------------------------------------------------------
+
+def _series(rows, panel, kind):
+    out = {}
+    for r in rows:
+        if r["panel"] == panel and r["kind"] == kind:
+            out.setdefault(r["series"], []).append(r)
+    return out
+
+
+def paper_figure(fd):
+    """Fig. 1, Fig. 2 or the a1 = 0 figure from a :class:`icl_symbolic.figures.FigureData`.
+
+    Theory curves as lines, simulation points with one-SE error bars over
+    seeds, log-log axes, the caption under the panels.
+    """
+    import matplotlib
+    import matplotlib.ticker
+
+    panels = sorted({r["panel"] for r in fd.rows})
+    fig, axes = _new_figure((6.2 * len(panels), 4.6), 1, len(panels))
+    colors = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+    xlabel = {"1": "tau = n/d^2", "2": "kappa = k/d", "a1zero": "tau = n/d^2"}[fd.name]
+    for ax, panel in zip(axes[0], panels):
+        for i, (name, rows) in enumerate(_series(fd.rows, panel, "theory").items()):
+            style = dict(color="green", ls="-", lw=1.2) if name.startswith("floor") else \
+                dict(color="grey", ls=":", lw=1.2) if name == "rho" else \
+                dict(color="0.5", ls=":", lw=1.2) if "caption" in name else \
+                dict(color=colors[i % len(colors)], ls="--", lw=1.2)
+            ax.plot([r["x"] for r in rows], [r["e"] for r in rows], label=name, **style)
+        for i, (name, rows) in enumerate(_series(fd.rows, panel, "sim").items()):
+            y = [r["e"] if r["e"] is not None else r["e_mc"] for r in rows]
+            err = [r["e_se"] if r["e"] is not None else r["e_mc_se"] for r in rows]
+            err = [0.0 if v is None else v for v in err]
+            ax.errorbar([r["x"] for r in rows], y, yerr=err, fmt="o", ms=4, capsize=2,
+                        color=colors[i % len(colors)], label=name)
+        ax.set_yscale("log")
+        ax.set_xscale("log")
+        lo, hi = ax.get_xlim()
+        ticks = [t for t in (0.125, 0.25, 0.5, 1, 2, 4, 8, 16) if lo <= t <= hi]
+        ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("ICL test error" + (" / a1^2" if fd.name == "1" and panel == "b" else ""))
+        if fd.name == "1":
+            ax.axvline(1.0, color="0.85", lw=0.8)
+            ax.set_title("(a) raw MSE" if panel == "a" else "(b) sin MSE / a1^2 vs normalised linear teacher",
+                         fontsize=10)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.text(0.01, -0.01, "\n".join(textwrap.wrap(fd.caption, 75 * len(panels) + 30)), fontsize=7,
+             va="top", ha="left")
+    return fig
+
+
+def sweep_figure(points: list):
+    """``simulate`` points (dicts as in its JSON) against the swept parameter, with e_theory.
+
+    The swept parameter is the one of tau, kappa, alpha that varies (tau if none
+    does).  Simulation: ``e_mean`` +- ``e_se`` (or the Monte-Carlo values when the
+    exact functional was skipped); theory: ``e_theory`` at the same points.
+    """
+    xname = next((k for k in ("tau", "kappa", "alpha") if len({p[k] for p in points}) > 1), "tau")
+    fig, axes = _new_figure((5.5, 4))
+    ax = axes[0][0]
+    x = [p[xname] for p in points]
+    use_mc = any(p["e_mean"] is None for p in points)
+    y = [p["e_mc_mean"] if use_mc else p["e_mean"] for p in points]
+    err = [(p["e_mc_se"] if use_mc else p["e_se"]) or 0.0 for p in points]
+    ax.errorbar(x, y, yerr=err, fmt="o", capsize=2,
+                label=f"simulation ({'Monte Carlo' if use_mc else 'exact functional'}, SE over seeds)")
+    th = [(xi, p["e_theory"]) for xi, p in zip(x, points) if p["e_theory"] is not None]
+    if th:
+        ax.plot(*zip(*th), "--", label="theory (d -> infinity)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xname)
+    ax.set_ylabel("ICL test error")
+    p0 = points[0]
+    ax.set_title(f"{p0['teacher']}, d={p0['d']}, rho={p0['rho']:g}", fontsize=9)
+    ax.legend(fontsize=7)
+    return fig
+
+
+# ----------------------------------------------------------------------------
+# coeffs, theory, moments
+# ----------------------------------------------------------------------------
+
+def spectrum_figure(results):
+    """Hermite energy spectrum a_m^2 vs m (log y; exact zeros are omitted).
+
+    ``results``: a list of ``(name, HermiteResult)``.
+    """
+    import matplotlib
+
+    many = len(results) > 1
+    fig, axes = _new_figure((9.5, 5.5) if many else (6.4, 4.2))
+    ax = axes[0][0]
+    colors = matplotlib.colormaps["tab20"].colors
+    markers = "osD^v<>ph*"
+    any_pos = False
+    for i, (name, r) in enumerate(results):
+        ms = [m for m, e2 in enumerate(r.spectrum) if e2 > 0]
+        ys = [float(r.spectrum[m]) for m in ms]
+        if ys:
+            any_pos = True
+            ax.plot(ms, ys, marker=markers[i % len(markers)], ms=4, color=colors[(2 * i) % 20 + (i // 10) % 2],
+                    label=f"{name} (rho_nl={r.rho_nonlinear.to_str(4)})")
+    if any_pos:
+        ax.set_yscale("log")
+    ax.set_xlabel("Hermite order m")
+    ax.set_ylabel(r"$a_m^2$")
+    rho = results[0][1].rho
+    ax.set_title(f"Hermite energy spectrum, rho = {rho} (orthonormal $h_m$; zero coefficients omitted)",
+                 fontsize=10)
+    if many:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    else:
+        ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    return fig
+
+
+def theory_curve_figure(cv, grids, swept, log=False):
+    """e against the first swept parameter among tau, kappa, alpha, lam, rho; one line per
+    combination of the others (at most 12).
+
+    ``cv``: a :class:`icl_symbolic.theory.Curve`; ``grids``: name -> array of
+    the grid of each parameter; ``swept``: the parameter names that may vary.
+    Log y; log x for kappa, alpha, lam or with ``log``; the tau = 1
+    interpolation peak marked (and the ridgeless line broken there); the floor
+    rho_nonlinear drawn (green dashed) and, as in Fig. 2, the label noise rho
+    (grey dotted).
+    """
+    order = ("tau", "kappa", "alpha", "lam", "rho")
+    xname = next((k for k in order if grids[k].size > 1), "tau")
+    others = [k for k in swept if k != xname and grids[k].size > 1]
+    c = cv.columns
+    fig, axes = _new_figure((6.4, 4.4))
+    ax = axes[0][0]
+    keys = sorted({tuple(c[k][i] for k in others) for i in range(len(cv))})
+    for key in keys[:12]:
+        mask = np.ones(len(cv), bool)
+        for k, v in zip(others, key):
+            mask &= c[k] == v
+        label = ", ".join(f"{k}={v:g}" for k, v in zip(others, key)) or "theory"
+        x, y = c[xname][mask], c["e"][mask]
+        order_ = np.argsort(x)
+        x, y = x[order_], y[order_]
+        if xname == "tau":   # do not draw a segment across the divergence at tau = 1
+            cut = np.nonzero((x[:-1] < 1) & (x[1:] > 1))[0]
+            x, y = np.insert(x, cut + 1, np.nan), np.insert(y, cut + 1, np.nan)
+        ax.plot(x, y, "-", lw=1.6, label=label)
+    floors = np.unique(c["rho_nonlinear"])
+    if xname == "rho":
+        ax.plot(c["rho"], c["rho_nonlinear"], "g--", lw=1, label="floor rho_nonlinear")
+    else:
+        for j, fl in enumerate(floors[:6]):
+            ax.axhline(fl, color="green", ls="--", lw=1,
+                       label=f"floor rho_nonlinear = {fl:.6g}" if j < 3 else None)
+    rhos = np.unique(c["rho"])
+    if xname != "rho" and rhos.size == 1 and rhos[0] > 0 and not np.isclose(rhos[0], floors[0]):
+        ax.axhline(rhos[0], color="grey", ls=":", lw=1, label=f"label noise rho = {rhos[0]:g}")
+    if xname == "tau" and grids["tau"].min() < 1 < grids["tau"].max():
+        ax.axvline(1.0, color="grey", ls=":", lw=1, label="tau = 1 (interpolation peak)")
+    ax.set_yscale("log")
+    if log or xname in ("kappa", "alpha", "lam"):
+        if np.all(c[xname] > 0):
+            ax.set_xscale("log")
+    ax.set_xlabel(xname)
+    ax.set_ylabel("asymptotic ICL error e")
+    ax.set_title(f"f(g) = {cv.moments.label}: " + ("Result 1, Eq. (9)" if cv.branch == "result1"
+                                                    else "a1 = 0 branch, Eq. (10)"), fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def finite_ell_figure(gaps, ell_grid, title):
+    """|exact - leading order| of Lemma 1's coefficients against ell (log-log), with 1/ell.
+
+    ``gaps``: coefficient name -> rows ``(ell, exact, leading)`` as returned by
+    :func:`icl_symbolic.moments.finite_ell_gaps`.
+    """
+    fig, axes = _new_figure((6.4, 4.4))
+    ax = axes[0][0]
+    for name, rows in gaps.items():
+        ell = np.array([r[0] for r in rows], dtype=float)
+        gap = np.array([abs(float(r[1]) - float(r[2])) for r in rows])
+        if np.all(gap <= 1e-14 * np.maximum(1, np.abs([float(r[1]) for r in rows]))):
+            continue
+        ax.loglog(ell, np.maximum(gap, 1e-16), "o-", ms=3, label=name)
+    ax.loglog(ell_grid, 1.0 / np.array(ell_grid, dtype=float), "k:", lw=1, label="1/ell")
+    ax.set_xlabel("context length ell")
+    ax.set_ylabel("|exact - leading order|")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------
+# figures embedded in verify reports
+# ----------------------------------------------------------------------------
+
+def check_sweep_figure(title, sweep, xs, ys, lab_x, lab_y):
+    """Two theory sides of a swept claim against the swept argument (log y)."""
+    from matplotlib.ticker import FormatStrFormatter, LogLocator
+
+    key = next(iter(sweep))
+    grid = sweep[key]
+    fig, axes = _new_figure((6.0, 3.8))
+    ax = axes[0][0]
+    ax.plot(grid, xs, "o-", label=lab_x)
+    ax.plot(grid, ys, "s--", mfc="none", label=lab_y)
+    if min(grid) > 0 and max(grid) / min(grid) > 10:
+        ax.set_xscale("log")
+    ax.set_xlabel(key)
+    ax.set_yscale("log")
+    axs = [ax.yaxis] + ([ax.xaxis] if ax.get_xscale() == "log" else [])
+    for axis in axs:
+        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FormatStrFormatter("%g"))
+        axis.set_minor_formatter(FormatStrFormatter(""))
+    ax.set_ylabel("ICL error (d -> infinity theory)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
+    return fig
+
+
+def seed_figure(title, seeds, mine, other, lab_mine, lab_other):
+    """Per-seed simulated errors of a claim against the other side."""
+    fig, axes = _new_figure((6.0, 3.4))
+    ax = axes[0][0]
+    x = list(range(len(seeds)))
+    ax.plot(x, mine, "o", label=lab_mine)
+    ax.plot(x, other, "s", mfc="none", label=lab_other)
+    ax.set_xticks(x, [str(s) for s in seeds], fontsize=7)
+    ax.set_xlabel("seed")
+    ax.set_ylabel("ICL test error")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+    return fig
+
+
+def extrapolation_figure(title, ds, means, ses, coef, theory_value, n_seeds):
+    """Simulated errors against 1/d with the fit e_inf + c/d and the d -> infinity theory."""
+    fig, axes = _new_figure((5.5, 3.6))
+    ax = axes[0][0]
+    inv = 1.0 / np.asarray(ds, float)
+    ax.errorbar(inv, means, yerr=ses, fmt="o", label=f"simulation ({n_seeds} seeds per d)")
+    grid = np.linspace(0, inv.max() * 1.05, 50)
+    ax.plot(grid, coef[0] + coef[1] * grid, "-", label="fit e_inf + c/d")
+    ax.plot([0], [theory_value], "k*", ms=10, label="theory (d -> infinity)")
+    ax.set_xlabel("1/d")
+    ax.set_ylabel("ICL test error")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    return fig

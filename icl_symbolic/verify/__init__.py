@@ -1,0 +1,16 @@
+"""Verification of the paper's claims, written as data in claim files.
+
+==============  ================================================================
+``claimfile``   loading and validating claim files (TOML)
+``registry``    what a check kind is; parsing of its parameters
+``checks/``     the check kinds, one module per paper unit, in one table
+``judge``       tolerances and the comparison of computed with claimed values
+``diagnose``    scale-mismatch diagnosis over the Hermite family
+``runner``      running claims: verdicts, summary, one-line formats
+``report``      Markdown / HTML reports of a run
+==============  ================================================================
+
+Imports point down this list's reverse: ``runner`` uses ``claimfile`` and
+``checks``; ``checks`` use ``registry``, ``judge`` and ``diagnose``; ``report``
+formats what ``runner`` returns.
+"""

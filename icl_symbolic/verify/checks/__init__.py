@@ -1,0 +1,34 @@
+"""The check kinds, one module per paper unit, collected in one explicit table.
+
+========================  =====================================================
+module                    kinds (paper unit)
+========================  =====================================================
+``hermite``               hermite_value, gauss_expectation, mc_expectation
+                          (Eq. 2, p. 2; Eq. 8, p. 3)
+``identities``            family_identity, symbolic_identity
+``moments``               moments_leading, moments_mc (Lemma 1, p. 8-9)
+``theory``                theory_value (Result 1 Eq. 9; Eqs. 10, 11)
+``a1zero``                a1zero_limit (Eq. 10, p. 3; Eq. 15, p. 10)
+``appendix_a``            appendix_a, appendix_a_condition (Appendix A, p. 7)
+``simulation``            simulation, simulation_extrapolated (Figs. 1-2)
+========================  =====================================================
+
+A new kind is a function decorated with
+:func:`icl_symbolic.verify.registry.check_kind` in the module of its paper
+unit, listed in that module's ``KINDS`` and reached from :data:`REGISTRY` here.
+"""
+
+from __future__ import annotations
+
+from .. import registry
+from . import a1zero, appendix_a, hermite, identities, moments, simulation, theory
+
+_MODULES = (hermite, identities, moments, theory, a1zero, appendix_a, simulation)
+
+#: check name -> :class:`~icl_symbolic.verify.registry.CheckKind`, for every shipped kind.
+REGISTRY = {kind.name: kind for module in _MODULES for kind in module.KINDS}
+
+
+def describe() -> str:
+    """Plain-text list of the check kinds and their parameters."""
+    return registry.describe(REGISTRY)

@@ -1,0 +1,129 @@
+"""Helpers shared by the check kinds: claim parameters as text, the teacher's
+Hermite family as named Values, evaluating family expressions with error
+propagation, and the scale-mismatch diagnosis hook.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import mpmath
+import sympy
+
+from ...errors import ICLError
+from ...hermite import hermite_coeffs
+from ...values import Value
+from ..diagnose import diagnose_value
+from ..registry import _text
+
+
+def _pretty(e) -> str:
+    return str(e).replace("**", "^")
+
+
+def _teacher_text(claim, key="f"):
+    return _text(claim.params[key])
+
+
+@functools.lru_cache(maxsize=256)
+def _hermite_cached(f_text: str, rho_text: str, M: int, digits: int):
+    """hermite_coeffs, once per (teacher text, rho, M, digits) in a run (results are immutable)."""
+    return hermite_coeffs(f_text, M=M, rho=rho_text, digits=digits)
+
+
+def hermite_values(claim, M: int = 2, digits: int = 30):
+    """HermiteResult for the claim's (f, rho), and a name -> Value map (Eq. 2, Eq. 8)."""
+    p = claim.parsed
+    res = _hermite_cached(_teacher_text(claim), str(p["rho"]), max(M, 2), digits)
+    rho_v = Value.from_exact(p["rho"], digits=digits, note="rho (claim input)")
+    vals = {"a1": res.a1, "E_f2": res.E_f2, "rho": rho_v, "rho_f": res.rho_f,
+            "rho_nonlinear": res.rho_nonlinear}
+    for m, am in enumerate(res.a):
+        if m != 1 and m <= 30:
+            vals[f"a{m}"] = am
+    return res, vals
+
+
+def evaluate_with(expr, vals: dict, digits: int = 30, note: str = "") -> Value:
+    """Evaluate ``expr`` at named Values; exact when every input is exact.
+
+    Otherwise the absolute error is propagated to first order,
+    ``sum_i |d expr / d x_i| err_i``, with ``err_i`` the input's ``abs_err``
+    (or one unit in its last certified digit when none is given).
+    """
+    syms = {s.name: s for s in expr.free_symbols}
+    missing = [n for n in syms if n not in vals]
+    if missing:
+        raise ICLError(f"no value for {', '.join(sorted(missing))}")
+    used = {n: vals[n] for n in syms}
+    if all(v.method == "exact" and v.exact is not None for v in used.values()):
+        ex = sympy.simplify(expr.xreplace({syms[n]: v.exact for n, v in used.items()}))
+        if not ex.is_number:
+            raise ICLError(f"{expr} did not evaluate to a number")
+        if ex.has(sympy.zoo, sympy.nan) or ex.is_finite is False:
+            raise ICLError(f"{expr} is undefined here (division by zero?)")
+        return Value.from_exact(ex, digits=digits, note=note)
+    with mpmath.workdps(digits + 10):
+        env = {syms[n]: sympy.Float(mpmath.nstr(mpmath.mpf(v.value), digits + 10), digits + 10)
+               for n, v in used.items()}
+        val = sympy.N(expr.xreplace(env), digits + 5)
+        if not val.is_finite:
+            raise ICLError(f"{expr} is undefined here (division by zero?)")
+        err = mpmath.mpf(0)
+        for n, v in used.items():
+            dv = sympy.N(sympy.diff(expr, syms[n]).xreplace(env), 15)
+            e_in = v.abs_err if v.abs_err is not None else (
+                mpmath.mpf(10) ** (-(v.digits or digits)) * max(1, abs(mpmath.mpf(v.value))))
+            err += abs(mpmath.mpf(str(dv))) * mpmath.mpf(e_in)
+        methods = {v.method for v in used.values()}
+        method = "mpmath" if "mpmath" in methods else ("numeric" if "numeric" in methods else "mpmath")
+        dig = min(v.digits or digits for v in used.values())
+        return Value(value=mpmath.mpf(str(val)), method=method, digits=dig, abs_err=err, note=note)
+
+
+def const_value(e, digits: int = 30, note: str = "claimed") -> Value:
+    return Value.from_exact(e, digits=digits, note=note)
+
+
+def _is_family(expr) -> bool:
+    return all(s.name in ("a1", "E_f2", "rho", "rho_f", "rho_nonlinear") for s in expr.free_symbols)
+
+
+def _diag_tol(claim, claimed: Value):
+    """Matching tolerance for a diagnosis: the claim's own absolute tolerance."""
+    t = claim.tolerance
+    if t.kind == "abs":
+        return t.value
+    if t.kind == "rel":
+        return t.value * abs(float(claimed))
+    return None
+
+
+def _family_diagnosis(claim, claimed: Value, vals, required_expr):
+    base = {k: vals[k] for k in ("a1", "E_f2", "rho")}
+    req = required_expr if (required_expr is not None and _is_family(required_expr)) else None
+
+    def fn():
+        return diagnose_value(claimed.value, values=base, tol=_diag_tol(claim, claimed),
+                              required=req)
+    return fn
+
+
+def _num(e, vals_fn) -> float:
+    if not e.free_symbols:
+        return float(sympy.N(e, 20))
+    vals = vals_fn()
+    return float(evaluate_with(e, vals, 20).value)
+
+
+def _lazy_family(claim):
+    """name -> Value of the claim's teacher family (computed once, on first use)."""
+    box = []
+
+    def get():
+        if not box:
+            if "f" not in claim.params:
+                raise ICLError("this claim uses a1/rho_f/rho_nonlinear but gives no teacher f")
+            box.append(hermite_values(claim)[1])
+        return box[0]
+    return get

@@ -1,0 +1,233 @@
+"""Running claims: one verdict per claim, a summary, and the one-line formats.
+
+A claim's verdict is ``holds`` when the computed and claimed values agree
+within the tolerance, ``mismatch`` when they do not (then, where the check can,
+a scale-mismatch diagnosis says what the claimed value *is*), ``unavailable``
+when the library module backing its check is missing, ``error`` when the
+computation itself failed, and ``skipped`` when it needs ``--full``.  A claim
+is *ok* when its verdict equals its expected verdict and, for an expected
+mismatch, the diagnosis found is the one written in the claim's
+``diagnosis`` field.  ``verify`` exits 0 only when every selected claim is ok.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+
+from ..errors import ICLError
+from .checks import REGISTRY
+from .claimfile import Claim, load_claims, select
+from .diagnose import _key, family_expr
+from .judge import compare
+
+
+@dataclass
+class ClaimResult:
+    """The outcome of running one claim."""
+
+    claim: Claim
+    verdict: str                 # holds | mismatch | unavailable | error | skipped
+    ok: bool
+    detail: str
+    residual: object = None      # float or str (symbolic)
+    zscore: float | None = None
+    computed: object = None      # Value
+    claimed: object = None       # Value
+    diagnosis: object = None     # icl_symbolic.diagnose.Diagnosis
+    figures: list = field(default_factory=list)   # [(title, png bytes)]
+    elapsed: float = 0.0
+
+    @property
+    def label(self) -> str:
+        """Verdict as shown to people."""
+        v, e = self.verdict, self.claim.expected
+        if v in ("unavailable", "error", "skipped"):
+            return v
+        if v == "holds":
+            return "holds" if e == "holds" else "HOLDS (a mismatch was expected)"
+        if e == "mismatch":
+            return "mismatch found as expected" if self.ok else "mismatch, WRONG diagnosis"
+        return "FAILS"
+
+    def measure(self) -> str:
+        """Residual or z-score, compactly."""
+        if self.zscore is not None:
+            return f"z={self.zscore:+.2f}"
+        r = self.residual
+        if r is None:
+            return "-"
+        if isinstance(r, str):
+            return "res=" + (r if len(r) <= 18 else r[:15] + "...")
+        return f"|res|={float(r):.2e}"
+
+    def to_json(self) -> dict:
+        c = self.claim
+        out = {
+            "id": c.id, "source": c.source, "verdict": self.verdict, "expected": c.expected,
+            "ok": self.ok, "detail": self.detail, "label": self.label,
+            "statement": c.statement, "method": c.method, "check": c.check, "file": c.file,
+            "tolerance": {"kind": c.tolerance.kind, "value": c.tolerance.value,
+                          "reason": c.tolerance.reason},
+            "residual": None if self.residual is None else (
+                self.residual if isinstance(self.residual, str) else float(self.residual)),
+            "zscore": self.zscore, "elapsed_s": round(self.elapsed, 3), "full": c.full,
+        }
+        if self.computed is not None:
+            out["computed"] = self.computed.to_json()
+        if self.claimed is not None:
+            out["claimed"] = self.claimed.to_json()
+        if c.diagnosis:
+            out["expected_diagnosis"] = c.diagnosis
+        if self.diagnosis is not None:
+            out["diagnosis"] = self.diagnosis.to_json()
+        return out
+
+
+def _needs_available(kind):
+    """Library modules (and attributes) a kind names in ``needs`` that cannot be imported."""
+    missing = []
+    for mod, what in kind.needs:
+        try:
+            m = importlib.import_module(f"icl_symbolic.{mod}")
+        except ImportError:
+            missing.append(f"icl_symbolic.{mod} ({what})")
+            continue
+        except Exception as exc:  # a module that exists but fails to import is unusable too
+            missing.append(f"icl_symbolic.{mod} ({what}; import failed: {type(exc).__name__})")
+            continue
+        attr = getattr(kind, "needs_attrs", {}).get(mod, ())
+        lacking = [a for a in attr if not hasattr(m, a)]
+        if lacking:
+            missing.append(f"icl_symbolic.{mod}.{'/'.join(lacking)} ({what})")
+    return missing
+
+
+def run_claim(claim: Claim, progress=None) -> ClaimResult:
+    """Run one claim and judge it; ``progress`` (callable(str) or None) gets a long check's steps."""
+    kind = REGISTRY[claim.check]
+    t0 = time.perf_counter()
+    missing = _needs_available(kind)
+    if missing:
+        return ClaimResult(claim, "unavailable", False, f"unavailable: needs {', '.join(missing)}",
+                           elapsed=time.perf_counter() - t0)
+    try:
+        out = kind.func(claim, progress=progress) if kind.reports_progress else kind.func(claim)
+        if out.residual_expr is not None:      # a symbolic identity judged by the check itself
+            holds = out.holds
+            residual, z, how = out.residual_expr, None, out.detail
+        else:
+            holds, residual, z, how = compare(out.computed, out.claimed, claim.tolerance)
+        if out.also_required is not None and not out.also_required[0]:
+            holds = False
+            how += f"; fails: {out.also_required[1]}"
+        verdict = "holds" if holds else "mismatch"
+        diag = out.diagnosis_fn() if (verdict == "mismatch" and out.diagnosis_fn) else None
+    except ICLError as exc:
+        return ClaimResult(claim, "error", False, f"error: {exc}", elapsed=time.perf_counter() - t0)
+    except Exception as exc:  # a library failure is a verdict, not a crash of the whole run
+        return ClaimResult(claim, "error", False, f"error: {type(exc).__name__}: {exc}",
+                           elapsed=time.perf_counter() - t0)
+    ok = verdict == claim.expected
+    detail = out.detail if out.residual_expr is not None else f"{out.detail}; {how}"
+    if verdict == "mismatch" and diag is not None:
+        detail += f". Diagnosis: {diag.summary()}"
+    if claim.expected == "mismatch" and verdict == "mismatch":
+        found = diag.best if diag is not None else None
+        if found is None or _key(found.expr) != _key(family_expr(claim.diagnosis)):
+            ok = False
+            detail += (f". Expected diagnosis {claim.diagnosis!r}, found "
+                       f"{found.name if found is not None else 'none'}")
+    return ClaimResult(claim, verdict, ok, detail, residual=residual, zscore=z,
+                       computed=out.computed, claimed=out.claimed, diagnosis=diag,
+                       figures=list(out.figures), elapsed=time.perf_counter() - t0)
+
+
+def _as_callback(progress):
+    """``progress`` as a callable(str): a text stream (``sys.stderr``) or a callable or None."""
+    if progress is None or callable(progress):
+        return progress
+    return lambda line: print(line, file=progress, flush=True)
+
+
+def run_claims(claims, full: bool = False, progress=None) -> list[ClaimResult]:
+    """Run claims in order; ``full=False`` skips (explicitly) the ``full = true`` ones.
+
+    ``progress``: None (silent), a callable taking one line of text, or a text
+    stream (e.g. ``sys.stderr``): one line per claim, and the steps of long
+    (simulation-backed) checks indented below it.
+    """
+    say = _as_callback(progress)
+    step = None if say is None else (lambda line: say(f"    {line}"))
+    results = []
+    n = len(claims)
+    for i, c in enumerate(claims, 1):
+        if c.full and not full:
+            results.append(ClaimResult(c, "skipped", True, "skipped: simulation-backed, run with --full"))
+            continue
+        if say is not None:
+            say(f"[{i}/{n}] {c.id} ...")
+        results.append(run_claim(c, progress=step))
+    return results
+
+
+def summarize(results) -> dict:
+    """Counts by outcome; ``ok`` is True only when every run claim has its expected verdict."""
+    s = {"total": len(results), "holds": 0, "mismatch_expected": 0, "failed": 0,
+         "unavailable": 0, "error": 0, "skipped": 0}
+    for r in results:
+        if r.verdict == "skipped":
+            s["skipped"] += 1
+        elif r.verdict == "unavailable":
+            s["unavailable"] += 1
+        elif r.verdict == "error":
+            s["error"] += 1
+        elif not r.ok:
+            s["failed"] += 1
+        elif r.verdict == "holds":
+            s["holds"] += 1
+        else:
+            s["mismatch_expected"] += 1
+    s["ok"] = s["failed"] == 0 and s["unavailable"] == 0 and s["error"] == 0
+    return s
+
+
+def summary_line(s: dict) -> str:
+    parts = [f"{s['total']} claims: {s['holds']} hold",
+             f"{s['mismatch_expected']} mismatches found as expected",
+             f"{s['failed']} failed"]
+    if s["unavailable"]:
+        parts.append(f"{s['unavailable']} unavailable")
+    if s["error"]:
+        parts.append(f"{s['error']} errors")
+    if s["skipped"]:
+        parts.append(f"{s['skipped']} skipped (need --full)")
+    return ", ".join(parts) + (" -- OK" if s["ok"] else " -- NOT OK")
+
+
+def format_line(r: ClaimResult, width: int = 34) -> str:
+    """One line per claim: status, id, verdict, residual or z, short reason.
+
+    A mismatch (expected or not) gets its diagnosis, and an expected mismatch
+    its ``why``, in full on indented continuation lines.
+    """
+    mark = "ok " if r.ok else "!! "
+    reason = r.detail.split(". Diagnosis: ")[0]
+    reason = reason if len(reason) <= 150 else reason[:147] + "..."
+    line = f"{mark}{r.claim.id:<{width}} {r.label:<28} {r.measure():<16} {reason}"
+    if r.verdict == "mismatch":
+        if r.diagnosis is not None:
+            line += "\n      diagnosis: " + r.diagnosis.summary()
+        if r.claim.expected == "mismatch" and r.claim.why:
+            line += "\n      why: " + " ".join(r.claim.why.split())
+        if not r.ok and ". Expected diagnosis" in r.detail:
+            line += "\n      expected diagnosis" + r.detail.split(". Expected diagnosis", 1)[1]
+    return line
+
+
+def verify(paths=None, only=None, full=False, progress=None):
+    """Library entry point: load, select, run; returns ``(results, summary)``."""
+    claims = select(load_claims(paths), only)
+    results = run_claims(claims, full=full, progress=progress)
+    return results, summarize(results)
