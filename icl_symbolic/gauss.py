@@ -67,7 +67,7 @@ from mpmath.calculus.quadrature import TanhSinh
 from .errors import ICLError, ValidityError
 from .expr import (HugeArgument, KinkError, Teacher, breakpoints_of, g, parse_expr, real_zeros,
                    resolve_kinks, teacher)
-from .values import Value
+from .values import Value, certified_digits
 
 __all__ = ["expect", "callable_digits", "exact_expectation", "exact_moments", "mp_expect_vector", "mp_value",
            "check_integrable", "to_rational", "float_expect"]
@@ -608,16 +608,6 @@ def mp_expect_vector(fvec, n, omega=1, digits=30, breakpoints=None, scaled=False
             err = max(abs(v1[i] - v2[i]), e1[i], e2[i], abs(val) * mpmath.mpf(10) ** (-(digits + 15)))
             out.append((val, err, certified_digits(val, err, digits)))
     return out
-
-
-def certified_digits(val, err, digits):
-    """Significant digits of ``val`` certified by the absolute error ``err`` (capped at ``digits``)."""
-    with mpmath.workdps(digits + 20):
-        if err is None or err == 0:
-            return digits
-        if val == 0:
-            return digits if err <= mpmath.mpf(10) ** (-digits) else 0
-        return max(0, min(digits, int(mpmath.floor(-mpmath.log10(err / abs(val))))))
 
 
 def mp_value(val, err, digits, note=""):

@@ -11,12 +11,47 @@ the pattern of ``mpmath.quad(..., error=True)`` and ``scipy.integrate.qmc_quad``
 * ``sim``     -- a full simulation, mean over ``seeds`` with spread ``stderr``;
 * ``numeric`` -- a deterministic floating-point computation (root finding,
   linear algebra) with an estimated absolute error ``abs_err`` where known.
+
+Arithmetic
+----------
+``+ - * /``, unary ``-``, ``abs`` and ``**`` (with a number as exponent) work on
+Values and plain numbers, and the result says honestly how it was obtained:
+
+* exact op exact is exact: the SymPy closed forms are combined, evaluated to the
+  smaller of the two ``digits``.  Python ``int``, ``fractions.Fraction`` and SymPy
+  numbers count as exact; a ``float`` counts as the exact binary number it stores
+  (``0.1`` is 3602879701896397/2**55; pass ``Fraction(1, 10)`` for one tenth).
+* When an ``mpmath`` or ``numeric`` Value takes part, the absolute error bounds are
+  propagated as bounds (``|a b - A B| <= |a| e_B + |b| e_A + e_A e_B``, and so on),
+  the result is ``mpmath`` (``numeric`` if no mpmath operand), and its ``digits``
+  are the smaller of the operands' digits and the digits the new bound certifies
+  (a cancellation loses digits visibly).  A ``numeric`` operand without an error
+  estimate gives a result without one.
+* When an ``mc`` or ``sim`` Value takes part, the standard errors are propagated to
+  first order (delta method) assuming the operands are independent; the result is
+  ``sim`` if a simulation takes part, else ``mc``.  Independence is checked by the
+  seeds: two random Values with a seed in common (or without seeds) are refused,
+  because their covariance is unknown.  Deterministic error bounds, if any, are
+  kept in ``abs_err``.
+
+>>> import sympy
+>>> half = Value.from_exact(sympy.Rational(1, 2), digits=20)
+>>> (half + 1).exact, (half * 3).provenance()
+(3/2, 'exact (SymPy)')
+>>> q = Value(mpmath.mpf("0.25"), "mpmath", digits=30, abs_err=mpmath.mpf("1e-32"))
+>>> s = half + q
+>>> s.method, s.digits, s.to_str()
+('mpmath', 20, '0.75')
+>>> m = Value(2.0, "mc", stderr=0.1, n_samples=100, seeds=(1,))
+>>> (m * 3).stderr
+0.30000000000000004
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -78,7 +113,6 @@ class Value:
     @classmethod
     def from_exact(cls, expr, digits: int = 30, note: str = "") -> "Value":
         """Wrap a SymPy closed form, evaluated to ``digits`` significant digits."""
-
         num = sympy.N(expr, digits + 5)
         if not num.is_number or num.is_real is False:
             raise ValueError(f"exact value {expr} is not a real number")
@@ -119,6 +153,62 @@ class Value:
         err = "" if self.abs_err is None else f", |err| <= {_fmt(self.abs_err)}"
         return "numeric (float64)" + err
 
+    # -- display ---------------------------------------------------------
+    def __repr__(self) -> str:
+        shown = self.to_str(min(self.digits or 15, 20))
+        if self.method == "exact":
+            return f"Value({self.exact} = {shown}, exact)"
+        return f"Value({shown}, {self.provenance()})"
+
+    def _repr_latex_(self) -> str:
+        shown = self.to_str(min(self.digits or 15, 20))
+        if self.method == "exact":
+            return f"$\\displaystyle {sympy.latex(self.exact)} \\approx {shown}$"
+        if self.method in ("mc", "sim"):
+            return f"${shown} \\pm {_fmt(self.stderr)}$ \\ ({self.provenance()})"
+        return f"${shown}$ \\ ({self.provenance()})"
+
+    # -- arithmetic (rules in the module docstring) ------------------------
+    __array_ufunc__ = None      # numpy defers to the reflected operators below
+
+    def __add__(self, other):
+        return _binary(self, other, "+")
+
+    def __radd__(self, other):
+        return _binary(other, self, "+")
+
+    def __sub__(self, other):
+        return _binary(self, other, "-")
+
+    def __rsub__(self, other):
+        return _binary(other, self, "-")
+
+    def __mul__(self, other):
+        return _binary(self, other, "*")
+
+    def __rmul__(self, other):
+        return _binary(other, self, "*")
+
+    def __truediv__(self, other):
+        return _binary(self, other, "/")
+
+    def __rtruediv__(self, other):
+        return _binary(other, self, "/")
+
+    def __neg__(self):
+        return _binary(-1, self, "*")
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        if self.method == "exact":
+            return self if sympy.sign(self.exact) >= 0 else -self
+        return self if mpmath.mpf(self.value) >= 0 else -self
+
+    def __pow__(self, p):
+        return _power(self, p)
+
     def to_json(self) -> dict:
         """A JSON-ready dict; high-precision numbers are decimal strings."""
         out: dict = {"value": self.to_str(), "method": self.method, "provenance": self.provenance()}
@@ -147,3 +237,182 @@ def _fmt(x) -> str:
     if math.isfinite(xf) and xf != 0 and (abs(xf) < 1e-300):
         return mpmath.nstr(mpmath.mpf(x), 3)
     return f"{xf:.3g}"
+
+
+# ---------------------------------------------------------------------------
+# arithmetic
+# ---------------------------------------------------------------------------
+_RANDOM = ("mc", "sim")
+_PLAIN_DIGITS = 30          # digits of a result made of plain numbers only
+
+
+class _Operand:
+    """One side of an operation: value, error bound, closed form, standard error."""
+
+    __slots__ = ("val", "err", "exact", "digits", "stderr", "value")
+
+    def __init__(self, val, err, exact, digits, stderr, value):
+        self.val, self.err, self.exact, self.digits, self.stderr, self.value = \
+            val, err, exact, digits, stderr, value
+
+
+def _operand(x):
+    """An _Operand for a Value or a plain number; None for anything else."""
+    if isinstance(x, Value):
+        val = mpmath.mpf(x.value)
+        if x.method == "exact":
+            # the decimal evaluation carries digits + 5 digits
+            err = abs(val) * mpmath.mpf(10) ** -(int(x.digits or _PLAIN_DIGITS) + 4)
+        elif x.abs_err is None:
+            err = None if x.method == "numeric" else mpmath.mpf(0)
+        else:
+            err = mpmath.mpf(x.abs_err)
+        stderr = None if x.method not in _RANDOM else mpmath.mpf(x.stderr or 0)
+        return _Operand(val, err, x.exact if x.method == "exact" else None, x.digits, stderr, x)
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, (int, Fraction, mpmath.mpf)) or (isinstance(x, float) and math.isfinite(x)):
+        ex = sympy.Rational(Fraction(x) if not isinstance(x, mpmath.mpf) else
+                            Fraction(*[int(t) for t in mpmath.mpf(x).as_integer_ratio()]))
+        return _Operand(mpmath.mpf(ex.p) / ex.q, mpmath.mpf(0), ex, None, None, None)
+    if isinstance(x, (sympy.Expr, sympy.Basic)) and getattr(x, "is_number", False) and x.is_real:
+        return _Operand(None, mpmath.mpf(0), x, None, None, None)
+    try:  # numpy scalars and other real numbers
+        import numbers
+        if isinstance(x, numbers.Real) and math.isfinite(float(x)):
+            return _operand(float(x))
+    except (TypeError, ValueError):
+        pass
+    return None
+
+
+def _digits_of(*ops):
+    ds = [o.digits for o in ops if o.digits is not None]
+    return min(ds) if ds else _PLAIN_DIGITS
+
+
+def _seeds_of(*ops):
+    out = []
+    for o in ops:
+        if o.value is not None and o.value.seeds:
+            out.extend(o.value.seeds)
+    return tuple(out) or None
+
+
+def _combine_exact(op, ea, eb):
+    return {"+": lambda: ea + eb, "-": lambda: ea - eb, "*": lambda: ea * eb,
+            "/": lambda: ea / eb}[op]()
+
+
+def _work_dps(*xs) -> int:
+    """Working precision for an operation: 20 digits above the operands' digits."""
+    ds = [x.digits for x in xs if isinstance(x, Value) and x.digits is not None]
+    return (min(ds) if ds else _PLAIN_DIGITS) + 20
+
+
+def _binary(x, y, op):
+    with mpmath.workdps(_work_dps(x, y)):
+        a, b = _operand(x), _operand(y)
+    if a is None or b is None:
+        return NotImplemented
+    digits = _digits_of(a, b)
+    if a.exact is not None and b.exact is not None:
+        if op == "/" and b.exact == 0:
+            raise ZeroDivisionError("division of a Value by an exact zero")
+        return Value.from_exact(_combine_exact(op, a.exact, b.exact), digits=digits)
+    with mpmath.workdps(digits + 20):
+        for o in (a, b):
+            if o.val is None:
+                o.val = mpmath.mpf(str(sympy.N(o.exact, digits + 20)))
+        if op in "+-":
+            val = a.val + b.val if op == "+" else a.val - b.val
+            err = None if a.err is None or b.err is None else a.err + b.err
+        elif op == "*":
+            val = a.val * b.val
+            err = None if a.err is None or b.err is None else \
+                abs(a.val) * b.err + abs(b.val) * a.err + a.err * b.err
+        else:
+            if b.val == 0 or (b.err is not None and abs(b.val) <= b.err):
+                raise ZeroDivisionError(f"division by a Value that is zero within its error ({b.value!r})")
+            val = a.val / b.val
+            err = None if a.err is None or b.err is None else (a.err + abs(val) * b.err) / (abs(b.val) - b.err)
+        random = [o for o in (a, b) if o.stderr is not None]
+        if random:
+            return _random_result(a, b, op, val, err, random)
+        method = "mpmath" if any(o.value is not None and o.value.method == "mpmath" for o in (a, b)) \
+            else "numeric"
+        if err is not None and method == "mpmath":
+            digits = min(digits, certified_digits(val, err, digits))
+        if method == "numeric":
+            return Value(float(val), "numeric", abs_err=None if err is None else float(err))
+        return Value(val, "mpmath", digits=digits if digits > 0 else None, abs_err=err)
+
+
+def _random_result(a, b, op, val, err, random):
+    if len(random) == 2:
+        sa, sb = a.value.seeds, b.value.seeds
+        if not sa or not sb or set(sa) & set(sb):
+            raise ValueError("cannot combine two random Values that share seeds (or have none): their "
+                             "covariance is unknown, so the standard error cannot be propagated")
+    sa = a.stderr or mpmath.mpf(0)
+    sb = b.stderr or mpmath.mpf(0)
+    if op in "+-":
+        se = mpmath.sqrt(sa ** 2 + sb ** 2)
+    elif op == "*":
+        se = mpmath.sqrt((b.val * sa) ** 2 + (a.val * sb) ** 2)
+    else:
+        se = mpmath.sqrt((sa / b.val) ** 2 + (a.val * sb / b.val ** 2) ** 2)
+    method = "sim" if any(o.value.method == "sim" for o in random) else "mc"
+    ns = [o.value.n_samples for o in random if o.value.n_samples is not None]
+    bound = None if err is None or err == 0 else float(err)
+    return Value(float(val), method, stderr=float(se), abs_err=bound, n_samples=min(ns) if ns else None,
+                 seeds=_seeds_of(a, b))
+
+
+def _power(x, p):
+    with mpmath.workdps(_work_dps(x)):
+        a, e = _operand(x), _operand(p)
+    if a is None or e is None:
+        return NotImplemented
+    if e.exact is None:
+        raise TypeError("the exponent of a Value must be an exact number (int, Fraction, SymPy)")
+    pe = e.exact
+    if a.exact is not None:
+        if a.exact == 0 and pe.is_negative:
+            raise ZeroDivisionError("0 to a negative power")
+        return Value.from_exact(a.exact ** pe, digits=_digits_of(a))
+    digits = _digits_of(a)
+    with mpmath.workdps(digits + 20):
+        pm = mpmath.mpf(str(sympy.N(pe, digits + 20)))
+        integer = pe.is_integer
+        if a.val < 0 and not integer:
+            raise ValueError("a negative Value to a non-integer power is not real")
+        val = a.val ** pm
+        err = None
+        if a.err is not None:
+            lo, hi = abs(a.val) - a.err, abs(a.val) + a.err
+            if lo <= 0 and (pm < 1 and pm != 0):
+                raise ZeroDivisionError(f"{a.value!r} is zero within its error: x**{pe} has no error bound")
+            # mean value theorem: |x^p - y^p| <= |p| max_{[lo, hi]} t^(p-1) |x - y|
+            slope = abs(pm) * max(max(lo, 0) ** (pm - 1) if pm >= 1 else lo ** (pm - 1), hi ** (pm - 1))
+            err = slope * a.err
+        if a.stderr is not None:
+            se = abs(pm * a.val ** (pm - 1)) * a.stderr
+            v = a.value
+            return Value(float(val), v.method, stderr=float(se), abs_err=None if not err else float(err),
+                         n_samples=v.n_samples, seeds=v.seeds)
+        if a.value.method == "numeric":
+            return Value(float(val), "numeric", abs_err=None if err is None else float(err))
+        if err is not None:
+            digits = min(digits, certified_digits(val, err, digits))
+        return Value(val, "mpmath", digits=digits if digits > 0 else None, abs_err=err)
+
+
+def certified_digits(val, err, digits) -> int:
+    """Significant digits of ``val`` certified by the absolute error ``err`` (capped at ``digits``)."""
+    with mpmath.workdps(digits + 20):
+        if err is None or err == 0:
+            return digits
+        if val == 0:
+            return digits if err <= mpmath.mpf(10) ** (-digits) else 0
+        return max(0, min(digits, int(mpmath.floor(-mpmath.log10(err / abs(val))))))
