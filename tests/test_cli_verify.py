@@ -129,12 +129,13 @@ def test_reports_markdown_and_html(tmp_path, capsys):
     assert run(capsys, *args, "--report", str(md))[0] == 0
     assert run(capsys, *args, "--report", str(html))[0] == 0
     t = md.read_text()
-    assert "```latex" in t and "(a_1^2 + \\rho_{\\rm nonlinear})/a_1^2" in t
-    assert "data:image/png;base64," in t and "mismatch found as expected" in t
+    assert "```math" in t and "(a_1^2 + \\rho_{\\rm nonlinear})/a_1^2" in t
+    assert "data:image/png;base64," in t and "mismatch found as expected" in t     # the figure
     h = html.read_text()
-    assert h.count("class='eq' alt='statement' src='data:image/png;base64,") == 2   # rendered statements
+    assert h.count("<div class='eq'><math ") == 2   # statements drawn as MathML
     assert h.startswith("<!DOCTYPE html>") and "<style>" in h and "data:image/png;base64," in h
-    assert "http://" not in h and "https://" not in h and "<script" not in h     # self-contained
+    h_no_ns = h.replace('xmlns="http://www.w3.org/1998/Math/MathML"', "")
+    assert "http://" not in h_no_ns and "https://" not in h and "<script" not in h     # self-contained
     assert "rho_f/a1^2" in h and not list(tmp_path.glob(".*part"))
 
 
@@ -165,12 +166,3 @@ def test_issue_example_paper_names_without_order_prefix(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     code, out, _ = run(capsys, "verify", "--quiet", "derivations/lemma1.*", "--only", "lemma1.E_hh")
     assert code == 0 and out.startswith("ok lemma1.E_hh") and "1 claims: 1 hold" in out
-
-
-def test_render_equation_subset_and_fallback():
-    from icl_symbolic.verify.report import render_equation
-
-    png = render_equation(r'\rho_f/a_1^2 - \rho_{\rm nonlinear}/a_1^2 = 1 \quad \text{for every } f')
-    assert png is not None and png.startswith(b"\x89PNG")
-    assert render_equation(r'\begin{bmatrix} a & b \end{bmatrix}') is None      # source shown instead
-    assert render_equation(r'\frac{1}{') is None

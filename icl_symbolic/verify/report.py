@@ -1,8 +1,9 @@
 """Human-readable verification reports: Markdown or self-contained HTML.
 
 Both formats carry, per claim: the id, the paper location, the statement as
-the paper writes it (rendered to PNG by matplotlib's mathtext where that LaTeX
-subset allows, and always as LaTeX source; nothing is fetched from the network), how it was checked, the computed and claimed
+the paper writes it (as MathML in HTML, as a ``math`` block in Markdown, and
+always as LaTeX source; nothing is fetched from the network), how it was
+checked, the computed and claimed
 numbers with their provenance, the tolerance and its reason, the verdict,
 the diagnosis of a mismatch, and the figures a check produced, embedded as
 base64 PNG (``data:`` URIs), so the file can be mailed or archived alone.
@@ -13,11 +14,10 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import html
-import io as _io
-import re
 from pathlib import Path
 
 from ..errors import ICLError
+from ..mathml import latex_to_mathml
 from .runner import summary_line
 
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
@@ -31,34 +31,16 @@ def report_format(path) -> str:
     return fmt
 
 
-_MATHTEXT_FIXES = (
-    ("\\text{", "\\mathrm{"), ("\\texttt{", "\\mathtt{"), ("\\operatorname{", "\\mathrm{"),
-    ("\\tfrac", "\\frac"), ("\\Longleftrightarrow", "\\Leftrightarrow"), ("\\bigl", ""),
-    ("\\bigr", ""), ("\\mid", "|"), ("\\ge ", "\\geq "), ("\\le ", "\\leq "),
-)
+def equation_html(latex: str) -> str:
+    """The statement as MathML (drawn by the browser, offline), or '' when it cannot be converted.
 
-
-def render_equation(latex: str) -> bytes | None:
-    """The statement rendered by matplotlib's mathtext (a LaTeX subset) as PNG, or None.
-
-    Environments mathtext does not know (``bmatrix``, ``cases``) give None; the
-    report then shows the LaTeX source only (it always shows it too).
+    MathML draws ``cases`` and ``bmatrix`` (Eqs. (10), (14), (15)); the report
+    always shows the LaTeX source as well, for copying.
     """
-    from matplotlib import mathtext
-
-    text = " ".join(latex.split())
-    # \text{a b} keeps its spaces in LaTeX; mathtext's \mathrm needs them escaped
-    text = re.sub(r"\\text\{([^{}]*)\}", lambda m: "\\mathrm{" + m.group(1).replace(" ", "\\ ") + "}", text)
-    for old, new in _MATHTEXT_FIXES:
-        text = text.replace(old, new)
-    if "\\begin" in text or "$" in text:
-        return None
-    buf = _io.BytesIO()
     try:
-        mathtext.math_to_image(f"${text}$", buf, dpi=120, format="png")
-    except Exception:  # not in the mathtext subset: fall back to the source
-        return None
-    return buf.getvalue()
+        return latex_to_mathml(latex)
+    except ValueError:
+        return ""
 
 
 def _png_uri(png: bytes) -> str:
@@ -108,10 +90,7 @@ def render_markdown(results, summary, meta=None) -> str:
             out += ["", f"## {unit}"]
         out += ["", f"### `{c.id}`: {r.label}", "", f"*{c.source}* -- method: {c.method}, "
                 f"check: `{c.check}`, expected: {c.expected}", "", "Statement (as the paper writes it):", ""]
-        eq = render_equation(c.statement)
-        if eq is not None:
-            out += [f"![statement]({_png_uri(eq)})", ""]
-        out += ["```latex", c.statement, "```", ""]
+        out += ["```math", " ".join(c.statement.split()), "```", ""]
         for k, v in _numbers(r):
             out.append(f"- **{k}**: {v}")
         out += ["", r.detail]
@@ -134,7 +113,11 @@ pre{background:#f7f7f7;padding:.5rem;overflow-x:auto;border-left:3px solid #888}
 .ok{color:#0a6b2a;font-weight:600}.bad{color:#b00020;font-weight:700}
 .claim{border-top:1px solid #ddd;margin-top:1.5rem;padding-top:.5rem}
 .summary{font-size:1.1rem;font-weight:600;padding:.5rem;background:#eef}
-img{max-width:100%} img.eq{max-width:100%;height:auto}
+img{max-width:100%}
+.eq{overflow-x:auto;padding:.25rem 0;font-size:1.15rem}
+math{font-family:'Latin Modern Math','STIX Two Math','Cambria Math',math}
+mtd[columnalign=left]{text-align:left}
+pre.tex{font-size:.8rem;color:#555;white-space:pre-wrap}
 """
 
 
@@ -167,13 +150,13 @@ def render_html(results, summary, meta=None) -> str:
         figs = "".join(f"<figure><img alt='{e(t)}' src='{_png_uri(p)}'><figcaption>{e(t)}</figcaption>"
                        "</figure>" for t, p in r.figures)
         extra = (f"<p>Why: {e(c.why)}</p>" if c.why else "") + (f"<p>Note: {e(c.note)}</p>" if c.note else "")
-        eq = render_equation(c.statement)
-        eq_html = f"<p><img class='eq' alt='statement' src='{_png_uri(eq)}'></p>" if eq is not None else ""
+        eq = equation_html(c.statement)
+        eq_html = f"<div class='eq'>{eq}</div>" if eq else ""
         body.append(f"<div class='claim' id='{e(c.id)}'><h3><code>{e(c.id)}</code>: "
                     f"<span class='{cls}'>{e(r.label)}</span></h3>"
                     f"<p><i>{e(c.source)}</i> &mdash; method: {e(c.method)}, check: <code>{e(c.check)}</code>,"
                     f" expected: {e(c.expected)}</p><p>Statement (as the paper writes it):</p>{eq_html}"
-                    f"<pre>{e(c.statement)}</pre><ul>{items}</ul><p>{e(r.detail)}</p>{extra}{figs}</div>")
+                    f"<pre class='tex' title='LaTeX source'>{e(c.statement)}</pre><ul>{items}</ul><p>{e(r.detail)}</p>{extra}{figs}</div>")
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
             "<title>icl-symbolic verification report</title>"
             f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
