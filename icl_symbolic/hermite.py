@@ -118,6 +118,38 @@ class HermiteResult:
     method: str
     notes: tuple = ()
 
+    # -- display: a compact table (the full record is to_json()) -------------
+    _NAMES = (("a1", "a_1"), ("E_f2", "\\mathbb{E}[f^2]"), ("rho_f", "\\rho_f"),
+              ("rho_nonlinear", "\\rho_{\\rm nonlinear}"),
+              ("noise_normalized", "\\rho_{\\rm nonlinear}/a_1^2"))
+
+    def _rows(self):
+        from .display import Quantity
+        plain = {"E_f2": "E[f^2]", "noise_normalized": "rho_nonlinear/a1^2"}
+        return [Quantity(plain.get(name, name), tex, getattr(self, name))
+                for name, tex in self._NAMES]
+
+    def _title(self) -> str:
+        return (f"Hermite coefficients of f(g) = {self.label}, rho = {self.rho} "
+                f"({self.method}, {self.digits} digits; Eq. (2), Eq. (8))")
+
+    def _footer(self) -> str:
+        shown = ", ".join(v.to_str(6) for v in self.a[:9]) + (", ..." if self.M > 8 else "")
+        notes = f"; {len(self.notes)} note(s) in .notes" if self.notes else ""
+        return f"  a_0..a_{self.M} = {shown}  (full: .a, .to_json()){notes}"
+
+    def __repr__(self) -> str:
+        from .display import text_table
+        return text_table(self._title(), self._rows(), min(self.digits, 16), self._footer())
+
+    def _repr_html_(self) -> str:
+        from .display import html_table
+        return html_table(self._title(), self._rows(), min(self.digits, 16), self._footer().strip())
+
+    def _repr_latex_(self) -> str:
+        from .display import latex_table
+        return latex_table(self._title(), self._rows(), min(self.digits, 16))
+
     @property
     def spectrum(self) -> list:
         """Hermite energy spectrum a_m^2, m = 0..M (mpmath numbers)."""

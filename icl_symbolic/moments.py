@@ -401,6 +401,27 @@ class Moments:
         """alpha = ell/d (exact)."""
         return sympy.Rational(self.ell, self.d)
 
+    # -- display: one row per coefficient -------------------------------------
+    def _rows(self):
+        from .display import Quantity
+        return [Quantity(k, "\\mathrm{" + k.replace("_", "\\_") + "}", v) for k, v in self.coefficients().items()]
+
+    def _title(self) -> str:
+        return (f"Lemma 1 moments (Appendix B, Eqs. (12)-(14)), f(g) = {self.f}, rho = {self.rho}, "
+                f"d = {self.d}, ell = {self.ell}, omega = {self.omega}")
+
+    def __repr__(self) -> str:
+        from .display import text_table
+        return text_table(self._title(), self._rows(), 12)
+
+    def _repr_html_(self) -> str:
+        from .display import html_table
+        return html_table(self._title(), self._rows(), 12)
+
+    def _repr_latex_(self) -> str:
+        from .display import latex_table
+        return latex_table(self._title(), self._rows(), 12)
+
     def coefficients(self) -> dict:
         """name -> Value, in :data:`COEFFICIENTS` order."""
         return {k: getattr(self, k) for k in COEFFICIENTS}

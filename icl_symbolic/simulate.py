@@ -440,6 +440,32 @@ class SimResult:
     e_mc: Value
     seconds: float
 
+    # -- display --------------------------------------------------------------
+    def _rows(self):
+        from .display import Quantity
+        rows = [Quantity("e (exact test functional)", "e", self.e)] if self.e is not None else []
+        return rows + [Quantity(f"e_mc ({self.n_test} test prompts/seed)", "e_{\\rm MC}", self.e_mc)]
+
+    def _title(self) -> str:
+        return (f"Simulated ICL error, f(g) = {self.teacher}: d = {self.d}, ell = {self.ell}, k = {self.k}, "
+                f"n = {self.n} (alpha = {self.alpha:g}, kappa = {self.kappa:g}, tau = {self.tau:g}), "
+                f"rho = {self.rho:g}, lam = {self.lam:g}, C_train = {self.C_train}, C_test = {self.C_test}")
+
+    def _footer(self) -> str:
+        return f"  {len(self.runs)} seeds {list(self.seeds)}, {self.seconds:.1f} s (per seed: .runs)"
+
+    def __repr__(self) -> str:
+        from .display import text_table
+        return text_table(self._title(), self._rows(), 6, self._footer())
+
+    def _repr_html_(self) -> str:
+        from .display import html_table
+        return html_table(self._title(), self._rows(), 6, self._footer().strip())
+
+    def _repr_latex_(self) -> str:
+        from .display import latex_table
+        return latex_table(self._title(), self._rows(), 6)
+
     def to_json(self) -> dict:
         """Inputs plus ``e_mean``, ``e_se`` (exact functional), ``e_mc_mean``, ``e_mc_se``, ``seconds``."""
         def f(x):

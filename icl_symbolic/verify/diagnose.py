@@ -292,6 +292,9 @@ class Diagnosis:
             return ""
         return _relation_words(self.best.expr, self.required.candidate.expr)
 
+    def __repr__(self) -> str:
+        return self.summary()
+
     def summary(self) -> str:
         """One paragraph, as printed by ``verify`` and ``diagnose``."""
         v = mpmath.nstr(self.value, 10)
