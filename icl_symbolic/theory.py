@@ -434,6 +434,9 @@ def e_nonlinear_normalized(f=None, C_train="identity", C_test=None, rho=0.1, alp
 # ----------------------------------------------------------------------------
 # curves
 # ----------------------------------------------------------------------------
+DIVERGES = "tau = 1 with lam = 0: the ridgeless error diverges (interpolation peak)"
+
+
 @dataclass(frozen=True)
 class TheoryCurve:
     """A grid of theory points (cartesian product, tau varying fastest).
@@ -455,9 +458,45 @@ class TheoryCurve:
     def e(self) -> np.ndarray:
         return self.columns["e"]
 
+    # -- display: the swept parameters and e, at most 12 rows ----------------
+    def _rows(self, limit: int = 12):
+        from .display import Quantity
+        c = self.columns
+        swept = [k for k in ("rho", "alpha", "kappa", "lam", "tau") if np.unique(c[k]).size > 1] or ["tau"]
+        tex = {"rho": "\\rho", "alpha": "\\alpha", "kappa": "\\kappa", "lam": "\\lambda", "tau": "\\tau"}
+        return [Quantity(", ".join(f"{k}={c[k][i]:g}" for k in swept),
+                         ",\\ ".join(f"{tex[k]}={c[k][i]:g}" for k in swept),
+                         Value(float(c["e"][i]), "numeric", note=DIVERGES if math.isinf(c["e"][i]) else ""))
+                for i in range(min(len(self), limit))]
+
+    def _title(self) -> str:
+        who = f"f(g) = {self.moments.label}" if self.moments is not None else "given a1, rho_nonlinear"
+        eq = "Result 1, Eq. (9)" if self.branch == "result1" else "a1 = 0 branch, Eq. (10)"
+        fixed = ", ".join(f"{k} = {self.columns[k][0]:g}" for k in ("rho", "alpha", "kappa", "lam", "tau")
+                          if np.unique(self.columns[k]).size == 1)
+        return f"ICL error e (d -> infinity, {eq}) for {who}; {fixed}"
+
+    def _footer(self) -> str:
+        more = len(self) - len(self._rows())
+        return f"  ... {more} more points (.points(), .columns)" if more > 0 else ""
+
+    def __repr__(self) -> str:
+        from .display import text_table
+        return text_table(self._title(), self._rows(), 10, self._footer())
+
+    def _repr_html_(self) -> str:
+        from .display import html_table
+        return html_table(self._title(), self._rows(), 10, self._footer().strip())
+
+    def _repr_latex_(self) -> str:
+        from .display import latex_table
+        return latex_table(self._title(), self._rows(), 10)
+
     def points(self) -> list[dict]:
+        """One dict per point: the parameters, ``e`` and ``reason`` (None, or why ``e`` is inf)."""
         keys = ("alpha", "kappa", "tau", "lam", "rho", "rho_nonlinear", "e")
-        return [{k: float(self.columns[k][i]) for k in keys} for i in range(len(self))]
+        return [{**{k: float(self.columns[k][i]) for k in keys},
+                 "reason": DIVERGES if math.isinf(self.columns["e"][i]) else None} for i in range(len(self))]
 
 
 def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau=0.5, lam=0.0,
@@ -468,6 +507,8 @@ def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0
     or precomputed ``a1`` with ``rho_nonlinear`` (then ``rho`` must be a single value or None and
     is only recorded), or neither (the plain linear teacher ``g``: a1 = 1, rho_nonlinear = rho).
     ``progress(i, n)`` is called after each point.  Result 1 (Eq. 9, p. 3) or Eq. (10).
+    A ridgeless point at tau = 1 (the interpolation peak) is part of the sweep with
+    ``e = inf`` and the reason :data:`DIVERGES` in :meth:`TheoryCurve.points`.
 
     >>> cv = curve(a1=0.0, rho_nonlinear=0.2, rho=0.1, tau=[0.5, 0.9, 2.0])
     >>> [round(float(x), 12) for x in cv.e]
@@ -500,15 +541,18 @@ def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0
             return float(r)
     rows = list(itertools.product(grids["rho"], grids["alpha"], grids["kappa"], grids["lam"], grids["tau"]))
     for r, al, ka, la, ta in rows:   # validate everything before computing anything
+        ta_ok = 2.0 if ta == 1 and la == 0 else ta      # the peak is a point of the sweep, marked inf
         if not np.isnan(r):
-            check_parameters(r, al, ka, ta, la)
-        check_parameters(rnl_of(r), al, ka, ta, la)
+            check_parameters(r, al, ka, ta_ok, la)
+        check_parameters(rnl_of(r), al, ka, ta_ok, la)
     sp = None if a1f == 0.0 else task_spectra(C_train, C_test, d).scaled(a1f * a1f)
     n = len(rows)
     cols = {k: np.empty(n) for k in ("rho", "alpha", "kappa", "lam", "tau", "rho_nonlinear", "e")}
     for i, (r, al, ka, la, ta) in enumerate(rows):
         rnl = rnl_of(r)
-        if sp is None:
+        if ta == 1 and la == 0:
+            e = math.inf
+        elif sp is None:
             e = e_a1zero(rnl, ta, la, al)
         else:
             e = _error(sp, rnl, al, ka, ta, la)

@@ -83,9 +83,20 @@ def test_progress_for_long_grids(capsys):
     assert "theory: 400/400 points" in capsys.readouterr().err
 
 
+def test_tau_one_is_a_diverging_point_not_a_refusal(tmp_path, capsys):
+    """A ridgeless sweep through tau = 1 keeps the point: inf in CSV, null with a reason in JSON."""
+    rc = main(["theory", "sin(g)", "--tau", "0.5,1,2", "--csv", str(tmp_path / "o.csv"), "--json", "-"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "Infinity" not in text and "NaN" not in text
+    pts = json.loads(text)["points"]
+    assert pts[1]["e"] is None and "diverges" in pts[1]["reason"]
+    assert pts[0]["reason"] is None and pts[2]["e"] > 0
+    rows = (tmp_path / "o.csv").read_text().splitlines()
+    assert rows[2].split(",")[-1] == "inf" and rows[1].split(",")[-1] != "inf"
+
+
 @pytest.mark.parametrize("extra, message", [
-    (["--tau", "1"], "tau = 1"),
-    (["--tau", "0.5,1,2"], "tau = 1"),
     (["--kappa", "0"], "kappa"),
     (["--kappa", "-1"], "kappa"),
     (["--alpha", "0"], "alpha"),

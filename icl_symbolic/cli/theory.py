@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io as _io
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -151,7 +152,7 @@ def json_document(cv, args, d, warnings) -> dict:
                        "rho_nonlinear": "rho + E[f^2] - a1^2", "rho_f": "rho + E[f^2]"},
         "appendix_a_warnings": warnings,
         "paper": _PAPER,
-        "points": cv.points(),
+        "points": [{**p, "e": None if math.isinf(p["e"]) else p["e"]} for p in cv.points()],
     }
 
 
