@@ -19,8 +19,8 @@ Values and plain numbers, and the result says honestly how it was obtained:
 
 * exact op exact is exact: the SymPy closed forms are combined, evaluated to the
   smaller of the two ``digits``.  Python ``int``, ``fractions.Fraction`` and SymPy
-  numbers count as exact; a ``float`` counts as the exact binary number it stores
-  (``0.1`` is 3602879701896397/2**55; pass ``Fraction(1, 10)`` for one tenth).
+  numbers count as exact; a ``float`` is read through its shortest repr, as
+  everywhere in the package (``0.1`` is 1/10).
 * When an ``mpmath`` or ``numeric`` Value takes part, the absolute error bounds are
   propagated as bounds (``|a b - A B| <= |a| e_B + |b| e_A + e_A e_B``, and so on),
   the result is ``mpmath`` (``numeric`` if no mpmath operand), and its ``digits``
@@ -271,9 +271,16 @@ def _operand(x):
         return _Operand(val, err, x.exact if x.method == "exact" else None, x.digits, stderr, x)
     if isinstance(x, bool):
         return None
-    if isinstance(x, (int, Fraction, mpmath.mpf)) or (isinstance(x, float) and math.isfinite(x)):
-        ex = sympy.Rational(Fraction(x) if not isinstance(x, mpmath.mpf) else
-                            Fraction(*[int(t) for t in mpmath.mpf(x).as_integer_ratio()]))
+    if isinstance(x, (int, Fraction, float, mpmath.mpf)):
+        if isinstance(x, float):
+            if not math.isfinite(x):
+                return None
+            ex = sympy.Rational(repr(float(x)))     # 0.1 -> 1/10, as gauss.to_rational reads floats
+        elif isinstance(x, mpmath.mpf):
+            man, exp = x.man_exp
+            ex = sympy.Integer(man) * sympy.Integer(2) ** exp
+        else:
+            ex = sympy.Rational(x.numerator, x.denominator)
         return _Operand(mpmath.mpf(ex.p) / ex.q, mpmath.mpf(0), ex, None, None, None)
     if isinstance(x, (sympy.Expr, sympy.Basic)) and getattr(x, "is_number", False) and x.is_real:
         return _Operand(None, mpmath.mpf(0), x, None, None, None)
