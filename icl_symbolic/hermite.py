@@ -40,6 +40,7 @@ import sympy
 from mpmath.libmp import to_fixed
 
 from . import __version__
+from .display import Quantity, html_table, latex_table, text_table
 from .errors import ICLError, ValidityError
 from .expr import MAX_HERMITE_ORDER, Teacher, g, teacher
 from .gauss import (_singular_candidates, callable_digits, check_integrable, exact_expectation,
@@ -124,7 +125,6 @@ class HermiteResult:
               ("noise_normalized", "\\rho_{\\rm nonlinear}/a_1^2"))
 
     def _rows(self):
-        from .display import Quantity
         plain = {"E_f2": "E[f^2]", "noise_normalized": "rho_nonlinear/a1^2"}
         return [Quantity(plain.get(name, name), tex, getattr(self, name))
                 for name, tex in self._NAMES]
@@ -139,15 +139,12 @@ class HermiteResult:
         return f"  a_0..a_{self.M} = {shown}  (full: .a, .to_json()){notes}"
 
     def __repr__(self) -> str:
-        from .display import text_table
         return text_table(self._title(), self._rows(), min(self.digits, 16), self._footer())
 
     def _repr_html_(self) -> str:
-        from .display import html_table
         return html_table(self._title(), self._rows(), min(self.digits, 16), self._footer().strip())
 
     def _repr_latex_(self) -> str:
-        from .display import latex_table
         return latex_table(self._title(), self._rows(), min(self.digits, 16))
 
     @property

@@ -54,6 +54,7 @@ import mpmath
 import numpy as np
 import sympy
 
+from .display import Quantity, html_table, latex_table, text_table
 from .errors import ICLError
 from .expr import g, parse_expr, teacher
 from .gauss import expect, mp_expect_vector, to_rational
@@ -403,7 +404,6 @@ class Moments:
 
     # -- display: one row per coefficient -------------------------------------
     def _rows(self):
-        from .display import Quantity
         return [Quantity(k, "\\mathrm{" + k.replace("_", "\\_") + "}", v) for k, v in self.coefficients().items()]
 
     def _title(self) -> str:
@@ -411,15 +411,12 @@ class Moments:
                 f"d = {self.d}, ell = {self.ell}, omega = {self.omega}")
 
     def __repr__(self) -> str:
-        from .display import text_table
         return text_table(self._title(), self._rows(), 12)
 
     def _repr_html_(self) -> str:
-        from .display import html_table
         return html_table(self._title(), self._rows(), 12)
 
     def _repr_latex_(self) -> str:
-        from .display import latex_table
         return latex_table(self._title(), self._rows(), 12)
 
     def coefficients(self) -> dict:

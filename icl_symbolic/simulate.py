@@ -61,6 +61,7 @@ from scipy.linalg import blas, lapack
 
 from . import gamma_error
 from .covariance import Covariance, resolve_covariance, sample_tasks
+from .display import Quantity, html_table, latex_table, text_table
 from .errors import ICLError
 from .expr import teacher
 from .prompts import sample_prompts
@@ -442,7 +443,6 @@ class SimResult:
 
     # -- display --------------------------------------------------------------
     def _rows(self):
-        from .display import Quantity
         rows = [Quantity("e (exact test functional)", "e", self.e)] if self.e is not None else []
         return rows + [Quantity(f"e_mc ({self.n_test} test prompts/seed)", "e_{\\rm MC}", self.e_mc)]
 
@@ -455,15 +455,12 @@ class SimResult:
         return f"  {len(self.runs)} seeds {list(self.seeds)}, {self.seconds:.1f} s (per seed: .runs)"
 
     def __repr__(self) -> str:
-        from .display import text_table
         return text_table(self._title(), self._rows(), 6, self._footer())
 
     def _repr_html_(self) -> str:
-        from .display import html_table
         return html_table(self._title(), self._rows(), 6, self._footer().strip())
 
     def _repr_latex_(self) -> str:
-        from .display import latex_table
         return latex_table(self._title(), self._rows(), 6)
 
     def to_json(self) -> dict:

@@ -48,6 +48,7 @@ from scipy.optimize import brentq
 
 from . import a1zero
 from .covariance import appendix_a, resolve_covariance
+from .display import Quantity, html_table, latex_table, text_table
 from .errors import ICLError
 from .hermite import hermite_coeffs
 from .stieltjes import Stieltjes, stieltjes, stieltjes_isotropic
@@ -460,7 +461,6 @@ class TheoryCurve:
 
     # -- display: the swept parameters and e, at most 12 rows ----------------
     def _rows(self, limit: int = 12):
-        from .display import Quantity
         c = self.columns
         swept = [k for k in ("rho", "alpha", "kappa", "lam", "tau") if np.unique(c[k]).size > 1] or ["tau"]
         tex = {"rho": "\\rho", "alpha": "\\alpha", "kappa": "\\kappa", "lam": "\\lambda", "tau": "\\tau"}
@@ -481,15 +481,12 @@ class TheoryCurve:
         return f"  ... {more} more points (.points(), .columns)" if more > 0 else ""
 
     def __repr__(self) -> str:
-        from .display import text_table
         return text_table(self._title(), self._rows(), 10, self._footer())
 
     def _repr_html_(self) -> str:
-        from .display import html_table
         return html_table(self._title(), self._rows(), 10, self._footer().strip())
 
     def _repr_latex_(self) -> str:
-        from .display import latex_table
         return latex_table(self._title(), self._rows(), 10)
 
     def points(self) -> list[dict]:
