@@ -28,6 +28,7 @@ source = "Sec. 2, Eq. (2), p. 2"
 statement = 'a_1 = 3'
 method = "symbolic"
 check = "hermite_value"
+evidence = "derivation"
 quantity = "a1"
 claimed = "3"
 tolerance = { exact = true, reason = "exact" }
@@ -54,6 +55,8 @@ def test_load_good_file(tmp_path):
     (lambda s: s.replace('source = "Sec. 2, Eq. (2), p. 2"\n', ""), "missing required key 'source'"),
     (lambda s: s.replace('"hermite_value"', '"no_such_check"'), "unknown check 'no_such_check'"),
     (lambda s: s.replace('method = "symbolic"', 'method = "guess"'), "method 'guess' is not one of"),
+    (lambda s: s.replace('evidence = "derivation"\n', ""), "missing required key 'evidence'"),
+    (lambda s: s.replace('evidence = "derivation"', 'evidence = "proof"'), "evidence 'proof' is not one of"),
     (lambda s: s.replace('expected = "holds"', 'expected = "maybe"'), "expected must be 'holds' or 'mismatch'"),
     (lambda s: s.replace('claimed = "3"', 'claimed = "3 +"'), "claimed = '3 +'"),
     (lambda s: s.replace('quantity = "a1"', 'quantity = "__import__(1)"'), "quantity = '__import__(1)'"),
@@ -115,7 +118,7 @@ def test_shipped_claims_are_complete():
     claims = claimfile.load_claims()
     assert len(claims) >= 50
     files = {c.file for c in claims}
-    assert len(files) == 10
+    assert len(files) == len(claimfile.default_files()) >= 11
     for c in claims:
         assert "p." in c.source, c.id
         assert c.statement and c.tolerance.reason
@@ -255,6 +258,7 @@ source = "user, p. 1"
 statement = 'x'
 method = "symbolic"
 check = "symbolic_identity"
+evidence = "derivation"
 symbols = ["q", "tau", "rho_nl"]
 assume = "positive"
 lhs = "e_below"
@@ -302,6 +306,7 @@ statement = 'x'
 method = "sim"
 full = true
 check = "simulation"
+evidence = "simulation"
 d = 16
 alpha = 2
 kappa = 2
@@ -384,6 +389,7 @@ source = "p. 1"
 statement = 'x'
 method = "mpmath"
 check = "theory_value"
+evidence = "independent"
 call = { function = "e_linear", args = { rho = 0.1, alpha = 2, kapa = 2, tau = 0.5 } }
 claimed = "1"
 tolerance = { rel = 1e-9, reason = "x" }
@@ -405,6 +411,7 @@ statement = 'x'
 method = "sim"
 full = true
 check = "simulation_extrapolated"
+evidence = "simulation"
 f = "tanh(g)"
 rho = "0.1"
 d_list = [16, 24, 48]

@@ -166,3 +166,31 @@ def test_issue_example_paper_names_without_order_prefix(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
     code, out, _ = run(capsys, "verify", "--quiet", "derivations/lemma1.*", "--only", "lemma1.E_hh")
     assert code == 0 and out.startswith("ok lemma1.E_hh") and "1 claims: 1 hold" in out
+
+
+def test_json_gives_every_claim_evidence_and_tally_is_printed(capsys):
+    """Every shipped claim carries an evidence kind and a paper result; the terminal tally lists them."""
+    from icl_symbolic.verify.evidence import EVIDENCE, RESULTS
+
+    code = main(["verify", "--quiet", "--json", "--only", "appc.*", "--only", "result1.*",
+                 "--only", "eq8.rho_nonlinear_definition"])
+    out, _ = capsys.readouterr()
+    rows = json.loads(out)
+    assert code == 0 and rows
+    assert all(r["evidence"] in EVIDENCE and r["result"] in RESULTS for r in rows)
+    by_id = {r["id"]: r["evidence"] for r in rows}
+    assert by_id["appc.moments"] == "derivation"
+    assert by_id["result1.homogeneity_isotropic"] == "consistency"      # tautological: e_nonlinear IS Result 1
+    assert by_id["eq8.rho_nonlinear_definition"] == "consistency"
+    main(["verify", "--only", "appc.*", "--only", "result1.homogeneity_*"])
+    out, _ = capsys.readouterr()
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("Result 1"))
+    assert line.split()[2:6] == ["3/3", "0/0", "0/0", "2/2"]
+
+
+def test_every_shipped_claim_is_labelled():
+    from icl_symbolic.verify.claimfile import load_claims
+    from icl_symbolic.verify.evidence import EVIDENCE, RESULTS
+
+    claims = load_claims()
+    assert all(c.evidence in EVIDENCE and c.result in RESULTS for c in claims)

@@ -52,6 +52,16 @@ MUTATIONS = [
      'above = "rho_nl*alpha/(alpha - 1)"', "tau and alpha swapped"),
     ("08_fig1.toml", "fig1.unnormalised_mse", 'alpha = 2, kappa = 2, tau = [0.2, 0.4, 0.6, 0.8, 1.2, 1.5, 2, 3, 5, 8] } }\nversus',
      'tau = 2, kappa = 2, alpha = [0.2, 0.4, 0.6, 0.8, 1.2, 1.5, 2, 3, 5, 8] } }\nversus', "tau and alpha swapped"),
+    # the proof step of Result 1 (Appendix C), f generic: a wrong equivalent teacher or a wrong written form
+    ("11_appendix_c.toml", "appc.moments", 'rho_eq = "rho_nonlinear"', 'rho_eq = "rho_f"', "rho_f for rho_nonlinear"),
+    ("11_appendix_c.toml", "appc.test_error_functional", 'rho_eq = "rho_nonlinear"', 'rho_eq = "rho_f"',
+     "rho_f for rho_nonlinear"),
+    ("11_appendix_c.toml", "appc.finite_size_terms", 'rho_eq = "rho_nonlinear"', 'rho_eq = "rho_f"',
+     "rho_f for rho_nonlinear"),
+    ("11_appendix_c.toml", "appc.moments", 'cov_scale = "a1^2"', 'cov_scale = "a1"', "a1 for a1^2"),
+    ("11_appendix_c.toml", "appc.test_error_functional", 'cov_scale = "a1^2"', 'cov_scale = "a1"', "a1 for a1^2"),
+    ("11_appendix_c.toml", "appc.test_error_functional", "rho_f*trAtA/alpha + ", "", "dropped 1/alpha term"),
+    ("11_appendix_c.toml", "appc.moments", 'E_uuT_I = "rho_f/alpha"', 'E_uuT_I = "0"', "dropped 1/alpha term"),
 ]
 
 

@@ -13,6 +13,7 @@ import sys
 from .. import io
 from ..errors import ICLError
 from ..verify.claimfile import load_claims, select
+from ..verify.evidence import format_tally, tally
 from ..verify.report import render, report_format
 from ..verify.runner import format_line, run_claims, summarize, summary_line
 
@@ -56,7 +57,8 @@ def run(args) -> int:
     claims = select(load_claims(args.files or None), args.only)
     if args.list:
         for c in claims:
-            print(f"{c.id:<36} {c.method:<8} {'full ' if c.full else '     '}{c.expected:<9} {c.source}")
+            print(f"{c.id:<36} {c.method:<8} {c.evidence:<12} {'full ' if c.full else '     '}{c.expected:<9} "
+                  f"{c.source}")
         return 0
     progress = None if args.quiet else sys.stderr
     results = run_claims(claims, full=args.full, progress=progress)
@@ -66,9 +68,12 @@ def run(args) -> int:
         width = max([len(r.claim.id) for r in results] + [10])
         for r in results:
             print(format_line(r, width))
+        print(format_tally(tally(results)))
         print(summary_line(summary))
     else:
         print(json.dumps(payload, indent=2, default=str))
+        if not args.quiet:
+            print(format_tally(tally(results)), file=sys.stderr)
         print(summary_line(summary), file=sys.stderr)
     if args.json_out:
         io.write_json(args.json_out, payload)

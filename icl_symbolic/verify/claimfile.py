@@ -42,6 +42,7 @@ from pathlib import Path
 from ..errors import ClaimFileError, ICLError
 from .checks import REGISTRY
 from .diagnose import family_expr
+from .evidence import EVIDENCE
 from .judge import Tolerance
 
 try:  # Python >= 3.11
@@ -54,7 +55,7 @@ EXPECTED = ("holds", "mismatch")
 TOLERANCE_KINDS = ("exact", "abs", "rel", "z")
 #: Keys of a claim that are not parameters of its check.
 CLAIM_KEYS = ("id", "source", "statement", "method", "check", "expected", "tolerance",
-              "diagnosis", "full", "note", "why")
+              "diagnosis", "full", "note", "why", "evidence", "result")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
 DERIVATIONS_DIR = Path(__file__).resolve().parents[2] / "derivations"
@@ -79,6 +80,8 @@ class Claim:
     full: bool = False
     note: str = ""
     why: str = ""
+    evidence: str = "consistency"   # derivation | independent | simulation | consistency
+    result: str = ""                # the paper result the claim backs (verify.evidence.RESULTS)
 
     def where(self) -> str:
         return f"{self.file}: claim {self.id!r}"
@@ -198,6 +201,12 @@ def _build_claim(raw, defaults, unit, name, where, registry) -> Claim:
     for key in ("note", "why"):
         if key in raw and not isinstance(raw[key], str):
             raise ClaimFileError(f"{where}: {key!r} must be a string")
+    evidence = _need_str(raw, "evidence", where)
+    if evidence not in EVIDENCE:
+        raise ClaimFileError(f"{where}: evidence {evidence!r} is not one of {', '.join(EVIDENCE)}")
+    result = raw.get("result", unit.get("result", ""))
+    if not isinstance(result, str):
+        raise ClaimFileError(f"{where}: 'result' must be a string (the paper result the claim backs)")
     kind = registry[check]
     params = {k: v for k, v in defaults.items() if k in kind.params}
     params.update({k: v for k, v in raw.items() if k not in CLAIM_KEYS})
@@ -210,7 +219,8 @@ def _build_claim(raw, defaults, unit, name, where, registry) -> Claim:
     return Claim(id=cid, source=source, statement=statement, method=method, check=check,
                  expected=expected, tolerance=tol, params=params, parsed=parsed, file=name,
                  unit=str(unit.get("title", "")), diagnosis=diagnosis.strip() if diagnosis else None,
-                 full=full, note=str(raw.get("note", "")), why=str(raw.get("why", "")))
+                 full=full, note=str(raw.get("note", "")), why=str(raw.get("why", "")),
+                 evidence=evidence, result=result.strip())
 
 
 def _tolerance(t, where, method) -> Tolerance:

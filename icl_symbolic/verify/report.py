@@ -19,6 +19,11 @@ from pathlib import Path
 from ..errors import ICLError
 from ..mathml import latex_to_mathml
 from .runner import summary_line
+from .evidence import EVIDENCE, tally, tally_rows
+
+_EVIDENCE_NOTE = ("Evidence per paper result: claims that came out as expected / claims run, "
+                  "[+n] skipped (need --full). Consistency checks test the code's own definitions "
+                  "and are not counted as evidence for the paper.")
 
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
 
@@ -78,17 +83,21 @@ def render_markdown(results, summary, meta=None) -> str:
            "learn from nonlinear teachers in-context?*, arXiv:2610.10761v1.", "",
            f"Generated {when}. Mode: {meta.get('mode', 'quick')}. Files: "
            f"{', '.join(meta.get('files', [])) or 'shipped derivations'}.", "",
-           f"**{line}**", "", "| ok | id | verdict | residual / z | source |", "|---|---|---|---|---|"]
+           f"**{line}**", "", _EVIDENCE_NOTE, "",
+           "| paper result | " + " | ".join(EVIDENCE) + " | |", "|---" * (len(EVIDENCE) + 2) + "|"]
+    out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in tally_rows(tally(results))]
+    out += ["", "| ok | id | verdict | evidence | residual / z | source |", "|---|---|---|---|---|---|"]
     for r in results:
         out.append(f"| {'yes' if r.ok else '**NO**'} | `{r.claim.id}` | {_cell(r.label)} | "
-                   f"{_cell(r.measure())} | {_cell(r.claim.source)} |")
+                   f"{r.claim.evidence} | {_cell(r.measure())} | {_cell(r.claim.source)} |")
     unit = None
     for r in results:
         c = r.claim
         if c.unit and c.unit != unit:
             unit = c.unit
             out += ["", f"## {unit}"]
-        out += ["", f"### `{c.id}`: {r.label}", "", f"*{c.source}* -- method: {c.method}, "
+        out += ["", f"### `{c.id}`: {r.label}", "", f"*{c.source}* -- evidence: {c.evidence}"
+                f"{' for ' + c.result if c.result else ''}, method: {c.method}, "
                 f"check: `{c.check}`, expected: {c.expected}", "", "Statement (as the paper writes it):", ""]
         out += ["```math", " ".join(c.statement.split()), "```", ""]
         for k, v in _numbers(r):
@@ -130,14 +139,19 @@ def render_html(results, summary, meta=None) -> str:
         cls = "ok" if r.ok else "bad"
         rows.append(f"<tr><td class='{cls}'>{'yes' if r.ok else 'NO'}</td><td><a href='#{e(r.claim.id)}'>"
                     f"<code>{e(r.claim.id)}</code></a></td><td class='{cls}'>{e(r.label)}</td>"
-                    f"<td>{e(r.measure())}</td><td>{e(r.claim.source)}</td></tr>")
+                    f"<td>{e(r.claim.evidence)}</td><td>{e(r.measure())}</td><td>{e(r.claim.source)}</td></tr>")
+    ev_rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>"
+                      for row in tally_rows(tally(results)))
     body = [f"<h1>icl-symbolic verification report</h1>",
             "<p>Paper: Letey, Rysmakhanov, Lu, Pehlevan, Zavatone-Veth, <em>What can linear attention "
             "learn from nonlinear teachers in-context?</em>, arXiv:2610.10761v1.</p>",
             f"<p>Generated {e(when)}. Mode: {e(meta.get('mode', 'quick'))}. Files: "
             f"{e(', '.join(meta.get('files', [])) or 'shipped derivations')}.</p>",
-            f"<p class='summary'>{e(line)}</p>",
-            "<table><tr><th>ok</th><th>id</th><th>verdict</th><th>residual / z</th><th>source</th></tr>",
+            f"<p class='summary'>{e(line)}</p>", f"<p>{e(_EVIDENCE_NOTE)}</p>",
+            "<table><tr><th>paper result</th>" + "".join(f"<th>{k}</th>" for k in EVIDENCE) + "<th></th></tr>",
+            ev_rows, "</table><p></p>",
+            "<table><tr><th>ok</th><th>id</th><th>verdict</th><th>evidence</th><th>residual / z</th>"
+            "<th>source</th></tr>",
             *rows, "</table>"]
     unit = None
     for r in results:
@@ -154,7 +168,8 @@ def render_html(results, summary, meta=None) -> str:
         eq_html = f"<div class='eq'>{eq}</div>" if eq else ""
         body.append(f"<div class='claim' id='{e(c.id)}'><h3><code>{e(c.id)}</code>: "
                     f"<span class='{cls}'>{e(r.label)}</span></h3>"
-                    f"<p><i>{e(c.source)}</i> &mdash; method: {e(c.method)}, check: <code>{e(c.check)}</code>,"
+                    f"<p><i>{e(c.source)}</i> &mdash; evidence: {e(c.evidence)}"
+                    f"{e(' for ' + c.result) if c.result else ''}, method: {e(c.method)}, check: <code>{e(c.check)}</code>,"
                     f" expected: {e(c.expected)}</p><p>Statement (as the paper writes it):</p>{eq_html}"
                     f"<pre class='tex' title='LaTeX source'>{e(c.statement)}</pre><ul>{items}</ul><p>{e(r.detail)}</p>{extra}{figs}</div>")
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"

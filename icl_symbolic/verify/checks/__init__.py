@@ -11,6 +11,7 @@ module                    kinds (paper unit)
 ``a1zero``                a1zero_limit (Eq. 10, p. 3; Eq. 15, p. 10)
 ``appendix_a``            appendix_a, appendix_a_condition (Appendix A, p. 7)
 ``simulation``            simulation, simulation_extrapolated (Figs. 1-2)
+``appendix_c``            appendix_c (Appendix C, p. 10: the proof step of Result 1)
 ========================  =====================================================
 
 A new kind is a function decorated with
@@ -21,9 +22,9 @@ unit, listed in that module's ``KINDS`` and reached from :data:`REGISTRY` here.
 from __future__ import annotations
 
 from .. import registry
-from . import a1zero, appendix_a, hermite, identities, moments, simulation, theory
+from . import a1zero, appendix_a, appendix_c, hermite, identities, moments, simulation, theory
 
-_MODULES = (hermite, identities, moments, theory, a1zero, appendix_a, simulation)
+_MODULES = (hermite, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation)
 
 #: check name -> :class:`~icl_symbolic.verify.registry.CheckKind`, for every shipped kind.
 REGISTRY = {kind.name: kind for module in _MODULES for kind in module.KINDS}
