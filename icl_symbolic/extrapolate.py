@@ -1,0 +1,339 @@
+r"""Simulations on a ladder of d, extrapolated to d -> infinity, against the theory.
+
+The theory of the paper (Result 1, Eq. (9), p. 3; Eq. (10), p. 3; Eq. (11),
+p. 3-4) holds as d -> infinity; a simulation at finite d differs from it by
+O(1/d) (the feature count is d(d+1), the task norm |w|^2/d fluctuates at
+O(d^-1/2) for Gaussian tasks, the context statistics have O(1/ell) terms:
+see docs/appendix-c.md).  Instead of forgiving that gap with a hand-set
+allowance, :func:`extrapolate` simulates at several d and fits
+
+    e(d) = e_inf + c1/d            (model "c1/d")
+    e(d) = e_inf + c1/d + c2/d^2   (model "c1/d+c2/d^2", only when the data need it)
+
+by weighted least squares (weights 1/SE_d^2, SE_d the seed-to-seed standard
+error at each d), then compares e_inf with the theory in units of its
+standard error.
+
+Model choice (:func:`fit_ladder`): the 1/d model is kept unless its chi^2 is
+improbable (p < ``P_MODEL`` = 0.05 on n - 2 dof) *and* the 1/d^2 term lowers
+chi^2 by more than the 95 % quantile of chi^2_1 (3.84; a likelihood-ratio test
+for one extra parameter) with at least one dof left.  The chosen model, its
+chi^2, dof and the reason are reported.  If even the chosen model fits badly
+(p < ``P_MODEL``), the standard error of e_inf is inflated by sqrt(chi^2/dof)
+(the Birge ratio) and the output says so.
+
+Standard error and its degrees of freedom.  e_inf = sum_i c_i m_i is linear
+in the per-d means m_i; its variance is sum_i c_i^2 SE_i^2.  Each SE_i is
+estimated from S_i seeds, so the z-score is referred to a Student t with the
+Welch-Satterthwaite dof  (sum c_i^2 SE_i^2)^2 / sum (c_i^2 SE_i^2)^2/(S_i - 1)
+(:func:`welch_dof`); points with a known SE (``seeds=None``) count as
+infinite dof.
+
+Nothing here knows about the model of the paper: :func:`run_ladder` takes
+the simulator from :mod:`icl_symbolic.simulation`, and the fit is tested on
+planted ladders (tests/test_extrapolate.py).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy import stats
+
+from .errors import ICLError
+
+#: p-value below which a fit model is rejected (model choice, Birge inflation).
+P_MODEL = 0.05
+#: chi^2_1 quantile the extra 1/d^2 term must beat (likelihood ratio at 5 %).
+LR_CHI2_1 = float(stats.chi2.isf(P_MODEL, 1))
+MODELS = ("c1/d", "c1/d+c2/d^2")
+
+
+@dataclass(frozen=True)
+class LadderPoint:
+    """The simulated error at one d: mean over seeds, its SE, the seeds (None: SE known exactly)."""
+
+    d: int
+    e_mean: float
+    e_se: float
+    seeds: tuple | None = None
+    seconds: float | None = None
+
+    @property
+    def n_seeds(self) -> int | None:
+        return None if self.seeds is None else len(self.seeds)
+
+    def to_json(self) -> dict:
+        return {"d": int(self.d), "e_mean": float(self.e_mean), "e_se": float(self.e_se),
+                "seeds": None if self.seeds is None else [int(s) for s in self.seeds],
+                "seconds": None if self.seconds is None else round(float(self.seconds), 3)}
+
+
+@dataclass(frozen=True)
+class Fit:
+    """A weighted fit of e(d) in powers of 1/d."""
+
+    model: str
+    e_inf: float
+    e_inf_se: float
+    coef: tuple          # (e_inf, c1[, c2])
+    chi2: float
+    dof: int
+    p_value: float | None
+    se_inflation: float  # Birge ratio applied to the SE (1.0: none)
+    e_inf_dof: float     # Welch-Satterthwaite dof of the SE (inf: known SEs)
+    reason: str
+    alternatives: tuple = ()   # ((model, chi2, dof, p_value), ...) of the models considered
+
+    def predict(self, d):
+        x = 1.0 / np.asarray(d, dtype=float)
+        return sum(c * x ** k for k, c in enumerate(self.coef))
+
+
+def _wls(ds, means, ses, order):
+    x = 1.0 / np.asarray(ds, dtype=float)
+    X = np.column_stack([x ** k for k in range(order + 1)])
+    w = 1.0 / np.asarray(ses, dtype=float) ** 2
+    XtW = X.T * w
+    cov = np.linalg.inv(XtW @ X)
+    coef = cov @ (XtW @ np.asarray(means, dtype=float))
+    resid = np.asarray(means) - X @ coef
+    chi2 = float(np.sum(w * resid ** 2))
+    dof = len(ds) - (order + 1)
+    p = float(stats.chi2.sf(chi2, dof)) if dof > 0 else None
+    # e_inf as a linear combination of the means: row 0 of cov X^T W
+    c = (cov @ XtW)[0]
+    return coef, cov, chi2, dof, p, c
+
+
+def welch_dof(c, ses, n_seeds) -> float:
+    """Welch-Satterthwaite dof of sum_i c_i m_i with SE_i estimated from n_seeds[i] seeds (None: known)."""
+    v = (np.asarray(c) * np.asarray(ses)) ** 2
+    den = 0.0
+    for vi, n in zip(v, n_seeds):
+        if n is not None:
+            if n < 2:
+                return 0.0
+            den += vi ** 2 / (n - 1)
+    return math.inf if den == 0 else float(v.sum() ** 2 / den)
+
+
+def fit_ladder(points: Sequence[LadderPoint], model: str = "auto") -> Fit:
+    """Weighted fit e(d) = e_inf + c1/d (+ c2/d^2 when the data support it); see the module docstring.
+
+    ``model``: ``"auto"`` (choose), ``"c1/d"`` or ``"c1/d+c2/d^2"`` (force).
+
+    >>> pts = [LadderPoint(d, 0.7 + 1.3 / d, 0.01) for d in (32, 48, 64, 96, 128)]
+    >>> f = fit_ladder(pts)
+    >>> f.model, round(f.e_inf, 12), f.chi2 < 1e-20
+    ('c1/d', 0.7, True)
+    """
+    pts = sorted(points, key=lambda p: p.d)
+    ds = [p.d for p in pts]
+    if len(set(ds)) != len(ds):
+        raise ICLError(f"the ladder has repeated dimensions: {ds}")
+    if len(ds) < 2:
+        raise ICLError("a ladder needs at least two dimensions d")
+    ses = [p.e_se for p in pts]
+    if not all(math.isfinite(s) and s > 0 for s in ses):
+        raise ICLError("every point needs a positive finite standard error (at least two seeds per d)")
+    means = [p.e_mean for p in pts]
+    if model not in ("auto",) + MODELS:
+        raise ICLError(f"unknown model {model!r}; expected auto, {', '.join(MODELS)}")
+    lin = _wls(ds, means, ses, 1)
+    alts = [("c1/d", lin[2], lin[3], lin[4])]
+    quad = _wls(ds, means, ses, 2) if len(ds) >= 3 else None
+    if quad is not None:
+        alts.append(("c1/d+c2/d^2", quad[2], quad[3], quad[4]))
+    if model == "c1/d+c2/d^2":
+        if quad is None:
+            raise ICLError("the 1/d^2 model needs at least three dimensions")
+        chosen, name, reason = quad, model, "model forced by the caller"
+    elif model == "c1/d":
+        chosen, name, reason = lin, model, "model forced by the caller"
+    else:
+        lin_ok = lin[4] is None or lin[4] >= P_MODEL
+        drop = lin[2] - quad[2] if quad is not None else 0.0
+        if lin_ok:
+            chosen, name = lin, "c1/d"
+            reason = (f"e_inf + c1/d fits: chi2 = {lin[2]:.3g} on {lin[3]} dof"
+                      + (f" (p = {lin[4]:.3g} >= {P_MODEL})" if lin[4] is not None else " (exact fit)"))
+        elif quad is not None and quad[3] >= 1 and drop > LR_CHI2_1:
+            chosen, name = quad, "c1/d+c2/d^2"
+            reason = (f"e_inf + c1/d rejected (chi2 = {lin[2]:.3g} on {lin[3]} dof, p = {lin[4]:.3g} < {P_MODEL}); "
+                      f"the c2/d^2 term lowers chi2 by {drop:.3g} > {LR_CHI2_1:.3g} (likelihood ratio, 5%)")
+        else:
+            chosen, name = lin, "c1/d"
+            why = ("too few dimensions for a 1/d^2 term with a dof left" if quad is None or quad[3] < 1
+                   else f"the c2/d^2 term lowers chi2 only by {drop:.3g} <= {LR_CHI2_1:.3g}")
+            reason = f"e_inf + c1/d fits poorly (chi2 = {lin[2]:.3g} on {lin[3]} dof, p = {lin[4]:.3g}) but {why}"
+    coef, cov, chi2, dof, p, c = chosen
+    se = float(math.sqrt(cov[0, 0]))
+    infl = 1.0
+    if p is not None and p < P_MODEL and dof > 0:
+        infl = math.sqrt(chi2 / dof)
+        se *= infl
+        reason += f"; SE inflated by the Birge ratio sqrt(chi2/dof) = {infl:.3g}"
+    nu = welch_dof(c, ses, [p_.n_seeds for p_ in pts])
+    return Fit(name, float(coef[0]), se, tuple(float(x) for x in coef), float(chi2), int(dof), p, infl, nu,
+               reason, tuple(alts))
+
+
+def z_limit(z_budget: float, dof: float) -> float:
+    """The Student-t quantile with the same two-sided false-alarm rate as normal ``z_budget``."""
+    if not math.isfinite(dof) or dof >= 1000:
+        return float(z_budget)
+    if dof <= 0:
+        return math.inf
+    p = 2 * stats.norm.sf(z_budget)
+    return float(stats.t.isf(p / 2, dof))
+
+
+def bonferroni_z(false_alarm: float, m: int = 1) -> float:
+    """Two-sided normal quantile for a false-alarm budget split over m comparisons.
+
+    >>> round(bonferroni_z(1e-3), 2), round(bonferroni_z(1e-3, 10), 2)
+    (3.29, 3.89)
+    """
+    if not 0 < false_alarm < 1 or m < 1:
+        raise ICLError("false-alarm budget must be in (0, 1) and m >= 1")
+    return float(stats.norm.isf(false_alarm / (2 * m)))
+
+
+@dataclass(frozen=True)
+class Extrapolation:
+    """Result of :func:`extrapolate`: the ladder, the fit, the theory and the z-score."""
+
+    teacher: str
+    tasks: str
+    alpha: float
+    kappa: float
+    tau: float
+    rho: float
+    lam: float
+    C_train: str
+    C_test: str
+    points: tuple
+    fit: Fit
+    e_theory: float | None
+    theory_note: str
+    z: float | None
+    z_limit: float | None
+    false_alarm: float
+    seconds: float
+    estimator: str = "exact"
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def holds(self) -> bool | None:
+        if self.z is None:
+            return None
+        return abs(self.z) <= self.z_limit
+
+    def to_json(self) -> dict:
+        f = self.fit
+
+        def num(x):
+            return None if x is None or not math.isfinite(x) else float(x)
+        return {
+            "teacher": self.teacher, "tasks": self.tasks, "alpha": self.alpha, "kappa": self.kappa,
+            "tau": self.tau, "rho": self.rho, "lam": self.lam, "C_train": self.C_train, "C_test": self.C_test,
+            "estimator": self.estimator,
+            "e_inf": num(f.e_inf), "e_inf_se": num(f.e_inf_se), "e_inf_dof": num(f.e_inf_dof),
+            "e_theory": num(self.e_theory), "theory_note": self.theory_note,
+            "z": num(self.z), "z_limit": num(self.z_limit), "false_alarm": self.false_alarm,
+            "holds": self.holds,
+            "model": f.model, "model_reason": f.reason, "coef": [num(c) for c in f.coef],
+            "chi2": num(f.chi2), "dof": f.dof, "p_value": num(f.p_value), "se_inflation": num(f.se_inflation),
+            "models_considered": [{"model": m, "chi2": num(c), "dof": k, "p_value": num(p)}
+                                  for m, c, k, p in f.alternatives],
+            "points": [p.to_json() for p in self.points],
+            "seconds": round(self.seconds, 3),
+            **self.extra,
+        }
+
+
+def theory_value(f, rho, alpha, kappa, tau, lam=0.0, C_train="identity", C_test=None, d=None):
+    """The d -> infinity theory for teacher f (Result 1; Eq. (10) when a1 = 0), with its provenance."""
+    from .theory import e_nonlinear
+
+    v = e_nonlinear(f, C_train=C_train, C_test=C_test, rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=lam, d=d)
+    return float(v.value), (v.note or "theory.e_nonlinear")
+
+
+def extrapolate(points: Sequence[LadderPoint], e_theory: float | None = None, *, false_alarm: float = 1e-3,
+                m: int = 1, model: str = "auto", meta: dict | None = None, theory_note: str = "",
+                seconds: float = 0.0, estimator: str = "exact") -> Extrapolation:
+    """Fit a ladder and compare e_inf with ``e_theory`` (library core of the ``extrapolate`` command).
+
+    ``false_alarm``: two-sided false-alarm budget, split over ``m`` comparisons
+    (Bonferroni); the normal quantile is converted to Student t at the fit's
+    Welch-Satterthwaite dof.  ``meta``: teacher, tasks, alpha, ... for the output.
+    """
+    fit = fit_ladder(points, model)
+    meta = dict(meta or {})
+    z = zl = None
+    if e_theory is not None:
+        z = (fit.e_inf - e_theory) / fit.e_inf_se
+        zl = z_limit(bonferroni_z(false_alarm, m), fit.e_inf_dof)
+    return Extrapolation(
+        teacher=str(meta.get("teacher", "")), tasks=str(meta.get("tasks", "gaussian")),
+        alpha=float(meta.get("alpha", math.nan)), kappa=float(meta.get("kappa", math.nan)),
+        tau=float(meta.get("tau", math.nan)), rho=float(meta.get("rho", math.nan)),
+        lam=float(meta.get("lam", 0.0)), C_train=str(meta.get("C_train", "identity")),
+        C_test=str(meta.get("C_test", meta.get("C_train", "identity"))),
+        points=tuple(sorted(points, key=lambda p: p.d)), fit=fit, e_theory=e_theory, theory_note=theory_note,
+        z=z, z_limit=zl, false_alarm=false_alarm, seconds=seconds, estimator=estimator)
+
+
+def _check_ladder(ds) -> list[int]:
+    out = []
+    for d in ds:
+        if isinstance(d, bool) or int(d) != d or d < 2:
+            raise ICLError(f"every d of the ladder must be an integer >= 2, got {d!r}")
+        out.append(int(d))
+    if len(set(out)) != len(out) or len(out) < 2:
+        raise ICLError(f"the ladder needs at least two distinct dimensions, got {list(ds)}")
+    return sorted(out)
+
+
+def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks="gaussian",
+               C_train="identity", C_test=None, jobs: int = 1, n_test: int = 2000,
+               progress: Callable[[str], None] | None = None, simulate_fn=None) -> list[LadderPoint]:
+    """Simulate at each d of the ladder (same seeds at every d) and return the points.
+
+    The per-seed error is the exact test functional of the trained Gamma
+    where the simulator computes it, else its Monte-Carlo estimate.
+    ``simulate_fn`` (default :func:`icl_symbolic.simulation.simulate`) must
+    accept the keyword arguments used here and return a result with ``e`` or
+    ``e_mc`` as a Value with ``stderr``.
+    """
+    ds = _check_ladder(ds)
+    if simulate_fn is None:
+        from .simulation import simulate as simulate_fn
+    points = []
+    for d in ds:
+        t0 = time.monotonic()
+        if progress is not None:
+            progress(f"d = {d}: {len(seeds)} seeds")
+        kw = dict(d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, C_train=C_train,
+                  C_test=C_train if C_test is None else C_test, seeds=tuple(seeds), n_test=n_test,
+                  progress=progress)
+        if tasks != "gaussian":
+            kw["tasks"] = tasks
+        if jobs != 1:
+            kw["jobs"] = jobs
+        sim = simulate_fn(f, **kw)
+        v = sim.e if getattr(sim, "e", None) is not None else sim.e_mc
+        if v.stderr is None:
+            raise ICLError("need at least two seeds per d for a standard error")
+        points.append(LadderPoint(d, float(v.value), float(v.stderr), tuple(seeds), time.monotonic() - t0))
+    return points
+
+
+__all__ = ["LadderPoint", "Fit", "Extrapolation", "fit_ladder", "welch_dof", "z_limit", "bonferroni_z",
+           "extrapolate", "run_ladder", "theory_value", "P_MODEL", "LR_CHI2_1", "MODELS"]
