@@ -1,0 +1,259 @@
+"""``icl-symbolic kernel``: which Hermite modes a query-side feature map turns into signal (our extension).
+
+    icl-symbolic kernel "g + (g^2-1)/sqrt(2)" --features hermite:2 --rho 0.1 --alpha 16 --kappa 4 --tau 4
+
+Parsing and formatting only; the mathematics is :mod:`icl_symbolic.kernel`
+(mode split, block spectrum, rho_eff) on top of the linear theory engine
+(:func:`icl_symbolic.theory.e_linear`).  Not a result of the paper: the paper
+(Result 1, Eq. (9), p. 3) covers ``--features identity``, which reproduces
+``icl-symbolic theory`` exactly.
+"""
+
+from __future__ import annotations
+
+import csv
+import io as _io
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ICLError
+from ..io import save_figure, write_json, write_text
+from ._args import parse_grid
+
+DEFAULT_D = 16
+_SWEPT = ("alpha", "kappa", "lam", "tau")
+_WHAT = "our extension of arXiv:2610.10761 (kernel learner); identity features = Result 1, Eq. (9), p. 3"
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "kernel", help="kernel learner: Hermite modes a feature map turns into signal, and its predicted ICL error",
+        description="Linear attention on fixed features phi of the input (identity, or hermite:K = orthonormal "
+                    "multivariate Hermite polynomials of z = sqrt(d) x of degree 1..K, K <= 3). Prints which "
+                    "Hermite modes of f are signal and which are noise, the task spectrum of the equivalent "
+                    "D-dimensional linear problem, rho_eff, and the predicted ICL error (linear deterministic "
+                    "equivalent in D dimensions). --alpha, --kappa, --tau are the LEARNER'S ratios ell/D, k/D, "
+                    "n/D^2 (D = feature count); plain attention at the same ell, k, n is shown alongside. "
+                    "Exit status: 0 ok, 2 bad input.")
+    p.add_argument("expr", metavar="EXPR", help="teacher f(g), e.g. 'g + (g^2-1)/sqrt(2)' (whitelisted input language)")
+    p.add_argument("--features", default="hermite:2", help="identity or hermite:K, K = 1, 2, 3 (default hermite:2)")
+    p.add_argument("--d", type=int, default=None,
+                   help=f"input dimension d (default {DEFAULT_D} for hermite:K; identity without --d is the "
+                        f"d -> infinity theory of the paper)")
+    p.add_argument("--tasks", default="gaussian", choices=("gaussian", "sphere"),
+                   help="task law: gaussian w ~ N(0, I_d) (the paper's; default) or sphere |w|^2 = d")
+    p.add_argument("--rho", default="0.1", help="label-noise variance rho >= 0 (default 0.1)")
+    p.add_argument("--alpha", default="16", help="context ratio ell/D > 0 (default 16)")
+    p.add_argument("--kappa", default="4", help="task diversity k/D > 0 (default 4)")
+    p.add_argument("--tau", default="4", help="pretraining ratio n/D^2 > 0, != 1 when lam = 0 (default 4)")
+    p.add_argument("--lam", default="0", help="ridge lam >= 0, regulariser (n/D) lam (default 0)")
+    p.add_argument("--log", action="store_true", help="start:stop:count grids are geometric")
+    p.add_argument("--digits", type=int, default=30, help="digits for the Hermite coefficients (default 30)")
+    p.add_argument("--json", action="store_true", help="print the JSON document to stdout (instead of the table)")
+    p.add_argument("--json-out", metavar="FILE.json", help="write the JSON document to FILE")
+    p.add_argument("--csv", metavar="FILE.csv", help="write the grid points as CSV")
+    p.add_argument("--plot", metavar="FILE.png", help="plot e against the first swept ratio (png, pdf or svg)")
+    p.add_argument("--quiet", action="store_true", help="no progress or warnings on stderr")
+    p.set_defaults(func=run)
+
+
+def _check_args(args) -> None:
+    if not 5 <= args.digits <= 200:
+        raise ICLError(f"--digits must be between 5 and 200, got {args.digits}")
+    if args.d is not None and args.d < 2:
+        raise ICLError(f"--d must be an integer >= 2, got {args.d}")
+    for opt, suffixes in (("plot", (".png", ".pdf", ".svg")), ("csv", (".csv",)), ("json_out", (".json",))):
+        path = getattr(args, opt)
+        if path is not None and Path(path).suffix.lower() not in suffixes:
+            raise ICLError(f"--{opt.replace('_', '-')}: {path!r} must end in {' or '.join(suffixes)}")
+
+
+def run(args) -> int:
+    from .. import kernel
+
+    _check_args(args)
+    fm = kernel.parse_features(args.features)
+    grids = {name: parse_grid(getattr(args, name), name, args.log) for name in _SWEPT}
+    rho = parse_grid(args.rho, "rho")
+    if rho.size != 1:
+        raise ICLError("--rho: give one value (sweep the ratios instead)")
+    d = args.d if args.d is not None else (None if fm.is_identity else DEFAULT_D)
+    n = int(np.prod([g.size for g in grids.values()]))
+    progress = None
+    if n >= 400 and not args.quiet:
+        def progress(i, total):
+            if i == total or i % 200 == 0:
+                print(f"kernel: {i}/{total} points", file=sys.stderr, flush=True)
+    kc = kernel.kernel_curve(args.expr, fm, float(rho[0]), alpha=grids["alpha"], kappa=grids["kappa"],
+                             tau=grids["tau"], lam=grids["lam"], d=d, tasks=args.tasks, digits=args.digits,
+                             progress=progress)
+    doc = json_document(kc, args, d)
+    if args.plot:
+        save_figure(curve_figure(kc, grids), args.plot)
+    if args.csv:
+        write_text(args.csv, curve_csv(kc))
+    if args.json_out:
+        write_json(args.json_out, doc)
+    if args.json:
+        print(json.dumps(doc, indent=2))
+    else:
+        print(table(kc, doc))
+    return 0
+
+
+# -- the document -------------------------------------------------------------
+def _num(x):
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def mode_rows(kc) -> list[dict]:
+    """One row per Hermite mode m = 0..K+2 with its role for this feature map, plus the rest."""
+    ks = kc.spectrum
+    bm = ks.moments
+    K = ks.features.K
+    rows = []
+    for m, v in enumerate(bm.a):
+        if m == 0:
+            role = "noise (constant mode: not a feature)"
+        elif m <= K:
+            role = f"signal (degree-{m} features)" if float(v) != 0.0 or v.method != "exact" else \
+                f"absent (a_{m} = 0; degree-{m} features fit nothing)"
+        else:
+            role = f"noise (degree {m} > K = {K})"
+        rows.append({"m": m, "a_m": float(v), "a_m_sq": float(v) ** 2, "role": role,
+                     "provenance": v.provenance()})
+    rest = bm.E_f2_limit - sum(float(v) ** 2 for v in bm.a)
+    rows.append({"m": f">{len(bm.a) - 1}", "a_m": None, "a_m_sq": max(rest, 0.0) if rest > -1e-12 else rest,
+                 "role": "noise", "provenance": "E[f^2] - sum of the modes above"})
+    return rows
+
+
+def json_document(kc, args, d) -> dict:
+    """The --json object: modes, spectrum, rho_eff, floors and the grid points (one stable shape)."""
+    ks = kc.spectrum
+    bm = ks.moments
+    K = ks.features.K
+    return {
+        "expr": args.expr,
+        "features": str(ks.features),
+        "d": d,
+        "D": ks.D,
+        "tasks": bm.tasks,
+        "ratios": "alpha = ell/D, kappa = k/D, tau = n/D^2 (the learner's); plain attention at the same "
+                  "ell, k, n uses ell/d, k/d, n/d^2",
+        "rho": ks.rho,
+        "modes": mode_rows(kc),
+        "block_moments": {f"B{m}{mp}": bm.B_values[(m, mp)].to_json() for (m, mp) in sorted(bm.B_values)},
+        "E_f2_tasks": bm.E_f2.to_json(),
+        "spectrum": [{"l": b.l, "degrees": list(b.degrees), "eigenvalue": b.eigenvalue,
+                      "multiplicity": b.multiplicity, "description": b.description} for b in ks.blocks],
+        "captured_power": ks.captured_power,
+        "rho_eff": ks.rho_eff,
+        "floor_kernel": ks.rho_eff,
+        "floor_plain": ks.rho + bm.E_f2_limit - bm.a1_float ** 2,
+        "floor_kernel_limit": ks.rho + bm.E_f2_limit - sum(float(bm.a[m]) ** 2 for m in range(1, K + 1)),
+        "branch": kc.branch,
+        "method": "linear deterministic equivalent in D dimensions (general-C engine), float64; spectrum "
+                  "exact in d (O(d)-invariant blocks)",
+        "what": _WHAT,
+        "points": kc.points(),
+    }
+
+
+def curve_csv(kc) -> str:
+    buf = _io.StringIO()
+    keys = ("alpha", "kappa", "tau", "lam", "ell", "k", "n", "e", "e_plain")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(keys)
+    for i in range(len(kc)):
+        w.writerow(["" if not math.isfinite(kc.columns[k][i]) else repr(float(kc.columns[k][i])) for k in keys])
+    return buf.getvalue()
+
+
+def table(kc, doc) -> str:
+    ks = kc.spectrum
+    bm = ks.moments
+    law = {"gaussian": "w ~ N(0, I_d)", "sphere": "|w|^2 = d", "limit": "d -> infinity"}[bm.tasks]
+    lines = [f"f(g) = {doc['expr']}    features = {doc['features']}"
+             + (f"    d = {doc['d']}, D = {doc['D']}" if doc["d"] else "    (d -> infinity)")
+             + f"    tasks: {law}",
+             "alpha = ell/D, kappa = k/D, tau = n/D^2 are the learner's ratios; e_plain is plain linear "
+             "attention (Result 1) at the same ell, k, n",
+             "",
+             "Hermite modes of f (a_m = E[f(g) h_m(g)]):",
+             f"{'m':>4} {'a_m':>14} {'a_m^2':>14}  role"]
+    for r in doc["modes"]:
+        a = "" if r["a_m"] is None else f"{r['a_m']:.10g}"
+        lines.append(f"{r['m']:>4} {a:>14} {r['a_m_sq']:>14.10g}  {r['role']}")
+    if bm.tasks == "gaussian":
+        lines.append("task-law averages at finite d (beta_m(r) = Hermite coefficients of f(r .), r^2 = |w|^2/d):")
+        for (m, mp), v in sorted(bm.B_values.items()):
+            if m == mp:
+                lines.append(f"  E[beta_{m}^2] = {v.to_str(12)}  ({v.provenance()})")
+        lines.append(f"  E[f(r g)^2] = {bm.E_f2.to_str(12)}  ({bm.E_f2.provenance()})")
+    lines += ["", "task spectrum of the D-dimensional linear problem, C~ = D E[theta theta^T]:",
+              f"{'l':>3} {'degrees':>8} {'eigenvalue':>16} {'multiplicity':>13}  block"]
+    for b in ks.blocks:
+        lines.append(f"{b.l:>3} {','.join(map(str, b.degrees)):>8} {b.eigenvalue:>16.10g} {b.multiplicity:>13}  "
+                     f"{b.description}")
+    lines += [f"captured power sum_(m=1..K) E[beta_m^2] = {ks.captured_power:.12g}",
+              f"rho_eff = rho + E[f^2] - captured = {ks.rho_eff:.12g}   (the kernel learner's floor)",
+              f"plain-attention floor rho_nonlinear = {doc['floor_plain']:.12g}",
+              "",
+              ("prediction: linear deterministic equivalent in D dimensions, float64" if kc.branch == "linear-D"
+               else "prediction: nothing captured: the a1 = 0 branch, Eq. (10), in D dimensions"),
+              f"{'alpha':>9} {'kappa':>9} {'tau':>9} {'lam':>9} {'ell':>9} {'k':>9} {'n':>11} {'e':>14} {'e_plain':>14}"]
+    c = kc.columns
+
+    def fmt(x, spec):
+        return format(x, spec) if math.isfinite(x) else "-"
+    for i in range(len(kc)):
+        lines.append(f"{c['alpha'][i]:>9.5g} {c['kappa'][i]:>9.5g} {c['tau'][i]:>9.5g} {c['lam'][i]:>9.5g} "
+                     f"{fmt(c['ell'][i], '>9.6g')} {fmt(c['k'][i], '>9.6g')} {fmt(c['n'][i], '>11.7g')} "
+                     f"{c['e'][i]:>14.8g} {fmt(c['e_plain'][i], '>14.8g')}")
+    return "\n".join(lines)
+
+
+def curve_figure(kc, grids):
+    """e against the first swept ratio (alpha, tau, kappa, lam) for the kernel learner and plain attention,
+    with both floors; log axes for alpha, kappa, lam."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xname = next((k for k in ("alpha", "tau", "kappa", "lam") if grids[k].size > 1), "alpha")
+    others = [k for k in _SWEPT if k != xname and grids[k].size > 1]
+    c = kc.columns
+    ks = kc.spectrum
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    keys = sorted({tuple(c[k][i] for k in others) for i in range(len(kc))})
+    for j, key in enumerate(keys[:6]):
+        mask = np.ones(len(kc), bool)
+        for k, v in zip(others, key):
+            mask &= c[k] == v
+        tag = ", ".join(f"{k}={v:g}" for k, v in zip(others, key))
+        order = np.argsort(c[xname][mask])
+        x = c[xname][mask][order]
+        ax.plot(x, c["e"][mask][order], "-", color=f"C{j}", lw=1.8,
+                label=f"kernel learner {ks.features}" + (f" ({tag})" if tag else ""))
+        if np.all(np.isfinite(c["e_plain"][mask])):
+            ax.plot(x, c["e_plain"][mask][order], "--", color=f"C{j}", lw=1.2,
+                    label="plain attention, same ell, k, n" + (f" ({tag})" if tag else ""))
+    bm = ks.moments
+    ax.axhline(ks.rho + bm.E_f2_limit - bm.a1_float ** 2, color="grey", ls="--", lw=1,
+               label="plain floor rho_nonlinear")
+    ax.axhline(ks.rho_eff, color="green", ls=":", lw=1.2, label="kernel floor rho_eff")
+    ax.set_yscale("log")
+    if xname in ("alpha", "kappa", "lam") and np.all(c[xname] > 0):
+        ax.set_xscale("log")
+    ax.set_xlabel(f"{xname} ({'ell/D' if xname == 'alpha' else 'k/D' if xname == 'kappa' else 'n/D^2' if xname == 'tau' else 'lam'})")
+    ax.set_ylabel("predicted ICL error")
+    ax.set_title(f"f(g) = {bm.label}, {ks.features}" + (f", d = {ks.d}, D = {ks.D}" if ks.d else ""), fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
