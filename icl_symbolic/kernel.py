@@ -84,16 +84,21 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from math import comb, factorial
 
 import numpy as np
 import sympy
+from scipy.special import roots_genlaguerre
 
 from . import a1zero
 from .errors import ICLError
-from .theory import TaskSpectra, check_parameters, e_linear, teacher_moments
+from .expr import g as gsym, teacher
+from .gauss import float_expect
+from .hermite import hermite_coeffs
+from .orthopoly import h
+from .theory import TaskSpectra, check_parameters, e_linear, e_nonlinear, teacher_moments
 from .values import Value
 
 __all__ = ["FeatureMap", "parse_features", "feature_count", "multi_indices", "hermite_features",
@@ -310,8 +315,6 @@ def _expect_poly_in_g(expr) -> sympy.Expr:
 
 def _polynomial_teacher(f):
     """The teacher's SymPy expression in g if it is a polynomial, else None."""
-    from .expr import g as gsym, teacher
-
     T = teacher(f)
     if T.expr is None:
         return None, T
@@ -334,8 +337,6 @@ def mode_coefficients(f, K: int) -> list[sympy.Expr]:
     >>> mode_coefficients("g + (g**2 - 1)/sqrt(2)", 2)
     [sqrt(2)*(r**2 - 1)/2, r, r**2]
     """
-    from .hermite import h
-
     e, T = _polynomial_teacher(f)
     if e is None:
         raise ICLError(f"f = {T.label} is not a polynomial in g: beta_m(r) has no finite closed form here")
@@ -399,11 +400,6 @@ def _numeric_gaussian_law(T, K: int, d: int):
     generalised Gauss-Laguerre quadrature (omega = 2t/d, t ~ Gamma(d/2)), error = difference
     between the 48- and 64-point rules plus the propagated quadrature errors.
     """
-    from scipy.special import roots_genlaguerre
-
-    from .gauss import float_expect
-    from .hermite import h
-
     coeffs = [[float(c) for c in reversed(sympy.Poly(h(m, _g), _g).all_coeffs())] for m in range(K + 1)]
     fnp = T.numpy
 
@@ -451,8 +447,6 @@ def block_moments(f, K: int, d: int | None = None, tasks: str = "gaussian", digi
     >>> [str(bm.B_values[k].exact) for k in ((0, 0), (1, 1), (2, 2))], str(bm.E_f2.exact)
     (['1/10', '1', '6/5'], '23/10')
     """
-    from .hermite import hermite_coeffs
-
     if tasks not in TASK_LAWS:
         raise ICLError(f"unknown task law {tasks!r}; expected one of {', '.join(TASK_LAWS)}")
     if not (isinstance(K, int) and 1 <= K <= MAX_K):
@@ -679,7 +673,6 @@ def kernel_curve(f, features="hermite:2", rho=0.1, alpha=16.0, kappa=4.0, tau=4.
     d_, D = ks.d, ks.D
     plain_possible = plain and d_ is not None
     if plain_possible:
-        from .theory import e_nonlinear
         a1p, rnl_plain = ks.moments.a1_float, float(rho) + ks.moments.E_f2_limit - ks.moments.a1_float ** 2
         r = D / d_
         for al, ka, la, ta in rows:

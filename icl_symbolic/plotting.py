@@ -20,7 +20,7 @@ import textwrap
 import numpy as np
 
 __all__ = ["png_bytes", "paper_figure", "sweep_figure", "spectrum_figure", "theory_curve_figure",
-           "finite_ell_figure", "check_sweep_figure", "seed_figure", "extrapolation_figure"]
+           "finite_ell_figure", "check_sweep_figure", "seed_figure", "extrapolation_figure", "kernel_curve_figure"]
 
 
 def _new_figure(figsize, nrows=1, ncols=1):
@@ -298,4 +298,50 @@ def extrapolation_figure(title, ds, means, ses, coef, theory_value, n_seeds):
     ax.set_ylabel("ICL test error")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
+    return fig
+
+
+# ----------------------------------------------------------------------------
+# the kernel learner (icl_symbolic.kernel)
+# ----------------------------------------------------------------------------
+
+def kernel_curve_figure(kc, grids):
+    """Predicted error of the kernel learner and of plain attention (same ell, k, n) against the first
+    swept ratio among alpha, tau, kappa, lam, with both floors (rho_nonlinear, rho_eff).
+
+    ``kc``: a :class:`icl_symbolic.kernel.KernelCurve`; ``grids``: name -> grid array.
+    Log y; log x for alpha, kappa, lam.
+    """
+
+    xname = next((k for k in ("alpha", "tau", "kappa", "lam") if grids[k].size > 1), "alpha")
+    others = [k for k in ("alpha", "kappa", "lam", "tau") if k != xname and grids[k].size > 1]
+    c = kc.columns
+    ks = kc.spectrum
+    fig, axes = _new_figure((6.4, 4.4))
+    ax = axes[0][0]
+    keys = sorted({tuple(c[k][i] for k in others) for i in range(len(kc))})
+    for j, key in enumerate(keys[:6]):
+        mask = np.ones(len(kc), bool)
+        for k, v in zip(others, key):
+            mask &= c[k] == v
+        tag = ", ".join(f"{k}={v:g}" for k, v in zip(others, key))
+        order = np.argsort(c[xname][mask])
+        x = c[xname][mask][order]
+        ax.plot(x, c["e"][mask][order], "-", color=f"C{j}", lw=1.8,
+                label=f"kernel learner {ks.features}" + (f" ({tag})" if tag else ""))
+        if np.all(np.isfinite(c["e_plain"][mask])):
+            ax.plot(x, c["e_plain"][mask][order], "--", color=f"C{j}", lw=1.2,
+                    label="plain attention, same ell, k, n" + (f" ({tag})" if tag else ""))
+    bm = ks.moments
+    ax.axhline(ks.rho + bm.E_f2_limit - bm.a1_float ** 2, color="grey", ls="--", lw=1,
+               label="plain floor rho_nonlinear")
+    ax.axhline(ks.rho_eff, color="green", ls=":", lw=1.2, label="kernel floor rho_eff")
+    ax.set_yscale("log")
+    if xname in ("alpha", "kappa", "lam") and np.all(c[xname] > 0):
+        ax.set_xscale("log")
+    ax.set_xlabel(f"{xname} ({'ell/D' if xname == 'alpha' else 'k/D' if xname == 'kappa' else 'n/D^2' if xname == 'tau' else 'lam'})")
+    ax.set_ylabel("predicted ICL error")
+    ax.set_title(f"f(g) = {bm.label}, {ks.features}" + (f", d = {ks.d}, D = {ks.D}" if ks.d else ""), fontsize=10)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
     return fig

@@ -26,7 +26,7 @@ import sys
 
 from .. import __version__
 from ..errors import ICLError
-from . import appendix_a, coeffs, diagnose, figure, moments, simulate, theory, verify
+from . import appendix_a, coeffs, diagnose, figure, kernel, moments, simulate, theory, verify
 
 PROG = "icl-symbolic"
 
@@ -36,6 +36,7 @@ COMMANDS = {
     "moments": moments,
     "appendix-a": appendix_a,
     "theory": theory,
+    "kernel": kernel,
     "simulate": simulate,
     "figure": figure,
     "verify": verify,

@@ -20,8 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import kernel
 from ..errors import ICLError
 from ..io import save_figure, write_json, write_text
+from ..plotting import kernel_curve_figure
 from ._args import parse_grid
 
 DEFAULT_D = 16
@@ -73,8 +75,6 @@ def _check_args(args) -> None:
 
 
 def run(args) -> int:
-    from .. import kernel
-
     _check_args(args)
     fm = kernel.parse_features(args.features)
     grids = {name: parse_grid(getattr(args, name), name, args.log) for name in _SWEPT}
@@ -93,7 +93,7 @@ def run(args) -> int:
                              progress=progress)
     doc = json_document(kc, args, d)
     if args.plot:
-        save_figure(curve_figure(kc, grids), args.plot)
+        save_figure(kernel_curve_figure(kc, grids), args.plot)
     if args.csv:
         write_text(args.csv, curve_csv(kc))
     if args.json_out:
@@ -217,43 +217,3 @@ def table(kc, doc) -> str:
                      f"{fmt(c['ell'][i], '>9.6g')} {fmt(c['k'][i], '>9.6g')} {fmt(c['n'][i], '>11.7g')} "
                      f"{c['e'][i]:>14.8g} {fmt(c['e_plain'][i], '>14.8g')}")
     return "\n".join(lines)
-
-
-def curve_figure(kc, grids):
-    """e against the first swept ratio (alpha, tau, kappa, lam) for the kernel learner and plain attention,
-    with both floors; log axes for alpha, kappa, lam."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    xname = next((k for k in ("alpha", "tau", "kappa", "lam") if grids[k].size > 1), "alpha")
-    others = [k for k in _SWEPT if k != xname and grids[k].size > 1]
-    c = kc.columns
-    ks = kc.spectrum
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    keys = sorted({tuple(c[k][i] for k in others) for i in range(len(kc))})
-    for j, key in enumerate(keys[:6]):
-        mask = np.ones(len(kc), bool)
-        for k, v in zip(others, key):
-            mask &= c[k] == v
-        tag = ", ".join(f"{k}={v:g}" for k, v in zip(others, key))
-        order = np.argsort(c[xname][mask])
-        x = c[xname][mask][order]
-        ax.plot(x, c["e"][mask][order], "-", color=f"C{j}", lw=1.8,
-                label=f"kernel learner {ks.features}" + (f" ({tag})" if tag else ""))
-        if np.all(np.isfinite(c["e_plain"][mask])):
-            ax.plot(x, c["e_plain"][mask][order], "--", color=f"C{j}", lw=1.2,
-                    label="plain attention, same ell, k, n" + (f" ({tag})" if tag else ""))
-    bm = ks.moments
-    ax.axhline(ks.rho + bm.E_f2_limit - bm.a1_float ** 2, color="grey", ls="--", lw=1,
-               label="plain floor rho_nonlinear")
-    ax.axhline(ks.rho_eff, color="green", ls=":", lw=1.2, label="kernel floor rho_eff")
-    ax.set_yscale("log")
-    if xname in ("alpha", "kappa", "lam") and np.all(c[xname] > 0):
-        ax.set_xscale("log")
-    ax.set_xlabel(f"{xname} ({'ell/D' if xname == 'alpha' else 'k/D' if xname == 'kappa' else 'n/D^2' if xname == 'tau' else 'lam'})")
-    ax.set_ylabel("predicted ICL error")
-    ax.set_title(f"f(g) = {bm.label}, {ks.features}" + (f", d = {ks.d}, D = {ks.D}" if ks.d else ""), fontsize=10)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
