@@ -55,7 +55,7 @@ from .simulate import check_memory, simulate, sizes
 from .theory import curve
 
 FIGURES = ("1", "2", "a1zero")
-DEFAULT_DIRS = {"1": "fig1", "2": "fig2", "a1zero": "fig3"}
+DEFAULT_DIRS = {"1": "fig1", "2": "fig2", "a1zero": "fig_a1zero"}
 CSV_COLUMNS = ("panel", "series", "kind", "teacher", "rho", "alpha", "kappa", "tau", "d", "lam", "x", "e", "e_se",
                "e_mc", "e_mc_se", "n_seeds", "seconds")
 

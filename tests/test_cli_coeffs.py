@@ -19,7 +19,9 @@ def _run(capsys, *argv):
 def test_sin_json(capsys):
     rc, out, err = _run(capsys, "sin(g)", "--rho", "0.1", "--json")
     assert rc == 0
-    d = json.loads(out)
+    doc = json.loads(out)
+    assert doc["command"] == "coeffs" and len(doc["points"]) == 1
+    d = doc["points"][0]
     for key in ("expr", "rho", "digits", "a", "a_exact", "E_f2", "a1", "rho_f", "rho_nonlinear",
                 "noise_normalized", "method"):
         assert key in d
@@ -42,7 +44,7 @@ def test_tanh_table_has_40_digits_and_provenance(capsys):
 
 def test_a1_zero_gives_null_and_a_note(capsys):
     rc, out, _ = _run(capsys, "g**2 - 1", "--json", "--M", "3")
-    d = json.loads(out)
+    d = json.loads(out)["points"][0]
     assert rc == 0 and d["noise_normalized"] is None and d["a1"] == "0.0"
     assert any("a1 = 0" in n for n in d["notes"])
     rc, out, _ = _run(capsys, "g**2 - 1", "--M", "3")
@@ -52,7 +54,7 @@ def test_a1_zero_gives_null_and_a_note(capsys):
 def test_library_json_covers_the_required_teachers(capsys):
     rc, out, err = _run(capsys, "--library", "--rho", "0.1", "--json", "--M", "4", "--digits", "20")
     assert rc == 0
-    docs = json.loads(out)
+    docs = json.loads(out)["points"]
     names = [d["name"] for d in docs]
     assert names == list(LIBRARY)
     for required in ("g", "g^2-1", "g^3", "const", "sin", "cos", "tanh", "erf", "relu", "abs", "sign",
@@ -111,7 +113,7 @@ def test_subprocess_smoke(tmp_path):
     p = subprocess.run([sys.executable, "-m", "icl_symbolic", "coeffs", "g**3", "--M", "3", "--json"],
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["a1"] == "3.0"
+    assert json.loads(p.stdout)["points"][0]["a1"] == "3.0"
     p = subprocess.run([sys.executable, "-m", "icl_symbolic", "coeffs", "g.__class__"],
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr

@@ -11,17 +11,24 @@ from icl_symbolic.cli import main
 from icl_symbolic.cli.moments import JSON_KEYS
 
 
+POINT_KEYS = {"name", "exact", "leading", "mc", "mc_se", "leading_form", "dropped"}
+
+
 def run_json(capsys, *argv):
+    """The --json object, with its points also reachable by coefficient name."""
     assert main(["moments", *argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) == {"command", "software", "inputs", "points"}
+    assert [p["name"] for p in doc["points"]] == list(JSON_KEYS)
+    assert all(set(p) == POINT_KEYS for p in doc["points"])     # one stable shape
+    return {**doc, **{p["name"]: p for p in doc["points"]}}
 
 
 def test_json_has_exactly_the_documented_keys_and_exact_values(capsys):
     doc = run_json(capsys, "g", "--rho", "0.1", "--d", "4", "--ell", "8")
-    assert set(doc) == {"inputs", *JSON_KEYS}
     assert set(JSON_KEYS) == {"E_y2", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s2"}
     for k in JSON_KEYS:
-        assert set(doc[k]) == {"exact", "leading"}
+        assert doc[k]["mc"] is None and doc[k]["dropped"] is None     # not asked for: null
     # linear teacher, omega = 1: (1+rho)/alpha, 1 + 1/ell, (1+rho)(1+2/ell), (1+rho)^2(1+2/ell)
     assert float(doc["E_uuT_I"]["exact"]) == pytest.approx(1.1 / 2, rel=1e-14)
     assert float(doc["E_uuT_w"]["exact"]) == pytest.approx(1 + 1 / 8, rel=1e-14)
@@ -56,7 +63,7 @@ def test_issue_example_tanh_with_monte_carlo(capsys):
     doc = run_json(capsys, *argv[1:])
     for k in JSON_KEYS:
         item = doc[k]
-        assert set(item) == {"exact", "leading", "mc", "mc_se"}
+        assert item["leading_form"] is None
         assert abs(item["mc"] - float(item["exact"])) <= 3.89 * item["mc_se"], k
     assert doc["inputs"]["seed"] == 20261129 and len(doc["inputs"]["w"]) == 8
     w = doc["inputs"]["w"]
@@ -89,7 +96,8 @@ def test_subprocess_smoke():
     r = subprocess.run([sys.executable, "-m", "icl_symbolic", "moments", "g", "--d", "2", "--ell", "2", "--json"],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["E_u"]["exact"] == "1.0"
+    assert json.loads(r.stdout)["points"][1] == {"name": "E_u", "exact": "1.0", "leading": "1.0", "mc": None,
+                                                 "mc_se": None, "leading_form": None, "dropped": None}
 
 
 def test_appendix_a_command(capsys, tmp_path):
@@ -99,7 +107,7 @@ def test_appendix_a_command(capsys, tmp_path):
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 and "Var(sigma_w) = 2 tr(C^2)/d^2 = 0.04" in out[0] and "hold" in out[1]
     assert main(["appendix-a", "identity", "spiked:0.5:2", "--d", "50", "--json"]) == 1
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)["points"]
     assert [x["holds"] for x in doc] == [True, False]
     assert doc[1]["var_sigma"] == pytest.approx(2 * (2 * 12.5 ** 2 + 48 * (25 / 48) ** 2) / 50 ** 2)
     import numpy as np

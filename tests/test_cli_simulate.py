@@ -17,7 +17,9 @@ def test_simulate_json_has_the_documented_keys(capsys):
     rc = main(["simulate", "tanh(g)", "--d", "8", "--tau", "2", "--seeds", "2", "--n-test", "2000", "--json",
                "--quiet"])
     assert rc == 0
-    obj = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["command"] == "simulate" and len(doc["points"]) == 1     # one point: still a list
+    obj = doc["points"][0]
     for key in KEYS + ("d", "alpha", "kappa", "tau", "rho", "lam", "C_train", "C_test", "seeds", "teacher"):
         assert key in obj, key
     assert obj["d"] == 8 and obj["n"] == 128 and obj["seeds"] == [0, 1]
@@ -28,20 +30,21 @@ def test_simulate_json_has_the_documented_keys(capsys):
                                             rel=1e-12)
     # the same seeds reproduce the same numbers
     main(["simulate", "tanh(g)", "--d", "8", "--tau", "2", "--seeds", "2", "--n-test", "2000", "--json", "--quiet"])
-    again = json.loads(capsys.readouterr().out)
+    again = json.loads(capsys.readouterr().out)["points"][0]
     assert again["e_mean"] == obj["e_mean"] and again["e_mc_mean"] == obj["e_mc_mean"]
 
 
 def test_simulate_sweep_and_out_file(tmp_path, capsys):
     out = tmp_path / "sim.json"
     rc = main(["simulate", "g", "--d", "6", "--tau", "0.5,3", "--seeds", "2", "--n-test", "500", "--json",
-               "--no-exact", "--out", str(out), "--plot", str(tmp_path / "sim.png")])
+               "--no-exact", "--json-out", str(out), "--plot", str(tmp_path / "sim.png")])
     assert rc == 0
     cap = capsys.readouterr()
-    printed = json.loads(cap.out)
-    assert isinstance(printed, list) and [p["tau"] for p in printed] == [0.5, 3.0]
+    doc = json.loads(cap.out)
+    printed = doc["points"]
+    assert [p["tau"] for p in printed] == [0.5, 3.0]
     assert printed[0]["e_mean"] is None and printed[0]["e_mc_mean"] > 0
-    assert json.loads(out.read_text()) == printed
+    assert json.loads(out.read_text()) == doc
     assert (tmp_path / "sim.png").read_bytes()[:4] == b"\x89PNG"
     assert "seed 0" in cap.err                       # progress on stderr
 

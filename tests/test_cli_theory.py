@@ -16,18 +16,18 @@ def test_sin_fig1_outputs(tmp_path, capsys):
     """CSV, JSON and plot for the Fig. 1 teacher; the numbers are Result 1 evaluated by the library."""
     out = tmp_path / "out"
     rc = main(["theory", "sin(g)", "--rho", "0.1", "--alpha", "2", "--kappa", "2", "--tau", "0.1:4:80",
-               "--csv", str(out) + ".csv", "--plot", str(out) + ".png", "--json", str(out) + ".json"])
+               "--csv", str(out) + ".csv", "--plot", str(out) + ".png", "--json-out", str(out) + ".json"])
     assert rc == 0
     text = capsys.readouterr().out
     assert "a1 = 0.60653065971263" in text and "exact (SymPy)" in text
     doc = json.loads((tmp_path / "out.json").read_text())
     assert doc["a1"] == pytest.approx(np.exp(-0.5), rel=1e-15)
-    assert doc["rho_f"] == pytest.approx(0.1 + (1 - np.exp(-2)) / 2, rel=1e-14)
-    assert doc["rho_nonlinear"] == pytest.approx(0.1 + (1 - np.exp(-2)) / 2 - np.exp(-1), rel=1e-14)
+    assert doc["rho_f"] == [pytest.approx(0.1 + (1 - np.exp(-2)) / 2, rel=1e-14)]
+    assert doc["rho_nonlinear"] == [pytest.approx(0.1 + (1 - np.exp(-2)) / 2 - np.exp(-1), rel=1e-14)]
     pts = doc["points"]
     assert len(pts) == 80 and set(pts[0]) >= {"alpha", "kappa", "tau", "lam", "e"}
     for p in pts[::20]:
-        ref = np.exp(-1) * T.e_linear_isotropic(doc["rho_nonlinear"] / np.exp(-1), 2.0, 2.0, p["tau"])
+        ref = np.exp(-1) * T.e_linear_isotropic(doc["rho_nonlinear"][0] / np.exp(-1), 2.0, 2.0, p["tau"])
         assert p["e"] == pytest.approx(ref, rel=1e-11)
     rows = list(csv.DictReader((tmp_path / "out.csv").open()))
     assert [float(r["e"]) for r in rows] == [p["e"] for p in pts]
@@ -40,9 +40,9 @@ def test_log_grid_and_json_stdout(capsys):
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
     np.testing.assert_allclose([p["kappa"] for p in doc["points"]], [0.1, 10 ** -0.5, 1, 10 ** 0.5, 10])
-    assert doc["rho_nonlinear"] == pytest.approx(0.127415326035430, abs=1e-14)
+    assert doc["rho_nonlinear"] == [pytest.approx(0.127415326035430, abs=1e-14)]
     es = [p["e"] for p in doc["points"]]
-    assert all(e > doc["rho_nonlinear"] for e in es) and es == sorted(es, reverse=True)
+    assert all(e > doc["rho_nonlinear"][0] for e in es) and es == sorted(es, reverse=True)
 
 
 def test_a1zero_branch(capsys):
@@ -59,9 +59,9 @@ def test_structured_covariances_warn_and_default_d(capsys):
     assert rc == 0
     cap = capsys.readouterr()
     doc = json.loads(cap.out)
-    assert doc["d"] == 500
+    assert doc["d"] == 64                       # the package-wide default d (defaults.D)
     assert "warning: Appendix A: C_test" in cap.err and "C_train" not in cap.err
-    ref = T.e_linear("powerlaw:0.9", "spiked:0.5:5", 0.1, 2.0, 2.0, 2.0, d=500)
+    ref = T.e_linear("powerlaw:0.9", "spiked:0.5:5", 0.1, 2.0, 2.0, 2.0, d=64)
     assert doc["points"][1]["e"] == pytest.approx(ref, rel=1e-13)
 
 
@@ -78,14 +78,14 @@ def test_npy_covariance(tmp_path, capsys):
 
 
 def test_progress_for_long_grids(capsys):
-    rc = main(["theory", "g", "--tau", "0.1:0.9:400", "--json", "-"])
+    rc = main(["theory", "g", "--tau", "0.1:0.9:400", "--json"])
     assert rc == 0
     assert "theory: 400/400 points" in capsys.readouterr().err
 
 
 def test_tau_one_is_a_diverging_point_not_a_refusal(tmp_path, capsys):
     """A ridgeless sweep through tau = 1 keeps the point: inf in CSV, null with a reason in JSON."""
-    rc = main(["theory", "sin(g)", "--tau", "0.5,1,2", "--csv", str(tmp_path / "o.csv"), "--json", "-"])
+    rc = main(["theory", "sin(g)", "--tau", "0.5,1,2", "--csv", str(tmp_path / "o.csv"), "--json"])
     assert rc == 0
     text = capsys.readouterr().out
     assert "Infinity" not in text and "NaN" not in text
@@ -109,7 +109,8 @@ def test_tau_one_is_a_diverging_point_not_a_refusal(tmp_path, capsys):
 ])
 def test_bad_input_one_line_no_files(tmp_path, capsys, extra, message):
     out = tmp_path / "o"
-    rc = main(["theory", "sin(g)", "--csv", f"{out}.csv", "--json", f"{out}.json", "--plot", f"{out}.png", *extra])
+    rc = main(["theory", "sin(g)", "--csv", f"{out}.csv", "--json-out", f"{out}.json", "--plot", f"{out}.png",
+               *extra])
     assert rc == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("icl-symbolic: error:") and message in err[0], err

@@ -84,7 +84,7 @@ def _mutated_copy(tmp_path, fname, claim_id, old, new):
 def _verify(capsys, path, claim_id):
     code = main(["verify", "--quiet", "--json", str(path), "--only", claim_id])
     out, _ = capsys.readouterr()
-    (r,) = json.loads(out)
+    (r,) = json.loads(out)["points"]
     return code, r
 
 

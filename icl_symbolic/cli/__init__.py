@@ -23,10 +23,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 
 from .. import __version__
 from ..errors import ICLError
 from . import appendix_a, coeffs, diagnose, figure, kernel, moments, simulate, theory, verify
+from ._args import rewrite_legacy
 
 PROG = "icl-symbolic"
 
@@ -44,8 +46,31 @@ COMMANDS = {
 }
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps each line of a description or epilog separately (so exit statuses and
+    examples keep their lines) and states every option's default in its help line."""
+
+    def _fill_text(self, text, width, indent):
+        return "\n".join(textwrap.fill(line, width, initial_indent=indent + line[:len(line) - len(line.lstrip())],
+                                        subsequent_indent=indent + "    ") if line.strip() else ""
+                         for line in text.splitlines())
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        d = action.default
+        if d is None or d is False or d is argparse.SUPPRESS or not action.option_strings \
+                or "default" in text:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 class _Parser(argparse.ArgumentParser):
-    """ArgumentParser whose errors are one line, not usage + message."""
+    """ArgumentParser whose errors are one line, not usage + message, and whose help
+    states defaults (:class:`_HelpFormatter`)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["formatter_class"] = _HelpFormatter
+        super().__init__(*args, **kwargs)
 
     def error(self, message):  # pragma: no cover - exercised through main()
         raise ICLError(f"{self.prog.split()[-1] if ' ' in self.prog else 'arguments'}: {message}")
@@ -66,7 +91,7 @@ def main(argv=None) -> int:
     os.environ["MPLBACKEND"] = "Agg"   # the one backend selection of the package (see above)
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args = parser.parse_args(rewrite_legacy(sys.argv[1:] if argv is None else argv))
         if not getattr(args, "func", None):
             parser.print_help()
             return 2

@@ -1,12 +1,26 @@
-"""Argument helpers shared by the sub-commands (grids, positive numbers)."""
+"""Argument helpers shared by the sub-commands: grids, numbers, and the output convention.
+
+The convention every command follows (docs/cli.md): ``--json`` prints the
+command's JSON object to stdout instead of the table, ``--json-out FILE`` writes
+it to a file, ``--csv FILE``, ``--plot FILE``, ``--report FILE`` write files, and
+``--quiet`` silences progress (:func:`add_output_options`).  A command's JSON is
+always one object whose rows are the list ``points`` (:func:`document`); numbers
+that do not exist (a divergence) are ``null`` next to a ``reason``, never NaN or
+Infinity (:func:`json_text`).  Defaults come from :mod:`icl_symbolic.defaults`.
+"""
 
 from __future__ import annotations
 
+import json
+import math
 import sys
+from pathlib import Path
 
 import numpy as np
 
+from .. import __version__
 from ..errors import ICLError
+from ..io import write_text
 
 MAX_GRID = 100_000
 
@@ -73,3 +87,131 @@ def progress_printer(quiet):
     def emit(msg):
         print(msg, file=sys.stderr, flush=True)
     return emit
+
+
+# ---------------------------------------------------------------------------
+# the output convention shared by every command (docs/cli.md)
+# ---------------------------------------------------------------------------
+#: file options and the suffixes they accept
+OUTPUT_SUFFIXES = {"json_out": (".json",), "csv": (".csv",), "plot": (".png", ".pdf", ".svg"),
+                   "report": (".md", ".markdown", ".html", ".htm")}
+
+
+def add_output_options(parser, *, csv: str | None = None, plot: str | None = None,
+                       report: str | None = None, quiet: bool = True) -> None:
+    """The convention: ``--json`` prints the command's JSON object to stdout (instead of the
+    table); ``--json-out FILE`` writes the same object to a file; ``--csv``, ``--plot``,
+    ``--report`` (added when a help text is given) write files; ``--quiet`` silences progress.
+
+    All files are written only after all computation succeeded, atomically
+    (:mod:`icl_symbolic.io`); check their suffixes first with :func:`check_output_paths`.
+    """
+    parser.add_argument("--json", action="store_true",
+                        help="print the result as one JSON object (its rows in 'points') to stdout, "
+                             "instead of the table")
+    parser.add_argument("--json-out", metavar="FILE.json", help="write the same JSON object to FILE.json")
+    if csv:
+        parser.add_argument("--csv", metavar="FILE.csv", help=csv)
+    if plot:
+        parser.add_argument("--plot", metavar="FILE.png", help=plot + " (.png, .pdf or .svg)")
+    if report:
+        parser.add_argument("--report", metavar="FILE.html", help=report + " (.html or .md)")
+    if quiet:
+        parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def check_output_paths(args) -> None:
+    """One-line ICLError for an output file with the wrong suffix (call before computing)."""
+    for opt, suffixes in OUTPUT_SUFFIXES.items():
+        path = getattr(args, opt, None)
+        if path is not None and Path(path).suffix.lower() not in suffixes:
+            raise ICLError(f"--{opt.replace('_', '-')}: {str(path)!r} must end in {' or '.join(suffixes)}")
+
+
+def json_safe(obj):
+    """``obj`` with every non-finite float replaced by None (JSON has no NaN or Infinity;
+    the document says why a number is missing, e.g. a ``reason`` field)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def json_text(doc) -> str:
+    """The JSON text of a command's document (strict: no NaN, no Infinity)."""
+    return json.dumps(json_safe(doc), indent=2, allow_nan=False, default=str)
+
+
+def emit_json(args, doc) -> None:
+    """Write ``doc`` to ``--json-out`` and/or print it (``--json``)."""
+    text = json_text(doc)
+    if getattr(args, "json_out", None):
+        write_text(args.json_out, text + "\n")
+    if getattr(args, "json", False):
+        print(text)
+
+
+def document(command: str, points: list, **fields) -> dict:
+    """A command's JSON object: ``command``, ``software``, the command's fields, then ``points``."""
+    return {"command": command, "software": f"icl-symbolic {__version__}", **fields, "points": points}
+
+
+def epilog(statuses: str, examples=()) -> str:
+    """The end of a command's --help: its exit statuses and examples."""
+    text = "exit status: " + statuses
+    if examples:
+        text += "\nexamples:\n" + "\n".join(f"  {e}" for e in examples)
+    return text
+
+
+EXIT_OK_BAD_INPUT = "0 success; 2 bad input (one line on stderr, nothing computed, no files written)"
+
+
+# ---------------------------------------------------------------------------
+# old spellings, kept for one release with a note on stderr
+# ---------------------------------------------------------------------------
+def _legacy(command, argv):
+    out, notes, i = [], [], 0
+    while i < len(argv):
+        tok = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if command == "theory" and tok == "--json" and nxt is not None and (nxt == "-" or nxt.lower().endswith(".json")):
+            if nxt == "-":
+                out.append("--json")
+                notes.append("'theory --json -' is now 'theory --json'")
+            else:
+                out += ["--json-out", nxt]
+                notes.append("'theory --json FILE' is now 'theory --json-out FILE'")
+            i += 2
+            continue
+        if command == "theory" and tok.startswith("--json="):
+            out.append("--json-out=" + tok.split("=", 1)[1])
+            notes.append("'theory --json=FILE' is now 'theory --json-out FILE'")
+        elif command == "simulate" and (tok == "--out" or tok.startswith("--out=")):
+            if tok == "--out":
+                out += ["--json-out"] + ([nxt] if nxt is not None else [])
+                i += 2
+                notes.append("'simulate --out FILE' is now 'simulate --json-out FILE'")
+                continue
+            out.append("--json-out=" + tok.split("=", 1)[1])
+            notes.append("'simulate --out=FILE' is now 'simulate --json-out FILE'")
+        else:
+            out.append(tok)
+        i += 1
+    return out, notes
+
+
+def rewrite_legacy(argv) -> list:
+    """``argv`` with the previous release's output spellings rewritten to the convention,
+    each with a deprecation note on stderr (they will be removed in the next release)."""
+    argv = list(argv)
+    if not argv or argv[0].startswith("-"):
+        return argv
+    rest, notes = _legacy(argv[0], argv[1:])
+    for note in notes:
+        print(f"icl-symbolic: note: deprecated: {note}; the old spelling will be removed in the next "
+              "release", file=sys.stderr)
+    return [argv[0]] + rest

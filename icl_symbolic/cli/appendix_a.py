@@ -6,10 +6,14 @@ Paper: Appendix A, p. 7.  Parsing and formatting only; the mathematics is
 
 from __future__ import annotations
 
-import json
+import csv
+import io as _io
 
+from .. import defaults
 from ..covariance import appendix_a, resolve_covariance
 from ..errors import ICLError
+from ..io import write_text
+from ._args import add_output_options, check_output_paths, document, emit_json, epilog
 
 
 def register(subparsers) -> None:
@@ -17,25 +21,34 @@ def register(subparsers) -> None:
         "appendix-a", help="Appendix A: E[sigma_w], Var(sigma_w), r_eff and Result 1's conditions for covariances",
         description="For tasks w ~ N(0, C): sigma_w = |w|^2/d has E = tr(C)/d and Var = 2 tr(C^2)/d^2; "
                     "Result 1 needs tr C = d and tr C^2 = o(d^2), i.e. r_eff = tr(C)^2/tr(C^2) -> infinity "
-                    "(arXiv:2610.10761, Appendix A, p. 7).")
+                    "(arXiv:2610.10761, Appendix A, p. 7).",
+        epilog=epilog("0 Result 1's conditions hold or cannot be decided for every COV; 1 they fail for "
+                      "some COV; 2 bad input", ["icl-symbolic appendix-a powerlaw:0.9 spiked:0.5:5 --d 500"]))
     q.add_argument("specs", nargs="+", metavar="COV",
                    help="identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file (matrix or spectrum)")
-    q.add_argument("--d", type=int, default=64, help="dimension for named families (default 64)")
-    q.add_argument("--json", action="store_true", help="print a JSON list instead of lines")
+    q.add_argument("--d", type=int, default=defaults.D, help="dimension for named families")
+    add_output_options(q, csv="write one row per covariance as CSV", quiet=False)
     q.set_defaults(func=run)
 
 
+FIELDS = ("name", "d", "mean_sigma", "var_sigma", "effective_rank", "trace_ok", "concentration", "holds", "reason")
+
+
 def run(args) -> int:
-    """One line (or JSON object) per covariance, from :func:`icl_symbolic.covariance.appendix_a`."""
+    """One line (or JSON point) per covariance, from :func:`icl_symbolic.covariance.appendix_a`."""
     if args.d < 1:
         raise ICLError(f"--d must be a positive integer, got {args.d}")
+    check_output_paths(args)
     results = [appendix_a(resolve_covariance(spec, args.d)) for spec in args.specs]
-    if args.json:
-        print(json.dumps([{"name": a.name, "d": a.d, "mean_sigma": a.mean_sigma, "var_sigma": a.var_sigma,
-                           "effective_rank": a.effective_rank, "trace_ok": a.trace_ok,
-                           "concentration": a.concentration, "holds": a.holds, "reason": a.reason}
-                          for a in results], indent=2))
-    else:
+    points = [{k: getattr(a, k) for k in FIELDS} for a in results]
+    if args.csv:
+        buf = _io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(FIELDS)
+        w.writerows([[p[k] for k in FIELDS] for p in points])
+        write_text(args.csv, buf.getvalue())
+    emit_json(args, document("appendix-a", points, d=args.d))
+    if not args.json:
         for a in results:
             print(a.message())
     return 0 if all(a.holds is not False for a in results) else 1

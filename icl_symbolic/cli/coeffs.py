@@ -7,16 +7,17 @@ mathematics is :func:`icl_symbolic.hermite.hermite_coeffs`.
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import mpmath
 
+from .. import defaults
 from ..errors import ICLError
 from ..hermite import hermite_coeffs
 from ..io import save_figure, write_text
 from ..library import library_coeffs
 from ..plotting import spectrum_figure
+from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog,
+                    progress_printer)
 
 _FIELDS = (("E_f2", "E[f^2]"), ("a1_sq", "a1^2"), ("rho_f", "rho_f = rho + E[f^2]"),
            ("rho_nonlinear", "rho_nonlinear = rho_f - a1^2"),
@@ -30,16 +31,18 @@ def register(subparsers) -> None:
         description="Hermite coefficients a_m = E[f(g) h_m(g)] (orthonormal probabilists' "
                     "Hermite) and the effective noise rho_nonlinear = rho + E[f^2] - a1^2 "
                     "(arXiv:2610.10761, Eq. 2 and Eq. 8). Exact where a closed form exists, "
-                    "else mpmath quadrature with an error estimate.")
+                    "else mpmath quadrature with an error estimate.",
+        epilog=epilog(EXIT_OK_BAD_INPUT, ['icl-symbolic coeffs "tanh(g)" --rho 0.1 --digits 40',
+                                          "icl-symbolic coeffs --library --json-out teachers.json"]))
     p.add_argument("expr", nargs="?", metavar="EXPR",
                    help="teacher in the input language, e.g. 'tanh(g)' (see docs/input-language.md)")
-    p.add_argument("--rho", default="0", help="label-noise variance rho >= 0 (read exactly: 0.1 = 1/10)")
-    p.add_argument("--digits", type=int, default=30, help="significant digits (default 30)")
-    p.add_argument("--M", type=int, default=8, help="highest Hermite order (default 8)")
-    p.add_argument("--json", action="store_true", help="print a JSON document instead of the table")
-    p.add_argument("--plot", metavar="FILE.png", help="draw the Hermite energy spectrum a_m^2 vs m")
-    p.add_argument("--csv", metavar="FILE.csv", help="write the spectrum (m, a_m, a_m^2) as CSV")
-    p.add_argument("--library", action="store_true", help="the built-in teacher table")
+    p.add_argument("--rho", default=defaults.RHO,
+                   help="label-noise variance rho >= 0 (read exactly: 0.1 = 1/10)")
+    p.add_argument("--digits", type=int, default=defaults.DIGITS, help="significant digits")
+    p.add_argument("--M", type=int, default=defaults.M, help="highest Hermite order")
+    p.add_argument("--library", action="store_true", help="the built-in teacher table instead of EXPR")
+    add_output_options(p, csv="write the spectrum (teacher, m, a_m, a_m^2, method) as CSV",
+                       plot="draw the Hermite energy spectrum a_m^2 against m")
     p.set_defaults(func=run)
 
 
@@ -52,21 +55,15 @@ def _check_args(args) -> None:
         raise ICLError(f"--digits must be between 1 and 1000, got {args.digits}")
     if not 0 <= args.M <= 200:
         raise ICLError(f"--M must be between 0 and 200, got {args.M}")
-    for opt, suffixes in (("plot", (".png", ".pdf", ".svg")), ("csv", (".csv",))):
-        path = getattr(args, opt)
-        if path is not None and Path(path).suffix.lower() not in suffixes:
-            raise ICLError(f"--{opt}: {path!r} must end in {' or '.join(suffixes)}")
-
-
-def _progress(i, n, name):
-    print(f"[{i + 1}/{n}] {name}", file=sys.stderr, flush=True)
+    check_output_paths(args)
 
 
 def run(args) -> int:
-
     _check_args(args)
     if args.library:
-        results = library_coeffs(M=args.M, rho=args.rho, digits=args.digits, progress=_progress)
+        say = progress_printer(args.quiet)
+        results = library_coeffs(M=args.M, rho=args.rho, digits=args.digits,
+                                 progress=None if say is None else (lambda i, n, name: say(f"[{i + 1}/{n}] {name}")))
     else:
         results = [(args.expr, hermite_coeffs(args.expr, M=args.M, rho=args.rho, digits=args.digits))]
 
@@ -75,14 +72,17 @@ def run(args) -> int:
         save_figure(spectrum_figure(results), args.plot)
     if args.csv:
         write_text(args.csv, spectrum_csv(results))
-    if args.json:
-        docs = [r.to_json() | {"name": name} for name, r in results]
-        print(json.dumps(docs if args.library else docs[0], indent=2))
-    elif args.library:
-        print(library_table(results, args.digits))
-    else:
-        print(result_table(results[0][1]))
+    emit_json(args, json_document(results, args))
+    if not args.json:
+        print(library_table(results, args.digits) if args.library else result_table(results[0][1]))
     return 0
+
+
+def json_document(results, args) -> dict:
+    """The --json object: ``rho``, ``digits``, ``M`` and one point per teacher
+    (:meth:`HermiteResult.to_json` plus its ``name``)."""
+    return document("coeffs", [r.to_json() | {"name": name} for name, r in results],
+                    rho=str(results[0][1].rho), digits=args.digits, M=args.M)
 
 
 # -- formatting ---------------------------------------------------------------

@@ -6,14 +6,13 @@ Parsing and formatting only; the search is
 
 from __future__ import annotations
 
-import json
-
 import mpmath
 
+from .. import defaults
 from ..errors import ICLError
 from ..expr import parse_expr
 from ..verify.diagnose import diagnose_value, tolerance_from_text
-from ._args import parse_number
+from ._args import add_output_options, check_output_paths, document, emit_json, epilog, parse_number
 
 
 def register(subparsers) -> None:
@@ -21,14 +20,16 @@ def register(subparsers) -> None:
         "diagnose", help="name what a number is among a teacher's quantities (scale mismatch)",
         description="Search rho, E[f^2], rho_f, rho_nonlinear, a1, a1^2, their ratios, the "
                     "normalisations by a1^2 and offsets by +-1 for VALUE, ranked by closeness.",
-        epilog='example: icl-symbolic diagnose "sin(g)" --rho 0.1 --value 1.447')
+        epilog=epilog("0 VALUE matches a quantity within the tolerance; 1 it matches none (the closest "
+                      "are listed); 2 bad input",
+                      ['icl-symbolic diagnose "sin(g)" --rho 0.1 --value 1.447']))
     d.add_argument("f", metavar="EXPR", help="the teacher f(g), e.g. 'sin(g)'")
-    d.add_argument("--rho", required=True, help="label noise variance rho")
+    d.add_argument("--rho", default=defaults.RHO, help="label noise variance rho")
     d.add_argument("--value", required=True, help="the number to identify (its printed digits set --tol)")
     d.add_argument("--tol", help="absolute matching tolerance (default: half a unit in the last digit of VALUE)")
     d.add_argument("--required", metavar="QUANTITY",
                    help="what the derivation needs, e.g. 'rho_nonlinear/a1^2'; the relation is proved symbolically")
-    d.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+    add_output_options(d, quiet=False)
     d.set_defaults(func=run)
 
 
@@ -42,9 +43,11 @@ def run(args) -> int:
         tol = parse_number(args.tol, "tol")
         if tol <= 0:
             raise ICLError("--tol: must be positive")
+    check_output_paths(args)
     d = diagnose_value(args.value, f=args.f, rho_value=rho, tol=tol, required=args.required)
+    doc = d.to_json()
+    emit_json(args, document("diagnose", doc.pop("nearest"), **doc))
     if args.json:
-        print(json.dumps(d.to_json(), indent=2))
         return 0 if d.matches else 1
     print(d.summary())
     print(f"base values: a1 = {mpmath.nstr(_v(d.values['a1']), 12)}, E[f^2] = "

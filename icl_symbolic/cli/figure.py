@@ -8,19 +8,21 @@ from __future__ import annotations
 
 from ..errors import ICLError
 from ..figures import FIGURES, make_figure
-from ._args import parse_int, progress_printer
+from ._args import EXIT_OK_BAD_INPUT, epilog, parse_int, progress_printer
 
 
 def register(subparsers) -> None:
     q = subparsers.add_parser(
         "figure", help="regenerate Fig. 1, Fig. 2 or the a1 = 0 figure (PNG + CSV + JSON)",
         description="Regenerate a figure of the paper with theory overlays: 1 (Fig. 1, p. 4), "
-                    "2 (Fig. 2, p. 4), a1zero (Eq. (10), p. 3). --quick uses a small d.")
+                    "2 (Fig. 2, p. 4), a1zero (Eq. (10), p. 3). --quick uses a small d. Writes "
+                    "figureN.png, figureN.csv and figureN.json (the metadata) into the folder.",
+        epilog=epilog(EXIT_OK_BAD_INPUT, ["icl-symbolic figure 1 --out fig1/", "icl-symbolic figure 2 --quick"]))
     q.add_argument("name", help="1, 2 or a1zero")
-    q.add_argument("--out", default=None, help="output folder (default fig1/, fig2/, fig3/)")
+    q.add_argument("--out", default=None, help="output folder (default fig1/, fig2/, fig_a1zero/)")
     q.add_argument("--quick", action="store_true", help="small d, few seeds: minutes")
     q.add_argument("--seeds", default=None, help="number of seeds (default 5; 2-3 with --quick)")
-    q.add_argument("--d", default=None, help="override the dimension d")
+    q.add_argument("--d", default=None, help="override the dimension d (default: the paper's, smaller with --quick)")
     q.add_argument("--quiet", action="store_true", help="no progress on stderr")
     q.set_defaults(func=run)
 

@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import csv
 import io as _io
-import json
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 
-from .. import kernel
+from .. import defaults, kernel
 from ..errors import ICLError
-from ..io import save_figure, write_json, write_text
+from ..io import save_figure, write_text
 from ..plotting import kernel_curve_figure
-from ._args import parse_grid
+from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog,
+                    parse_grid)
 
 DEFAULT_D = 16
 _SWEPT = ("alpha", "kappa", "lam", "tau")
@@ -39,8 +38,9 @@ def register(subparsers) -> None:
                     "Hermite modes of f are signal and which are noise, the task spectrum of the equivalent "
                     "D-dimensional linear problem, rho_eff, and the predicted ICL error (linear deterministic "
                     "equivalent in D dimensions). --alpha, --kappa, --tau are the LEARNER'S ratios ell/D, k/D, "
-                    "n/D^2 (D = feature count); plain attention at the same ell, k, n is shown alongside. "
-                    "Exit status: 0 ok, 2 bad input.")
+                    "n/D^2 (D = feature count); plain attention at the same ell, k, n is shown alongside.",
+        epilog=epilog(EXIT_OK_BAD_INPUT,
+                      ['icl-symbolic kernel "g + (g^2-1)/sqrt(2)" --features hermite:2 --tau 4 --json']))
     p.add_argument("expr", metavar="EXPR", help="teacher f(g), e.g. 'g + (g^2-1)/sqrt(2)' (whitelisted input language)")
     p.add_argument("--features", default="hermite:2", help="identity or hermite:K, K = 1, 2, 3 (default hermite:2)")
     p.add_argument("--d", type=int, default=None,
@@ -48,18 +48,14 @@ def register(subparsers) -> None:
                         f"d -> infinity theory of the paper)")
     p.add_argument("--tasks", default="gaussian", choices=("gaussian", "sphere"),
                    help="task law: gaussian w ~ N(0, I_d) (the paper's; default) or sphere |w|^2 = d")
-    p.add_argument("--rho", default="0.1", help="label-noise variance rho >= 0 (default 0.1)")
+    p.add_argument("--rho", default=defaults.RHO, help="label-noise variance rho >= 0")
     p.add_argument("--alpha", default="16", help="context ratio ell/D > 0 (default 16)")
     p.add_argument("--kappa", default="4", help="task diversity k/D > 0 (default 4)")
     p.add_argument("--tau", default="4", help="pretraining ratio n/D^2 > 0, != 1 when lam = 0 (default 4)")
     p.add_argument("--lam", default="0", help="ridge lam >= 0, regulariser (n/D) lam (default 0)")
     p.add_argument("--log", action="store_true", help="start:stop:count grids are geometric")
     p.add_argument("--digits", type=int, default=30, help="digits for the Hermite coefficients (default 30)")
-    p.add_argument("--json", action="store_true", help="print the JSON document to stdout (instead of the table)")
-    p.add_argument("--json-out", metavar="FILE.json", help="write the JSON document to FILE")
-    p.add_argument("--csv", metavar="FILE.csv", help="write the grid points as CSV")
-    p.add_argument("--plot", metavar="FILE.png", help="plot e against the first swept ratio (png, pdf or svg)")
-    p.add_argument("--quiet", action="store_true", help="no progress or warnings on stderr")
+    add_output_options(p, csv="write the grid points as CSV", plot="plot e against the first swept ratio")
     p.set_defaults(func=run)
 
 
@@ -68,10 +64,7 @@ def _check_args(args) -> None:
         raise ICLError(f"--digits must be between 5 and 200, got {args.digits}")
     if args.d is not None and args.d < 2:
         raise ICLError(f"--d must be an integer >= 2, got {args.d}")
-    for opt, suffixes in (("plot", (".png", ".pdf", ".svg")), ("csv", (".csv",)), ("json_out", (".json",))):
-        path = getattr(args, opt)
-        if path is not None and Path(path).suffix.lower() not in suffixes:
-            raise ICLError(f"--{opt.replace('_', '-')}: {path!r} must end in {' or '.join(suffixes)}")
+    check_output_paths(args)
 
 
 def run(args) -> int:
@@ -96,11 +89,8 @@ def run(args) -> int:
         save_figure(kernel_curve_figure(kc, grids), args.plot)
     if args.csv:
         write_text(args.csv, curve_csv(kc))
-    if args.json_out:
-        write_json(args.json_out, doc)
-    if args.json:
-        print(json.dumps(doc, indent=2))
-    else:
+    emit_json(args, doc)
+    if not args.json:
         print(table(kc, doc))
     return 0
 
@@ -138,7 +128,7 @@ def json_document(kc, args, d) -> dict:
     ks = kc.spectrum
     bm = ks.moments
     K = ks.features.K
-    return {
+    return document("kernel", kc.points(), **{
         "expr": args.expr,
         "features": str(ks.features),
         "d": d,
@@ -161,8 +151,7 @@ def json_document(kc, args, d) -> dict:
         "method": "linear deterministic equivalent in D dimensions (general-C engine), float64; spectrum "
                   "exact in d (O(d)-invariant blocks)",
         "what": _WHAT,
-        "points": kc.points(),
-    }
+    })
 
 
 def curve_csv(kc) -> str:

@@ -6,17 +6,17 @@ only; the mathematics is :mod:`icl_symbolic.moments`.
 
 from __future__ import annotations
 
-import json
 import sys
-from pathlib import Path
 
 import numpy as np
 
+from .. import defaults
 from .. import moments as M
 from ..errors import ICLError
 from ..io import save_figure, write_text
 from ..moments import MEANING, finite_ell_gaps
 from ..plotting import finite_ell_figure
+from ._args import EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog
 
 #: The JSON keys scripts rely on (issue 3): one per scalar coefficient.
 JSON_KEYS = ("E_y2", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s2")
@@ -32,23 +32,25 @@ def register(subparsers) -> None:
                     "s = (1/ell) sum y_i^2 for a fixed task w with |w|^2 = d omega "
                     "(arXiv:2610.10761, Appendix B, Lemma 1, Eqs. 12-14): exact at finite d and ell, "
                     "the paper's leading order (ell = alpha d, d -> infinity, omega -> 1), and an "
-                    "optional Monte-Carlo check with z-scores. Defaults d = 64, ell = 2d (Fig. 1).")
+                    "optional Monte-Carlo check with z-scores. Defaults d = 64, ell = 2d (Fig. 1).",
+        epilog=epilog(EXIT_OK_BAD_INPUT, ['icl-symbolic moments "tanh(g)" --d 8 --ell 5 --omega 0.7 --mc 200000',
+                                          'icl-symbolic moments "sin(g)" --leading --json']))
     p.add_argument("expr", metavar="EXPR", help="teacher f(g) in the input language, e.g. 'tanh(g)'")
-    p.add_argument("--rho", default="0", help="label-noise variance rho >= 0 (read exactly: 0.1 = 1/10)")
-    p.add_argument("--d", type=int, default=64, help="dimension d (default 64)")
+    p.add_argument("--rho", default=defaults.RHO,
+                   help="label-noise variance rho >= 0 (read exactly: 0.1 = 1/10)")
+    p.add_argument("--d", type=int, default=defaults.D, help="dimension d")
     p.add_argument("--ell", type=int, default=None, help="context length ell (default 2d, alpha = 2)")
-    p.add_argument("--omega", default="1", help="omega = |w|^2/d of the fixed task (default 1; exact)")
+    p.add_argument("--omega", default="1", help="omega = |w|^2/d of the fixed task (exact)")
     p.add_argument("--mc", type=int, default=None, metavar="N",
                    help="also estimate every coefficient from N sampled prompts")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED,
-                   help=f"seed of the Monte Carlo (task direction and prompts; default {DEFAULT_SEED})")
+                   help="seed of the Monte Carlo (task direction and prompts)")
     p.add_argument("--leading", action="store_true",
                    help="show the leading-order reduction symbolically, with the dropped terms")
-    p.add_argument("--digits", type=int, default=15, help="significant digits (default 15)")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    p.add_argument("--plot", metavar="FILE.png",
-                   help="plot |exact - leading order| against ell (1 ... 1000) at the given d and omega")
-    p.add_argument("--csv", metavar="FILE.csv", help="write the same curves (ell, coefficient, exact, leading)")
+    p.add_argument("--digits", type=int, default=15, help="significant digits")
+    add_output_options(p,
+                       plot="plot |exact - leading order| against ell (1 ... 1000) at the given d and omega",
+                       csv="write the same curves (ell, coefficient, exact, leading) as CSV")
     p.set_defaults(func=run)
 
 def _check_args(args):
@@ -64,10 +66,7 @@ def _check_args(args):
         raise ICLError(f"--mc must be between 2 and 10^9 prompts, got {args.mc}")
     if args.seed < 0:
         raise ICLError(f"--seed must be >= 0, got {args.seed}")
-    for opt, suffixes in (("plot", (".png", ".pdf", ".svg")), ("csv", (".csv",))):
-        path = getattr(args, opt)
-        if path is not None and Path(path).suffix.lower() not in suffixes:
-            raise ICLError(f"--{opt}: {path!r} must end in {' or '.join(suffixes)}")
+    check_output_paths(args)
 
 
 def _task(d, omega, seed):
@@ -90,30 +89,32 @@ def compute(args) -> dict:
         w, rng = _task(args.d, float(ex.omega), args.seed)
         out["w"] = w
         out["mc"] = M.mc_moments(args.expr, float(ex.rho), args.d, args.ell, w, args.mc, rng,
-                                 progress=args.mc * args.ell * args.d > 5 * 10 ** 7)
+                                 progress=not args.quiet and args.mc * args.ell * args.d > 5 * 10 ** 7)
     return out
 
 
 def _json(args, res) -> dict:
+    """The --json object: ``inputs`` and one point per coefficient of :data:`JSON_KEYS` with
+    ``name``, ``exact``, ``leading``, ``mc``, ``mc_se`` (null without --mc) and ``leading_form``,
+    ``dropped`` (null without --leading)."""
     ex, mc = res["moments"], res["mc"]
-    doc = {"inputs": {"f": ex.f, "rho": str(ex.rho), "d": ex.d, "ell": ex.ell, "alpha": str(ex.alpha),
-                      "omega": str(ex.omega), "digits": args.digits,
-                      "mc": args.mc, "seed": args.seed if args.mc is not None else None,
-                      "w": None if res["w"] is None else [float(x) for x in res["w"]]}}
-    forms = {k: res["leading"].limits[k] for k in JSON_KEYS}
+    inputs = {"f": ex.f, "rho": str(ex.rho), "d": ex.d, "ell": ex.ell, "alpha": str(ex.alpha),
+              "omega": str(ex.omega), "digits": args.digits,
+              "mc": args.mc, "seed": args.seed if args.mc is not None else None,
+              "w": None if res["w"] is None else [float(x) for x in res["w"]]}
+    points = []
     for k in JSON_KEYS:
-        item = {"exact": getattr(ex, k).to_str(args.digits), "leading": res["lead_values"][k].to_str(args.digits)}
-        if mc is not None:
-            if k in mc:
-                item["mc"], item["mc_se"] = float(mc[k]), float(mc[k].stderr)
-            else:
-                item["mc"] = item["mc_se"] = None   # d = 1: I and w w^T coincide
+        item = {"name": k, "exact": getattr(ex, k).to_str(args.digits),
+                "leading": res["lead_values"][k].to_str(args.digits),
+                "mc": None, "mc_se": None, "leading_form": None, "dropped": None}
+        if mc is not None and k in mc:      # d = 1: I and w w^T coincide, no separate estimate
+            item["mc"], item["mc_se"] = float(mc[k]), float(mc[k].stderr)
         if args.leading:
-            item["leading_form"] = str(forms[k])
+            item["leading_form"] = str(res["leading"].limits[k])
             item["dropped"] = [{"term": str(t.term), "order": t.order}
                                for t in res["leading"].dropped if t.moment == k]
-        doc[k] = item
-    return doc
+        points.append(item)
+    return document("moments", points, inputs=inputs)
 
 
 def _table(args, res) -> str:
@@ -193,9 +194,8 @@ def run(args) -> int:
             save_figure(finite_ell_figure(gaps, ELL_GRID, title), args.plot)
         if args.csv:
             write_text(args.csv, _curves_csv(gaps))
-    if args.json:
-        print(json.dumps(_json(args, res), indent=2))
-    else:
+    emit_json(args, _json(args, res))
+    if not args.json:
         print(_table(args, res))
     sys.stdout.flush()
     return 0

@@ -3,24 +3,27 @@
     icl-symbolic simulate "sin(g)" --d 64 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 5
     icl-symbolic simulate "tanh(g)" --d 32 --tau 0.5,2,4 --json
 
-``simulate --json`` prints one object per point (a list for a sweep) with the
+``simulate --json`` prints one object whose ``points`` hold, per point, the
 inputs and ``e_mean``, ``e_se`` (exact functional, mean and SE over seeds),
 ``e_mc_mean``, ``e_mc_se`` (Monte-Carlo test error), ``e_theory`` (Result 1 /
-Eq. (10) from :mod:`icl_symbolic.theory`; null at the ridgeless peak tau = 1)
+Eq. (10) from :mod:`icl_symbolic.theory`; null at the ridgeless peak tau = 1,
+with ``e_theory_reason`` saying so)
 and ``seconds``.  Progress goes to stderr.
 """
 
 from __future__ import annotations
 
+import csv
+import io as _io
 import itertools
-import json
 
-from ._args import parse_grid, parse_int, parse_number, progress_printer
-from .. import theory
+from .. import defaults, theory
 from ..errors import ICLError
-from ..io import save_figure, write_json
+from ..io import save_figure, write_text
 from ..plotting import sweep_figure
 from ..simulate import simulate
+from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog,
+                    parse_grid, parse_int, parse_number, progress_printer)
 
 
 def register(subparsers) -> None:
@@ -28,29 +31,32 @@ def register(subparsers) -> None:
         "simulate", help="train linear attention on a teacher f and measure its ICL error (Eqs. 1-7)",
         description="Simulate the ridge-trained reduced linear-attention model with teacher f "
                     "(Sec. 2, Eqs. (1)-(7), p. 2-3) and compare with the theory. --alpha, --kappa, --tau "
-                    "accept a value, a list a,b,c, or start:stop:count.")
+                    "accept a value, a list a,b,c, or start:stop:count; the points are their product.",
+        epilog=epilog(EXIT_OK_BAD_INPUT, ['icl-symbolic simulate "sin(g)" --d 64 --tau 2 --seeds 5',
+                                          'icl-symbolic simulate "tanh(g)" --d 32 --tau 0.5,2,4 --json']))
     p.add_argument("f", help='teacher f(g), e.g. "sin(g)", "tanh(g)", "(g^2-1)/sqrt(2)"')
-    p.add_argument("--d", default="32", help="dimension d (integer >= 2; default 32)")
-    p.add_argument("--alpha", default="2", help="context ratio ell/d (default 2)")
-    p.add_argument("--kappa", default="2", help="task diversity k/d (default 2)")
-    p.add_argument("--tau", default="2", help="pretraining ratio n/d^2 (default 2)")
-    p.add_argument("--rho", default="0.1", help="noise variance rho (default 0.1)")
-    p.add_argument("--lam", default="0", help="ridge lambda, regulariser (n/d) lam (default 0: min-norm)")
-    p.add_argument("--seeds", default="3", help="number of seeds (default 3)")
+    p.add_argument("--d", default=str(defaults.D), help="dimension d (integer >= 2)")
+    p.add_argument("--alpha", default=f"{defaults.ALPHA:g}", help="context ratio ell/d")
+    p.add_argument("--kappa", default=f"{defaults.KAPPA:g}", help="task diversity k/d")
+    p.add_argument("--tau", default=f"{defaults.TAU:g}", help="pretraining ratio n/d^2")
+    p.add_argument("--rho", default=defaults.RHO, help="noise variance rho")
+    p.add_argument("--lam", default=f"{defaults.LAM:g}", help="ridge lambda, regulariser (n/d) lam (0: min-norm)")
+    p.add_argument("--seeds", default=str(defaults.SEEDS), help="number of seeds")
     p.add_argument("--seed", default="0", help="first seed (seeds are seed, seed+1, ...)")
     p.add_argument("--n-test", default="20000", help="fresh test prompts per seed for the Monte-Carlo error")
-    p.add_argument("--ctrain", "--C-train", dest="C_train", default="identity", help="task covariance (identity, powerlaw:p, spiked:f:r, "
-                   "lowrank:r, or a .npy file)")
+    p.add_argument("--ctrain", "--C-train", dest="C_train", default=defaults.C_TRAIN,
+                   help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)")
     p.add_argument("--ctest", "--C-test", dest="C_test", default=None,
                    help="test task covariance (default: same as --ctrain)")
-    p.add_argument("--solver", default="auto", choices=("auto", "gram", "kernel"))
-    p.add_argument("--sampler", default="fast", choices=("fast", "direct"))
+    p.add_argument("--solver", default="auto", choices=("auto", "gram", "kernel"),
+                   help="normal equations in feature space (gram), in prompt space (kernel), or the cheaper")
+    p.add_argument("--sampler", default="fast", choices=("fast", "direct"),
+                   help="prompt sampler: fast (conditional Gaussian) or direct (docs/simulation.md)")
     p.add_argument("--no-exact", action="store_true", help="skip the exact test functional (Monte Carlo only)")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--out", default=None, help="also write the JSON to this file (atomically)")
-    p.add_argument("--plot", default=None, help="also plot the points (with e_theory) to this PNG file")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_output_options(p, csv="write one row per point (inputs, e_mean, e_se, e_mc_mean, e_mc_se, e_theory) as CSV",
+                       plot="plot the points with e_theory")
     p.set_defaults(func=run)
+
 
 def _theory(f, C_train, C_test, d, rho, alpha, kappa, tau, lam):
     """e_theory, or None at the ridgeless interpolation peak (where it diverges)."""
@@ -60,8 +66,11 @@ def _theory(f, C_train, C_test, d, rho, alpha, kappa, tau, lam):
                                     kappa=kappa, tau=tau, lam=lam))
 
 
-def run(args) -> int:
+CSV_KEYS = ("teacher", "d", "ell", "k", "n", "alpha", "kappa", "tau", "rho", "lam", "C_train", "C_test",
+            "e_mean", "e_se", "e_mc_mean", "e_mc_se", "e_theory")
 
+
+def run(args) -> int:
     d = parse_int(args.d, "d", 2)
     alphas = parse_grid(args.alpha, "alpha")
     kappas = parse_grid(args.kappa, "kappa")
@@ -71,6 +80,7 @@ def run(args) -> int:
     n_seeds = parse_int(args.seeds, "seeds", 1)
     seed0 = parse_int(args.seed, "seed", 0)
     n_test = parse_int(args.n_test, "n-test", 2)
+    check_output_paths(args)
     C_test = args.C_test if args.C_test is not None else args.C_train
     for name, grid in (("alpha", alphas), ("kappa", kappas), ("tau", taus)):
         if (grid <= 0).any():
@@ -84,16 +94,21 @@ def run(args) -> int:
                        solver=args.solver, sampler=args.sampler, exact=not args.no_exact)
         obj = res.to_json()
         obj["e_theory"] = _theory(args.f, args.C_train, C_test, d, rho, float(alpha), float(kappa), float(tau), lam)
+        obj["e_theory_reason"] = theory.DIVERGES if obj["e_theory"] is None else None
         out.append(obj)
         if not args.json:
             _print_point(obj)
-    payload = out[0] if len(out) == 1 else out
-    if args.out:
-        write_json(args.out, payload)
+    # all computation is done: now write files (atomically) and print
     if args.plot:
         save_figure(sweep_figure(out), args.plot)
-    if args.json:
-        print(json.dumps(payload, indent=2))
+    if args.csv:
+        buf = _io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(CSV_KEYS)
+        w.writerows([["inf" if k == "e_theory" and o[k] is None else ("" if o[k] is None else o[k])
+                      for k in CSV_KEYS] for o in out])
+        write_text(args.csv, buf.getvalue())
+    emit_json(args, document("simulate", out, f=args.f))
     return 0
 
 
@@ -112,5 +127,6 @@ def _print_point(o):
               f"[{r['solver']}, {r['seconds']:.2f} s]")
     print(f"  e (exact functional, mean over {len(o['seeds'])} seeds) = {_fmt(o['e_mean'], o['e_se'])}")
     print(f"  e_mc (Monte Carlo, {o['n_test']} fresh prompts/seed)     = {_fmt(o['e_mc_mean'], o['e_mc_se'])}")
-    print(f"  e_theory (d -> infinity, Result 1 / Eq. (10))         = {_fmt(o['e_theory'])}")
+    theory_text = _fmt(o["e_theory"]) if o["e_theory"] is not None else f"inf ({o['e_theory_reason']})"
+    print(f"  e_theory (d -> infinity, Result 1 / Eq. (10))         = {theory_text}")
     print(f"  {o['seconds']:.2f} s")

@@ -8,21 +8,19 @@ from __future__ import annotations
 
 import csv
 import io as _io
-import json
 import math
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-from ._args import parse_grid
-from .. import theory
+from .. import defaults, theory
 from ..errors import ICLError
-from ..io import save_figure, write_json, write_text
+from ..io import save_figure, write_text
 from ..plotting import theory_curve_figure
+from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog,
+                    parse_grid)
 
-DEFAULT_D = 500
 _SWEPT = ("rho", "alpha", "kappa", "lam", "tau")
 _PAPER = "arXiv:2610.10761v1, Result 1 Eq. (9) p. 3; Eq. (10) p. 3"
 
@@ -33,26 +31,27 @@ def register(subparsers) -> None:
         description="Deterministic d -> infinity ICL error of the reduced linear-attention model "
                     "for teacher f: e_linear(a1^2 C_train, a1^2 C_test, rho_nonlinear) (Result 1, "
                     "Eq. 9), or Eq. (10) when a1 = 0. Every swept option takes a value, a comma "
-                    "list, or start:stop:count (geometric with --log); the grid is their product.")
+                    "list, or start:stop:count (geometric with --log); the grid is their product. "
+                    "A ridgeless point at tau = 1 (the interpolation peak) is reported as diverging: "
+                    "e = inf in the table and CSV, null with a reason in JSON.",
+        epilog=epilog(EXIT_OK_BAD_INPUT, ['icl-symbolic theory "sin(g)" --tau 0.1:4:80 --plot out.png',
+                                          'icl-symbolic theory "tanh(g)" --kappa 0.5:8:30 --log --tau 4 --json']))
     p.add_argument("expr", metavar="EXPR", help="teacher f(g), e.g. 'tanh(g)' (whitelisted input language)")
-    p.add_argument("--rho", default="0.1", help="label-noise variance rho >= 0 (default 0.1)")
-    p.add_argument("--alpha", default="2", help="context length ratio l/d > 0 (default 2)")
-    p.add_argument("--kappa", default="2", help="task diversity k/d > 0 (default 2)")
-    p.add_argument("--tau", default="0.1:4:80", help="pretraining ratio n/d^2 > 0, != 1 when lam = 0 "
-                   "(default 0.1:4:80)")
-    p.add_argument("--lam", default="0", help="ridge lam >= 0 (default 0: ridgeless)")
+    p.add_argument("--rho", default=defaults.RHO, help="label-noise variance rho >= 0")
+    p.add_argument("--alpha", default=f"{defaults.ALPHA:g}", help="context length ratio l/d > 0")
+    p.add_argument("--kappa", default=f"{defaults.KAPPA:g}", help="task diversity k/d > 0")
+    p.add_argument("--tau", default="0.1:4:80", help="pretraining ratio n/d^2 > 0")
+    p.add_argument("--lam", default=f"{defaults.LAM:g}", help="ridge lam >= 0 (0: ridgeless)")
     p.add_argument("--log", action="store_true", help="start:stop:count grids are geometric")
-    p.add_argument("--ctrain", default="identity", help="C_train: identity, powerlaw:p, spiked:f:r, "
-                   "lowrank:r, or a .npy matrix/spectrum (default identity)")
+    p.add_argument("--ctrain", default=defaults.C_TRAIN, help="C_train: identity, powerlaw:p, spiked:f:r, "
+                   "lowrank:r, or a .npy matrix/spectrum")
     p.add_argument("--ctest", default=None, help="C_test (same forms; default: same as --ctrain)")
     p.add_argument("--d", type=int, default=None, help=f"dimension for non-identity covariance families "
-                   f"(default: the size of a --ctrain/--ctest .npy file, else {DEFAULT_D}; the "
+                   f"(default: the size of a --ctrain/--ctest .npy file, else {defaults.D}; the "
                    f"identity theory does not depend on d)")
-    p.add_argument("--digits", type=int, default=30, help="digits for the Hermite coefficients (default 30)")
-    p.add_argument("--csv", metavar="FILE.csv", help="write the points as CSV")
-    p.add_argument("--json", metavar="FILE.json", nargs="?", const="-",
-                   help="write a JSON object (a1, rho_f, rho_nonlinear, points); no FILE: stdout")
-    p.add_argument("--plot", metavar="FILE.png", help="plot the curve(s) (png, pdf or svg)")
+    p.add_argument("--digits", type=int, default=defaults.DIGITS, help="digits for the Hermite coefficients")
+    add_output_options(p, csv="write the points as CSV (e = inf at a diverging point)",
+                       plot="plot the curve(s)")
     p.set_defaults(func=run)
 
 
@@ -61,10 +60,7 @@ def _check_args(args) -> None:
         raise ICLError(f"--digits must be between 5 and 200, got {args.digits}")
     if args.d is not None and args.d < 1:
         raise ICLError(f"--d must be a positive integer, got {args.d}")
-    for opt, suffixes in (("plot", (".png", ".pdf", ".svg")), ("csv", (".csv",)), ("json", (".json",))):
-        path = getattr(args, opt)
-        if path is not None and path != "-" and Path(path).suffix.lower() not in suffixes:
-            raise ICLError(f"--{opt}: {path!r} must end in {' or '.join(suffixes)}")
+    check_output_paths(args)
 
 
 def _is_npy(spec) -> bool:
@@ -75,8 +71,8 @@ def _needs_d(spec) -> bool:
     return str(spec).strip().lower() != "identity" and not _is_npy(spec)
 
 
-def _progress_printer(n):
-    if n < 400:
+def _progress_printer(n, quiet):
+    if n < 400 or quiet:
         return None
     state = {"t": time.monotonic()}
 
@@ -95,7 +91,7 @@ def run(args) -> int:
     d = args.d
     specs = [args.ctrain] + ([args.ctest] if args.ctest is not None else [])
     if d is None and any(_needs_d(sp) for sp in specs) and not any(_is_npy(sp) for sp in specs):
-        d = DEFAULT_D      # a .npy file sets d for a named family next to it
+        d = defaults.D      # a .npy file sets d for a named family next to it
     # covariances: resolved and validated (one-line errors) before anything is computed
     ctest = args.ctest if args.ctest is not None else args.ctrain
     warnings = theory.appendix_a_warnings(args.ctrain, ctest, d)
@@ -103,7 +99,7 @@ def run(args) -> int:
     n = int(np.prod([g.size for g in grids.values()]))
     cv = theory.curve(moments, args.ctrain, ctest, rho=grids["rho"], alpha=grids["alpha"],
                       kappa=grids["kappa"], tau=grids["tau"], lam=grids["lam"], d=d,
-                      digits=args.digits, progress=_progress_printer(n))
+                      digits=args.digits, progress=_progress_printer(n, args.quiet))
     for w in warnings:
         print(f"icl-symbolic: warning: Appendix A: {w}", file=sys.stderr)
 
@@ -113,11 +109,8 @@ def run(args) -> int:
         save_figure(theory_curve_figure(cv, grids, _SWEPT, args.log), args.plot)
     if args.csv:
         write_text(args.csv, curve_csv(cv))
-    if args.json == "-":
-        print(json.dumps(doc, indent=2))
-    else:
-        if args.json:
-            write_json(args.json, doc)
+    emit_json(args, doc)
+    if not args.json:
         print(curve_table(cv, doc))
     return 0
 
@@ -126,34 +119,27 @@ def run(args) -> int:
 def _rho_values(cv, key):
     rhos = np.unique(cv.columns["rho"])
     tm = cv.moments
-    vals = [float(getattr(tm, key)(r)) for r in rhos]
-    return vals[0] if len(vals) == 1 else vals
+    return [float(getattr(tm, key)(r)) for r in rhos]
 
 
 def json_document(cv, args, d, warnings) -> dict:
-    """The --json object: ``a1``, ``rho_f``, ``rho_nonlinear`` (numbers; lists when rho is swept)
-    and ``points`` (objects with alpha, kappa, tau, lam, e, plus rho and rho_nonlinear)."""
+    """The --json object: ``a1``, ``E_f2`` and, one entry per rho of the grid, the lists
+    ``rho``, ``rho_f``, ``rho_nonlinear``; ``points`` (alpha, kappa, tau, lam, rho,
+    rho_nonlinear, e, reason: e is null at a diverging point and reason says why)."""
     tm = cv.moments
-    return {
-        "expr": args.expr,
-        "a1": float(tm.a1),
-        "E_f2": float(tm.E_f2),
-        "rho": [float(r) for r in np.unique(cv.columns["rho"])],
-        "rho_f": _rho_values(cv, "rho_f"),
-        "rho_nonlinear": _rho_values(cv, "rho_nonlinear"),
-        "branch": cv.branch,
-        "C_train": args.ctrain,
-        "C_test": args.ctest if args.ctest is not None else args.ctrain,
-        "d": d,
-        "method": ("deterministic equivalent (d -> infinity), float64; Stieltjes transform from the "
-                   "self-consistent equation by bracketing" if cv.branch == "result1"
-                   else "closed form of the a1 = 0 branch, Eq. (10)/(15)"),
-        "provenance": {"a1": tm.a1.to_json(), "E_f2": tm.E_f2.to_json(),
-                       "rho_nonlinear": "rho + E[f^2] - a1^2", "rho_f": "rho + E[f^2]"},
-        "appendix_a_warnings": warnings,
-        "paper": _PAPER,
-        "points": [{**p, "e": None if math.isinf(p["e"]) else p["e"]} for p in cv.points()],
-    }
+    return document(
+        "theory", cv.points(),
+        expr=args.expr, a1=float(tm.a1), E_f2=float(tm.E_f2),
+        rho=[float(r) for r in np.unique(cv.columns["rho"])],
+        rho_f=_rho_values(cv, "rho_f"), rho_nonlinear=_rho_values(cv, "rho_nonlinear"),
+        branch=cv.branch, C_train=args.ctrain,
+        C_test=args.ctest if args.ctest is not None else args.ctrain, d=d,
+        method=("deterministic equivalent (d -> infinity), float64; Stieltjes transform from the "
+                "self-consistent equation by bracketing" if cv.branch == "result1"
+                else "closed form of the a1 = 0 branch, Eq. (10)/(15)"),
+        provenance={"a1": tm.a1.to_json(), "E_f2": tm.E_f2.to_json(),
+                    "rho_nonlinear": "rho + E[f^2] - a1^2", "rho_f": "rho + E[f^2]"},
+        appendix_a_warnings=warnings, paper=_PAPER)
 
 
 def curve_csv(cv) -> str:
@@ -174,7 +160,7 @@ def curve_table(cv, doc) -> str:
              f"a1 = {tm.a1.to_str(16)}  ({tm.a1.provenance()})",
              f"E[f^2] = {tm.E_f2.to_str(16)}  ({tm.E_f2.provenance()})",
              "rho_nonlinear = rho + E[f^2] - a1^2 = "
-             + (f"{rnl:.12g}" if isinstance(rnl, float) else ", ".join(f"{x:.12g}" for x in rnl)),
+             + ", ".join(f"{x:.12g}" for x in rnl),
              ("branch: Result 1, Eq. (9): e_linear(a1^2 C_train, a1^2 C_test, rho_nonlinear); "
               "deterministic equivalent, d -> infinity, float64" if cv.branch == "result1" else
               "branch: a1 = 0, Eq. (10) (lam > 0: Eq. (15) ridge curve); alpha, kappa do not matter at lam = 0"),
@@ -184,4 +170,6 @@ def curve_table(cv, doc) -> str:
     for i in range(len(cv)):
         lines.append(f"{c['alpha'][i]:>10.5g} {c['kappa'][i]:>10.5g} {c['tau'][i]:>10.5g} "
                      f"{c['lam'][i]:>10.5g} {c['rho'][i]:>8.4g} {c['e'][i]:>16.10g}")
+    if np.isinf(c["e"]).any():
+        lines.append(f"inf: {theory.DIVERGES}")
     return "\n".join(lines)

@@ -152,12 +152,14 @@ def _as_callback(progress):
     return lambda line: print(line, file=progress, flush=True)
 
 
-def run_claims(claims, full: bool = False, progress=None) -> list[ClaimResult]:
+def run_claims(claims, full: bool = False, progress=None, on_result=None) -> list[ClaimResult]:
     """Run claims in order; ``full=False`` skips (explicitly) the ``full = true`` ones.
 
     ``progress``: None (silent), a callable taking one line of text, or a text
     stream (e.g. ``sys.stderr``): one line per claim, and the steps of long
-    (simulation-backed) checks indented below it.
+    (simulation-backed) checks indented below it.  ``on_result(result)`` is called
+    as soon as each verdict is decided (the CLI prints it at once); with it, the
+    per-claim progress line is left out (the verdict line takes its place).
     """
     say = _as_callback(progress)
     step = None if say is None else (lambda line: say(f"    {line}"))
@@ -166,10 +168,12 @@ def run_claims(claims, full: bool = False, progress=None) -> list[ClaimResult]:
     for i, c in enumerate(claims, 1):
         if c.full and not full:
             results.append(ClaimResult(c, "skipped", True, "skipped: simulation-backed, run with --full"))
-            continue
-        if say is not None:
-            say(f"[{i}/{n}] {c.id} ...")
-        results.append(run_claim(c, progress=step))
+        else:
+            if say is not None and on_result is None:
+                say(f"[{i}/{n}] {c.id} ...")
+            results.append(run_claim(c, progress=step))
+        if on_result is not None:
+            on_result(results[-1])
     return results
 
 
@@ -207,16 +211,25 @@ def summary_line(s: dict) -> str:
     return ", ".join(parts) + (" -- OK" if s["ok"] else " -- NOT OK")
 
 
-def format_line(r: ClaimResult, width: int = 34) -> str:
+def format_line(r: ClaimResult, width: int = 34, verbose: bool = False) -> str:
     """One line per claim: status, id, verdict, residual or z, short reason.
 
     A mismatch (expected or not) gets its diagnosis, and an expected mismatch
-    its ``why``, in full on indented continuation lines.
+    its ``why``, in full on indented continuation lines.  ``verbose``: the reason
+    is not cut at 150 characters, and the computed and claimed numbers with their
+    provenance and the tolerance with its reason follow on continuation lines.
     """
     mark = "ok " if r.ok else "!! "
     reason = r.detail.split(". Diagnosis: ")[0]
-    reason = reason if len(reason) <= 150 else reason[:147] + "..."
+    if not verbose and len(reason) > 150:
+        reason = reason[:147] + "..."
     line = f"{mark}{r.claim.id:<{width}} {r.label:<28} {r.measure():<16} {reason}"
+    if verbose:
+        for name, v in (("computed", r.computed), ("claimed", r.claimed)):
+            if v is not None:
+                line += f"\n      {name}: {v.to_str(15)} ({v.provenance()})"
+        tol = r.claim.tolerance
+        line += f"\n      tolerance: {tol.describe()}: {' '.join(str(tol.reason).split())}"
     if r.verdict == "mismatch":
         if r.diagnosis is not None:
             line += "\n      diagnosis: " + r.diagnosis.summary()
