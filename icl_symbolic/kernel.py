@@ -102,7 +102,8 @@ from .theory import TaskSpectra, check_parameters, e_linear, e_nonlinear, teache
 from .values import Value
 
 __all__ = ["FeatureMap", "parse_features", "feature_count", "multi_indices", "hermite_features",
-           "direction_coefficients", "degree_slices",
+           "direction_coefficients", "degree_slices", "FeatureTransform", "TeacherBlocks",
+           "gaussian_task_vectors",
            "harmonic_dim", "sphere_eigenvalue", "mode_coefficients", "BlockMoments", "block_moments",
            "SpectrumBlock", "KernelSpectrum", "kernel_spectrum", "KernelCurve", "kernel_curve",
            "TASK_LAWS", "MAX_K", "MAX_D"]
@@ -263,6 +264,72 @@ def degree_slices(d: int, K: int) -> list[slice]:
     return out
 
 
+class FeatureTransform:
+    """The kernel learner's input map x -> x~ = phi(sqrt(d) x)/sqrt(D) (``identity``: x itself).
+
+    Has the attribute ``D`` that :func:`icl_symbolic.prompts.sample_prompts` and
+    :func:`icl_symbolic.simulate.train` read; x~ has covariance I_D/D.
+    """
+
+    def __init__(self, features, d: int):
+        self.features = parse_features(features)
+        self.d = int(d)
+        self.D = self.features.D(self.d)
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        if self.features.is_identity:
+            return X
+        return hermite_features(X * math.sqrt(self.d), self.features.K) * (1.0 / math.sqrt(self.D))
+
+
+class TeacherBlocks:
+    """Per-task feature coefficients theta(w) and label power E_g[f(r g)^2] (module docstring).
+
+    ``theta(W)`` (rows w) is sum_m beta_m(r) T_m(u) in feature order, so that
+    E[x~ y | w] = theta(w)/sqrt(D); ``label_power(W)`` is E[(y - eps)^2 | w].  Exact
+    closed forms (lambdified) for polynomial teachers, float64 quadrature otherwise.
+    """
+
+    def __init__(self, f, features, d: int):
+        self.features = parse_features(features)
+        self.d = int(d)
+        self.K = self.features.K
+        e, self.T = _polynomial_teacher(f)
+        self.exact = e is not None
+        if self.exact:
+            betas = mode_coefficients(e, self.K)
+            self._beta = [sympy.lambdify(_r, b, "numpy") for b in betas]
+            self._f2 = sympy.lambdify(_r, _expect_poly_in_g(e.subs(_g, _r * _g) ** 2), "numpy")
+
+    def _parts(self, W):
+        W = np.asarray(W, dtype=float)
+        norm = np.sqrt(np.einsum("kd,kd->k", W, W))
+        r = norm / math.sqrt(self.d)
+        U = W / np.where(norm > 0, norm, 1.0)[:, None]
+        return r, U
+
+    def betas(self, r: np.ndarray) -> np.ndarray:
+        """beta_m(r), m = 0..K, shape (K+1, len(r))."""
+        r = np.asarray(r, dtype=float)
+        if self.exact:
+            return np.array([np.broadcast_to(np.asarray(b(r), dtype=float), r.shape) for b in self._beta])
+        return _betas_numeric(self.T, self.K, np.maximum(r * r, 1e-300))[0]
+
+    def theta(self, W) -> np.ndarray:
+        r, U = self._parts(W)
+        beta = self.betas(r)
+        out = direction_coefficients(U, self.K)
+        for m, sl in enumerate(degree_slices(self.d, self.K), start=1):
+            out[:, sl] *= beta[m][:, None]
+        return out
+
+    def label_power(self, W) -> np.ndarray:
+        r, _ = self._parts(W)
+        if self.exact:
+            return np.broadcast_to(np.asarray(self._f2(r), dtype=float), r.shape).copy()
+        return _betas_numeric(self.T, 0, np.maximum(r * r, 1e-300))[2]
+
+
 # ----------------------------------------------------------------------------
 # the O(d)-invariant spectrum (exact rationals)
 # ----------------------------------------------------------------------------
@@ -392,15 +459,19 @@ def _parity_pairs(K: int):
     return [(m, mp) for m in range(K + 1) for mp in range(m, K + 1) if (m - mp) % 2 == 0]
 
 
-def _numeric_gaussian_law(T, K: int, d: int):
-    """B[m,m'] and E f^2 for Gaussian tasks and a non-polynomial f (float64 quadrature).
+def _hermite_power_coeffs(K: int) -> list[list[float]]:
+    """h_m(g) = sum_j c[m][j] g^j, m = 0..K."""
+    return [[float(c) for c in reversed(sympy.Poly(h(m, _g), _g).all_coeffs())] for m in range(K + 1)]
 
-    E_g[f(r g) h_m(g)] = sum_j c_mj r^{-j} E_{x ~ N(0, omega)}[f(x) x^j] (h_m = sum_j c_mj g^j),
-    the x-expectations by :func:`icl_symbolic.gauss.float_expect`; the omega average by
-    generalised Gauss-Laguerre quadrature (omega = 2t/d, t ~ Gamma(d/2)), error = difference
-    between the 48- and 64-point rules plus the propagated quadrature errors.
+
+def _betas_numeric(T, K: int, omegas: np.ndarray):
+    """beta_m(sqrt(omega)), m = 0..K, and E_g[f(sqrt(omega) g)^2] with error bounds (float64).
+
+    E_g[f(r g) h_m(g)] = sum_j c_mj r^{-j} E_{x ~ N(0, omega)}[f(x) x^j] (h_m = sum_j c_mj g^j);
+    the x-expectations by :func:`icl_symbolic.gauss.float_expect` (kinks respected).
+    Returns ``(beta, beta_err, f2, f2_err)`` with beta of shape (K+1, len(omegas)).
     """
-    coeffs = [[float(c) for c in reversed(sympy.Poly(h(m, _g), _g).all_coeffs())] for m in range(K + 1)]
+    coeffs = _hermite_power_coeffs(K)
     fnp = T.numpy
 
     def integrands(x):
@@ -409,28 +480,39 @@ def _numeric_gaussian_law(T, K: int, d: int):
         out["f2"] = fx * fx
         return out
 
+    om = np.asarray(omegas, dtype=float)
+    vals, errs = float_expect(integrands, om, T.breakpoints, label=f"f = {T.label}")
+    beta = np.zeros((K + 1, om.size))
+    beta_err = np.zeros((K + 1, om.size))
+    for m in range(K + 1):
+        for j, c in enumerate(coeffs[m]):
+            if c:
+                beta[m] += c * om ** (-j / 2.0) * vals[f"x{j}"]
+                beta_err[m] += abs(c) * om ** (-j / 2.0) * errs[f"x{j}"]
+    return beta, beta_err, vals["f2"], errs["f2"]
+
+
+def _numeric_gaussian_law(T, K: int, d: int):
+    """B[m,m'] and E f^2 for Gaussian tasks and a non-polynomial f (float64 quadrature).
+
+    beta_m at the nodes by :func:`_betas_numeric`; the omega average by generalised
+    Gauss-Laguerre quadrature (omega = 2t/d, t ~ Gamma(d/2)); error = difference between
+    the 48- and 64-point rules plus the propagated quadrature errors.
+    """
     results = []
     for n in _LAGUERRE:
         t, wts = roots_genlaguerre(n, d / 2.0 - 1.0)
         if not np.all(np.isfinite(wts)) or wts.sum() <= 0:
             raise ICLError(f"Gaussian-task averages of a non-polynomial f are limited to d <= {_MAX_D_NUMERIC_LAW}")
         wts = wts / wts.sum()
-        om = 2.0 * t / d
-        vals, errs = float_expect(integrands, om, T.breakpoints, label=f"f = {T.label}")
-        beta = np.zeros((K + 1, om.size))
-        beta_err = np.zeros((K + 1, om.size))
-        for m in range(K + 1):
-            for j, c in enumerate(coeffs[m]):
-                if c:
-                    beta[m] += c * om ** (-j / 2.0) * vals[f"x{j}"]
-                    beta_err[m] += abs(c) * om ** (-j / 2.0) * errs[f"x{j}"]
+        beta, beta_err, f2, f2_err = _betas_numeric(T, K, 2.0 * t / d)
         B = np.zeros((K + 1, K + 1))
         Berr = np.zeros((K + 1, K + 1))
         for m, mp in _parity_pairs(K):
             B[m, mp] = B[mp, m] = float(np.dot(wts, beta[m] * beta[mp]))
             Berr[m, mp] = Berr[mp, m] = float(np.dot(wts, np.abs(beta[m]) * beta_err[mp]
                                                      + np.abs(beta[mp]) * beta_err[m]))
-        results.append((B, Berr, float(np.dot(wts, vals["f2"])), float(np.dot(wts, errs["f2"]))))
+        results.append((B, Berr, float(np.dot(wts, f2)), float(np.dot(wts, f2_err))))
     (B1, _, f1, _), (B2, Berr, f2, ef2) = results
     return B2, np.abs(B2 - B1) + Berr, f2, abs(f2 - f1) + ef2
 
@@ -610,6 +692,32 @@ def kernel_spectrum(f, features="hermite:2", rho=0.1, d: int | None = None, task
     if -1e-12 * max(1.0, bm.E_f2_float) < rho_eff < 0.0:
         rho_eff = 0.0          # rounding of a teacher that is captured completely (e.g. f = g, rho = 0)
     return KernelSpectrum(fm, d, D, tuple(blocks), captured, float(rho), rho_eff, bm)
+
+
+def gaussian_task_vectors(ks: KernelSpectrum, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n task vectors w~ ~ N(0, C~) with the exact second moment C~ of ``ks`` (K <= 2), shape (n, D).
+
+    In feature coordinates C~ is lambda_1 I on the degree-1 block and, on the degree-2 block,
+    lambda_iso (I - t t^T) + lambda_tr t t^T with t the unit vector on the diagonal features
+    h_2(z_i) (the trace direction).  Used by the all-Gaussian control of the simulation.
+    """
+    if ks.d is None or ks.features.K > 2:
+        raise ICLError("Gaussian task vectors with the kernel spectrum need d and K <= 2")
+    d, D = ks.d, ks.D
+    ev = {b.l: b.eigenvalue for b in ks.blocks}
+    out = rng.standard_normal((n, D))
+    out[:, :d] *= math.sqrt(ev[1])
+    if ks.features.K == 2:
+        sl = degree_slices(d, 2)[1]
+        diag = np.array([i == j for i, j in multi_indices(d, 2)])
+        t = diag / math.sqrt(d)
+        Q = out[:, sl]
+        c = Q @ t
+        Q -= np.outer(c, t)
+        Q *= math.sqrt(ev[2])
+        Q += np.outer(c * math.sqrt(ev[0]), t)
+        out[:, sl] = Q
+    return out
 
 
 # ----------------------------------------------------------------------------

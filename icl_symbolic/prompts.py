@@ -68,7 +68,8 @@ def _empty_prompts(n, d):
     return np.empty((n, d)), np.empty(n), np.empty((n, d)), np.empty(n)
 
 
-def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator, method: str = "direct") -> Prompts:
+def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator, method: str = "direct",
+                   features=None) -> Prompts:
     """Draw one prompt per row of ``W`` (direct O(ell d) or exact fast O(ell + d) sampler).
 
     Parameters
@@ -87,6 +88,11 @@ def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator, method: str =
         ``direct`` draws every x_i; ``fast`` draws only the projections
         z_i = x_i^T w and the Gaussian remainder of sum_i y_i x_i (module
         docstring).  Both have the same law; their random streams differ.
+    features : callable with attribute ``D``, optional (direct sampler only)
+        A query-side feature map x -> x~ (arrays (..., d) -> (..., D)), e.g.
+        :class:`icl_symbolic.kernel.FeatureTransform`: then u = (D/ell) sum_i y_i x~_i
+        and ``x_test`` holds x~_test (the kernel learner).  The random draws are
+        those of the plain sampler, so an identity map gives identical numbers.
 
     Returns
     -------
@@ -107,21 +113,25 @@ def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator, method: str =
         raise ICLError(f"unknown prompt sampler {method!r}; expected one of {', '.join(METHODS)}")
     W, ell, rho = _check(W, ell, rho)
     if method == "fast":
+        if features is not None:
+            raise ICLError("a feature map needs the direct prompt sampler")
         return _sample_fast(f_numpy, W, ell, rho, rng)
     n, d = W.shape
+    D = d if features is None else int(features.D)
     sd_x, sd_eps = 1.0 / np.sqrt(d), np.sqrt(rho)
-    u, s, x_test, y_test = _empty_prompts(n, d)
-    chunk = max(1, CHUNK_FLOATS // (ell * d))
+    u, s, x_test, y_test = _empty_prompts(n, D)
+    chunk = max(1, CHUNK_FLOATS // (ell * D))
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
         w = W[start:stop]
         m = stop - start
         X = rng.standard_normal((m, ell, d)) * sd_x
         y = f_numpy(np.einsum("mid,md->mi", X, w)) + sd_eps * rng.standard_normal((m, ell))
-        u[start:stop] = (d / ell) * np.einsum("mi,mid->md", y, X)
+        XF = X if features is None else features(X)
+        u[start:stop] = (D / ell) * np.einsum("mi,mid->md", y, XF)
         s[start:stop] = np.mean(y * y, axis=1)
         xt = rng.standard_normal((m, d)) * sd_x
-        x_test[start:stop] = xt
+        x_test[start:stop] = xt if features is None else features(xt)
         y_test[start:stop] = f_numpy(np.einsum("md,md->m", xt, w)) + sd_eps * rng.standard_normal(m)
     return Prompts(u, s, x_test, y_test)
 

@@ -330,12 +330,17 @@ def _features(P) -> tuple[np.ndarray, np.ndarray]:
 
 
 def train(f_numpy, tasks: np.ndarray, n: int, ell: int, rho: float, lam: float, rng: np.random.Generator,
-          solver: str = "auto", sampler: str = "fast", progress: Callable[[str], None] | None = None):
+          solver: str = "auto", sampler: str = "fast", progress: Callable[[str], None] | None = None,
+          features=None):
     """Train Gamma on n prompts; prompt mu uses task ``tasks[mu mod k]`` (Eq. (6), p. 3).
 
+    ``features`` (direct sampler only): a query-side feature map with attribute ``D``
+    (:class:`icl_symbolic.kernel.FeatureTransform`); Gamma is then D x (D + 1).
     Returns ``(Gamma, how)`` where ``how`` names the solver path.
     """
     k, d = tasks.shape
+    if features is not None:
+        d = int(features.D)          # the learner's input dimension
     sz = Sizes(d, ell, k, n)
     solver = choose_solver(sz, solver)
     m = chunk_rows(d)
@@ -349,7 +354,7 @@ def train(f_numpy, tasks: np.ndarray, n: int, ell: int, rho: float, lam: float, 
     last = time.monotonic()
     for start in range(0, n, m):
         stop = min(n, start + m)
-        P = sample_prompts(f_numpy, tasks[idx_all[start:stop]], ell, rho, rng, method=sampler)
+        P = sample_prompts(f_numpy, tasks[idx_all[start:stop]], ell, rho, rng, method=sampler, features=features)
         Xc, Vc = _features(P)
         if solver == "kernel":
             X[start:stop], V[start:stop], y[start:stop] = Xc, Vc, P.y_test

@@ -20,6 +20,8 @@ import itertools
 from .. import defaults, theory
 from ..errors import ICLError
 from ..io import save_figure, write_text
+from ..kernel import parse_features
+from ..kernel_sim import DEFAULT_N_TEST_KERNEL, simulate_kernel
 from ..plotting import sweep_figure
 from ..simulate import simulate
 from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog,
@@ -43,7 +45,8 @@ def register(subparsers) -> None:
     p.add_argument("--lam", default=f"{defaults.LAM:g}", help="ridge lambda, regulariser (n/d) lam (0: min-norm)")
     p.add_argument("--seeds", default=str(defaults.SEEDS), help="number of seeds")
     p.add_argument("--seed", default="0", help="first seed (seeds are seed, seed+1, ...)")
-    p.add_argument("--n-test", default="20000", help="fresh test prompts per seed for the Monte-Carlo error")
+    p.add_argument("--n-test", default=None, help="fresh test prompts per seed for the Monte-Carlo error "
+                   "(default 20000; 4000 with --features)")
     p.add_argument("--ctrain", "--C-train", dest="C_train", default=defaults.C_TRAIN,
                    help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)")
     p.add_argument("--ctest", "--C-test", dest="C_test", default=None,
@@ -55,6 +58,13 @@ def register(subparsers) -> None:
     p.add_argument("--no-exact", action="store_true", help="skip the exact test functional (Monte Carlo only)")
     add_output_options(p, csv="write one row per point (inputs, e_mean, e_se, e_mc_mean, e_mc_se, e_theory) as CSV",
                        plot="plot the points with e_theory")
+    p.add_argument("--features", default=None,
+                   help="train the kernel learner on features identity or hermite:K (K <= 3) instead of plain "
+                        "attention; --alpha, --kappa, --tau are then ell/D, k/D, n/D^2 (docs/kernel.md); "
+                        "Gaussian tasks, C = I, direct sampler")
+    p.add_argument("--control", default=None, choices=("features", "gaussian"),
+                   help="with --features: a control with Gaussian inputs (features: true task law; "
+                        "gaussian: Gaussian tasks with the same second moment, K <= 2)")
     p.set_defaults(func=run)
 
 
@@ -71,6 +81,8 @@ CSV_KEYS = ("teacher", "d", "ell", "k", "n", "alpha", "kappa", "tau", "rho", "la
 
 
 def run(args) -> int:
+    if args.features is not None or args.control is not None:
+        return run_kernel(args)
     d = parse_int(args.d, "d", 2)
     alphas = parse_grid(args.alpha, "alpha")
     kappas = parse_grid(args.kappa, "kappa")
@@ -79,7 +91,7 @@ def run(args) -> int:
     lam = parse_number(args.lam, "lam")
     n_seeds = parse_int(args.seeds, "seeds", 1)
     seed0 = parse_int(args.seed, "seed", 0)
-    n_test = parse_int(args.n_test, "n-test", 2)
+    n_test = parse_int(args.n_test if args.n_test is not None else "20000", "n-test", 2)
     check_output_paths(args)
     C_test = args.C_test if args.C_test is not None else args.C_train
     for name, grid in (("alpha", alphas), ("kappa", kappas), ("tau", taus)):
@@ -130,3 +142,57 @@ def _print_point(o):
     theory_text = _fmt(o["e_theory"]) if o["e_theory"] is not None else f"inf ({o['e_theory_reason']})"
     print(f"  e_theory (d -> infinity, Result 1 / Eq. (10))         = {theory_text}")
     print(f"  {o['seconds']:.2f} s")
+
+
+def run_kernel(args) -> int:
+    """``simulate --features``: the kernel learner (:func:`icl_symbolic.kernel_sim.simulate_kernel`)."""
+    if args.features is None:
+        raise ICLError("--control needs --features")
+    if args.C_train != "identity" or (args.C_test not in (None, "identity")):
+        raise ICLError("--features supports isotropic tasks only (--ctrain/--ctest identity)")
+    if args.sampler != "fast" or args.no_exact:
+        raise ICLError("--features always uses the direct sampler and the query-exact error; "
+                       "drop --sampler/--no-exact")
+    parse_features(args.features)
+    check_output_paths(args)
+    d = parse_int(args.d, "d", 2)
+    grids = [parse_grid(getattr(args, name), name) for name in ("alpha", "kappa", "tau")]
+    rho = parse_number(args.rho, "rho")
+    lam = parse_number(args.lam, "lam")
+    n_seeds = parse_int(args.seeds, "seeds", 1)
+    seed0 = parse_int(args.seed, "seed", 0)
+    n_test = parse_int(args.n_test if args.n_test is not None else str(DEFAULT_N_TEST_KERNEL), "n-test", 2)
+    for name, grid in zip(("alpha", "kappa", "tau"), grids):
+        if (grid <= 0).any():
+            raise ICLError(f"--{name} must be > 0, got {float(grid.min()):g}")
+    progress = progress_printer(args.quiet)
+    out = []
+    for alpha, kappa, tau in itertools.product(*grids):
+        res = simulate_kernel(args.f, d, float(alpha), float(kappa), float(tau), rho, features=args.features,
+                              lam=lam, seeds=range(seed0, seed0 + n_seeds), n_test=n_test, control=args.control,
+                              solver=args.solver, progress=progress)
+        obj = res.to_json()
+        out.append(obj)
+        if not args.json:
+            what = f"{obj['control']} control for " if obj["control"] else ""
+            print(f"{what}kernel learner {obj['features']} on f = {obj['teacher']}: d={obj['d']} D={obj['D']} "
+                  f"ell={obj['ell']} k={obj['k']} n={obj['n']} (ell/D={obj['alpha']:g}, k/D={obj['kappa']:g}, "
+                  f"n/D^2={obj['tau']:g}), rho={obj['rho']:g}, lam={obj['lam']:g}, rho_eff={obj['rho_eff']:.6g}")
+            for r in obj["per_seed"]:
+                print(f"  seed {r['seed']}: e = {_fmt(r['e'], r['e_se'])}  e_mc = {_fmt(r['e_mc'], r['e_mc_se'])}  "
+                      f"[{r['solver']}, {r['seconds']:.2f} s]")
+            print(f"  e (query-exact, mean over {len(obj['seeds'])} seeds) = {_fmt(obj['e_mean'], obj['e_se'])}")
+            print(f"  e_mc (Monte Carlo)                        = {_fmt(obj['e_mc_mean'], obj['e_mc_se'])}")
+            print(f"  e_theory (linear deterministic equivalent in D dims) = {_fmt(obj['e_theory'])}")
+    if args.plot:
+        save_figure(sweep_figure(out), args.plot)
+    if args.csv:
+        keys = ("teacher", "features", "control", "d", "D", "ell", "k", "n", "alpha", "kappa", "tau", "rho", "lam",
+                "rho_eff", "e_mean", "e_se", "e_mc_mean", "e_mc_se", "e_theory")
+        buf = _io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(keys)
+        w.writerows([["" if o[k] is None else o[k] for k in keys] for o in out])
+        write_text(args.csv, buf.getvalue())
+    emit_json(args, document("simulate", out, f=args.f, features=args.features, control=args.control))
+    return 0

@@ -1,0 +1,143 @@
+"""Simulation of the kernel learner (icl_symbolic.kernel_sim) and ``simulate --features``.
+
+Tolerances: simulation-vs-simulation comparisons are in standard errors (3-4 SE,
+false-alarm budget about 1e-3 per comparison for roughly Gaussian means);
+simulation-vs-theory comparisons add the finite-size allowance measured by
+benchmarks/kernel_finite_size.py (see docs/kernel.md, "Finite size").
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from icl_symbolic import kernel, kernel_sim, simulate
+from icl_symbolic.cli import main
+from icl_symbolic.errors import ICLError
+
+F = "g + (g^2-1)/sqrt(2)"      # a1 = a2 = 1: plain floor rho + a2^2 = 1.1, kernel floor rho = 0.1
+RHO = 0.1
+
+#: Ordinary finite-size excess of the linear theory at D = 27, alpha = 16, kappa = 2, tau = 4:
+#: the plain linear model (f = g, d = 27) sits 7.8% (+- 2.4%, 3 seeds) above its theory
+#: (benchmarks/kernel_finite_size.py, "ordinary"); allowance = 1.5 x that.
+ORDINARY_ALLOWANCE_D27 = 0.12
+
+
+def test_identity_features_reproduce_simulate_exactly():
+    """Same seeds, same numbers: the kernel path with identity features is simulate(sampler=direct)."""
+    r = kernel_sim.simulate_kernel("tanh(g)", 5, 2, 2, 2, RHO, features="identity", seeds=(0, 3), n_test=300)
+    s = simulate.simulate("tanh(g)", 5, 2, 2, 2, RHO, seeds=(0, 3), n_test=300, sampler="direct")
+    assert [float(x.e_mc) for x in r.runs] == [float(x.e_mc) for x in s.runs]
+    assert (r.ell, r.k, r.n) == (s.ell, s.k, s.n)
+
+
+def test_feature_prompts_with_identity_map_equal_plain_prompts():
+    W = np.random.default_rng(1).standard_normal((7, 4))
+    a = simulate.sample_prompts(np.tanh, W, 9, 0.2, np.random.default_rng(5), method="direct")
+    b = simulate.sample_prompts(np.tanh, W, 9, 0.2, np.random.default_rng(5), method="direct",
+                                features=kernel.FeatureTransform("identity", 4))
+    for x, y in zip(a, b):
+        assert np.array_equal(x, y)
+
+
+@pytest.mark.parametrize("f", [F, "tanh(g)"])
+def test_query_exact_error_agrees_with_plain_monte_carlo(f):
+    """The query-exact estimator uses theta(w) and E[y^2 | w] (exact split; quadrature for tanh):
+    it must agree with the plain squared error on the same prompts within 4 combined SE."""
+    r = kernel_sim.simulate_kernel(f, 4, 4, 2, 4, RHO, seeds=(0, 1), n_test=3000, theory=False)
+    for run in r.runs:
+        se = math.hypot(run.e_query.stderr, run.e_mc.stderr)
+        assert abs(float(run.e_query) - float(run.e_mc)) < 4 * se
+        assert run.e_query.stderr < run.e_mc.stderr      # averaging over the query removes variance
+
+
+def test_feature_map_is_orthonormal_monte_carlo():
+    """x~ = phi(sqrt(d) x)/sqrt(D) has covariance I/D (Monte Carlo, 4 SE per entry, 200 000 draws)."""
+    d, n = 3, 200_000
+    ft = kernel.FeatureTransform("hermite:3", d)
+    X = np.random.default_rng(0).standard_normal((n, d)) / math.sqrt(d)
+    F_ = ft(X) * math.sqrt(ft.D)
+    cov = F_.T @ F_ / n
+    se = np.sqrt(((F_[:, :, None] * F_[:, None, :]) ** 2).mean(axis=0) / n)
+    assert np.all(np.abs(cov - np.eye(ft.D)) < 4.5 * se + 1e-12)
+    assert np.all(np.abs(F_.mean(axis=0)) < 4.5 * F_.std(axis=0) / math.sqrt(n))
+
+
+def test_gaussian_control_sits_within_ordinary_finite_size_error():
+    """All-Gaussian control (Gaussian inputs, tasks N(0, C~), noise rho_eff) at d = 6, D = 27: above the
+    prediction by at most the ordinary finite-size allowance (3 SE slack); the real kernel learner at
+    the same point is far outside that band, so the band can fail."""
+    r = kernel_sim.simulate_kernel(F, 6, 16, 2, 4, RHO, seeds=(0, 1, 2), n_test=2000, control="gaussian")
+    e, se, th = float(r.e_query), r.e_query.stderr, r.e_theory
+    assert th < e + 3 * se
+    assert e - 3 * se < th * (1 + ORDINARY_ALLOWANCE_D27)
+
+
+def test_task_vectors_of_the_gaussian_control_have_the_spectrum():
+    ks = kernel.kernel_spectrum(F, "hermite:2", RHO, d=4, tasks="gaussian")
+    W = kernel.gaussian_task_vectors(ks, 200_000, np.random.default_rng(2))
+    C = W.T @ W / W.shape[0]
+    got = np.sort(np.linalg.eigvalsh(C))
+    want = np.sort(np.concatenate([np.full(b.multiplicity, b.eigenvalue) for b in ks.blocks]))
+    # eigenvalues of a sample covariance: relative error ~ sqrt(2/N) per eigenvalue plus spread ~ D/N
+    np.testing.assert_allclose(got, want, rtol=0.03)
+
+
+def _plain_same_sizes(r, seeds, n_test):
+    d = r.d
+    return simulate.simulate(F, d, r.ell / d, r.k / d, r.n / d ** 2, RHO, seeds=seeds, n_test=n_test)
+
+
+def test_floor_statement_d4():
+    """At d = 4, tau = 16, kappa = 4: as ell/D grows from 2 to 32 the kernel learner's error drops from
+    above rho + a2^2 = 1.1 to below it (by > 4 SE), while plain attention on the same ell, k, n stays
+    above it (by > 4 SE)."""
+    floor = RHO + 1.0
+    small = kernel_sim.simulate_kernel(F, 4, 2, 4, 16, RHO, seeds=range(6), n_test=2000, theory=False)
+    large = kernel_sim.simulate_kernel(F, 4, 32, 4, 16, RHO, seeds=range(4), n_test=1000, theory=False)
+    assert float(small.e_query) - 4 * small.e_query.stderr > floor
+    assert float(large.e_query) + 4 * large.e_query.stderr < floor
+    for r in (small, large):
+        p = _plain_same_sizes(r, r.seeds, 2000)
+        assert (p.ell, p.k, p.n) == (r.ell, r.k, r.n)
+        assert float(p.e) - 4 * p.e.stderr > floor
+
+
+@pytest.mark.slow
+def test_floor_statement_d6():
+    floor = RHO + 1.0
+    seeds = (0, 1, 2)
+    large = kernel_sim.simulate_kernel(F, 6, 16, 4, 16, RHO, seeds=seeds, n_test=1000, theory=False)
+    assert float(large.e_query) + 4 * large.e_query.stderr < floor
+    p = _plain_same_sizes(large, seeds, 2000)
+    assert float(p.e) - 4 * p.e.stderr > floor
+
+
+def test_cli_simulate_features_json(capsys):
+    rc = main(["simulate", F, "--features", "hermite:2", "--d", "3", "--alpha", "4", "--kappa", "2", "--tau", "4",
+               "--seeds", "2", "--n-test", "300", "--json", "--quiet"])
+    assert rc == 0
+    doc = json.loads(capsys.readouterr().out)["points"][0]
+    assert doc["D"] == 9 and doc["ell"] == 36 and doc["n"] == 324 and doc["features"] == "hermite:2"
+    r = kernel_sim.simulate_kernel(F, 3, 4, 2, 4, RHO, seeds=(0, 1), n_test=300)
+    assert doc["e_mean"] == float(r.e_query) and doc["e_theory"] == r.e_theory
+
+
+@pytest.mark.parametrize("argv, msg", [
+    (["--features", "hermite:4"], "hermite:K must be 1, 2 or 3"),
+    (["--control", "gaussian"], "--control needs --features"),
+    (["--features", "hermite:2", "--ctrain", "powerlaw:1"], "isotropic tasks only"),
+    (["--features", "hermite:3", "--control", "gaussian"], "needs K <= 2"),
+])
+def test_cli_simulate_features_bad_input(argv, msg, capsys):
+    rc = main(["simulate", F, "--d", "3", "--quiet", *argv])
+    assert rc == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and msg in err[0]
+
+
+def test_refuses_unknown_control():
+    with pytest.raises(ICLError):
+        kernel_sim.simulate_kernel(F, 3, 1, 1, 1, RHO, control="both")
