@@ -281,6 +281,41 @@ class FeatureTransform:
             return X
         return hermite_features(X * math.sqrt(self.d), self.features.K) * (1.0 / math.sqrt(self.D))
 
+    def weighted_sum(self, y: np.ndarray, X: np.ndarray) -> np.ndarray:
+        """sum_i y_i x~_i for a batch: y (m, ell), X (m, ell, d) -> (m, D).
+
+        Through the moment tensors sum_i y_i z_i^{(x)j} (one batched matrix product per
+        degree) instead of the (m, ell, D) feature array: h_2(z_a) = (z_a^2 - 1)/sqrt(2),
+        h_3(z_a) = (z_a^3 - 3 z_a)/sqrt(6), h_2(z_a) z_b = (z_a^2 z_b - z_b)/sqrt(2).
+        """
+        if self.features.is_identity:
+            return np.einsum("mi,mid->md", y, X)
+        K, d = self.features.K, self.d
+        Z = X * math.sqrt(d)
+        S0 = y.sum(axis=1)                                   # (m,)
+        M1 = np.einsum("mi,mia->ma", y, Z)                   # (m, d)
+        YZ = y[:, :, None] * Z
+        M2 = np.matmul(YZ.transpose(0, 2, 1), Z) if K >= 2 else None     # (m, d, d)
+        M3 = np.einsum("mia,mib,mic->mabc", YZ, Z, Z, optimize=True) if K >= 3 else None
+        plan, D = _degree_plan(d, K)
+        out = np.empty((y.shape[0], D))
+        for cols, coords, counts in plan:
+            if counts == (1,):
+                out[:, cols] = M1[:, coords[:, 0]]
+            elif counts == (2,):
+                out[:, cols] = (M2[:, coords[:, 0], coords[:, 0]] - S0[:, None]) / math.sqrt(2.0)
+            elif counts == (1, 1):
+                out[:, cols] = M2[:, coords[:, 0], coords[:, 1]]
+            elif counts == (3,):
+                a = coords[:, 0]
+                out[:, cols] = (M3[:, a, a, a] - 3.0 * M1[:, a]) / math.sqrt(6.0)
+            elif counts in ((2, 1), (1, 2)):
+                twice, once = (coords[:, 0], coords[:, 1]) if counts == (2, 1) else (coords[:, 1], coords[:, 0])
+                out[:, cols] = (M3[:, twice, twice, once] - M1[:, once]) / math.sqrt(2.0)
+            else:   # (1, 1, 1)
+                out[:, cols] = M3[:, coords[:, 0], coords[:, 1], coords[:, 2]]
+        return out * (1.0 / math.sqrt(self.D))
+
 
 class TeacherBlocks:
     """Per-task feature coefficients theta(w) and label power E_g[f(r g)^2] (module docstring).

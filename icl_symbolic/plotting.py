@@ -20,7 +20,8 @@ import textwrap
 import numpy as np
 
 __all__ = ["png_bytes", "paper_figure", "sweep_figure", "spectrum_figure", "theory_curve_figure",
-           "finite_ell_figure", "check_sweep_figure", "seed_figure", "extrapolation_figure", "kernel_curve_figure"]
+           "finite_ell_figure", "check_sweep_figure", "seed_figure", "extrapolation_figure", "kernel_curve_figure",
+           "kernel_crossover_figure", "kernel_gap_figure"]
 
 
 def _new_figure(figsize, nrows=1, ncols=1):
@@ -343,5 +344,67 @@ def kernel_curve_figure(kc, grids):
     ax.set_ylabel("predicted ICL error")
     ax.set_title(f"f(g) = {bm.label}, {ks.features}" + (f", d = {ks.d}, D = {ks.D}" if ks.d else ""), fontsize=10)
     ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def kernel_crossover_figure(kc, kernel_sim, plain_sim, floors, title):
+    """Kernel learner vs plain attention against alpha = ell/D on the same teacher and the same ell, k, n.
+
+    ``kc``: a :class:`icl_symbolic.kernel.KernelCurve` over alpha (lines: both predictions);
+    ``kernel_sim`` / ``plain_sim``: lists of (alpha, e, se) simulation points (SE over seeds);
+    ``floors``: list of (value, label, style) horizontal lines.
+    """
+    fig, axes = _new_figure((6.6, 4.6))
+    ax = axes[0][0]
+    c = kc.columns
+    order = np.argsort(c["alpha"])
+    ax.plot(c["alpha"][order], c["e"][order], "-", color="C0", lw=1.6,
+            label=f"kernel learner {kc.spectrum.features}: prediction")
+    ax.plot(c["alpha"][order], c["e_plain"][order], "-", color="C1", lw=1.6,
+            label="plain attention: Result 1 (d -> infinity)")
+    for pts, color, label in ((kernel_sim, "C0", "kernel learner: simulation"),
+                              (plain_sim, "C1", "plain attention: simulation")):
+        if pts:
+            x, y, e = zip(*pts)
+            ax.errorbar(x, y, yerr=e, fmt="o", color=color, capsize=2, ms=4, label=label + " (SE over seeds)")
+    for value, label, style in floors:
+        ax.axhline(value, color=style[0], ls=style[1], lw=1, label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("alpha = ell/D (context length per feature)")
+    ax.set_ylabel("ICL test error")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6.5, loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def kernel_gap_figure(rows, fits, title):
+    """Relative gap e_sim/e_theory - 1 of the kernel learner and its controls against d (log-log),
+    with the fitted power law of each variant (``fits[variant]["power_law"]`` = c, p on the absolute gap)."""
+    fig, axes = _new_figure((6.0, 4.4))
+    ax = axes[0][0]
+    styles = {"real": ("C0", "kernel learner (hermite:2)"), "features": ("C2", "control: Gaussian inputs, true tasks"),
+              "gaussian": ("C3", "control: Gaussian inputs and tasks")}
+    for variant, (color, label) in styles.items():
+        pts = sorted((r["d"], r["gap_rel"], r["gap_rel_se"], r["e_theory"]) for r in rows if r["variant"] == variant)
+        if not pts:
+            continue
+        d, g, se, th = map(np.array, zip(*pts))
+        ax.errorbar(d, g, yerr=se, fmt="o", color=color, capsize=2, ms=4, label=label)
+        pl = (fits or {}).get(variant) or {}
+        if "power_law" in pl:
+            c, p = pl["power_law"]["c"], pl["power_law"]["p"]
+            dd = np.geomspace(d.min(), d.max(), 50)
+            thi = np.interp(dd, d, th)
+            ax.plot(dd, c * dd ** (-p) / thi, "--", color=color, lw=1,
+                    label=f"fit: gap ~ d^-{p:.2f} +- {pl['power_law']['p_se']:.2f}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("d (input dimension)")
+    ax.set_ylabel("e_sim / e_prediction - 1")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6.5)
     fig.tight_layout()
     return fig

@@ -88,8 +88,8 @@ def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator, method: str =
         ``direct`` draws every x_i; ``fast`` draws only the projections
         z_i = x_i^T w and the Gaussian remainder of sum_i y_i x_i (module
         docstring).  Both have the same law; their random streams differ.
-    features : callable with attribute ``D``, optional (direct sampler only)
-        A query-side feature map x -> x~ (arrays (..., d) -> (..., D)), e.g.
+    features : callable with attribute ``D`` and method ``weighted_sum(y, X)``, optional
+        (direct sampler only).  A feature map x -> x~ (arrays (..., d) -> (..., D)), e.g.
         :class:`icl_symbolic.kernel.FeatureTransform`: then u = (D/ell) sum_i y_i x~_i
         and ``x_test`` holds x~_test (the kernel learner).  The random draws are
         those of the plain sampler, so an identity map gives identical numbers.
@@ -127,8 +127,8 @@ def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator, method: str =
         m = stop - start
         X = rng.standard_normal((m, ell, d)) * sd_x
         y = f_numpy(np.einsum("mid,md->mi", X, w)) + sd_eps * rng.standard_normal((m, ell))
-        XF = X if features is None else features(X)
-        u[start:stop] = (D / ell) * np.einsum("mi,mid->md", y, XF)
+        sum_yx = np.einsum("mi,mid->md", y, X) if features is None else features.weighted_sum(y, X)
+        u[start:stop] = (D / ell) * sum_yx
         s[start:stop] = np.mean(y * y, axis=1)
         xt = rng.standard_normal((m, d)) * sd_x
         x_test[start:stop] = xt if features is None else features(xt)
