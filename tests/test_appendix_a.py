@@ -11,15 +11,12 @@ Budget: two-sided 1e-3 per test, Bonferroni over its m comparisons.
 
 import numpy as np
 import pytest
-from scipy.stats import norm
 
 from icl_symbolic.covariance import appendix_a, from_array, resolve_covariance, sample_tasks
 
+from _stats import z_bonferroni
+
 FAMILIES = ["identity", "powerlaw:0.5", "powerlaw:2", "spiked:0.5:2", "lowrank:3"]
-
-
-def z_bonferroni(m, alpha=1e-3):
-    return float(norm.isf(alpha / (2 * m)))
 
 
 def _sigma_moments(lam, d):

@@ -10,7 +10,6 @@ import pytest
 import sympy
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from scipy.stats import norm
 
 from icl_symbolic import gamma_error as E
 from icl_symbolic import moments as M
@@ -18,9 +17,7 @@ from icl_symbolic.errors import ICLError
 from icl_symbolic.gauss import expect
 from icl_symbolic.expr import g, teacher
 
-
-def z_bonferroni(m, alpha=1e-3):
-    return float(norm.isf(alpha / (2 * m)))
+from _stats import z_bonferroni
 
 
 def random_gamma(d, rng, scale=0.3):

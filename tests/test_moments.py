@@ -12,16 +12,12 @@ import pytest
 import sympy
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from scipy.stats import norm
 
 from icl_symbolic import moments as M
 from icl_symbolic.errors import ICLError
 from icl_symbolic.expr import g, teacher
 
-
-def z_bonferroni(m, alpha=1e-3):
-    """Two-sided threshold for m comparisons with total false-alarm budget alpha."""
-    return float(norm.isf(alpha / (2 * m)))
+from _stats import z_bonferroni
 
 
 def test_z_table_matches_the_project_budget():

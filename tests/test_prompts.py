@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from icl_symbolic.errors import ICLError
 from icl_symbolic.prompts import sample_prompts
 from icl_symbolic.simulate import simulate
 
-
-def _z(m):
-    return float(stats.norm.isf(1e-3 / (2 * m)))
+from _stats import t_bonferroni, z_bonferroni
 
 
 def _statistics(P, w):
@@ -58,7 +55,7 @@ def test_fast_sampler_moments_match_direct():
     < 15% for the a1 = 0 teacher, whose fourth-order statistics involve E[z^16]-type
     moments and are far noisier (its second-order ones are < 2%)."""
     d, ell, rho, m = 5, 4, 0.1, 100_000
-    z = _z(30)
+    z = z_bonferroni(30)
     rng_w = np.random.default_rng(8675309)
     for name, f in TEACHERS.items():
         w = rng_w.standard_normal(d) * 1.3
@@ -90,8 +87,8 @@ def test_negative_control_wrong_perp_variance_is_detected():
     wrong_u = ue[:, None] * e + perp * np.sqrt(syy.mean() / syy)[:, None]
     wrong = Pf._replace(u=wrong_u)
     res = _compare(Pd, wrong, w)
-    assert abs(res["(u.q)^2 s"][0]) > _z(30)
-    assert abs(res["(u.q)^2"][0]) < _z(30)          # the plain second moment cannot see the bug
+    assert abs(res["(u.q)^2 s"][0]) > z_bonferroni(30)
+    assert abs(res["(u.q)^2"][0]) < z_bonferroni(30)          # the plain second moment cannot see the bug
 
 
 def test_fast_sampler_zero_task_and_bad_method():
@@ -111,6 +108,6 @@ def test_fast_and_direct_give_same_trained_model_error():
     a = simulate(seeds=range(0, S), sampler="direct", **kw)
     b = simulate(seeds=range(1000, 1000 + S), sampler="fast", **kw)
     se = np.hypot(a.e_mc.stderr, b.e_mc.stderr)
-    t = stats.t.isf(5e-4, 2 * (S - 1))
+    t = t_bonferroni(1, 2 * (S - 1))
     assert se < 0.04 * float(a.e_mc)
     assert abs(float(a.e_mc) - float(b.e_mc)) < t * se, (float(a.e_mc), float(b.e_mc), se)

@@ -15,11 +15,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
 
 from icl_symbolic import simulate as sim
 from icl_symbolic.errors import ICLError
 from icl_symbolic.prompts import sample_prompts
+
+from _stats import t_bonferroni, z_bonferroni
 
 
 def _explicit_features(X, V):
@@ -171,10 +172,6 @@ def test_same_seed_bit_identical_and_seeds_differ():
 
 
 # --------------------------------------------------------------------------- exact functional vs MC
-def _z(m):
-    return float(stats.norm.isf(1e-3 / (2 * m)))
-
-
 @pytest.mark.parametrize("f,C", [("g", "identity"), ("sin(g)", "identity"), ("(g^2-1)/sqrt(2)", "identity"),
                                  ("tanh(g)", "powerlaw:1")])
 def test_exact_functional_matches_monte_carlo_on_trained_gamma(f, C):
@@ -187,7 +184,7 @@ def test_exact_functional_matches_monte_carlo_on_trained_gamma(f, C):
     run = r.runs[0]
     se = math.hypot(run.e_mc.stderr, run.e.stderr or 0.0)
     assert se < 0.015 * float(run.e)
-    assert abs(float(run.e) - float(run.e_mc)) < _z(4) * se, (float(run.e), float(run.e_mc), se)
+    assert abs(float(run.e) - float(run.e_mc)) < z_bonferroni(4) * se, (float(run.e), float(run.e_mc), se)
     assert r.e.method == "sim" and r.e_mc.method == "sim"
 
 
@@ -208,7 +205,7 @@ SIN_EF2 = (1 - math.exp(-2)) / 2
 def _window_check(result, e_theory, c_fs, m, label):
     """theory - t SE <= sim <= theory (1 + c_fs/d) + t SE, Student-t over seeds, Bonferroni m."""
     e, se = float(result.e), result.e.stderr
-    t = float(stats.t.isf(1e-3 / (2 * m), len(result.seeds) - 1))
+    t = t_bonferroni(m, len(result.seeds) - 1)
     lo, hi = e_theory - t * se, e_theory * (1 + c_fs / result.d) + t * se
     assert lo <= e <= hi, f"{label}: sim {e:.4f} +- {se:.4f} not in [{lo:.4f}, {hi:.4f}] (theory {e_theory:.4f})"
     return lo, hi
@@ -304,7 +301,7 @@ def test_result1_equal_a1_and_Ef2_give_equal_errors():
     c = math.sqrt(SIN_EF2 - a1 * a1)
     cubic = f"{a1!r}*g + {c!r}*(g^3-3*g)/sqrt(6)"
     S = 10
-    t = float(stats.t.isf(1e-3 / 4, S - 1))
+    t = t_bonferroni(2, S - 1)
     for tau in (0.5, 3.0):
         kw = dict(d=24, alpha=2, kappa=2, tau=tau, rho=0.1, seeds=range(S), n_test=2000)
         e = {f: np.array([float(run.e) for run in sim.simulate(f, **kw).runs])
@@ -331,7 +328,7 @@ def test_finite_size_gap_shrinks_with_d(f, alpha):
     for d in (16, 48):
         r = sim.simulate(f, d=d, alpha=alpha, kappa=2, tau=3, rho=0.1, seeds=range(16), n_test=2000)
         gaps[d] = (float(r.e) / e_th - 1, r.e.stderr / e_th)
-    t = float(stats.t.isf(1e-3 / 4, 30))
+    t = t_bonferroni(2, 30)
     diff = gaps[16][0] - gaps[48][0]
     assert diff > t * math.hypot(gaps[16][1], gaps[48][1]), gaps
     c = C_FS if f == "g" else C_FS_A1ZERO

@@ -5,11 +5,12 @@ import math
 import numpy as np
 import pytest
 from hypothesis import example, given, strategies as st
-from scipy.stats import norm
 
 from icl_symbolic.covariance import resolve_covariance
 from icl_symbolic.errors import ICLError
 from icl_symbolic.stieltjes import empirical_stieltjes, solve_a, stieltjes, stieltjes_isotropic
+
+from _stats import z_bonferroni
 
 
 @pytest.mark.parametrize("c", [0.3, 1.0, 4.0])
@@ -74,7 +75,7 @@ _CASES = [("identity", 0.5), ("identity", 2.0), ("powerlaw:0.8", 0.5), ("powerla
           ("spiked:0.3:4", 0.5), ("spiked:0.3:4", 2.0)]
 _NUS = np.array([0.05, 0.5])
 _M_CMP = len(_CASES) * len(_NUS)                   # 12 comparisons
-_Z = float(norm.isf(1e-3 / (2 * _M_CMP)))          # two-sided 1e-3, Bonferroni: z = 3.94
+_Z = z_bonferroni(_M_CMP)          # two-sided 1e-3, Bonferroni: z = 3.94
 _SEEDS = np.random.SeedSequence(80512345678901234567).spawn(2 * len(_CASES))
 
 

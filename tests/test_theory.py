@@ -10,6 +10,8 @@ from icl_symbolic.covariance import resolve_covariance
 from icl_symbolic.errors import ICLError
 from icl_symbolic.stieltjes import stieltjes
 
+from _stats import z_bonferroni
+
 # -------------------------------------------------------------------------
 # isotropic closed form == general recipe
 # -------------------------------------------------------------------------
@@ -279,8 +281,7 @@ def test_ridge_general_C_against_simulation(tau):
     same fit against the ridgeless theory (lam = 0, 20-30 % higher here) is rejected.
     About 1-2 minutes on 2 cores.
     """
-    from scipy.stats import norm
-    z = float(norm.isf(1e-3 / 4))
+    z = z_bonferroni(2)
     alpha, kappa, lam, rho = 1.0, 2.0, 0.3, 0.1
     ds = np.array([16, 24, 32, 48])
     sims, ses, th, th0 = [], [], [], []
