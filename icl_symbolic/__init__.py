@@ -9,9 +9,8 @@ that says how it was obtained (exact SymPy, mpmath with digits and error
 estimate, Monte Carlo with standard error, or simulation with seeds).
 """
 
+from ._version import __version__
 from .errors import ICLError
 from .values import Value
-
-__version__ = "0.1.0"
 
 __all__ = ["ICLError", "Value", "__version__"]

@@ -46,7 +46,7 @@ import numpy as np
 import scipy
 import sympy
 
-from . import __version__
+from ._version import __version__
 from .errors import ICLError
 from .hermite import hermite_coeffs
 from .io import atomic_path

@@ -39,7 +39,7 @@ import mpmath
 import sympy
 from mpmath.libmp import to_fixed
 
-from . import __version__
+from ._version import __version__
 from .display import Quantity, html_table, latex_table, text_table
 from .errors import ICLError, ValidityError
 from .expr import MAX_HERMITE_ORDER, Teacher, g, teacher

@@ -25,7 +25,7 @@ import os
 import sys
 import textwrap
 
-from .. import __version__
+from .._version import __version__
 from ..errors import ICLError
 from . import appendix_a, coeffs, diagnose, figure, kernel, moments, simulate, theory, verify
 from ._args import rewrite_legacy
