@@ -4,7 +4,7 @@ What: one Fig. 1 point (d = 64, alpha = kappa = 2, sin teacher, rho = 0.1) at
 tau = 2 (n = 8192 >= p = 4160: Gram path) and at tau = 0.5 (n = 2048 < p:
 kernel path), side by side in one run:
 
-* ours: :func:`icl_symbolic.simulate.train` (fast O(ell + d) prompt sampler,
+* ours: :func:`icl_symbolic.simulation.train` (fast O(ell + d) prompt sampler,
   chunked pair-product Gram accumulation (dgemm) / kernel form, Cholesky with a
   condition check);
 * straightforward: the direct O(ell d) sampler, the full n x d(d+1) feature
@@ -39,7 +39,7 @@ import numpy as np
 
 from icl_symbolic.expr import teacher
 from icl_symbolic.prompts import sample_prompts
-from icl_symbolic.simulate import fit_gamma, sizes, train
+from icl_symbolic.simulation import fit_gamma, sizes, train
 
 D, ALPHA, KAPPA, RHO, LAM = 64, 2.0, 2.0, 0.1, 1e-6
 SEED = 20261130
@@ -114,7 +114,7 @@ def figure_times(full):
 def paper_size_estimate():
     """Seconds per (teacher, tau) simulation at paper size, one seed, and the extrapolated total."""
     from icl_symbolic.figures import figure1_data, figure2_data  # noqa: F401  (grids documented there)
-    from icl_symbolic.simulate import simulate
+    from icl_symbolic.simulation import simulate
     fig1_taus = [0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0]
     per = {}
     for tau in fig1_taus:

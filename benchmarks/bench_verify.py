@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def run_inprocess(full: bool):
-    from icl_symbolic.verify import runner as C
+    from icl_symbolic.verification import runner as C
     t0 = time.perf_counter()
     results, summary = C.verify(full=full)
     return time.perf_counter() - t0, results, summary

@@ -3,7 +3,7 @@
 Paper: Fig. 1 (p. 4; caption p. 3), Fig. 2 (p. 4), and a figure for the a1 = 0
 branch (Eq. (10), p. 3) that the paper states but does not plot.
 
-Each figure is computed completely (simulations with :func:`icl_symbolic.simulate.simulate`,
+Each figure is computed completely (simulations with :func:`icl_symbolic.simulation.simulate`,
 theory with :mod:`icl_symbolic.theory`, teacher coefficients with
 :mod:`icl_symbolic.hermite`) and only then written, through :mod:`icl_symbolic.io`
 (atomic), as ``<stem>.png``, ``<stem>.csv`` (every plotted number: one row per
@@ -51,7 +51,7 @@ from .errors import ICLError
 from .hermite import hermite_coeffs
 from .io import atomic_path
 from .plotting import paper_figure
-from .simulate import check_memory, simulate, sizes
+from .simulation import check_memory, simulate, sizes
 from .theory import curve
 
 FIGURES = ("1", "2", "a1zero")

@@ -1,4 +1,4 @@
-"""Claim files: loading, validation errors, tolerance logic, verdicts (icl_symbolic.verify).
+"""Claim files: loading, validation errors, tolerance logic, verdicts (icl_symbolic.verification).
 
 Paper: every claim file transcribes a unit of arXiv:2610.10761 (docs/claims-format.md).
 """
@@ -8,9 +8,9 @@ import textwrap
 import pytest
 import sympy
 
-from icl_symbolic.verify import claimfile, judge, runner
-from icl_symbolic.verify.checks import REGISTRY
-from icl_symbolic.verify.registry import Outcome
+from icl_symbolic.verification import claimfile, judge, runner
+from icl_symbolic.verification.checks import REGISTRY
+from icl_symbolic.verification.registry import Outcome
 from icl_symbolic.errors import ICLError
 from icl_symbolic.values import Value
 
@@ -213,12 +213,12 @@ def test_expected_mismatch_needs_the_right_diagnosis(tmp_path):
 
 def test_unavailable_module_is_reported_not_skipped(tmp_path, monkeypatch):
     kind = REGISTRY["hermite_value"]
-    fake = type(kind)(kind.name, kind.func, kind.params, (("not_a_module", "issue 99"),), {}, kind.doc)
+    fake = type(kind)(kind.name, kind.func, kind.params, (("not_a_module", "a test stand-in"),), {}, kind.doc)
     monkeypatch.setitem(REGISTRY, "hermite_value", fake)
     (c,) = claimfile.load_file(write(tmp_path, GOOD))
     r = runner.run_claim(c)
     assert r.verdict == "unavailable" and not r.ok
-    assert "needs icl_symbolic.not_a_module (issue 99)" in r.detail
+    assert "needs icl_symbolic.not_a_module (a test stand-in)" in r.detail
     s = runner.summarize([r])
     assert s["unavailable"] == 1 and not s["ok"]
     assert "1 unavailable" in runner.summary_line(s)
@@ -345,7 +345,7 @@ def test_simulation_check_pairs_seeds_and_diagnoses_a1_squared(tmp_path, monkeyp
     """
     import math
 
-    from icl_symbolic.verify.checks import simulation as checks_simulation
+    from icl_symbolic.verification.checks import simulation as checks_simulation
 
     a1sq = math.exp(-1)
     shared = {s: 0.3 * math.sin(s) for s in range(20261007, 20261020)}     # common seed effect
@@ -429,7 +429,7 @@ def test_simulation_extrapolation_in_one_over_d(tmp_path, monkeypatch):
     a gap that grows with d, or an offset in the limit, is a mismatch."""
     from types import SimpleNamespace
 
-    from icl_symbolic.verify.checks import simulation as checks_simulation
+    from icl_symbolic.verification.checks import simulation as checks_simulation
     from icl_symbolic.theory import e_nonlinear
 
     th = float(e_nonlinear("tanh(g)", rho=0.1, alpha=2, kappa=2, tau=3).value)

@@ -8,8 +8,8 @@ import pytest
 
 from icl_symbolic import defaults
 from icl_symbolic.cli import COMMANDS, build_parser, main
-from icl_symbolic.verify import runner
-from icl_symbolic.verify.claimfile import load_claims, select
+from icl_symbolic.verification import runner
+from icl_symbolic.verification.claimfile import load_claims, select
 
 
 def _subparsers():

@@ -172,7 +172,7 @@ def test_issue_example_paper_names_without_order_prefix(capsys, monkeypatch):
 
 def test_json_gives_every_claim_evidence_and_tally_is_printed(capsys):
     """Every shipped claim carries an evidence kind and a paper result; the terminal tally lists them."""
-    from icl_symbolic.verify.evidence import EVIDENCE, RESULTS
+    from icl_symbolic.verification.evidence import EVIDENCE, RESULTS
 
     code = main(["verify", "--quiet", "--json", "--only", "appc.*", "--only", "result1.*",
                  "--only", "eq8.rho_nonlinear_definition"])
@@ -191,8 +191,8 @@ def test_json_gives_every_claim_evidence_and_tally_is_printed(capsys):
 
 
 def test_every_shipped_claim_is_labelled():
-    from icl_symbolic.verify.claimfile import load_claims
-    from icl_symbolic.verify.evidence import EVIDENCE, RESULTS
+    from icl_symbolic.verification.claimfile import load_claims
+    from icl_symbolic.verification.evidence import EVIDENCE, RESULTS
 
     claims = load_claims()
     assert all(c.evidence in EVIDENCE and c.result in RESULTS for c in claims)

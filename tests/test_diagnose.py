@@ -1,4 +1,4 @@
-"""Scale-mismatch diagnosis (icl_symbolic.verify.diagnose).
+"""Scale-mismatch diagnosis (icl_symbolic.verification.diagnose).
 
 Paper: Eq. (8), p. 3; Result 1, Eq. (9), p. 3; Fig. 1 caption, p. 3-4.
 """
@@ -8,7 +8,7 @@ import pytest
 import sympy
 from hypothesis import example, given, strategies as st
 
-from icl_symbolic.verify import diagnose as D
+from icl_symbolic.verification import diagnose as D
 from icl_symbolic.errors import ICLError
 
 SIN = dict(a1=mpmath.exp(mpmath.mpf(-1) / 2), E_f2=(1 - mpmath.exp(-2)) / 2, rho=mpmath.mpf("0.1"))

@@ -11,7 +11,7 @@ import pytest
 
 from icl_symbolic import figures
 from icl_symbolic.errors import ICLError
-from icl_symbolic.simulate import simulate
+from icl_symbolic.simulation import simulate
 
 TINY1 = dict(d=6, taus=[0.5, 3.0], n_test=500)
 

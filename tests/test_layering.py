@@ -16,7 +16,7 @@ module (imports inside functions included):
    in :mod:`icl_symbolic.plotting`, so a notebook's backend is never touched).
 
 Not seen by the graph: ``importlib.import_module`` calls.  The package has one,
-:func:`icl_symbolic.verify.runner._needs_available`, which imports the library
+:func:`icl_symbolic.verification.runner._needs_available`, which imports the library
 modules named by a check kind's ``needs`` (modules its check module already
 imports at the top), to report a claim as "unavailable" rather than crash.
 """
@@ -40,15 +40,15 @@ LAYERS = (
     ("cli.*",),                                 # one module per command
     ("cli._args",),                             # argument helpers shared by the commands
     ("", "api"),                                # the public Python API (package root)
-    ("verify", "verify.report"),
-    ("verify.runner",),
-    ("verify.claimfile",),
-    ("verify.checks",),                         # the table of check kinds
-    ("verify.checks.*",),                       # one module per paper unit
-    ("verify.checks.common",),
-    ("verify.registry", "verify.judge", "verify.diagnose"),
+    ("verification", "verification.report"),
+    ("verification.runner",),
+    ("verification.claimfile",),
+    ("verification.checks",),                         # the table of check kinds
+    ("verification.checks.*",),                       # one module per paper unit
+    ("verification.checks.common",),
+    ("verification.registry", "verification.judge", "verification.diagnose"),
     ("figures",),
-    ("simulate",),
+    ("simulation",),
     ("theory",),
     ("gamma_error", "stieltjes", "a1zero"),
     ("moments",),
@@ -168,6 +168,6 @@ def test_the_checker_detects_violations(tmp_path):
     """The AST rules above can fail: a lazy sympy import and a pyplot import are found."""
     tree = ast.parse("import os\n\ndef f():\n    import sympy\n    import matplotlib\n    return sympy\n")
     assert [_top_name(n) for n in _function_level_imports(tree)] == ["sympy", "matplotlib"]
-    assert _layer_of("verify.checks.theory") == LAYERS.index(("verify.checks.*",))
-    assert _layer_of("verify.checks.common") == LAYERS.index(("verify.checks.common",))
+    assert _layer_of("verification.checks.theory") == LAYERS.index(("verification.checks.*",))
+    assert _layer_of("verification.checks.common") == LAYERS.index(("verification.checks.common",))
     assert _layer_of("no_such_module") is None

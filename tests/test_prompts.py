@@ -13,7 +13,7 @@ import pytest
 
 from icl_symbolic.errors import ICLError
 from icl_symbolic.prompts import sample_prompts
-from icl_symbolic.simulate import simulate
+from icl_symbolic.simulation import simulate
 
 from _stats import t_bonferroni, z_bonferroni
 

@@ -6,9 +6,9 @@ import re
 import pytest
 
 from icl_symbolic.mathml import latex_to_mathml
-from icl_symbolic.verify.claimfile import load_claims
-from icl_symbolic.verify.report import render_html, render_markdown
-from icl_symbolic.verify.runner import ClaimResult, summarize
+from icl_symbolic.verification.claimfile import load_claims
+from icl_symbolic.verification.report import render_html, render_markdown
+from icl_symbolic.verification.runner import ClaimResult, summarize
 
 CLAIMS = load_claims()
 

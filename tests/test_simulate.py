@@ -1,4 +1,4 @@
-"""Tests of icl_symbolic.simulate: solvers, sizes, memory refusal, determinism, and
+"""Tests of icl_symbolic.simulation: solvers, sizes, memory refusal, determinism, and
 simulation against the exact test functional and against the theory.
 
 Statistical budget (STYLE.md): two-sided false-alarm 1e-3 per test, Bonferroni over
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icl_symbolic import simulate as sim
+from icl_symbolic import simulation as sim
 from icl_symbolic.errors import ICLError
 from icl_symbolic.prompts import sample_prompts
 

@@ -1,7 +1,7 @@
 """``icl-symbolic diagnose``: name what a number is among a teacher's quantities.
 
 Parsing and formatting only; the search is
-:func:`icl_symbolic.verify.diagnose.diagnose_value`.
+:func:`icl_symbolic.verification.diagnose.diagnose_value`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import mpmath
 from .. import defaults
 from ..errors import ICLError
 from ..expr import parse_expr
-from ..verify.diagnose import diagnose_value, tolerance_from_text
+from ..verification.diagnose import diagnose_value, tolerance_from_text
 from ._args import add_output_options, check_output_paths, document, emit_json, epilog, parse_number
 
 

@@ -1,4 +1,4 @@
-"""``icl-symbolic simulate``: a thin layer over :mod:`icl_symbolic.simulate`.
+"""``icl-symbolic simulate``: a thin layer over :mod:`icl_symbolic.simulation`.
 
     icl-symbolic simulate "sin(g)" --d 64 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 5
     icl-symbolic simulate "tanh(g)" --d 32 --tau 0.5,2,4 --json
@@ -23,7 +23,7 @@ from ..io import save_figure, write_text
 from ..kernel import parse_features
 from ..kernel_sim import DEFAULT_N_TEST_KERNEL, simulate_kernel
 from ..plotting import sweep_figure
-from ..simulate import simulate
+from ..simulation import simulate
 from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog,
                     parse_grid, parse_int, parse_number, progress_printer)
 

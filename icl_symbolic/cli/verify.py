@@ -1,7 +1,7 @@
 """``icl-symbolic verify``: parsing and formatting only.
 
-The work is done by :mod:`icl_symbolic.verify` (claim files, checks,
-verdicts) and :mod:`icl_symbolic.verify.report` (Markdown/HTML).
+The work is done by :mod:`icl_symbolic.verification` (claim files, checks,
+verdicts) and :mod:`icl_symbolic.verification.report` (Markdown/HTML).
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 import sys
 
 from .. import io
-from ..verify.claimfile import load_claims, select
-from ..verify.evidence import format_tally, tally
-from ..verify.report import render
-from ..verify.runner import format_line, run_claims, summarize, summary_line
+from ..verification.claimfile import load_claims, select
+from ..verification.evidence import format_tally, tally
+from ..verification.report import render
+from ..verification.runner import format_line, run_claims, summarize, summary_line
 from ._args import add_output_options, check_output_paths, document, emit_json, epilog
 
 EPILOG_VERIFY = epilog(

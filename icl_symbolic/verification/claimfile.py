@@ -18,13 +18,13 @@ number, a figure caption) written as data in a TOML file under
     source = "Sec. 3, Fig. 1 legend, p. 4"
     statement = 'linear teacher with \\rho = 0.447'
     method = "mpmath"            # symbolic | mpmath | mc | sim
-    check = "hermite_value"      # a check kind, see icl_symbolic.verify.checks
+    check = "hermite_value"      # a check kind, see icl_symbolic.verification.checks
     quantity = "rho_nonlinear/a1^2"
     claimed = "0.447"
     tolerance = { abs = 5e-4, reason = "the legend prints 3 decimals" }
     expected = "holds"           # holds | mismatch
 
-Running claims and their verdicts are in :mod:`icl_symbolic.verify.runner`.
+Running claims and their verdicts are in :mod:`icl_symbolic.verification.runner`.
 
 User text in claim files is never evaluated as Python: every expression goes
 through :func:`icl_symbolic.expr.parse_expr` with an explicit variable

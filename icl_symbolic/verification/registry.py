@@ -3,7 +3,7 @@
 A claim file names a check (``check = "hermite_value"``) and gives its
 parameters; the check computes a :class:`~icl_symbolic.values.Value` from the
 library (never re-deriving the mathematics here) and the claimed value, and
-:func:`icl_symbolic.verify.judge.compare` applies the claim's tolerance.  Each kind
+:func:`icl_symbolic.verification.judge.compare` applies the claim's tolerance.  Each kind
 declares
 
 * ``params``: name -> :class:`Param` (type, required, default), validated and
@@ -21,12 +21,12 @@ variable whitelist per parameter type:
              ``a0 ... a9`` where a check evaluates Hermite coefficients);
 ``symexpr``  an expression in the claim's own ``symbols`` list.
 
-``python -c "from icl_symbolic.verify.checks import describe; print(describe())"``
+``python -c "from icl_symbolic.verification.checks import describe; print(describe())"``
 lists the kinds and their parameters (also in ``docs/claims-format.md``).
 
 This module holds what a check kind *is* (:class:`Param`, :class:`Outcome`,
 :class:`CheckKind`, the :func:`check_kind` decorator) and the parameter
-parsing.  The kinds themselves live in :mod:`icl_symbolic.verify.checks`, one
+parsing.  The kinds themselves live in :mod:`icl_symbolic.verification.checks`, one
 module per paper unit, and are collected there into an explicit table
 (``REGISTRY``); nothing registers itself by being imported.
 """
@@ -106,7 +106,7 @@ class CheckKind:
 def check_kind(name, params, needs=(), needs_attrs=None, reports_progress=False):
     """Decorator: attach a :class:`CheckKind` to a check function as ``func.kind``.
 
-    The function is returned unchanged; :mod:`icl_symbolic.verify.checks`
+    The function is returned unchanged; :mod:`icl_symbolic.verification.checks`
     lists the kinds explicitly in its table.
     """
 

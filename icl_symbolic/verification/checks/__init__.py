@@ -15,7 +15,7 @@ module                    kinds (paper unit)
 ========================  =====================================================
 
 A new kind is a function decorated with
-:func:`icl_symbolic.verify.registry.check_kind` in the module of its paper
+:func:`icl_symbolic.verification.registry.check_kind` in the module of its paper
 unit, listed in that module's ``KINDS`` and reached from :data:`REGISTRY` here.
 """
 
@@ -26,7 +26,7 @@ from . import a1zero, appendix_a, appendix_c, hermite, identities, moments, simu
 
 _MODULES = (hermite, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation)
 
-#: check name -> :class:`~icl_symbolic.verify.registry.CheckKind`, for every shipped kind.
+#: check name -> :class:`~icl_symbolic.verification.registry.CheckKind`, for every shipped kind.
 REGISTRY = {kind.name: kind for module in _MODULES for kind in module.KINDS}
 
 

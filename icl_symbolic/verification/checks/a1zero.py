@@ -21,7 +21,7 @@ _A1Z_CACHE: list = []
                      "symbols of the paper's forms"),
     "below": Param("symexpr", True, doc="the paper's form for tau < 1 (lam -> 0)"),
     "above": Param("symexpr", True, doc="the paper's form for tau > 1 (lam -> 0)"),
-}, needs=(("a1zero", "a1 = 0 derivation, issue 4"),), needs_attrs={"a1zero": ("derive",)})
+}, needs=(("a1zero", "a1 = 0 derivation"),), needs_attrs={"a1zero": ("derive",)})
 def check_a1zero_limit(claim) -> Outcome:
     """The a1 = 0 branch (Eq. 10, p. 3; Eq. 15, p. 10) derived in SymPy vs the paper's forms.
 

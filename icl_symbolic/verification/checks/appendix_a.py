@@ -23,7 +23,7 @@ from .common import _pretty
     "symbols": Param("str_list", False, ["tr_C", "tr_C2", "d"], "symbols of formula"),
     "n_tasks": Param("int", False, 20000, "tasks sampled"),
     "seed": Param("int", True, doc="seed of numpy.random.default_rng"),
-}, needs=(("covariance", "task covariances, lead"),), needs_attrs={"covariance": ("resolve_covariance",)})
+}, needs=(("covariance", "task covariances"),), needs_attrs={"covariance": ("resolve_covariance",)})
 def check_appendix_a(claim) -> Outcome:
     """Appendix A, p. 7: moments of sigma_w = |w|^2/d for w ~ N(0, C), by Monte Carlo.
 
@@ -66,7 +66,7 @@ def check_appendix_a(claim) -> Outcome:
     "C": Param("str", True, doc="covariance family"),
     "d": Param("int", True, doc="dimension"),
     "claimed": Param("bool", True, doc="whether Result 1's conditions hold (tr C = d, tr C^2 = o(d^2))"),
-}, needs=(("covariance", "task covariances, lead"),), needs_attrs={"covariance": ("appendix_a",)})
+}, needs=(("covariance", "task covariances"),), needs_attrs={"covariance": ("appendix_a",)})
 def check_appendix_a_condition(claim) -> Outcome:
     """Result 1's conditions (p. 3; Appendix A, p. 7) for a covariance family: true or false."""
     p = claim.parsed

@@ -23,7 +23,7 @@ from .common import _family_diagnosis, _pretty, const_value, evaluate_with, herm
     "claimed": Param("const", True, doc="the paper's number or closed form"),
     "M": Param("int", False, None, "highest Hermite order computed (default: from the quantity)"),
     "digits": Param("int", False, 30, "working digits"),
-}, needs=(("hermite", "Hermite coefficients, issue 2"),), needs_attrs={"hermite": ("hermite_coeffs",)})
+}, needs=(("hermite", "Hermite coefficients"),), needs_attrs={"hermite": ("hermite_coeffs",)})
 def check_hermite_value(claim) -> Outcome:
     """A quantity of the Hermite family of f at noise rho (Eq. 2, p. 2; Eq. 8, p. 3).
 
@@ -48,7 +48,7 @@ def check_hermite_value(claim) -> Outcome:
     "F": Param("teacher", True, doc="integrand F(g), g ~ N(0, 1)"),
     "claimed": Param("const", True, doc="claimed value of E[F(g)]"),
     "digits": Param("int", False, 30, "digits"),
-}, needs=(("gauss", "Gaussian expectations, issue 2"),), needs_attrs={"gauss": ("expect",)})
+}, needs=(("gauss", "Gaussian expectations"),), needs_attrs={"gauss": ("expect",)})
 def check_gauss_expectation(claim) -> Outcome:
     """E[F(g)] for g ~ N(0, 1) by :func:`icl_symbolic.gauss.expect` (exact or mpmath)."""
     p = claim.parsed

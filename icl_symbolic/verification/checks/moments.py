@@ -19,7 +19,7 @@ from .common import _pretty
     "forms": Param("formtable", True, doc="table: moment name -> the paper's leading-order form, "
                    "names from moments.PAPER_LEADING (E_y2, d*E_yx written dE_yx, E_u, E_uuT_I, ...)"),
     "symbols": Param("str_list", False, list(MOMENT_SYMBOLS), "symbols of the forms"),
-}, needs=(("moments", "Lemma 1 moments, issue 3"),), needs_attrs={"moments": ("leading_order",)})
+}, needs=(("moments", "Lemma 1 moments"),), needs_attrs={"moments": ("leading_order",)})
 def check_moments_leading(claim) -> Outcome:
     """Lemma 1 (Appendix B, Eqs. 12-14, p. 8-9): leading-order moments equal the paper's forms.
 
@@ -73,7 +73,7 @@ def _leading_order():
     "n": Param("int", False, 40000, "number of sampled prompts"),
     "seed": Param("int", True, doc="seed of numpy.random.default_rng"),
     "max_rel_se": Param("number", False, 0.05, "the SE must be below this fraction of |exact|"),
-}, needs=(("moments", "Lemma 1 moments, issue 3"),), needs_attrs={"moments": ("conditional_moments", "mc_moments")})
+}, needs=(("moments", "Lemma 1 moments"),), needs_attrs={"moments": ("conditional_moments", "mc_moments")})
 def check_moments_mc(claim) -> Outcome:
     """Lemma 1 at finite size (Appendix B, p. 8-9): exact conditional moment vs Monte Carlo.
 

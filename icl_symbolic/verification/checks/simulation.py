@@ -14,7 +14,7 @@ import sympy
 
 from ...errors import ICLError
 from ...plotting import extrapolation_figure, png_bytes, seed_figure
-from ...simulate import simulate
+from ...simulation import simulate
 from ...theory import e_nonlinear
 from ...values import Value
 from ..diagnose import explain_ratio
@@ -52,8 +52,8 @@ def _simulate(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None):
     "versus_rho": Param("family", False, None, "noise of the other side (family expression; default rho)"),
     "scale": Param("family", False, 1, "multiplies the other side (e.g. a1^2)"),
     "plot": Param("bool", False, False, "embed a per-seed figure in reports"),
-}, needs=(("simulate", "simulation, issue 5"), ("theory", "theory, issue 4")),
-   needs_attrs={"simulate": ("simulate",)}, reports_progress=True)
+}, needs=(("simulation", "simulated training"), ("theory", "theory")),
+   needs_attrs={"simulation": ("simulate",)}, reports_progress=True)
 def check_simulation(claim, progress=None) -> Outcome:
     """Simulated ICL error (Eq. 6-7) vs theory or a second simulation on the same seeds.
 
@@ -137,8 +137,8 @@ def check_simulation(claim, progress=None) -> Outcome:
     "seed0": Param("int", False, 20261007, "first seed"),
     "n_test": Param("int", False, 2000, "test prompts per seed"),
     "plot": Param("bool", False, False, "embed the fit in reports"),
-}, needs=(("simulate", "simulation, issue 5"), ("theory", "theory, issue 4")),
-   needs_attrs={"simulate": ("simulate",)}, reports_progress=True)
+}, needs=(("simulation", "simulated training"), ("theory", "theory")),
+   needs_attrs={"simulation": ("simulate",)}, reports_progress=True)
 def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     """Simulations at several d, extrapolated in 1/d, vs the d -> infinity theory (no bias budget).
 

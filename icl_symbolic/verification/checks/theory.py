@@ -58,7 +58,7 @@ def _judge_points(claim, xs, ys):
     "claimed": Param("sweepfamily", False, None, "claimed value (may use a1, rho_f, rho_nonlinear, ... "
                      "and the swept argument names alpha, kappa, tau, lam)"),
     "plot": Param("bool", False, False, "embed a figure of the sweep in reports"),
-}, needs=(("theory", "asymptotic ICL error, issue 4"), ("a1zero", "a1 = 0 branch, issue 4")),
+}, needs=(("theory", "asymptotic ICL error"), ("a1zero", "a1 = 0 branch")),
    needs_attrs={"theory": ("e_linear", "e_nonlinear")})
 def check_theory_value(claim) -> Outcome:
     """A value of the asymptotic theory (Result 1 Eq. 9; Eq. 10; Eq. 11) against a claim.
