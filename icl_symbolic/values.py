@@ -50,6 +50,7 @@ Values and plain numbers, and the result says honestly how it was obtained:
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -285,7 +286,6 @@ def _operand(x):
     if isinstance(x, (sympy.Expr, sympy.Basic)) and getattr(x, "is_number", False) and x.is_real:
         return _Operand(None, mpmath.mpf(0), x, None, None, None)
     try:  # numpy scalars and other real numbers
-        import numbers
         if isinstance(x, numbers.Real) and math.isfinite(float(x)):
             return _operand(float(x))
     except (TypeError, ValueError):

@@ -56,8 +56,8 @@ LAYERS = (
     ("hermite",),
     ("gauss",),
     ("expr",),
-    ("orthopoly", "plotting"),
-    ("errors", "values", "io", "symbols", "_version"),   # ground floor
+    ("orthopoly", "plotting", "display"),
+    ("errors", "values", "io", "symbols", "_version", "mathml"),   # ground floor
 )
 
 LAZY_ALLOWED = ("matplotlib", "dask", "distributed")
