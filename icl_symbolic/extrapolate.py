@@ -45,6 +45,8 @@ import numpy as np
 from scipy import stats
 
 from .errors import ICLError
+from .simulation import simulate
+from .theory import e_nonlinear
 
 #: p-value below which a fit model is rejected (model choice, Birge inflation).
 P_MODEL = 0.05
@@ -259,8 +261,6 @@ class Extrapolation:
 
 def theory_value(f, rho, alpha, kappa, tau, lam=0.0, C_train="identity", C_test=None, d=None):
     """The d -> infinity theory for teacher f (Result 1; Eq. (10) when a1 = 0), with its provenance."""
-    from .theory import e_nonlinear
-
     v = e_nonlinear(f, C_train=C_train, C_test=C_test, rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=lam, d=d)
     return float(v.value), (v.note or "theory.e_nonlinear")
 
@@ -314,7 +314,7 @@ def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks
     """
     ds = _check_ladder(ds)
     if simulate_fn is None:
-        from .simulation import simulate as simulate_fn
+        simulate_fn = simulate
     points = []
     for d in ds:
         t0 = time.monotonic()

@@ -46,10 +46,10 @@ LAYERS = (
     ("verification.checks",),                         # the table of check kinds
     ("verification.checks.*",),                       # one module per paper unit
     ("verification.checks.common",),
-    ("verification.registry", "verification.judge", "verification.diagnose"),
-    ("figures",),
+    ("verification.registry", "verification.judge", "verification.diagnose", "verification.evidence"),
+    ("figures", "extrapolate"),
     ("simulation",),
-    ("theory",),
+    ("theory", "appendix_c"),
     ("gamma_error", "stieltjes", "a1zero"),
     ("moments",),
     ("library", "prompts", "covariance"),
