@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import fnmatch
 import glob
+import importlib.resources
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +59,8 @@ CLAIM_KEYS = ("id", "source", "statement", "method", "check", "expected", "toler
               "diagnosis", "full", "note", "why", "evidence", "result")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
-DERIVATIONS_DIR = Path(__file__).resolve().parents[2] / "derivations"
+#: The shipped claim files in a source checkout that is used without being installed.
+SOURCE_DERIVATIONS = Path(__file__).resolve().parents[2] / "derivations"
 
 
 @dataclass(frozen=True)
@@ -91,11 +93,29 @@ class Claim:
 # Loading and validation
 # ---------------------------------------------------------------------------
 
-def default_files() -> list[Path]:
-    """The shipped derivation files, in paper order."""
-    if not DERIVATIONS_DIR.is_dir():
-        raise ICLError(f"shipped derivations not found at {DERIVATIONS_DIR}; pass claim files explicitly")
-    return sorted(DERIVATIONS_DIR.glob("*.toml"))
+def shipped_derivations():
+    """The folder of the shipped claim files.
+
+    Installed from a wheel, the repository's top-level ``derivations/`` folder is
+    the data package ``icl_symbolic.derivations`` (pyproject.toml maps it) and is
+    read through :mod:`importlib.resources`.  In a source checkout (an editable
+    install, which puts the checkout on ``sys.path``, or no install at all) that
+    package does not exist and the ``derivations/`` folder next to the package
+    is used; both cases are exercised by ``.ci/run``.
+    """
+    try:
+        root = importlib.resources.files("icl_symbolic.derivations")
+    except ModuleNotFoundError:
+        root = SOURCE_DERIVATIONS
+    if not root.is_dir():
+        raise ICLError(f"shipped derivations not found at {root}; pass claim files explicitly")
+    return root
+
+
+def default_files() -> list:
+    """The shipped derivation files, in paper order (their names start with the order)."""
+    return sorted((p for p in shipped_derivations().iterdir() if p.name.endswith(".toml")),
+                  key=lambda p: p.name)
 
 
 def expand_paths(patterns) -> list[Path]:
