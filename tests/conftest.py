@@ -1,9 +1,14 @@
 """Shared test configuration.
 
-* Hypothesis profiles: ``default`` (small, for the everyday run) and ``ci``
-  (``deadline=None``, ``print_blob=True``), chosen by ``HYPOTHESIS_PROFILE``.
-  All profiles are derandomized so that CI runs are reproducible; property
-  tests that need randomness draw a seed from hypothesis.
+* Hypothesis profiles (``tests/_examples.py``): ``dev`` (10 examples, for a
+  quick loop), ``default`` (25), ``ci`` (100; loaded when ``CI`` is set) and
+  ``xslow`` (300, random), chosen by ``HYPOTHESIS_PROFILE``.  Tests that fix
+  their example count scale it with ``_examples.examples(n)``.  All but
+  ``xslow`` are derandomized so that CI runs are reproducible; property tests
+  that need randomness draw a seed from hypothesis.
+* Markers: ``sim`` (trains the model: simulations) and ``heavy`` (a few seconds
+  or more: Monte-Carlo property tests, subprocess runs, whole claim files) run
+  in the default run; the fast tier ``-m "not sim and not heavy"`` skips them.
 * ``ICL_SYMBOLIC_XSLOW=1`` enables tests marked ``slow``.
 * mpmath precision is restored after every test (mpmath's own conftest does this).
 """
@@ -14,13 +19,12 @@ import mpmath
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("default", max_examples=25, deadline=None, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("xslow", max_examples=300, deadline=None, print_blob=True,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+from _examples import MAX_EXAMPLES, PROFILE
+
+for _name, _n in MAX_EXAMPLES.items():
+    settings.register_profile(_name, max_examples=_n, deadline=None, derandomize=_name != "xslow",
+                              print_blob=_name != "default", suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(PROFILE)
 
 XSLOW = os.environ.get("ICL_SYMBOLIC_XSLOW") == "1"
 

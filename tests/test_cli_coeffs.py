@@ -109,6 +109,7 @@ def test_bad_input_is_one_line_exit_2_and_no_files(capsys, tmp_path, monkeypatch
     assert list(tmp_path.iterdir()) == []                                # no partial output
 
 
+@pytest.mark.heavy
 def test_subprocess_smoke(tmp_path):
     p = subprocess.run([sys.executable, "-m", "icl_symbolic", "coeffs", "g**3", "--M", "3", "--json"],
                        capture_output=True, text=True, timeout=120, cwd=tmp_path)

@@ -92,6 +92,7 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, msg):
     assert err.count("\n") == 1 and err.startswith("icl-symbolic: error:") and msg in err
 
 
+@pytest.mark.heavy
 def test_subprocess_smoke():
     r = subprocess.run([sys.executable, "-m", "icl_symbolic", "moments", "g", "--d", "2", "--ell", "2", "--json"],
                        capture_output=True, text=True, timeout=120)

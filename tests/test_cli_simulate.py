@@ -13,6 +13,7 @@ from icl_symbolic.cli import main
 KEYS = ("e_mean", "e_se", "e_mc_mean", "e_mc_se", "e_theory", "seconds")
 
 
+@pytest.mark.sim
 def test_simulate_json_has_the_documented_keys(capsys):
     rc = main(["simulate", "tanh(g)", "--d", "8", "--tau", "2", "--seeds", "2", "--n-test", "2000", "--json",
                "--quiet"])
@@ -34,6 +35,7 @@ def test_simulate_json_has_the_documented_keys(capsys):
     assert again["e_mean"] == obj["e_mean"] and again["e_mc_mean"] == obj["e_mc_mean"]
 
 
+@pytest.mark.sim
 def test_simulate_sweep_and_out_file(tmp_path, capsys):
     out = tmp_path / "sim.json"
     rc = main(["simulate", "g", "--d", "6", "--tau", "0.5,3", "--seeds", "2", "--n-test", "500", "--json",
@@ -49,6 +51,7 @@ def test_simulate_sweep_and_out_file(tmp_path, capsys):
     assert "seed 0" in cap.err                       # progress on stderr
 
 
+@pytest.mark.sim
 def test_simulate_human_output(capsys):
     assert main(["simulate", "sin(g)", "--d", "6", "--seeds", "2", "--n-test", "500", "--quiet"]) == 0
     out = capsys.readouterr().out
@@ -77,6 +80,7 @@ def test_bad_input_one_line_exit_2(argv, match, capsys, tmp_path):
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.sim
 def test_figure_command_writes_three_files(tmp_path, capsys, monkeypatch):
     """The figure command end to end with tiny settings (monkeypatched defaults: d = 6)."""
     import icl_symbolic.figures as figs
@@ -92,6 +96,7 @@ def test_figure_command_writes_three_files(tmp_path, capsys, monkeypatch):
     assert "wrote" in capsys.readouterr().out
 
 
+@pytest.mark.heavy
 def test_subprocess_smoke():
     r = subprocess.run([sys.executable, "-m", "icl_symbolic", "simulate", "g", "--tau", "0"],
                        capture_output=True, text=True, timeout=120)

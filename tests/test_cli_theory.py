@@ -139,6 +139,7 @@ def test_bad_expression_is_not_evaluated(tmp_path, capsys):
     assert not (tmp_path / "o.csv").exists()
 
 
+@pytest.mark.heavy
 def test_subprocess_smoke():
     r = subprocess.run([sys.executable, "-m", "icl_symbolic", "theory", "g", "--tau", "0.5", "--json"],
                        capture_output=True, text=True, timeout=120)

@@ -32,6 +32,7 @@ def quick_results(tmp_path_factory):
     return code, doc["points"]
 
 
+@pytest.mark.heavy
 def test_every_shipped_claim_has_its_expected_verdict(quick_results):
     code, results = quick_results
     bad = [(r["id"], r["verdict"], r["detail"]) for r in results if not r["ok"]]
@@ -155,6 +156,7 @@ def test_diagnose_command(capsys):
     assert code == 1 and "matches no quantity" in out and "closest quantities" in out
 
 
+@pytest.mark.heavy
 def test_subprocess_smoke():
     proc = subprocess.run([sys.executable, "-m", "icl_symbolic", "verify", "--quiet", "--only",
                            "fig1.offset_exactly_one"], capture_output=True, text=True, cwd=ROOT, timeout=120)

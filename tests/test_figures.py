@@ -21,6 +21,7 @@ def _rows(path):
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.sim
 def test_figure1_files_csv_and_metadata(tmp_path):
     meta = figures.make_figure("1", tmp_path, quick=True, seeds=(0, 1), **TINY1)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["figure1.csv", "figure1.json", "figure1.png"]
@@ -57,6 +58,7 @@ def test_figure1_files_csv_and_metadata(tmp_path):
     assert meta["files"]["csv"].endswith("figure1.csv")
 
 
+@pytest.mark.sim
 def test_figure2_floor_and_rho_lines(tmp_path):
     figures.make_figure("2", tmp_path, quick=True, seeds=(0,), d=6, kappas=[0.5, 2.0], alphas=[4.0], n_test=500)
     rows = _rows(tmp_path / "figure2.csv")
@@ -67,6 +69,7 @@ def test_figure2_floor_and_rho_lines(tmp_path):
     assert [float(r["kappa"]) for r in sims] == [0.5, 2.0] and all(float(r["tau"]) == 2.0 for r in sims)
 
 
+@pytest.mark.sim
 def test_figure_a1zero_theory_is_eq10(tmp_path):
     figures.make_figure("a1zero", tmp_path, quick=True, seeds=(0,), d=6, taus=[0.5, 2.0], ak=[(2.0, 2.0)],
                         n_test=500)
@@ -78,6 +81,7 @@ def test_figure_a1zero_theory_is_eq10(tmp_path):
             assert float(r["e"]) == pytest.approx(expect, rel=1e-12)
 
 
+@pytest.mark.sim
 def test_interrupted_figure_leaves_no_files(tmp_path, monkeypatch):
     """Ctrl-C during the simulations, or a failure while writing: no output file at all."""
     calls = {"n": 0}

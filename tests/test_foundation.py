@@ -63,6 +63,7 @@ def test_cli_unknown_command_is_one_line(capsys):
     assert err.count("\n") == 1 and err.startswith("icl-symbolic: error:")
 
 
+@pytest.mark.heavy
 def test_cli_subprocess_smoke():
     out = subprocess.run([sys.executable, "-m", "icl_symbolic", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("icl-symbolic ")

@@ -17,6 +17,7 @@ from icl_symbolic.errors import ICLError
 from icl_symbolic.gauss import expect
 from icl_symbolic.expr import g, teacher
 
+from _examples import examples
 from _stats import z_bonferroni
 
 
@@ -185,10 +186,11 @@ def test_prompt_monte_carlo_rejects_the_leading_order_error():
     assert abs(float(ex) - e_lead) > 10 * mc.stderr      # the effect is large, not marginal
 
 
-N_GAMMA_EXAMPLES = 12
+N_GAMMA_EXAMPLES = examples(12)
 N_GAMMA_PINNED = 2
 
 
+@pytest.mark.heavy
 @settings(max_examples=N_GAMMA_EXAMPLES)
 @given(f=st.sampled_from(["g", "tanh(g)", "sin(g)", "relu(g) - 0.4", "0.5*g^2 + g", "sign(g)", "erf(g)"]),
        d=st.integers(2, 12), ell=st.integers(1, 20), rho=st.integers(0, 100), scale=st.integers(0, 10),

@@ -17,6 +17,8 @@ from icl_symbolic.expr import g, parse_expr
 from icl_symbolic.gauss import exact_expectation
 from icl_symbolic.hermite import h, he, hermite_coeffs, stein_coefficient
 
+from _examples import examples
+
 S = sympy.Rational
 
 
@@ -168,7 +170,7 @@ coef = st.fractions(min_value=-5, max_value=5, max_denominator=7).map(lambda q: 
 polys = st.lists(coef, min_size=1, max_size=7).map(lambda cs: sum(c * g ** k for k, c in enumerate(cs)))
 
 
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(polys)
 @example(g ** 3)
 @example(g ** 2 - 1)
@@ -189,7 +191,8 @@ ATOMS = ["sin(g)", "cos(2*g + 1)", "exp(g/2)", "erf(g)", "relu(g)", "abs(g - 1)"
          "heaviside(g)"]
 
 
-@settings(max_examples=10)
+@pytest.mark.heavy
+@settings(max_examples=examples(10))
 @given(st.sampled_from(ATOMS), st.sampled_from(ATOMS), coef, coef)
 @example("sin(g)", "g**3", S(1), S(-2))
 def test_linearity(f1, f2, alpha, beta):
@@ -199,7 +202,8 @@ def test_linearity(f1, f2, alpha, beta):
         assert _is_zero(r.a[m].exact - alpha * r1.a[m].exact - beta * r2.a[m].exact), m
 
 
-@settings(max_examples=10)
+@pytest.mark.heavy
+@settings(max_examples=examples(10))
 @given(st.sampled_from(ATOMS + ["tanh(g) + g**2/3", "softplus(g)"]))
 @example("sin(g) + exp(g/2)")
 @example("tanh(g) + g**2/3")
@@ -216,7 +220,7 @@ def test_parity(text):
                 assert abs(v.value - (-1) ** m * u.value) <= u.abs_err + v.abs_err + mpmath.mpf(10) ** -30
 
 
-@settings(max_examples=12)
+@settings(max_examples=examples(12))
 @given(polys, st.sampled_from([S(1, 2), S(2), S(3, 2), S(-1), S(1, 3), sympy.sqrt(2)]))
 @example(g ** 3, S(2))
 def test_hermite_scaling_identity_for_polynomials(f, c):
@@ -258,7 +262,8 @@ def closed_exprs(draw):
     return f"{c}*({a}) {op} g**{k}*({b})"
 
 
-@settings(max_examples=12)
+@pytest.mark.heavy
+@settings(max_examples=examples(12))
 @given(closed_exprs())
 @example("sin(g) + g**2*(relu(g))")
 def test_exact_and_mpmath_paths_agree_on_random_expressions(text):

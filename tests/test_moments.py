@@ -17,6 +17,7 @@ from icl_symbolic import moments as M
 from icl_symbolic.errors import ICLError
 from icl_symbolic.expr import g, teacher
 
+from _examples import examples
 from _stats import z_bonferroni
 
 
@@ -161,7 +162,7 @@ def test_leading_order_numbers_for_sin():
 
 LANGUAGE = ["tanh(g)", "sin(g)", "relu(g)", "abs(g)", "sign(g)", "erf(g)", "gelu(g)", "cos(g) + 0.5*g",
             "exp(-g^2/2)", "sigmoid(g)"]
-N_EXAMPLES = 200 if os.environ.get("ICL_SYMBOLIC_XSLOW") == "1" else 40
+N_EXAMPLES = 200 if os.environ.get("ICL_SYMBOLIC_XSLOW") == "1" else examples(40)
 N_PINNED = 6
 N_COEF = len(M.COEFFICIENTS)
 Z_PROPERTY = z_bonferroni((N_EXAMPLES + N_PINNED) * N_COEF)
@@ -203,6 +204,7 @@ def _compare(f, rho, d, ell, omega, seed, n, z):
     return ex, mc
 
 
+@pytest.mark.heavy
 @settings(max_examples=N_EXAMPLES)
 @given(f=st.one_of(polynomials(), st.sampled_from(LANGUAGE)),
        d=st.integers(2, 12), ell=st.integers(1, 20), rho=st.integers(0, 100), omega=st.integers(30, 200),

@@ -98,6 +98,7 @@ def test_fast_sampler_zero_task_and_bad_method():
         sample_prompts(np.tanh, np.zeros((4, 3)), 6, 0.2, np.random.default_rng(1), method="exact")
 
 
+@pytest.mark.sim
 def test_fast_and_direct_give_same_trained_model_error():
     """Same trained-model error: simulate with each sampler on independent seeds (S = 16
     each), compare the seed means of the Monte-Carlo test error with the Student-t

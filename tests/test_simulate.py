@@ -20,6 +20,7 @@ from icl_symbolic import simulation as sim
 from icl_symbolic.errors import ICLError
 from icl_symbolic.prompts import sample_prompts
 
+from _examples import examples
 from _stats import t_bonferroni, z_bonferroni
 
 
@@ -69,7 +70,7 @@ def test_gram_and_kernel_solvers_agree(d, tau, lam):
 
 @given(seed=st.integers(0, 2**63 - 1), d=st.integers(2, 7), ratio=st.sampled_from([0.3, 0.6, 1.4, 2.5]),
        lam=st.sampled_from([0.0, 1e-3, 0.3]))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 def test_solvers_agree_property(seed, d, ratio, lam):
     """Property: for random prompt data (hypothesis-drawn seed and sizes, n = ratio p away
     from the threshold), Gram form, kernel form and the explicit-feature reference agree
@@ -160,6 +161,7 @@ def test_memory_refused_before_allocating():
 
 
 # --------------------------------------------------------------------------- determinism
+@pytest.mark.sim
 def test_same_seed_bit_identical_and_seeds_differ():
     kw = dict(f="sin(g)", d=8, alpha=2, kappa=1, tau=2, rho=0.1, n_test=500, exact=False, keep_gamma=True)
     a = sim.simulate(seeds=(3, 4), **kw)
@@ -172,6 +174,7 @@ def test_same_seed_bit_identical_and_seeds_differ():
 
 
 # --------------------------------------------------------------------------- exact functional vs MC
+@pytest.mark.sim
 @pytest.mark.parametrize("f,C", [("g", "identity"), ("sin(g)", "identity"), ("(g^2-1)/sqrt(2)", "identity"),
                                  ("tanh(g)", "powerlaw:1")])
 def test_exact_functional_matches_monte_carlo_on_trained_gamma(f, C):
@@ -211,6 +214,7 @@ def _window_check(result, e_theory, c_fs, m, label):
     return lo, hi
 
 
+@pytest.mark.sim
 def test_simulation_matches_result1_theory_linear_sin_tanh():
     """Result 1 (Eq. (9), p. 3) and the linear theory against simulation, d = 24, 12 seeds,
     alpha = kappa = 2, rho = 0.1, tau in {0.5, 3} (away from the peak): 6 comparisons,
@@ -232,6 +236,7 @@ def test_simulation_matches_result1_theory_linear_sin_tanh():
                 assert not lo <= wrong <= hi
 
 
+@pytest.mark.sim
 def test_simulation_matches_eq10_for_a1_zero_teacher():
     """Eq. (10), p. 3: f = (g^2 - 1)/sqrt(2) (a1 = 0, rho_nonlinear = rho + 1), d = 24, 12 seeds,
     alpha = 8 (Eq. (10) does not depend on alpha; a longer context shrinks the finite-size gap,
@@ -249,6 +254,7 @@ def test_simulation_matches_eq10_for_a1_zero_teacher():
         assert not lo <= e_th * 2.1 / 1.1 <= hi
 
 
+@pytest.mark.sim
 @pytest.mark.parametrize("C_train,C_test", [("powerlaw:0.5", "powerlaw:0.5"), ("lowrank:0.25", "lowrank:0.25"),
                                              ("lowrank:0.5", "identity")])
 def test_non_isotropic_simulation_matches_general_covariance_theory(C_train, C_test):
@@ -288,6 +294,7 @@ def _tanh_matching_sin():
     return A, B
 
 
+@pytest.mark.sim
 def test_result1_equal_a1_and_Ef2_give_equal_errors():
     """Result 1 property (Eq. (9), p. 3): sin(g) and A tanh(B g) with the same a1 and E[f^2]
     (different shapes: oscillating vs saturating) give the same error.  Paired over 10 seeds

@@ -231,6 +231,7 @@ def test_task_diversity_numeric_limit(kappa):
         assert lim == rnl
 
 
+@pytest.mark.heavy
 def test_task_diversity_symbolic():
     D = T.derive_task_diversity()
     assert D.paper_eq11_holds and D.matches_closed_form
