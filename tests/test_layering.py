@@ -48,7 +48,7 @@ LAYERS = (
     ("verification.checks.common",),
     ("verification.registry", "verification.judge", "verification.diagnose", "verification.evidence"),
     ("figures", "extrapolate"),
-    ("simulation",),
+    ("simulation", "kernel"),
     ("theory", "appendix_c"),
     ("gamma_error", "stieltjes", "a1zero"),
     ("moments",),
