@@ -57,7 +57,7 @@ LAYERS = (
     ("gauss",),
     ("expr",),
     ("orthopoly", "plotting", "display"),
-    ("errors", "values", "io", "symbols", "_version", "mathml"),   # ground floor
+    ("errors", "values", "io", "symbols", "_version", "mathml", "defaults"),   # ground floor
 )
 
 LAZY_ALLOWED = ("matplotlib", "dask", "distributed")
