@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from icl_symbolic import kernel, kernel_sim, simulate  # noqa: E402
+from icl_symbolic import kernel, kernel_sim, simulation  # noqa: E402
 from icl_symbolic.io import save_figure, write_json  # noqa: E402
 from icl_symbolic.plotting import kernel_crossover_figure, kernel_gap_figure  # noqa: E402
 
@@ -39,7 +39,7 @@ def crossover(out: Path, d=6, kappa=4.0, tau=16.0, alphas=(0.25, 0.5, 1, 2, 4, 8
     ksim, psim, rows = [], [], []
     for a in alphas:
         r = kernel_sim.simulate_kernel(F, d, a, kappa, tau, RHO, seeds=seeds, n_test=2000, theory=False)
-        p = simulate.simulate(F, d, r.ell / d, r.k / d, r.n / d ** 2, RHO, seeds=seeds, n_test=4000)
+        p = simulation.simulate(F, d, r.ell / d, r.k / d, r.n / d ** 2, RHO, seeds=seeds, n_test=4000)
         assert (p.ell, p.k, p.n) == (r.ell, r.k, r.n)
         ksim.append((a, float(r.e_query), r.e_query.stderr))
         psim.append((a, float(p.e), p.e.stderr))

@@ -34,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from icl_symbolic import kernel_sim, simulate  # noqa: E402
+from icl_symbolic import kernel_sim, simulation  # noqa: E402
 from icl_symbolic.extrapolate import LadderPoint, fit_ladder  # noqa: E402
 from icl_symbolic.io import write_json  # noqa: E402
 
@@ -64,7 +64,7 @@ def ordinary(point, seeds, n_test, log, d=27):
     from icl_symbolic.theory import e_nonlinear
 
     alpha, kappa, tau = point
-    s = simulate.simulate("g", d, alpha, kappa, tau, RHO, seeds=seeds, n_test=n_test)
+    s = simulation.simulate("g", d, alpha, kappa, tau, RHO, seeds=seeds, n_test=n_test)
     th = float(e_nonlinear("g", rho=RHO, alpha=alpha, kappa=kappa, tau=tau))
     row = {"d": d, "D": d, "variant": "ordinary (f = g, plain attention)", "e": float(s.e), "e_se": s.e.stderr,
            "e_theory": th, "gap_rel": float(s.e) / th - 1, "gap_rel_se": s.e.stderr / th, "seeds": list(seeds)}

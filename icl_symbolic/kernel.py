@@ -268,7 +268,7 @@ class FeatureTransform:
     """The kernel learner's input map x -> x~ = phi(sqrt(d) x)/sqrt(D) (``identity``: x itself).
 
     Has the attribute ``D`` that :func:`icl_symbolic.prompts.sample_prompts` and
-    :func:`icl_symbolic.simulate.train` read; x~ has covariance I_D/D.
+    :func:`icl_symbolic.simulation.train` read; x~ has covariance I_D/D.
     """
 
     def __init__(self, features, d: int):

@@ -5,12 +5,12 @@ the inputs x~ = phi(sqrt(d) x)/sqrt(D) instead of x (:mod:`icl_symbolic.kernel`)
 u = (D/ell) sum_i y_i x~_i, s = (1/ell) sum_i y_i^2, y_hat = x~_test^T (A u + s b),
 Gamma = [A, b] of size D x (D + 1) fitted by the ridge of Eq. (6) with
 regulariser (n/D) lam.  Sizes use the learner's ratios: ell = round(alpha D),
-k = round(kappa D), n = round(tau D^2) (:func:`icl_symbolic.simulate.sizes`
+k = round(kappa D), n = round(tau D^2) (:func:`icl_symbolic.simulation.sizes`
 with d replaced by D).  Tasks w ~ N(0, I_d) (Gaussian, the paper's law), drawn
 once per seed, round robin over the n prompts; the labels are the teacher's,
 y = f(x^T w) + eps, computed from the raw x.
 
-Training reuses :func:`icl_symbolic.simulate.train` (the direct prompt sampler
+Training reuses :func:`icl_symbolic.simulation.train` (the direct prompt sampler
 with the feature map; Gram or kernel solver).  With ``identity`` features and
 the direct sampler this is exactly ``simulate(..., sampler="direct")``: same
 draws, same Gamma, same numbers.
@@ -53,7 +53,7 @@ from .expr import teacher
 from .kernel import (FeatureTransform, TeacherBlocks, gaussian_task_vectors, kernel_curve, kernel_spectrum,
                      parse_features)
 from .prompts import sample_prompts
-from .simulate import check_memory, choose_solver, seed_mean, sizes, train
+from .simulation import check_memory, choose_solver, seed_mean, sizes, train
 from .values import Value
 
 __all__ = ["KernelSeedRun", "KernelSimResult", "simulate_kernel", "DEFAULT_N_TEST_KERNEL"]
@@ -134,7 +134,7 @@ def simulate_kernel(f, d: int, alpha: float, kappa: float, tau: float, rho: floa
                     max_memory: int | None = None) -> KernelSimResult:
     """Train and test the kernel learner (or its Gaussian-feature control) on teacher f.
 
-    Parameters are those of :func:`icl_symbolic.simulate.simulate` with alpha, kappa,
+    Parameters are those of :func:`icl_symbolic.simulation.simulate` with alpha, kappa,
     tau the learner's ratios ell/D, k/D, n/D^2 (module docstring); ``features`` is
     ``identity`` or ``hermite:K``; tasks are Gaussian, C = I.  ``theory=True`` adds
     the prediction of :func:`icl_symbolic.kernel.kernel_curve` (None at tau = 1, lam = 0).

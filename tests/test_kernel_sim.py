@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from icl_symbolic import kernel, kernel_sim, simulate
+from icl_symbolic import kernel, kernel_sim, simulation
 from icl_symbolic.cli import main
 from icl_symbolic.errors import ICLError
 
@@ -28,15 +28,15 @@ ORDINARY_ALLOWANCE_D27 = 0.12
 def test_identity_features_reproduce_simulate_exactly():
     """Same seeds, same numbers: the kernel path with identity features is simulate(sampler=direct)."""
     r = kernel_sim.simulate_kernel("tanh(g)", 5, 2, 2, 2, RHO, features="identity", seeds=(0, 3), n_test=300)
-    s = simulate.simulate("tanh(g)", 5, 2, 2, 2, RHO, seeds=(0, 3), n_test=300, sampler="direct")
+    s = simulation.simulate("tanh(g)", 5, 2, 2, 2, RHO, seeds=(0, 3), n_test=300, sampler="direct")
     assert [float(x.e_mc) for x in r.runs] == [float(x.e_mc) for x in s.runs]
     assert (r.ell, r.k, r.n) == (s.ell, s.k, s.n)
 
 
 def test_feature_prompts_with_identity_map_equal_plain_prompts():
     W = np.random.default_rng(1).standard_normal((7, 4))
-    a = simulate.sample_prompts(np.tanh, W, 9, 0.2, np.random.default_rng(5), method="direct")
-    b = simulate.sample_prompts(np.tanh, W, 9, 0.2, np.random.default_rng(5), method="direct",
+    a = simulation.sample_prompts(np.tanh, W, 9, 0.2, np.random.default_rng(5), method="direct")
+    b = simulation.sample_prompts(np.tanh, W, 9, 0.2, np.random.default_rng(5), method="direct",
                                 features=kernel.FeatureTransform("identity", 4))
     for x, y in zip(a, b):
         assert np.array_equal(x, y)
@@ -87,7 +87,7 @@ def test_task_vectors_of_the_gaussian_control_have_the_spectrum():
 
 def _plain_same_sizes(r, seeds, n_test):
     d = r.d
-    return simulate.simulate(F, d, r.ell / d, r.k / d, r.n / d ** 2, RHO, seeds=seeds, n_test=n_test)
+    return simulation.simulate(F, d, r.ell / d, r.k / d, r.n / d ** 2, RHO, seeds=seeds, n_test=n_test)
 
 
 def test_floor_statement_d4():

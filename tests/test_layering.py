@@ -47,7 +47,7 @@ LAYERS = (
     ("verification.checks.*",),                       # one module per paper unit
     ("verification.checks.common",),
     ("verification.registry", "verification.judge", "verification.diagnose", "verification.evidence"),
-    ("figures", "extrapolate"),
+    ("figures", "extrapolate", "kernel_sim"),
     ("simulation", "kernel"),
     ("theory", "appendix_c"),
     ("gamma_error", "stieltjes", "a1zero"),
