@@ -44,8 +44,8 @@ from scipy.special import roots_genlaguerre
 from .covariance import resolve_covariance, sample_tasks
 from .errors import ICLError
 from .expr import teacher
-from .gauss import check_integrable, expect, float_expect
-from .moments import (FUNCTIONAL_NAMES, _check_inputs, _exact_number, _rng_and_seeds, evaluate,
+from .gauss import check_integrable, expect, float_expect, to_rational
+from .moments import (FUNCTIONAL_NAMES, _check_inputs, _rng_and_seeds, evaluate,
                       functional_integrand, gaussian_functionals, moment_functions, symbolic_moments)
 from .moments import d as d_sym
 from .moments import ell as ell_sym
@@ -152,7 +152,7 @@ def e_gamma_given_w(A, b, f, rho, w, ell, digits: int = 30) -> Value:
     qf = {"wAw": _dot(wf, Aw), "bw": _dot(bf, wf), "Aw2": _dot(Aw, Aw), "bAw": _dot(bf, Aw),
           "trAtA": sum((x * x for row in Af for x in row), Fraction(0)), "b2": _dot(bf, bf)}
     om = _dot(wf, wf) / dd
-    rho_e = _exact_number(rho, "rho")
+    rho_e = to_rational(rho, "rho")
     _check_inputs(rho_e, dd, ell, _rat(om))
     F = gaussian_functionals(f, _rat(om), digits=digits)
     expr = e_gamma_symbolic(in_functionals=True)
@@ -248,7 +248,7 @@ def _cached_functionals(t, omegas):
     return _functionals_at(key, _Holder((t, key)), tuple(float(o) for o in omegas))
 
 
-def _e_at(t, rho_f, d, ell, omegas, q, functionals=None):
+def _e_at(t, rho_value, d, ell, omegas, q, functionals=None):
     """e(Gamma|w) at each omega (quadratic forms q) and its first-order error from the functionals' errors.
 
     The error is propagated by perturbing each functional by its error bound
@@ -260,7 +260,7 @@ def _e_at(t, rho_f, d, ell, omegas, q, functionals=None):
     om = np.asarray(omegas, dtype=float)
 
     def coeffs(F):
-        args = [d, ell, rho_f, om] + [F[k] for k in FUNCTIONAL_NAMES]
+        args = [d, ell, rho_value, om] + [F[k] for k in FUNCTIONAL_NAMES]
         return {k: np.broadcast_to(np.asarray(fn(*args), dtype=float), om.shape) for k, fn in fns.items()}
 
     e = _e_from(coeffs(vals), q, d)
@@ -280,13 +280,13 @@ def _traces(A, b):
 # isotropic test tasks: w ~ N(0, I_d)
 # ---------------------------------------------------------------------------
 
-def _isotropic_rule(d, ell, n, t, rho_f, tr):
+def _isotropic_rule(d, ell, n, t, rho_value, tr):
     tnodes, weights = roots_genlaguerre(n, d / 2 - 1)
     weights = weights / np.sum(weights)
     om = 2 * tnodes / d
     q = {"wAw": om * tr["trA"], "bw": 0.0, "Aw2": om * tr["trAtA"], "bAw": 0.0,
          "trAtA": tr["trAtA"], "b2": tr["b2"]}
-    e_k, err_k = _e_at(t, rho_f, d, ell, om, q)
+    e_k, err_k = _e_at(t, rho_value, d, ell, om, q)
     return float(np.dot(weights, e_k)), float(np.dot(weights, err_k))
 
 
@@ -321,14 +321,14 @@ def e_gamma_isotropic(A, b, f, rho, d, ell, n_nodes: int | None = None) -> Value
 
     A, b, dd = _check_gamma(A, b, d)
     t = teacher(f)
-    rho_f = float(_rho_float(rho))
+    rho_value = float(_rho_float(rho))
     ell_i = _check_ell(ell)
     n = int(n_nodes) if n_nodes is not None else 48
     if n < 2:
         raise ICLError(f"n_nodes must be >= 2, got {n_nodes}")
     tr = _traces(A, b)
-    e1, err_f1 = _isotropic_rule(dd, ell_i, n, t, rho_f, tr)
-    e2, err_f2 = _isotropic_rule(dd, ell_i, n + n // 2, t, rho_f, tr)
+    e1, err_f1 = _isotropic_rule(dd, ell_i, n, t, rho_value, tr)
+    e2, err_f2 = _isotropic_rule(dd, ell_i, n + n // 2, t, rho_value, tr)
     err = abs(e2 - e1) + max(err_f1, err_f2) + 1e-15 * abs(e2)
     return Value(value=e2, method="numeric", abs_err=err,
                  note=(f"e(Gamma), w ~ N(0, I_{dd}): exact direction average, Gauss-Laguerre over "
@@ -336,7 +336,7 @@ def e_gamma_isotropic(A, b, f, rho, d, ell, n_nodes: int | None = None) -> Value
 
 
 def _rho_float(rho):
-    r = _exact_number(rho, "rho")
+    r = to_rational(rho, "rho")
     if not bool(r >= 0):
         raise ICLError(f"noise variance rho must be >= 0, got {rho}")
     return float(r)
@@ -414,7 +414,7 @@ def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = F
     ('mc', True)
     """
 
-    A, b, dd, t, rho_f, ell_i = _check_common(A, b, f, rho, ell)
+    A, b, dd, t, rho_value, ell_i = _check_common(A, b, f, rho, ell)
     if isinstance(n_tasks, bool) or int(n_tasks) != n_tasks or n_tasks < 2:
         raise ICLError(f"n_tasks must be an integer >= 2, got {n_tasks}")
     cov = resolve_covariance(C_test, dd)
@@ -436,7 +436,7 @@ def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = F
     AW = W @ A.T
     q = {"wAw": np.einsum("nd,nd->n", W, AW), "bw": W @ b, "Aw2": np.einsum("nd,nd->n", AW, AW),
          "bAw": AW @ b, "trAtA": float(np.sum(A * A)), "b2": float(b @ b)}
-    e, err = _e_at(t, rho_f, dd, ell_i, om, q, functionals=(Fv, Fe))
+    e, err = _e_at(t, rho_value, dd, ell_i, om, q, functionals=(Fv, Fe))
     mean = float(np.mean(e))
     se = float(np.std(e, ddof=1) / np.sqrt(len(e)))
     abs_err = float(np.mean(err))
@@ -460,7 +460,7 @@ def e_gamma_mc_prompts(A, b, f, rho, ell, n, rng, C_test="identity", w=None, pro
     std/sqrt(n).
     """
 
-    A, b, dd, t, rho_f, ell_i = _check_common(A, b, f, rho, ell)
+    A, b, dd, t, rho_value, ell_i = _check_common(A, b, f, rho, ell)
     if isinstance(n, bool) or int(n) != n or n < 2:
         raise ICLError(f"n must be an integer >= 2, got {n}")
     gen, seeds = _rng_and_seeds(rng)
@@ -472,7 +472,7 @@ def e_gamma_mc_prompts(A, b, f, rho, ell, n, rng, C_test="identity", w=None, pro
         mcount = min(block, int(n) - done)
         W = (np.broadcast_to(np.asarray(w, dtype=float), (mcount, dd)) if w is not None
              else sample_tasks(cov, mcount, gen))
-        P = sample_prompts(t.numpy, W, ell_i, rho_f, gen)
+        P = sample_prompts(t.numpy, W, ell_i, rho_value, gen)
         yhat = np.einsum("nd,nd->n", P.x_test, P.u @ A.T + P.s[:, None] * b)
         sq.append((P.y_test - yhat) ** 2)
         done += mcount

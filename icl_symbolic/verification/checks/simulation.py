@@ -66,14 +66,14 @@ def check_simulation(claim, progress=None) -> Outcome:
     """
     p = claim.parsed
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
-    rho_f = float(sympy.N(p["rho"], 17))
+    rho_value = float(sympy.N(p["rho"], 17))
     ftxt = _text(claim.params["f"])
-    sim = _simulate(ftxt, rho_f, p["d"], p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"], progress)
+    sim = _simulate(ftxt, rho_value, p["d"], p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"], progress)
     mine = sim.e if sim.e is not None else sim.e_mc
     fam = _lazy_family(claim)
     scale = _num(p["scale"], fam) if not isinstance(p["scale"], int) else float(p["scale"])
     vf = _text(claim.params["versus_f"]) if p["versus_f"] is not None else ftxt
-    vr = _num(p["versus_rho"], fam) if p["versus_rho"] is not None else rho_f
+    vr = _num(p["versus_rho"], fam) if p["versus_rho"] is not None else rho_value
     per_seed = [float((r.e if r.e is not None else r.e_mc).value) for r in sim.runs]
     sc_txt = "" if p["scale"] == 1 else f"{_pretty(p['scale'])} * "
     if p["versus"] == "theory":
@@ -100,7 +100,7 @@ def check_simulation(claim, progress=None) -> Outcome:
         pair_note = "; SE from paired per-seed differences"
     else:
         raise ICLError("versus must be 'theory' or 'simulation'")
-    detail = (f"simulated e({ftxt}, rho={rho_f:g}) = {float(mine.value):.5g} (SE {float(mine.stderr or 0):.2g}, "
+    detail = (f"simulated e({ftxt}, rho={rho_value:g}) = {float(mine.value):.5g} (SE {float(mine.stderr or 0):.2g}, "
               f"{len(seeds)} seeds {seeds[0]}..{seeds[-1]}, d={p['d']}) vs {what} = {float(other.value):.5g}"
               + pair_note)
     bias_rel = claim.tolerance.bias_rel or 0.0
@@ -121,7 +121,7 @@ def check_simulation(claim, progress=None) -> Outcome:
                      png_bytes(seed_figure(claim.id, seeds, per_seed,
                                            other_seed if p["versus"] == "simulation"
                                            else [float(other.value)] * len(seeds),
-                                           f"e_sim({ftxt}, rho={rho_f:g})", what))))
+                                           f"e_sim({ftxt}, rho={rho_value:g})", what))))
     return Outcome(mine, other, detail, diagnosis_fn=diag_fn, figures=figs)
 
 
@@ -150,12 +150,12 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     """
     p = claim.parsed
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
-    rho_f = float(sympy.N(p["rho"], 17))
+    rho_value = float(sympy.N(p["rho"], 17))
     ftxt = _text(claim.params["f"])
     ds = sorted(set(p["d_list"]))
     means, ses = [], []
     for d in ds:
-        sim = _simulate(ftxt, rho_f, d, p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"],
+        sim = _simulate(ftxt, rho_value, d, p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"],
                         progress)
         v = sim.e if sim.e is not None else sim.e_mc
         means.append(float(v.value))
@@ -167,7 +167,7 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     cov = np.linalg.inv(X.T @ W @ X)
     coef = cov @ X.T @ W @ np.asarray(means)
     e_inf, se_inf = float(coef[0]), float(np.sqrt(cov[0, 0]))
-    th = float(e_nonlinear(ftxt, rho=rho_f, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"]).value)
+    th = float(e_nonlinear(ftxt, rho=rho_value, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"]).value)
     gaps = [m - th for m in means]
     shrinks = abs(gaps[-1]) < abs(gaps[0])
     computed = Value(e_inf, "sim", stderr=se_inf, n_samples=len(seeds), seeds=tuple(seeds),
