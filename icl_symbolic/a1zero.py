@@ -38,19 +38,21 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .errors import ICLError
+from .linear_recipe import linear_error
+from .peak import check_not_peak
 
 
 # ----------------------------------------------------------------------------
 # numeric
 # ----------------------------------------------------------------------------
-def chi0_value(rho_nonlinear: float, tau: float, lam: float, alpha: float = 1.0) -> float:
+def chi0_value(rho_nonlinear: float, alpha: float = 1.0, tau: float = 0.5, lam: float = 0.0) -> float:
     """The positive root chi0 of Eq. (15), p. 10 (lam > 0), without cancellation.
 
     The fixed point is the quadratic ``tau lam chi^2 + (q tau + tau lam - q) chi - q = 0``;
     its roots multiply to ``-q/(tau lam) < 0``, so exactly one is positive.
 
     >>> lam = 1e-12   # lam chi0 -> q (1 - tau)/tau = 0.2 as lam -> 0 (tau = 0.5 < 1)
-    >>> round(lam * chi0_value(0.2, 0.5, lam, 1.0), 9)
+    >>> round(lam * chi0_value(0.2, alpha=1.0, tau=0.5, lam=lam), 9)
     0.2
     """
     if lam <= 0:
@@ -62,46 +64,45 @@ def chi0_value(rho_nonlinear: float, tau: float, lam: float, alpha: float = 1.0)
     return 2.0 * q / (B + disc) if B >= 0 else (disc - B) / (2.0 * A)
 
 
-def lam_tilde_value(rho_nonlinear: float, tau: float, lam: float, alpha: float = 1.0) -> float:
+def lam_tilde_value(rho_nonlinear: float, alpha: float = 1.0, tau: float = 0.5, lam: float = 0.0) -> float:
     """lam_tilde = lam (1 + chi0) (Eq. 15, p. 10); at lam = 0 the limit q (1-tau)/tau or 0."""
     q = rho_nonlinear / alpha
     if lam == 0:
-        if tau == 1:
-            raise ICLError("tau = 1 is the interpolation threshold (lam = 0)")
+        check_not_peak(tau, lam)
         return q * (1.0 - tau) / tau if tau < 1 else 0.0
-    return lam * (1.0 + chi0_value(rho_nonlinear, tau, lam, alpha))
+    return lam * (1.0 + chi0_value(rho_nonlinear, alpha, tau, lam))
 
 
-def e_a1zero(rho_nonlinear: float, tau: float, lam: float = 0.0, alpha: float = 1.0) -> float:
+def e_a1zero(rho_nonlinear: float, alpha: float = 1.0, tau: float = 0.5, lam: float = 0.0) -> float:
     """ICL error of the a1 = 0 branch: Eq. (10), p. 3, and its ridge curve (lam > 0).
 
     Parameters
     ----------
-    rho_nonlinear : rho + sum_{m != 1} a_m^2 (= rho_f here).
-    tau : n/d^2.    lam : ridge (lam = 0 is Eq. (10); tau = 1 needs lam > 0).
+    rho_nonlinear : rho + sum_{m != 1} a_m^2 (= rho + E[f^2] here, since a1 = 0).
     alpha : l/d; enters only through q = rho_nonlinear/alpha when lam > 0.
+    tau : n/d^2.    lam : ridge (lam = 0 is Eq. (10); tau = 1 needs lam > 0).
+    The order (rho, alpha, tau, lam) is that of :mod:`icl_symbolic.theory`.
 
     Returns
     -------
     float: ``rho_nonlinear/(1 - q^2/(tau (q + lam_tilde)^2))``; at lam = 0
     ``rho_nonlinear/(1-tau)`` (tau < 1) or ``rho_nonlinear tau/(tau-1)`` (tau > 1).
 
-    >>> [round(e_a1zero(1.0, t), 12) for t in (0.5, 0.9, 2.0)]
+    >>> [round(e_a1zero(1.0, tau=t), 12) for t in (0.5, 0.9, 2.0)]
     [2.0, 10.0, 2.0]
-    >>> e_a1zero(1.0, 1.0, lam=0.1) < 10   # ridge removes the peak
+    >>> e_a1zero(1.0, tau=1.0, lam=0.1) < 10   # ridge removes the peak
     True
     """
     if not (rho_nonlinear >= 0 and tau > 0 and lam >= 0 and alpha > 0):
         raise ICLError(f"need rho_nonlinear >= 0, tau > 0, lam >= 0, alpha > 0; got "
                        f"{rho_nonlinear}, {tau}, {lam}, {alpha}")
     if lam == 0:
-        if tau == 1:
-            raise ICLError("tau = 1 is the interpolation threshold: the ridgeless error diverges there")
+        check_not_peak(tau, lam)
         return rho_nonlinear / (1.0 - tau) if tau < 1 else rho_nonlinear * tau / (tau - 1.0)
     if rho_nonlinear == 0:
         return 0.0
     q = rho_nonlinear / alpha
-    lt = lam_tilde_value(rho_nonlinear, tau, lam, alpha)
+    lt = lam_tilde_value(rho_nonlinear, alpha, tau, lam)
     return rho_nonlinear / (1.0 - q * q / (tau * (q + lt) ** 2))
 
 
@@ -152,15 +153,6 @@ def _zero(expr) -> bool:
     return sp.simplify(sp.together(expr)) == 0
 
 
-def linear_recipe_symbolic(M, Mp, rho, alpha, tau, xi, rho_tr, rho_te, trF, trF2):
-    """Steps 4-5 of the linear recipe as SymPy expressions (C_test traces given)."""
-    nu = rho_tr / alpha + xi
-    c = (rho + nu - nu ** 2 * M - xi * (1 - 2 * nu * M - nu ** 2 * Mp)) / (
-        tau - (1 - 2 * xi * M - xi ** 2 * Mp))
-    return (rho + (rho_te / alpha) * (1 + (c - 2 * nu) * M + (xi * c - nu ** 2) * Mp)
-            + c * trF - (c * xi - nu ** 2) * trF2)
-
-
 def derive() -> A1ZeroDerivation:
     """Derive Eq. (15) -> Eq. (10) in SymPy and check it against Result 1 at a1 -> 0.
 
@@ -201,7 +193,7 @@ def derive() -> A1ZeroDerivation:
     eps = sp.Symbol("eps", positive=True)
     eps_res = sp.simplify((1 - tau + tau * lam / eps - eps / (eps + q)).subs(eps, lam_t))
     nu_ = q + eps
-    e_eps = linear_recipe_symbolic(1 / nu_, -1 / nu_ ** 2, rho, rho / q, tau, eps, rho, rho, 0, 0)
+    e_eps = linear_error(1 / nu_, -1 / nu_ ** 2, rho, rho / q, tau, eps, rho, rho, 0, 0)
     e_eps = sp.simplify(e_eps)
     pure_noise = rho / (1 - q ** 2 / (tau * (q + eps) ** 2))
     noise_match = _zero(e_eps - pure_noise)
@@ -231,7 +223,7 @@ def derive() -> A1ZeroDerivation:
     xi = sp.Symbol("xi", positive=True)
     xi_sol = sp.solve(sp.Eq(xi * M_lim.subs(nu, xi + q), 1 - tau), xi)
     nu0 = q + xi
-    e_xi = linear_recipe_symbolic(M_lim.subs(nu, nu0), Mp_lim.subs(nu, nu0), rho, rho / q, tau, xi,
+    e_xi = linear_error(M_lim.subs(nu, nu0), Mp_lim.subs(nu, nu0), rho, rho / q, tau, xi,
                                   rho, rho, 0, 0)
     ok_below = len(xi_sol) == 1 and _zero(e_xi.subs(xi, xi_sol[0]) - boxed_below)
     ok_above = _zero(e_xi.subs(xi, 0) - boxed_above)

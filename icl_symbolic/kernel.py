@@ -788,7 +788,7 @@ class KernelCurve:
 
 def _e_at(ks: KernelSpectrum, sp: TaskSpectra | None, alpha, kappa, tau, lam) -> float:
     if sp is None:
-        return a1zero.e_a1zero(ks.rho_eff, tau, lam, alpha)
+        return a1zero.e_a1zero(ks.rho_eff, alpha=alpha, tau=tau, lam=lam)
     return e_linear(sp, None, ks.rho_eff, alpha, kappa, tau, lam)
 
 

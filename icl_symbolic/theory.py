@@ -51,6 +51,8 @@ from .covariance import appendix_a, resolve_covariance
 from .display import Quantity, html_table, latex_table, text_table
 from .errors import ICLError
 from .hermite import hermite_coeffs
+from .linear_recipe import linear_error
+from .peak import DIVERGES, check_not_peak, is_peak
 from .stieltjes import Stieltjes, stieltjes, stieltjes_isotropic
 from .values import Value
 
@@ -180,9 +182,7 @@ def check_parameters(rho, alpha, kappa, tau, lam=0.0) -> None:
         raise ICLError(f"rho (noise variance) must be >= 0, got {rho:g}")
     if lam < 0:
         raise ICLError(f"lam (ridge) must be >= 0, got {lam:g}")
-    if lam == 0 and tau == 1:
-        raise ICLError("tau = 1 is the interpolation threshold: the ridgeless error diverges there "
-                       "(use tau != 1 or a ridge lam > 0)")
+    check_not_peak(tau, lam)
 
 
 # ----------------------------------------------------------------------------
@@ -231,14 +231,10 @@ def _error(sp: TaskSpectra, rho, alpha, kappa, tau, lam, mfun=None) -> float:
     xi = _solve_xi(mfun, r, tau, lam)
     nu = r + xi
     st = mfun(nu)
-    M, Mp, a, ap = st.M, st.M_prime, st.a, st.a_prime
-    c = (rho + nu - nu * nu * M - xi * (1.0 - 2.0 * nu * M - nu * nu * Mp)) / (
-        tau - (1.0 - 2.0 * xi * M - xi * xi * Mp))
-    D = a * sp.train + nu
+    D = st.a * sp.train + nu
     trF = float(np.mean(sp.test_diag / D))
-    trF2 = float(np.mean(sp.test_diag * (ap * sp.train + 1.0) / (D * D)))
-    return (rho + (rho_te / alpha) * (1.0 + (c - 2.0 * nu) * M + (xi * c - nu * nu) * Mp)
-            + c * trF - (c * xi - nu * nu) * trF2)
+    trF2 = float(np.mean(sp.test_diag * (st.a_prime * sp.train + 1.0) / (D * D)))
+    return linear_error(st.M, st.M_prime, rho, alpha, tau, xi, rho_tr, rho_te, trF, trF2)
 
 
 def e_linear(C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau=0.5, lam=0.0,
@@ -401,7 +397,7 @@ def e_nonlinear(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kap
     a1f, rnl, _ = _moments_from(f, a1, rho_nonlinear, rho, digits)
     check_parameters(rnl, alpha, kappa, tau, lam)
     if a1f == 0.0:
-        return Value(e_a1zero(rnl, tau, lam, alpha), "numeric",
+        return Value(e_a1zero(rnl, alpha=alpha, tau=tau, lam=lam), "numeric",
                      note="a1 = 0 branch, Eq. (10)/(15), p. 3/p. 10")
     sp = task_spectra(C_train, C_test, d).scaled(a1f * a1f)
     e = _error(sp, rnl, alpha, kappa, tau, lam)
@@ -423,7 +419,7 @@ def e_nonlinear_normalized(f=None, C_train="identity", C_test=None, rho=0.1, alp
     a1f, rnl, _ = _moments_from(f, a1, rho_nonlinear, rho, digits)
     check_parameters(rnl, alpha, kappa, tau, lam)
     if a1f == 0.0:
-        return Value(e_a1zero(rnl, tau, lam, alpha), "numeric",
+        return Value(e_a1zero(rnl, alpha=alpha, tau=tau, lam=lam), "numeric",
                      note="a1 = 0 branch, Eq. (10)/(15), p. 3/p. 10")
     c = a1f * a1f
     sp = task_spectra(C_train, C_test, d)
@@ -435,9 +431,6 @@ def e_nonlinear_normalized(f=None, C_train="identity", C_test=None, rho=0.1, alp
 # ----------------------------------------------------------------------------
 # curves
 # ----------------------------------------------------------------------------
-DIVERGES = "tau = 1 with lam = 0: the ridgeless error diverges (interpolation peak)"
-
-
 @dataclass(frozen=True)
 class TheoryCurve:
     """A grid of theory points (cartesian product, tau varying fastest).
@@ -538,7 +531,7 @@ def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0
             return float(r)
     rows = list(itertools.product(grids["rho"], grids["alpha"], grids["kappa"], grids["lam"], grids["tau"]))
     for r, al, ka, la, ta in rows:   # validate everything before computing anything
-        ta_ok = 2.0 if ta == 1 and la == 0 else ta      # the peak is a point of the sweep, marked inf
+        ta_ok = 2.0 if is_peak(ta, la) else ta      # the peak is a point of the sweep, marked inf
         if not np.isnan(r):
             check_parameters(r, al, ka, ta_ok, la)
         check_parameters(rnl_of(r), al, ka, ta_ok, la)
@@ -547,10 +540,10 @@ def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0
     cols = {k: np.empty(n) for k in ("rho", "alpha", "kappa", "lam", "tau", "rho_nonlinear", "e")}
     for i, (r, al, ka, la, ta) in enumerate(rows):
         rnl = rnl_of(r)
-        if ta == 1 and la == 0:
+        if is_peak(ta, la):
             e = math.inf
         elif sp is None:
-            e = e_a1zero(rnl, ta, la, al)
+            e = e_a1zero(rnl, alpha=al, tau=ta, lam=la)
         else:
             e = _error(sp, rnl, al, ka, ta, la)
         for k, v in (("rho", r), ("alpha", al), ("kappa", ka), ("lam", la), ("tau", ta),

@@ -36,17 +36,17 @@ def test_derivation_verdicts(D):
 def test_symbolic_ridge_error_equals_numeric(D):
     f = sympy.lambdify([D.symbols[k] for k in ("q", "tau", "lam", "rho_nl")], D.error_ridge)
     for q, tau, lam, rho in ((0.3, 0.5, 0.1, 0.3), (1.2, 1.0, 0.01, 2.4), (0.05, 3.0, 2.0, 0.2)):
-        assert f(q, tau, lam, rho) == pytest.approx(a1zero.e_a1zero(rho, tau, lam, rho / q), rel=1e-12)
+        assert f(q, tau, lam, rho) == pytest.approx(a1zero.e_a1zero(rho, alpha=rho / q, tau=tau, lam=lam), rel=1e-12)
 
 
 def test_paper_values():
     """tau = 0.5 and 2 give 2 rho_nl, tau = 0.9 gives 10 rho_nl; alpha does not matter at lam = 0."""
     for alpha in (0.1, 1.0, 50.0):
-        assert a1zero.e_a1zero(0.7, 0.5, 0.0, alpha) == pytest.approx(1.4, rel=1e-15)
-        assert a1zero.e_a1zero(0.7, 2.0, 0.0, alpha) == pytest.approx(1.4, rel=1e-15)
-        assert a1zero.e_a1zero(0.7, 0.9, 0.0, alpha) == pytest.approx(7.0, rel=1e-14)
+        assert a1zero.e_a1zero(0.7, alpha=alpha, tau=0.5, lam=0.0) == pytest.approx(1.4, rel=1e-15)
+        assert a1zero.e_a1zero(0.7, alpha=alpha, tau=2.0, lam=0.0) == pytest.approx(1.4, rel=1e-15)
+        assert a1zero.e_a1zero(0.7, alpha=alpha, tau=0.9, lam=0.0) == pytest.approx(7.0, rel=1e-14)
     with pytest.raises(ICLError):
-        a1zero.e_a1zero(0.7, 1.0)
+        a1zero.e_a1zero(0.7, tau=1.0)
 
 
 @pytest.mark.parametrize("tau", [0.3, 0.9, 1.0, 1.5, 6.0])
@@ -55,26 +55,26 @@ def test_ridge_curve_equals_linear_recipe_with_zero_covariance(tau, lam):
     """Eq. (15)'s closed form vs the general ridge recipe with C_train = C_test = 0 (bracketed M)."""
     rho, alpha = 0.9, 1.7
     ref = T.e_linear(np.zeros(5), None, rho, alpha, 3.0, tau, lam)
-    assert a1zero.e_a1zero(rho, tau, lam, alpha) == pytest.approx(ref, rel=1e-11)
+    assert a1zero.e_a1zero(rho, alpha=alpha, tau=tau, lam=lam) == pytest.approx(ref, rel=1e-11)
 
 
 @pytest.mark.parametrize("tau", [0.5, 0.9, 2.0])
 def test_ridge_tends_to_eq10(tau):
     """e(lam) -> Eq. (10) linearly in lam (constant grows like 1/(1-tau)^2 near the peak)."""
-    target = a1zero.e_a1zero(1.3, tau)
-    gaps = [abs(a1zero.e_a1zero(1.3, tau, lam, 2.0) - target) for lam in (1e-4, 1e-7)]
+    target = a1zero.e_a1zero(1.3, tau=tau)
+    gaps = [abs(a1zero.e_a1zero(1.3, alpha=2.0, tau=tau, lam=lam) - target) for lam in (1e-4, 1e-7)]
     assert gaps[1] < 1e-4 * target and gaps[1] < 2e-3 * gaps[0]   # O(lam): ratio 1e-3
 
 
 @given(rho=st.floats(1e-3, 10), tau=st.floats(0.05, 20), lam=st.floats(1e-6, 1e3), alpha=st.floats(0.05, 100))
 def test_ridge_properties(rho, tau, lam, alpha):
     """chi0 > 0 solves Eq. (15); rho_nl < e(lam) and e decreases in lam (pure-noise labels: more ridge helps)."""
-    c0 = a1zero.chi0_value(rho, tau, lam, alpha)
+    c0 = a1zero.chi0_value(rho, alpha=alpha, tau=tau, lam=lam)
     q = rho / alpha
     assert c0 > 0
     assert c0 == pytest.approx(q / (q * tau / (1 + c0) + tau * lam), rel=1e-10)
-    e1 = a1zero.e_a1zero(rho, tau, lam, alpha)
-    e2 = a1zero.e_a1zero(rho, tau, 2 * lam, alpha)
+    e1 = a1zero.e_a1zero(rho, alpha=alpha, tau=tau, lam=lam)
+    e2 = a1zero.e_a1zero(rho, alpha=alpha, tau=tau, lam=2 * lam)
     assert rho <= e2 <= e1 * (1 + 1e-12)
 
 

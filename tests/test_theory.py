@@ -194,7 +194,7 @@ def test_continuity_to_a1zero_branch():
     """Result 1 with a1 -> 0 tends to Eq. (10); the gap shrinks like a1^2 (general C, also ridge)."""
     rnl = 2.1
     for tau, lam in ((0.5, 0.0), (0.9, 0.0), (2.0, 0.0), (1.0, 0.05)):
-        target = T.e_a1zero(rnl, tau, lam, 2.0)
+        target = T.e_a1zero(rnl, alpha=2.0, tau=tau, lam=lam)
         gaps = []
         for a1 in (1e-2, 1e-3):
             v = T.e_nonlinear(None, "powerlaw:0.7", "spiked:0.3:4", alpha=2.0, kappa=0.7, tau=tau, lam=lam,

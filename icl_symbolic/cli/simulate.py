@@ -22,6 +22,7 @@ from ..errors import ICLError
 from ..io import save_figure, write_text
 from ..kernel import parse_features
 from ..kernel_sim import DEFAULT_N_TEST_KERNEL, simulate_kernel
+from ..peak import is_peak
 from ..plotting import sweep_figure
 from ..simulation import simulate
 from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog,
@@ -70,7 +71,7 @@ def register(subparsers) -> None:
 
 def _theory(f, C_train, C_test, d, rho, alpha, kappa, tau, lam):
     """e_theory, or None at the ridgeless interpolation peak (where it diverges)."""
-    if lam == 0 and tau == 1:
+    if is_peak(tau, lam):
         return None
     return float(theory.e_nonlinear(f, C_train=C_train, C_test=C_test, d=d, rho=rho, alpha=alpha,
                                     kappa=kappa, tau=tau, lam=lam))
