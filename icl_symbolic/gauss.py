@@ -81,21 +81,30 @@ class _Unsupported(Exception):
 
 
 def to_rational(x, name="omega"):
-    """An exact SymPy number from int, str, Rational or float (floats via their repr).
+    """The package's one reading of a user number as an exact SymPy number.
+
+    Accepts int, str (parsed by :func:`icl_symbolic.expr.parse_expr`, never
+    evaluated), SymPy numbers, floats and NumPy scalars (floats through their
+    shortest repr, so 0.1 is 1/10, the number the user typed), mpmath numbers,
+    and :class:`~icl_symbolic.values.Value` (its exact form when it has one).
+    Anything else, or a non-real or non-finite number, is a one-line ICLError
+    naming ``name``.
 
     >>> to_rational("0.1"), to_rational(0.3), to_rational(2)
     (1/10, 3/10, 2)
     """
+    if isinstance(x, Value):
+        x = x.exact if x.exact is not None else x.value
     if isinstance(x, sympy.Basic):
         val = x
-    elif isinstance(x, bool):
+    elif isinstance(x, (bool, np.bool_)):
         raise ICLError(f"{name}: expected a number, got {x!r}")
-    elif isinstance(x, int):
-        val = sympy.Integer(x)
-    elif isinstance(x, float):
+    elif isinstance(x, (int, np.integer)):
+        val = sympy.Integer(int(x))
+    elif isinstance(x, (float, np.floating)):
         if not math.isfinite(x):
             raise ICLError(f"{name}: {x!r} is not finite")
-        val = sympy.Rational(repr(x))
+        val = sympy.Rational(repr(float(x)))
     elif isinstance(x, str):
         try:
             val = parse_expr(x, variables=())

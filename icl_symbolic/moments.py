@@ -56,9 +56,10 @@ import sympy
 
 from .display import Quantity, html_table, latex_table, text_table
 from .errors import ICLError
-from .expr import g, parse_expr, teacher
+from .expr import g, teacher
 from .gauss import expect, mp_expect_vector, to_rational
 from .prompts import sample_prompts
+from .propagation import evaluate_at
 from .values import Value
 
 # ---------------------------------------------------------------------------
@@ -215,32 +216,6 @@ def _symbolic_moments() -> dict:
 # Numbers for a given teacher
 # ---------------------------------------------------------------------------
 
-def _exact_number(x, name: str):
-    """An exact SymPy number from a string/int/Rational/float ("0.1" and 0.1 both -> 1/10)."""
-    if isinstance(x, Value):
-        x = x.exact if x.exact is not None else x.value
-    if isinstance(x, sympy.Basic):
-        if not x.is_number or x.is_real is False:
-            raise ICLError(f"{name} must be a real number, got {x}")
-        return x
-    if isinstance(x, str):
-        e = parse_expr(x, variables=())
-        if not e.is_number or e.is_real is False:
-            raise ICLError(f"{name} must be a real number, got {x!r}")
-        return e
-    if isinstance(x, (bool, np.bool_)):
-        raise ICLError(f"{name} must be a number, got {x!r}")
-    if isinstance(x, (int, np.integer)):
-        return sympy.Integer(int(x))
-    if isinstance(x, (float, np.floating)):
-        if not np.isfinite(x):
-            raise ICLError(f"{name} must be finite, got {x}")
-        return sympy.Rational(repr(float(x)))  # shortest repr, as gauss.to_rational: 0.1 -> 1/10
-    if isinstance(x, mpmath.mpf):
-        return sympy.Float(x, mpmath.mp.dps)
-    raise ICLError(f"{name} must be a number, got {type(x).__name__}")
-
-
 def _check_inputs(rho_v, d_v, ell_v, omega_v):
     if not (d_v == int(d_v) and int(d_v) >= 1):
         raise ICLError(f"dimension d must be a positive integer, got {d_v}")
@@ -317,36 +292,17 @@ def evaluate(expr, subs: dict, functionals: dict, digits: int = 30, note: str = 
     """Evaluate a SymPy expression in the functionals, propagating their error.
 
     ``subs`` maps the symbols d, ell, rho, omega to exact numbers;
-    ``functionals`` maps functional names to Values.  If every functional is
-    exact the result is exact (``Value.from_exact``).  Otherwise the result is
-    ``mpmath`` with ``abs_err = sum_i |dexpr/dF_i| err_i`` (first-order
-    propagation) plus a rounding allowance of 10^-(digits+3) |value|.
+    ``functionals`` maps functional names to Values.  The evaluation and its
+    error propagation are :func:`icl_symbolic.propagation.evaluate_at`: exact
+    when every functional is exact, else first order in the functionals' errors.
     """
     expr = sympy.sympify(expr).subs(subs)
     fsyms = {name: sympy.Symbol(f"_{name}") for name in FUNCTIONAL_NAMES}
     apps = {app: fsyms[app.func.__name__] for app in expr.atoms(sympy.core.function.AppliedUndef)
             if app.func.__name__ in fsyms}
     expr = expr.xreplace(apps)
-    used = [n for n in FUNCTIONAL_NAMES if fsyms[n] in expr.free_symbols]
-    if all(functionals[n].exact is not None for n in used):
-        exact = sympy.expand(expr.xreplace({fsyms[n]: functionals[n].exact for n in used}))
-        return Value.from_exact(exact, digits=digits, note=note)
-    with mpmath.workdps(digits + 15):
-        vals = {fsyms[n]: mpmath.mpf(functionals[n].value) for n in used}
-        fn = sympy.lambdify([fsyms[n] for n in used], expr, modules="mpmath")
-        value = fn(*[vals[fsyms[n]] for n in used])
-        err = mpmath.mpf(0)
-        for n in used:
-            e_n = functionals[n].abs_err
-            if e_n is None:
-                e_n = abs(mpmath.mpf(functionals[n].value)) * mpmath.mpf(10) ** (-(functionals[n].digits or digits))
-            dfn = sympy.lambdify([fsyms[m] for m in used], sympy.diff(expr, fsyms[n]), modules="mpmath")
-            err += abs(dfn(*[vals[fsyms[m]] for m in used])) * mpmath.mpf(e_n)
-        err += abs(value) * mpmath.mpf(10) ** (-(digits + 3))
-        got = digits
-        if value != 0 and err > 0:
-            got = int(max(0, min(digits, mpmath.floor(-mpmath.log10(err / abs(value))))))
-        return Value(value=+value, method="mpmath", digits=got, abs_err=err, note=note)
+    return evaluate_at(expr, {fsyms[n]: functionals[n] for n in FUNCTIONAL_NAMES if fsyms[n] in expr.free_symbols},
+                       digits, note)
 
 
 _NUMPY_FUNCS = {}
@@ -508,8 +464,8 @@ def conditional_moments(f, rho, d, ell, omega=1, digits: int = 30) -> Moments:
     """
 
     t = teacher(f)
-    rho_e = _exact_number(rho, "rho")
-    om_e = _exact_number(omega, "omega")
+    rho_e = to_rational(rho, "rho")
+    om_e = to_rational(omega, "omega")
     _check_inputs(rho_e, d, ell, om_e)
     d_i, ell_i = int(d), int(ell)
     F = gaussian_functionals(t, om_e, digits=digits)
@@ -655,8 +611,8 @@ def leading_order(f=None, rho_value=None, alpha_value=None, digits: int = 30) ->
     if f is not None:
         if rho_value is None or alpha_value is None:
             raise ICLError("leading_order(f, ...) needs rho_value and alpha_value for the numbers")
-        rho_e = _exact_number(rho_value, "rho")
-        alpha_e = _exact_number(alpha_value, "alpha")
+        rho_e = to_rational(rho_value, "rho")
+        alpha_e = to_rational(alpha_value, "alpha")
         if not bool(alpha_e > 0):
             raise ICLError(f"alpha must be > 0, got {alpha_value}")
         F = gaussian_functionals(f, 1, digits=digits)
@@ -689,8 +645,8 @@ def finite_ell_gaps(f, rho_value, d_value, ells, omega_value=1, digits: int = 15
     """
 
     t = teacher(f)
-    rho_e = _exact_number(rho_value, "rho")
-    om_e = _exact_number(omega_value, "omega")
+    rho_e = to_rational(rho_value, "rho")
+    om_e = to_rational(omega_value, "omega")
     _check_inputs(rho_e, d_value, 1, om_e)
     ells = [int(e) for e in ells]
     for e in ells:
@@ -822,14 +778,14 @@ def mc_moments(f, rho, d, ell, w, n, rng, progress: bool = False) -> dict:
         raise ICLError("w must be finite and nonzero")
     if int(n) != n or n < 2:
         raise ICLError(f"number of Monte-Carlo prompts must be an integer >= 2, got {n}")
-    rho_f = float(rho) if not isinstance(rho, str) else float(_exact_number(rho, "rho"))
+    rho_value = float(rho) if not isinstance(rho, str) else float(to_rational(rho, "rho"))
     n, ell_i = int(n), int(ell)
     block = max(1, MC_BLOCK_FLOATS // (ell_i * int(d)))
     acc = _Accumulator()
     done = 0
     while done < n:
         m = min(block, n - done)
-        P = sample_prompts(t.numpy, np.broadcast_to(w, (m, w.shape[0])), ell_i, rho_f, gen)
+        P = sample_prompts(t.numpy, np.broadcast_to(w, (m, w.shape[0])), ell_i, rho_value, gen)
         acc.add(mc_estimators(P, w))
         done += m
         if progress:
