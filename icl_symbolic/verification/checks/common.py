@@ -12,6 +12,7 @@ import sympy
 
 from ...errors import ICLError
 from ...hermite import hermite_coeffs
+from ...propagation import evaluate_at
 from ...values import Value
 from ..diagnose import diagnose_value
 from ..registry import _text
@@ -45,40 +46,14 @@ def hermite_values(claim, M: int = 2, digits: int = 30):
 
 
 def evaluate_with(expr, vals: dict, digits: int = 30, note: str = "") -> Value:
-    """Evaluate ``expr`` at named Values; exact when every input is exact.
-
-    Otherwise the absolute error is propagated to first order,
-    ``sum_i |d expr / d x_i| err_i``, with ``err_i`` the input's ``abs_err``
-    (or one unit in its last certified digit when none is given).
-    """
+    """Evaluate ``expr`` at named Values (``vals``: symbol name -> Value) by
+    :func:`icl_symbolic.propagation.evaluate_at`: exact when every input is exact
+    (simplified), else with first-order error propagation."""
     syms = {s.name: s for s in expr.free_symbols}
     missing = [n for n in syms if n not in vals]
     if missing:
         raise ICLError(f"no value for {', '.join(sorted(missing))}")
-    used = {n: vals[n] for n in syms}
-    if all(v.method == "exact" and v.exact is not None for v in used.values()):
-        ex = sympy.simplify(expr.xreplace({syms[n]: v.exact for n, v in used.items()}))
-        if not ex.is_number:
-            raise ICLError(f"{expr} did not evaluate to a number")
-        if ex.has(sympy.zoo, sympy.nan) or ex.is_finite is False:
-            raise ICLError(f"{expr} is undefined here (division by zero?)")
-        return Value.from_exact(ex, digits=digits, note=note)
-    with mpmath.workdps(digits + 10):
-        env = {syms[n]: sympy.Float(mpmath.nstr(mpmath.mpf(v.value), digits + 10), digits + 10)
-               for n, v in used.items()}
-        val = sympy.N(expr.xreplace(env), digits + 5)
-        if not val.is_finite:
-            raise ICLError(f"{expr} is undefined here (division by zero?)")
-        err = mpmath.mpf(0)
-        for n, v in used.items():
-            dv = sympy.N(sympy.diff(expr, syms[n]).xreplace(env), 15)
-            e_in = v.abs_err if v.abs_err is not None else (
-                mpmath.mpf(10) ** (-(v.digits or digits)) * max(1, abs(mpmath.mpf(v.value))))
-            err += abs(mpmath.mpf(str(dv))) * mpmath.mpf(e_in)
-        methods = {v.method for v in used.values()}
-        method = "mpmath" if "mpmath" in methods else ("numeric" if "numeric" in methods else "mpmath")
-        dig = min(v.digits or digits for v in used.values())
-        return Value(value=mpmath.mpf(str(val)), method=method, digits=dig, abs_err=err, note=note)
+    return evaluate_at(expr, {s: vals[n] for n, s in syms.items()}, digits, note, canonical=sympy.simplify)
 
 
 def const_value(e, digits: int = 30, note: str = "claimed") -> Value:
