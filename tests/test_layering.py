@@ -56,7 +56,7 @@ LAYERS = (
     ("hermite",),
     ("gauss",),
     ("expr",),
-    ("orthopoly", "plotting", "display"),
+    ("orthopoly", "plotting", "display", "peak", "propagation", "linear_recipe"),
     ("errors", "values", "io", "symbols", "_version", "mathml", "defaults"),   # ground floor
 )
 
