@@ -1,4 +1,4 @@
-"""Benchmarks for the Hermite engine (issue 2), each side by side with the
+"""Benchmarks for the Hermite engine, each side by side with the
 straightforward alternative, in one run:
 
 1. the whole ``--library`` table (a_0..a_8, 30 digits; target < 10 s) versus the

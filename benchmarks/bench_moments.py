@@ -1,4 +1,4 @@
-"""Benchmark: exact Lemma 1 moments and exact e(Gamma) vs Monte Carlo, side by side (issue 3).
+"""Benchmark: exact Lemma 1 moments and exact e(Gamma) vs Monte Carlo, side by side.
 
 What: (1) the exact conditional moments for f = tanh at d = 64, ell = 128
 (omega = 1, rho = 0.1) at 30 digits, next to a Monte-Carlo estimate from

@@ -1,4 +1,4 @@
-"""Benchmark: 200-point theory curve, d = 1000 power-law C_train and C_test (issue 4).
+"""Benchmark: 200-point theory curve, d = 1000 power-law C_train and C_test.
 
 What: the Result-1 curve e(tau), tau in [0.1, 4] (200 points, ridgeless), for
 f = tanh (a1, rho_nonlinear precomputed), rho = 0.1, alpha = 2, kappa = 2,

@@ -14,7 +14,7 @@ stays bounded and results do not depend on the total number of prompts asked
 for beyond the order in which they are drawn.
 
 ``sample_prompts(..., method="fast")`` is an exact sampler in O(ell + d) per
-prompt for any teacher f (issue 5).  Derivation: fix w != 0, write
+prompt for any teacher f.  Derivation: fix w != 0, write
 e = w/|w| and z_i = x_i^T w ~ N(0, |w|^2/d).  Then x_i = e z_i/|w| + x_i^perp
 with x_i^perp = (I - e e^T) x_i ~ N(0, (I - e e^T)/d) independent of z_i, so
 independent of (y_i, z_i).  Hence

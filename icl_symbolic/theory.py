@@ -7,7 +7,7 @@ Appendix A, p. 7 (conditions of Result 1).
 
 ``e_linear(C_train, C_test, rho, alpha, kappa, tau, lam)`` is the linear-task
 theory of Lu et al. (arXiv:2405.11751) and Letey, Lu, Pehlevan (2025) as
-restated in ``shared/reference/linear-theory.md``:
+restated in ``docs/linear-theory.md``:
 
 1. ridgeless: ``xi = 0`` if tau > 1; for tau < 1, ``xi > 0`` solves
    ``xi M(xi + rho_tr/alpha) = 1 - tau``;
@@ -242,7 +242,7 @@ def e_linear(C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau
     """Asymptotic ICL error for LINEAR tasks y = x^T w + eps, w ~ N(0, C_train).
 
     Paper: the function e_ICL^linear of Result 1, Eq. (9), p. 3 (Appendix C,
-    p. 10), as given in linear-theory.md (Lu et al. 2024; Letey, Lu, Pehlevan 2025).
+    p. 10), as given in docs/linear-theory.md (Lu et al. 2024; Letey, Lu, Pehlevan 2025).
 
     Parameters
     ----------
@@ -279,7 +279,7 @@ def _iso_mfun(kappa, c=1.0):
 
 
 def e_linear_isotropic(rho, alpha, kappa, tau, lam=0.0) -> float:
-    """Closed form for C_train = C_test = I (linear-theory.md, "Isotropic closed form").
+    """Closed form for C_train = C_test = I (docs/linear-theory.md, "Isotropic closed form").
 
     With ``x = (1 + rho)/alpha``, ``m = M_kappa(x)``, ``mu = x M_{kappa/tau}(x)``:
 

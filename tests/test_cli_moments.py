@@ -122,7 +122,7 @@ def test_appendix_a_command(capsys, tmp_path):
 
 def test_plot_and_csv_of_the_dropped_terms(capsys, tmp_path):
     """--plot/--csv: |exact - leading| against ell; for the linear teacher at omega = 1 the
-    E_uuT_w gap is exactly 1/ell and E_s2's is 2 (1+rho)^2/ell (linear-theory.md)."""
+    E_uuT_w gap is exactly 1/ell and E_s2's is 2 (1+rho)^2/ell (docs/linear-theory.md)."""
     png, csv = tmp_path / "gap.png", tmp_path / "gap.csv"
     assert main(["moments", "g", "--rho", "0.5", "--d", "4", "--plot", str(png), "--csv", str(csv)]) == 0
     capsys.readouterr()

@@ -1,4 +1,4 @@
-"""The input language (whitelist parser) and Teacher objects (issue 2, scope 2)."""
+"""The input language (whitelist parser) and Teacher objects."""
 
 import math
 import sys

@@ -52,7 +52,7 @@ def test_e_gamma_symbolic_in_functionals_is_the_moment_formula():
 
 
 def test_linear_teacher_exact_against_the_known_formula():
-    """Linear teacher, |w|^2 = d: with the finite-ell moments of linear-theory.md
+    """Linear teacher, |w|^2 = d: with the finite-ell moments of docs/linear-theory.md
     (E[uu^T] = (1+rho)/alpha I + (1+1/ell) ww^T, E[us] = (1+rho)(1+2/ell) w,
     E[s^2] = (1+rho)^2 (1+2/ell)), e(Gamma|w) is written out here independently
     and must agree EXACTLY (integer Gamma and w, rational rho)."""

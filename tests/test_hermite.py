@@ -1,4 +1,4 @@
-"""Hermite coefficients and the Eq. (8) quantities (issue 2, scope 3-5 and checks).
+"""Hermite coefficients and the Eq. (8) quantities.
 
 Paper: Eq. (2), p. 2; Eq. (8), p. 3; Fig. 1 caption p. 3-4 (sin, rho = 0.1);
 Fig. 2 p. 4 (tanh, rho = 0.1).

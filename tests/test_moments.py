@@ -28,7 +28,7 @@ def test_z_table_matches_the_project_budget():
 
 
 # ---------------------------------------------------------------------------
-# symbolic: the linear teacher (linear-theory.md; Lu et al. 2024)
+# symbolic: the linear teacher (docs/linear-theory.md; Lu et al. 2024)
 # ---------------------------------------------------------------------------
 
 LINEAR_FUNCTIONALS = {  # f(z) = z, z ~ N(0, omega)

@@ -1,6 +1,6 @@
 """The exact fast O(ell + d) prompt sampler against the direct O(ell d) sampler.
 
-Issue 5: the fast sampler is used only if it passes a distributional test against
+The fast sampler is used only if it passes a distributional test against
 the direct one: the same moments within standard errors, and the same trained-model
 error.  Budget: two-sided false alarm 1e-3 per test, Bonferroni over the m
 comparisons of the test (z printed in each docstring).

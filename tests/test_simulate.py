@@ -54,7 +54,7 @@ def _rel(a, b):
 @pytest.mark.parametrize("d,tau,lam", [(8, 0.5, 0.0), (8, 0.5, 0.05), (8, 2.0, 0.0), (8, 2.0, 0.05), (8, 1.3, 0.0),
                                        (16, 0.8, 0.0), (16, 1.5, 0.0)])
 def test_gram_and_kernel_solvers_agree(d, tau, lam):
-    """Issue 5 check: the kernel and Gram solvers return the same Gamma (relative 1e-8)
+    """The kernel and Gram solvers return the same Gamma (relative 1e-8)
     on the same data, on both sides of the interpolation threshold, ridge and ridgeless;
     both also match an explicit-feature reference (lstsq / normal equations)."""
     ell, k, rho = 2 * d, 2 * d, 0.1
@@ -197,7 +197,7 @@ def test_exact_functional_matches_monte_carlo_on_trained_gamma(f, C):
 # rho = 0.1, tau in {0.5, 2.5, 3}, d in {16, 24, 32}, 6-8 seeds): gap * d <= 4.1 for the
 # linear, sin and tanh teachers (largest for the linear one just above the peak), <= 1.7 for
 # power-law / spiked / low-rank covariances, and 4.2-6.2 for the a1 = 0 teacher at alpha = 8; see also
-# /work/shared/reference/finite-size.md.  The allowances below (C_FS / d) add a margin to these.
+# docs/finite-size.md.  The allowances below (C_FS / d) add a margin to these.
 C_FS = 5.0
 C_FS_A1ZERO = 8.0
 S_THEORY = 12

@@ -274,7 +274,7 @@ def test_ridge_general_C_against_simulation(tau):
     """Ridge recipe (lam = 0.3) for a power-law C vs a brute-force simulation of Eq. (6).
 
     The theory is d -> infinity and the simulation is biased by O(1/d)
-    (finite-size.md; here +5 % to +15 % at d = 16-48).  So we simulate at
+    (docs/finite-size.md; here +5 % to +15 % at d = 16-48).  So we simulate at
     d = 16, 24, 32, 48 (12 seeds each), fit gap(d) = sim(d) - theory(d) = b0 + b1/d by
     weighted least squares (weights 1/SE^2, SE from the seed spread) and require the
     intercept b0 to be 0 within z SE(b0).  Budget: two-sided 1e-3 over 2 comparisons

@@ -18,7 +18,7 @@ from ..moments import MEANING, finite_ell_gaps
 from ..plotting import finite_ell_figure
 from ._args import EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog
 
-#: The JSON keys scripts rely on (issue 3): one per scalar coefficient.
+#: The JSON keys scripts rely on: one per scalar coefficient.
 JSON_KEYS = ("E_y2", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s2")
 #: The table rows (the JSON keys plus the other coefficients of Lemma 1).
 TABLE_KEYS = ("E_y2", "E_yx", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s", "E_s2", "E_yH_ww", "E_yH_w")
