@@ -11,7 +11,7 @@ import mpmath
 from .. import defaults
 from ..errors import ICLError
 from ..expr import parse_expr
-from ..verification.diagnose import diagnose_value, tolerance_from_text
+from ..verification.diagnose import diagnose_value, to_mpf, tolerance_from_text
 from ._args import add_output_options, check_output_paths, document, emit_json, epilog, parse_number
 
 
@@ -50,8 +50,8 @@ def run(args) -> int:
     if args.json:
         return 0 if d.matches else 1
     print(d.summary())
-    print(f"base values: a1 = {mpmath.nstr(_v(d.values['a1']), 12)}, E[f^2] = "
-          f"{mpmath.nstr(_v(d.values['E_f2']), 12)}, rho = {args.rho}")
+    print(f"base values: a1 = {mpmath.nstr(to_mpf(d.values['a1']), 12)}, E[f^2] = "
+          f"{mpmath.nstr(to_mpf(d.values['E_f2']), 12)}, rho = {args.rho}")
     print("closest quantities:")
     for m in d.nearest:
         flag = "=" if m.distance <= d.tol else " "
@@ -60,7 +60,3 @@ def run(args) -> int:
     for m, words in d.related:
         print(f"  related: {m.candidate.name} = {mpmath.nstr(m.value, 12)}  ({words})")
     return 0 if d.matches else 1
-
-
-def _v(x):
-    return mpmath.mpf(x.value) if hasattr(x, "method") else mpmath.mpf(x)

@@ -194,12 +194,13 @@ def match_family(expr) -> Candidate | None:
     return None
 
 
-def _mp(v):
+def to_mpf(v):
+    """A number, SymPy number, decimal string or :class:`Value` as an mpmath number."""
     if hasattr(v, "value") and hasattr(v, "method"):  # a Value
         v = v.value
     if isinstance(v, sympy.Basic):
         return mpmath.mpf(str(sympy.N(v, mpmath.mp.dps + 5)))
-    return mpmath.mpf(v) if not isinstance(v, str) else mpmath.mpf(v)
+    return mpmath.mpf(v)
 
 
 def evaluate(expr, values, digits: int = 30):
@@ -213,7 +214,7 @@ def evaluate(expr, values, digits: int = 30):
     fn = sympy.lambdify(BASE_SYMBOLS, family_expr(expr) if isinstance(expr, str) else expr, modules="mpmath")
     with mpmath.workdps(digits + 10):
         try:
-            v = fn(*[_mp(values[s.name]) for s in BASE_SYMBOLS])
+            v = fn(*[to_mpf(values[s.name]) for s in BASE_SYMBOLS])
         except ZeroDivisionError:
             return None
         if not isinstance(v, mpmath.mpf):
@@ -337,7 +338,7 @@ class Diagnosis:
         out = {"value": mpmath.nstr(self.value, 15), "tol": mpmath.nstr(self.tol, 3),
                "matches": [m.to_json() for m in self.matches],
                "nearest": [m.to_json() for m in self.nearest],
-               "base_values": {k: mpmath.nstr(_mp(v), 15) for k, v in self.values.items()},
+               "base_values": {k: mpmath.nstr(to_mpf(v), 15) for k, v in self.values.items()},
                "summary": self.summary()}
         if self.required is not None:
             out["required"] = self.required.to_json()
@@ -417,12 +418,12 @@ def diagnose_value(value, f=None, rho_value=None, *, values=None, tol=None, digi
                 tol = tolerance_from_text(value)
             v = mpmath.mpf(value.strip())
         else:
-            v = _mp(value)
+            v = to_mpf(value)
             if tol is None:
                 tol = mpmath.mpf("1e-12") * max(1, abs(v))
         tol = mpmath.mpf(tol)
         scored = []
-        args = [_mp(values[sym.name]) for sym in BASE_SYMBOLS]
+        args = [to_mpf(values[sym.name]) for sym in BASE_SYMBOLS]
         for c, fn in zip(family(), _compiled()):
             try:
                 cv = fn(*args)
@@ -496,7 +497,7 @@ def explain_ratio(computed, claimed, values, digits: int = 30, tol=None):
     ``what`` in ``("ratio computed/claimed", "ratio claimed/computed",
     "difference")``, or ``(None, None)``.
     """
-    c, k = _mp(computed), _mp(claimed)
+    c, k = to_mpf(computed), to_mpf(claimed)
     trials = []
     if k != 0:
         trials.append(("ratio computed/claimed", c / k))
