@@ -52,6 +52,7 @@ from .errors import ICLError
 from .expr import teacher
 from .kernel import (FeatureTransform, TeacherBlocks, gaussian_task_vectors, kernel_curve, kernel_spectrum,
                      parse_features)
+from .peak import is_peak
 from .prompts import sample_prompts
 from .simulation import check_memory, choose_solver, seed_mean, sizes, train
 from .values import Value
@@ -208,7 +209,7 @@ def simulate_kernel(f, d: int, alpha: float, kappa: float, tau: float, rho: floa
                         "query-exact test error of each trained Gamma, mean over seeds")
     e_mc = seed_mean([float(r.e_mc) for r in runs], seeds, f"Monte-Carlo test error ({n_test} prompts/seed)")
     e_th = None
-    if theory and not (lam == 0 and tau == 1):
+    if theory and not is_peak(tau, lam):
         e_th = float(kernel_curve(T.expr if T.expr is not None else T, fm, float(rho), alpha, kappa, tau, lam,
                                   d=d, tasks="gaussian", plain=False).columns["e"][0])
     return KernelSimResult(T.label, str(fm), control, d, D, sz.ell, sz.k, sz.n, float(alpha), float(kappa),

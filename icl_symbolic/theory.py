@@ -595,7 +595,7 @@ def task_diversity_sequence(kappa, rho_nonlinear, a1=1.0, ratio=0.5, alphas=(1e1
     out = []
     for al in alphas:
         ta = ratio * al
-        if ta == 1:
+        if is_peak(ta):
             ta = math.nextafter(1.0, 2.0)
         e = float(e_nonlinear(a1=a1, rho_nonlinear=rho_nonlinear, alpha=al, kappa=kappa, tau=ta))
         out.append((float(al), float(ta), e))
