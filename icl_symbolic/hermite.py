@@ -149,8 +149,9 @@ class HermiteResult:
 
     @property
     def spectrum(self) -> list:
-        """Hermite energy spectrum a_m^2, m = 0..M (mpmath numbers)."""
-        return [mpmath.mpf(v.value) ** 2 for v in self.a]
+        """Hermite energy spectrum a_m^2, m = 0..M (mpmath numbers, at the result's precision)."""
+        with mpmath.workdps(self.digits + 10):
+            return [mpmath.mpf(v.value) ** 2 for v in self.a]
 
     def to_json(self) -> dict:
         """The JSON document of ``icl-symbolic coeffs --json`` (numbers as decimal strings)."""
