@@ -39,7 +39,8 @@ LAYERS = (
     ("cli",),                                   # the command table
     ("cli.*",),                                 # one module per command
     ("cli._args",),                             # argument helpers shared by the commands
-    ("", "api"),                                # the public Python API (package root)
+    ("",),                                      # the package root: re-exports the public API
+    ("api",),                                   # the public Python API
     ("verification", "verification.report"),
     ("verification.runner",),
     ("verification.claimfile",),
