@@ -86,6 +86,7 @@ def _check_sim(s, d, seeds):
     assert "<table>" in s._repr_html_()
 
 
+@pytest.mark.sim
 def test_notebook_session_simulate_small():
     """The session's simulate call at d = 16 (d = 64 takes about a minute: slow tier below)."""
     _check_sim(ics.simulate("sin(g)", d=16, tau=2, seeds=3), 16, (0, 1, 2))
@@ -136,6 +137,7 @@ def test_public_names_are_exported_and_documented():
             assert f"`{name}" in doc, f"{name} is not in docs/api.md"
 
 
+@pytest.mark.sim
 def test_the_commands_plots_are_figures_of_the_same_numbers():
     from matplotlib.figure import Figure
 

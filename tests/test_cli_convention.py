@@ -64,7 +64,8 @@ CHEAP = {
 }
 
 
-@pytest.mark.parametrize("command", sorted(CHEAP))
+@pytest.mark.parametrize("command", [pytest.param(c, marks=pytest.mark.sim) if c == "simulate" else c
+                                     for c in sorted(CHEAP)])
 def test_json_is_one_object_with_points_and_json_out_writes_the_same(command, tmp_path, capsys):
     argv = CHEAP[command]
     assert main(argv + ["--json"]) == 0
@@ -100,6 +101,7 @@ def test_wrong_output_suffix_is_one_line_before_any_work(argv, option, tmp_path,
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.sim
 def test_old_spellings_still_work_with_a_deprecation_note(tmp_path, capsys):
     f = tmp_path / "t.json"
     assert main(["theory", "--json", str(f), "sin(g)", "--tau", "2"]) == 0      # used to swallow EXPR
@@ -118,6 +120,7 @@ def test_old_spellings_still_work_with_a_deprecation_note(tmp_path, capsys):
     assert "deprecated" not in capsys.readouterr().err
 
 
+@pytest.mark.sim
 def test_simulate_sweep_through_tau_one_keeps_the_point(tmp_path, capsys):
     c = tmp_path / "s.csv"
     assert main(["simulate", "g", "--d", "4", "--tau", "1,2", "--seeds", "2", "--n-test", "200", "--quiet",
