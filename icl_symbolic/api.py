@@ -39,6 +39,7 @@ from .hermite import hermite_coeffs as _hermite_coeffs
 from .io import write_text
 from .moments import Moments
 from .moments import conditional_moments as _conditional_moments
+from .peak import is_peak
 from .plotting import spectrum_figure, sweep_figure, theory_curve_figure
 from .simulation import SimResult
 from .simulation import simulate as _simulate
@@ -308,8 +309,7 @@ def plot_simulation(sim, *, digits: int = D.DIGITS):
     points = []
     for r in results:
         p = r.to_json()
-        diverges = r.lam == 0 and r.tau == 1
-        p["e_theory"] = None if diverges else float(_e_nonlinear(
+        p["e_theory"] = None if is_peak(r.tau, r.lam) else float(_e_nonlinear(
             r.teacher, r.C_train, r.C_test, rho=r.rho, alpha=r.alpha, kappa=r.kappa, tau=r.tau, lam=r.lam,
             digits=digits, d=r.d))
         points.append(p)
