@@ -170,3 +170,12 @@ def test_no_submodule_shadows_a_root_function():
             importlib.import_module(info.name)
     assert {name: getattr(ics, name) for name in ics.__all__} == before
     assert callable(ics.simulate) and callable(ics.verify)
+
+
+@XSLOW
+def test_notebook_session_verify_everything():
+    """``ics.verify()`` as in the session: every shipped claim (about a minute; the default run
+    checks the same claims through ``verify --json-out`` in tests/test_cli_verify.py)."""
+    v = ics.verify()
+    assert v.ok and len(v) >= 60 and repr(v).splitlines()[0].endswith("-- OK")
+    assert v._repr_html_().count("<tr>") == len(v) + 1
