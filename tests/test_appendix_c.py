@@ -39,6 +39,7 @@ def test_result1_mapping_holds_and_the_paper_forms_come_out():
     (sympy.Integer(1), C.rho_f - C.a1 ** 2, "covariance not scaled (only the noise)"),
     (C.a1 ** 2, C.rho, "noise rho (non-linear part ignored)"),
 ])
+@pytest.mark.heavy
 def test_wrong_equivalent_teacher_is_refuted(cov_scale, rho_eq, what):
     r = C.reduce_to_linear(cov_scale, rho_eq)
     assert not r.moments_agree, what

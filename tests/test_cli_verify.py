@@ -47,6 +47,7 @@ def test_every_shipped_claim_has_its_expected_verdict(quick_results):
             assert key in r
 
 
+@pytest.mark.heavy
 def test_fig1_caption_is_flagged_with_the_diagnosis(quick_results):
     _, results = quick_results
     r = {x["id"]: x for x in results}["fig1.caption_noise"]
@@ -172,6 +173,7 @@ def test_issue_example_paper_names_without_order_prefix(capsys, monkeypatch):
     assert code == 0 and out.startswith("ok lemma1.E_hh") and "1 claims: 1 hold" in out
 
 
+@pytest.mark.heavy
 def test_json_gives_every_claim_evidence_and_tally_is_printed(capsys):
     """Every shipped claim carries an evidence kind and a paper result; the terminal tally lists them."""
     from icl_symbolic.verification.evidence import EVIDENCE, RESULTS

@@ -153,6 +153,7 @@ def test_to_json_keys():
     assert hermite_coeffs("tanh(g)", M=1, digits=15).to_json()["a_exact"] is None
 
 
+@pytest.mark.heavy
 def test_exact_and_mpmath_agree_on_the_library():
     for text in ("sin(g)", "relu(g)", "gelu(g)", "sign(g)", "exp(g)", "erf(g)"):
         ex = hermite_coeffs(text, M=5, digits=30)

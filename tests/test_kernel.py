@@ -85,6 +85,7 @@ def _label(coeffs):
 poly_teachers = st.lists(st.integers(-3, 3), min_size=2, max_size=5).filter(lambda c: any(c[1:]))
 
 
+@pytest.mark.heavy
 @settings(max_examples=6)
 @given(coeffs=poly_teachers, K=st.integers(1, 3), law=st.sampled_from(["gaussian", "sphere"]))
 def test_mode_split_spectrum_and_residual_are_exact(coeffs, K, law):
@@ -107,6 +108,7 @@ def test_mode_split_spectrum_and_residual_are_exact(coeffs, K, law):
     assert ks.captured_power == pytest.approx(captured, rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.heavy
 @settings(max_examples=6)
 @given(coeffs=poly_teachers, p=st.integers(-5, 5), q=st.integers(1, 5))
 def test_projection_recovers_a_m_blocks_on_the_sphere(coeffs, p, q):

@@ -16,6 +16,8 @@ from icl_symbolic import kernel, kernel_sim, simulation
 from icl_symbolic.cli import main
 from icl_symbolic.errors import ICLError
 
+pytestmark = pytest.mark.sim
+
 F = "g + (g^2-1)/sqrt(2)"      # a1 = a2 = 1: plain floor rho + a2^2 = 1.1, kernel floor rho = 0.1
 RHO = 0.1
 

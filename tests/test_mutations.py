@@ -14,6 +14,8 @@ import pytest
 
 from icl_symbolic.cli import main
 
+pytestmark = pytest.mark.heavy
+
 DERIV = Path(__file__).resolve().parent.parent / "derivations"
 
 # (file, claim id, old text, new text, what the mutation is); old must occur exactly once
