@@ -8,8 +8,8 @@ tests allow  sim <= theory (1 + c/d) + t SE  with c = 5 (a1 != 0) and c = 8
 (a1 = 0), and the simulation claims of derivations/ a relative budget
 bias_rel of 4-6 %; this table is what those numbers rest on.
 
-Run:  python benchmarks/finite_size.py                 (default grid; ~10-20 min on 2 cores)
-      python benchmarks/finite_size.py --quick         (d = 16, 32; 4 seeds; 2 teachers)
+Run:  python benchmarks/finite_size.py                 (default grid: 4 teachers, 3 d, 8 seeds; minutes)
+      python benchmarks/finite_size.py --quick         (d = 16, 32; 4 seeds; 2 teachers; seconds)
       python benchmarks/finite_size.py --d 16,24,32,48 --seeds 8 --tau 0.5,3
 Prints a Markdown table; the machine, command and BLAS thread setting go first.
 """
