@@ -21,7 +21,7 @@ import numpy as np
 
 __all__ = ["png_bytes", "paper_figure", "sweep_figure", "spectrum_figure", "theory_curve_figure",
            "finite_ell_figure", "check_sweep_figure", "seed_figure", "extrapolation_figure", "kernel_curve_figure",
-           "kernel_crossover_figure", "kernel_gap_figure"]
+           "kernel_crossover_figure", "kernel_gap_figure", "slip_curve_figure"]
 
 
 def _new_figure(figsize, nrows=1, ncols=1):
@@ -407,4 +407,41 @@ def kernel_gap_figure(rows, fits, title):
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=6.5)
     fig.tight_layout()
+    return fig
+
+
+def slip_curve_figure(rep, grid=None, title: str = ""):
+    """A curve diagnosis (:class:`icl_symbolic.slip_curves.CurveReport`): the data with their
+    standard errors, the theory without a slip and the best explanation.  ``grid``: optional
+    ``(xs, theory_values, best_values)`` on a dense axis grid (else the data's points are joined)."""
+    import matplotlib.ticker
+
+    fig, axes = _new_figure((6.4, 4.4))
+    ax = axes[0][0]
+    d = rep.data
+    order = np.argsort(d.x)
+    b = rep.best
+    if grid is not None:
+        gx, gth, gbest = grid
+    else:
+        gx, gth, gbest = d.x[order], rep.theory.pred[order], b.pred[order]
+    ax.errorbar(d.x[order], d.e[order], yerr=d.se[order], fmt="o", ms=4, color="k", label="data", zorder=3)
+    ax.plot(gx, gth, "-", color="tab:green", label="theory (no slip)")
+    if b.model is not None:
+        ps = ", ".join(f"{k}={v:.3g}" for k, v in b.params.items())
+        ax.plot(gx, gbest, "--", color="tab:red",
+                label=f"best: {b.name}{f' ({ps})' if ps else ''}, BIC {b.score:.3g}")
+    ax.set_xlabel(d.axis)
+    ax.set_ylabel("e (ICL error)")
+    pts = np.concatenate([d.e, rep.theory.pred, b.pred])
+    if np.all(pts > 0):
+        ax.set_yscale("log")
+        ax.set_ylim(pts.min() / 1.5, pts.max() * 2.0)     # the interpolation peak would swamp the data
+    if d.axis in ("kappa", "alpha") or d.x.max() / d.x.min() > 20 or d.axis == "tau":
+        ax.set_xscale("log")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        axis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    ax.set_title(title or f"diagnose: {rep.verdict()}", fontsize=10)
+    ax.legend(fontsize=8)
     return fig

@@ -44,6 +44,7 @@ from scipy.stats import chi2 as _chi2
 
 from .errors import ICLError
 from .slips import Catalogue, Context, SlipModel, _S, catalogue
+from .theory import e_a1zero, e_linear_isotropic
 
 AXES = ("tau", "kappa", "alpha")
 THEORY_INPUTS = ("a1", "rho_nonlinear", "alpha", "kappa", "tau", "lam")
@@ -133,7 +134,6 @@ def parse_curve(text: str, rel_err: float | None = None, where: str = "curve") -
 # ---------------------------------------------------------------------------
 def theory_point(a1, rho_nonlinear, alpha, kappa, tau, lam) -> float:
     """Result 1 (Eq. 9) for isotropic tasks via homogeneity; Eq. (10) when a1 = 0."""
-    from .theory import e_a1zero, e_linear_isotropic
     if a1 == 0:
         return float(e_a1zero(rho_nonlinear, tau, lam, alpha))
     c = a1 * a1
@@ -294,28 +294,31 @@ def _model_inputs(model: SlipModel):
     return exprs, changed
 
 
+def _predict(model, exprs, env, base_pred, params: dict):
+    """The model's curve at the points of ``env`` with parameter values ``params`` (None if undefined)."""
+    n = len(env["tau"])
+    par = {k: np.full(n, float(v)) for k, v in params.items()}
+    if any(exprs[k] != _S[k] for k in THEORY_INPUTS):
+        inputs = {k: _vec(exprs[k], env, par) for k in THEORY_INPUTS}
+        if not all(np.all(np.isfinite(v)) for v in inputs.values()):
+            return None
+        base = theory_values(inputs)
+        if base is None:
+            return None
+    else:
+        base = base_pred
+    if model.transform is None:
+        return base
+    out = _vec(model.transform, dict(env, x=base), par)
+    return out if np.all(np.isfinite(out)) else None
+
+
 def _fit(model, exprs, data, env, base_pred):
     """Least-squares fit of ``model``'s params; returns (params, pred) or None if undefined."""
     pnames = [p.name for p in model.params]
-    subs_theory = any(exprs[k] != _S[k] for k in THEORY_INPUTS)
 
     def predict(pv):
-        params = {n: np.full(len(data.x), v) for n, v in zip(pnames, pv)}
-        if subs_theory:
-            inputs = {k: _vec(exprs[k], env, params) for k in THEORY_INPUTS}
-            if not all(np.all(np.isfinite(v)) for v in inputs.values()):
-                return None
-            base = theory_values(inputs)
-            if base is None:
-                return None
-        else:
-            base = base_pred
-        if model.transform is None:
-            return base
-        env2 = dict(env)
-        env2["x"] = base
-        out = _vec(model.transform, env2, params)
-        return out if np.all(np.isfinite(out)) else None
+        return _predict(model, exprs, env, base_pred, dict(zip(pnames, pv)))
 
     if not pnames:
         p = predict([])
@@ -395,33 +398,24 @@ def explain_curve(data: CurveData, ctx: Context, setting: dict, cat: Catalogue |
                        [(m.name, m.reason) for m in cat.for_kind("curve") if not m.available])
 
 
-def plot_report(rep: CurveReport, path, title: str = "") -> None:
-    """PNG: data with error bars, the theory, and the best explanation (on a dense grid)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def curve_on_grid(rep: CurveReport, ctx: Context, xs, which=None):
+    """Theory (``which=None``) or a fitted explanation evaluated at new axis values ``xs``.
 
-    from . import io
-    d = rep.data
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
-    order = np.argsort(d.x)
-    ax.errorbar(d.x[order], d.e[order], yerr=d.se[order], fmt="o", ms=4, color="k", label="data")
-    ax.plot(d.x[order], rep.theory.pred[order], "-", color="tab:green", label="theory (no slip)")
-    b = rep.best
-    if b.model is not None:
-        ps = ", ".join(f"{k}={v:.3g}" for k, v in b.params.items())
-        ax.plot(d.x[order], b.pred[order], "--", color="tab:red",
-                label=f"best: {b.name}{f' ({ps})' if ps else ''}, BIC {b.score:.3g}")
-    ax.set_xlabel(d.axis)
-    ax.set_ylabel("e (ICL error)")
-    if np.all(d.e > 0):
-        ax.set_yscale("log")
-    if d.axis in ("kappa", "alpha") or (d.x.max() / d.x.min() > 20):
-        ax.set_xscale("log")
-    ax.set_title(title or f"diagnose: {rep.verdict()}", fontsize=10)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    try:
-        io.save_figure(fig, path)
-    finally:
-        plt.close(fig)
+    Points where the theory is undefined (tau = 1 without a ridge) are NaN.  For plots.
+    """
+    xs = np.asarray(xs, dtype=float)
+    out = np.full(len(xs), np.nan)
+    for i, x in enumerate(xs):
+        shell = CurveData(rep.data.axis, np.array([x]), np.ones(1), np.ones(1), "")
+        env = point_env(ctx, shell, rep.setting)
+        base = theory_values({k: env[k] for k in THEORY_INPUTS})
+        if base is None:
+            continue
+        if which is None or which.model is None:
+            out[i] = base[0]
+            continue
+        exprs, _ = _model_inputs(which.model)
+        p = _predict(which.model, exprs, env, base, which.params)
+        if p is not None:
+            out[i] = p[0]
+    return out

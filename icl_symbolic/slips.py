@@ -45,6 +45,10 @@ import mpmath
 import sympy
 
 from .errors import ICLError, ParseError
+from .expr import parse_expr
+from .symbols import g
+from .gauss import expect
+from .hermite import hermite_coeffs
 
 try:  # Python >= 3.11
     import tomllib
@@ -187,7 +191,6 @@ def parse(text: str, allowed, where: str) -> sympy.Expr:
 
 
 def _parse(text, allowed):
-    from .expr import parse_expr
     return parse_expr(text.replace("^", "**"), variables=allowed)
 
 
@@ -425,7 +428,6 @@ def _teacher_numbers(f: str, digits: int):
 
 
 def _teacher_numbers_at(f, digits):
-    from .hermite import hermite_coeffs
     M = HERMITE_ORDER
     res = hermite_coeffs(f, M=M, rho=0, digits=digits)
     a = [_mpf(v) for v in res.a]
@@ -454,8 +456,6 @@ def _efp(expr, digits):
     """E[f'(g)] with the almost-everywhere derivative (jumps dropped), or None."""
     if expr is None:
         return None
-    from .expr import g
-    from .gauss import expect
     d = sympy.diff(expr, g).replace(lambda e: isinstance(e, sympy.DiracDelta), lambda e: sympy.S.Zero)
     try:
         return expect(d, digits=digits)
@@ -475,7 +475,6 @@ def teacher_context(f, rho, digits: int = 30, **setting) -> Context:
 
 
 def _teacher_context(f, rho, digits, setting):
-    from .expr import parse_expr
     if isinstance(f, sympy.Basic):
         f = str(f)
     vals, exact, err, label = _teacher_numbers(str(f), digits)

@@ -58,9 +58,16 @@ def test_fig1_caption_is_flagged_with_the_diagnosis(quick_results):
     assert d["relation"] == "1"
     s = d["summary"]
     assert "normalised total label second moment" in s and "exactly 1 more than" in s
+    # named by their error models (the catalogue, docs/diagnose.md)
+    sl = d["slips"]
+    assert [m["model"] for m in sl["matches"] if m["rank"] == 1] == ["plus_one", "total_for_residual"]
+    assert sl["matches"][0]["transform"] == "x -> x + 1" and sl["matches"][0]["distance"] < 5e-7
+    assert "error model plus_one" in s and "tried" in s
     mse = {x["id"]: x for x in results}["fig1.unnormalised_mse"]
     assert mse["ok"] and mse["diagnosis"]["matches"][0]["name"] == "a1^2"
     assert "exp(-1)" in mse["diagnosis"]["summary"]
+    assert [m["model"] for m in mse["diagnosis"]["slips"]["matches"] if m["rank"] == 1] == ["over_a1sq"]
+    assert "error model over_a1sq" in mse["diagnosis"]["summary"]
 
 
 def test_one_line_per_claim_and_summary(capsys):
@@ -151,7 +158,9 @@ def test_diagnose_command(capsys):
     assert "if you meant rho_nonlinear/a1^2" in first and "0.4470293765" in first
     assert "exactly 1 more than" in first
     code, out, _ = run(capsys, "diagnose", "sin(g)", "--rho", "0.1", "--value", "1.447", "--json")
-    assert json.loads(out)["matches"][0]["name"] == "rho_f/a1^2"
+    js = json.loads(out)
+    assert js["family"]["matches"][0]["name"] == "rho_f/a1^2"
+    assert {m["model"] for m in js["matches"] if m["rank"] == 1} == {"plus_one", "total_for_residual", "over_a1sq"}
     # nothing in the family is 0.9 to 6 decimals: exit 1, nearest candidates still listed
     code, out, _ = run(capsys, "diagnose", "sin(g)", "--rho", "0.1", "--value", "0.900000")
     assert code == 1 and "matches no quantity" in out and "closest quantities" in out

@@ -109,9 +109,18 @@ def test_expected_mismatch_that_starts_to_hold_is_caught(tmp_path, capsys):
     assert r["label"] == "HOLDS (a mismatch was expected)"
 
 
-def test_wrong_expected_diagnosis_is_caught(tmp_path, capsys):
-    p = _mutated_copy(tmp_path, "08_fig1.toml", "fig1.caption_noise", 'diagnosis = "rho_f/a1^2"',
-                      'diagnosis = "rho_nonlinear/a1^2 + 2"')
+@pytest.mark.parametrize("wrong", ["rho_nonlinear/a1^2 + 2", "squared"])
+def test_wrong_expected_diagnosis_is_caught(tmp_path, capsys, wrong):
+    """A wrong family quantity or a wrong error model as the expected diagnosis fails the claim."""
+    p = _mutated_copy(tmp_path, "08_fig1.toml", "fig1.caption_noise", 'diagnosis = "total_for_residual"',
+                      f'diagnosis = "{wrong}"')
     code, r = _verify(capsys, p, "fig1.caption_noise")
     assert code == 1 and r["verdict"] == "mismatch" and not r["ok"]
-    assert "Expected diagnosis" in r["detail"]
+    assert "Expected diagnosis" in r["detail"] and "total_for_residual" in r["detail"]
+
+
+def test_expected_diagnosis_as_family_quantity_still_accepted(tmp_path, capsys):
+    p = _mutated_copy(tmp_path, "08_fig1.toml", "fig1.caption_noise", 'diagnosis = "total_for_residual"',
+                      'diagnosis = "rho_f/a1^2"')
+    code, r = _verify(capsys, p, "fig1.caption_noise")
+    assert code == 0 and r["ok"]

@@ -1,62 +1,221 @@
-"""``icl-symbolic diagnose``: name what a number is among a teacher's quantities.
+"""``icl-symbolic diagnose``: which slip turns what the derivation needs into what was claimed.
 
-Parsing and formatting only; the search is
-:func:`icl_symbolic.verification.diagnose.diagnose_value`.
+Parsing and formatting only.  Numbers are named within the teacher's family by
+:func:`icl_symbolic.verification.diagnose.diagnose_value`; the error models of the
+catalogue are tried by :mod:`icl_symbolic.slips` (numbers, formulas) and
+:mod:`icl_symbolic.slip_curves` (curves).  See docs/diagnose.md.
 """
 
 from __future__ import annotations
 
-import mpmath
+import argparse
 
-from .. import defaults
+import mpmath
+import numpy as np
+
+from .. import defaults, io
 from ..errors import ICLError
 from ..expr import parse_expr
+from ..plotting import slip_curve_figure
+from ..slip_curves import curve_on_grid, explain_curve, read_curve
+from ..slips import catalogue, diagnose_formula, diagnose_number, parse_quantity, teacher_context
 from ..verification.diagnose import diagnose_value, to_mpf, tolerance_from_text
-from ._args import add_output_options, check_output_paths, document, emit_json, epilog, parse_number
+from ._args import (add_output_options, check_output_paths, document, emit_json, epilog, parse_int,
+                    parse_number)
+
+STATUSES = ("0 the claim is explained by an error model, is consistent with the requirement, or (--value "
+            "alone) is a quantity of the family; 1 nothing in the family or the catalogue explains it; 2 bad input "
+            "(including a malformed --catalogue file; one line on stderr, nothing computed, no files written)")
+EXAMPLES = ['icl-symbolic diagnose "sin(g)" --rho 0.1 --value 1.447',
+            'icl-symbolic diagnose "sin(g)" --rho 0.1 --value 1.447029 --required "rho_nonlinear/a1^2"',
+            'icl-symbolic diagnose "sin(g)" --rho 0.1 --formula "(a1^2 + rho_nonlinear)/a1^2" '
+            '--required "rho_nonlinear/a1^2"',
+            'icl-symbolic diagnose "sin(g)" --rho 0.1 --alpha 2 --kappa 2 --curve data.csv --plot fit.png',
+            "(the catalogue of error models and the ranking criteria: docs/diagnose.md)"]
 
 
 def register(subparsers) -> None:
     d = subparsers.add_parser(
-        "diagnose", help="name what a number is among a teacher's quantities (scale mismatch)",
-        description="Search rho, E[f^2], rho_f, rho_nonlinear, a1, a1^2, their ratios, the "
-                    "normalisations by a1^2 and offsets by +-1 for VALUE, ranked by closeness.",
-        epilog=epilog("0 VALUE matches a quantity within the tolerance; 1 it matches none (the closest "
-                      "are listed); 2 bad input",
-                      ['icl-symbolic diagnose "sin(g)" --rho 0.1 --value 1.447']))
+        "diagnose", help="name the slip behind a mismatched number, formula or curve",
+        description="Try every error model of the catalogue (offset by one, rho_f for rho_nonlinear, "
+                    "a1^2 normalisation, Hermite conventions, finite-d scalings of tau/alpha/kappa, ridge "
+                    "normalisation, misplaced parenthesis, ...) on what the derivation requires and "
+                    "rank those that give what was claimed.",
+        epilog=epilog(STATUSES, EXAMPLES), formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("f", metavar="EXPR", help="the teacher f(g), e.g. 'sin(g)'")
     d.add_argument("--rho", default=defaults.RHO, help="label noise variance rho")
-    d.add_argument("--value", required=True, help="the number to identify (its printed digits set --tol)")
-    d.add_argument("--tol", help="absolute matching tolerance (default: half a unit in the last digit of VALUE)")
+    what = d.add_mutually_exclusive_group(required=True)
+    what.add_argument("--value", help="a claimed number (its printed digits set --tol)")
+    what.add_argument("--formula", metavar="EXPR",
+                      help="a claimed formula in a1, E_f2, rho, rho_f, rho_nonlinear, a0, ... (needs --required)")
+    what.add_argument("--curve", metavar="FILE.csv",
+                      help="a claimed curve: CSV with columns tau,e (or kappa,e or alpha,e), optionally se")
     d.add_argument("--required", metavar="QUANTITY",
-                   help="what the derivation needs, e.g. 'rho_nonlinear/a1^2'; the relation is proved symbolically")
-    add_output_options(d, quiet=False)
+                   help="what the derivation needs, e.g. 'rho_nonlinear/a1^2'")
+    d.add_argument("--tol", help="absolute tolerance for --value (default: half a unit in its last digit)")
+    d.add_argument("--alpha", help="alpha = ell/d (for formulas that use it, and curves not over alpha)")
+    d.add_argument("--kappa", help="kappa = k/d (for formulas that use it, and curves not over kappa)")
+    d.add_argument("--tau", help="tau = n/d^2 (for formulas that use it, and curves not over tau)")
+    d.add_argument("--lam", default=str(defaults.LAM), help="ridge lam of Eq. (6)")
+    d.add_argument("--d", default=str(defaults.D),
+                   help="dimension d, for the finite-d error models (tau (d+1)/d, kappa rounding, ...)")
+    d.add_argument("--rel-err", help="relative standard error of each curve point when the CSV has no se "
+                                     "column (default 0.02)")
+    d.add_argument("--catalogue", metavar="FILE.toml",
+                   help="extra error models (same format as the shipped catalogue; docs/diagnose.md)")
+    add_output_options(d, plot="with --curve: plot data, theory and the best explanation", quiet=False)
     d.set_defaults(func=run)
 
 
-def run(args) -> int:
+def _setting(args) -> dict:
+    out = {}
+    for name in ("alpha", "kappa", "tau", "lam"):
+        text = getattr(args, name)
+        if text is not None:
+            v = parse_number(text, name)
+            if v < 0 or (v == 0 and name != "lam"):
+                raise ICLError(f"--{name}: must be {'>= 0' if name == 'lam' else '> 0'}, got {text!r}")
+            out[name] = v
+    if args.d is not None:
+        out["d"] = parse_int(args.d, "d", 1)
+    return out
+
+
+def _validate(args):
+    """Everything checked before any computation (one-line errors, exit 2)."""
     rho = parse_expr(args.rho, variables=())
     if rho.free_symbols or not rho.is_real or rho < 0:
         raise ICLError(f"--rho: {args.rho!r} must be a non-negative number")
-    tolerance_from_text(args.value)     # validates VALUE as a decimal
-    tol = None
-    if args.tol is not None:
-        tol = parse_number(args.tol, "tol")
-        if tol <= 0:
-            raise ICLError("--tol: must be positive")
     check_output_paths(args)
-    d = diagnose_value(args.value, f=args.f, rho_value=rho, tol=tol, required=args.required)
-    doc = d.to_json()
-    emit_json(args, document("diagnose", doc.pop("nearest"), **doc))
-    if args.json:
-        return 0 if d.matches else 1
-    print(d.summary())
-    print(f"base values: a1 = {mpmath.nstr(to_mpf(d.values['a1']), 12)}, E[f^2] = "
-          f"{mpmath.nstr(to_mpf(d.values['E_f2']), 12)}, rho = {args.rho}")
+    if args.plot and args.curve is None:
+        raise ICLError("--plot: needs --curve")
+    if args.formula is not None and args.required is None:
+        raise ICLError("--formula: needs --required (the quantity the derivation needs)")
+    if args.curve is not None and args.required is not None:
+        raise ICLError("--required: not used with --curve (the theory curve is the requirement)")
+    if args.rel_err is not None and args.curve is None:
+        raise ICLError("--rel-err: only with --curve")
+    tol = None
+    if args.value is not None:
+        tolerance_from_text(args.value)           # validates VALUE as a decimal
+        if args.tol is not None:
+            tol = parse_number(args.tol, "tol")
+            if tol <= 0:
+                raise ICLError("--tol: must be positive")
+    elif args.tol is not None:
+        raise ICLError("--tol: only with --value")
+    if args.required is not None:
+        parse_quantity(args.required)
+    if args.formula is not None:
+        parse_quantity(args.formula, what="--formula")
+    cat = catalogue(args.catalogue)
+    setting = _setting(args)
+    rel = parse_number(args.rel_err, "rel-err") if args.rel_err is not None else None
+    data = read_curve(args.curve, rel) if args.curve is not None else None
+    return rho, tol, cat, setting, data
+
+
+def run(args) -> int:
+    rho, tol, cat, setting, data = _validate(args)
+    if data is not None:
+        return _run_curve(args, rho, cat, setting, data)
+    ctx = teacher_context(args.f, rho, **{k: v for k, v in setting.items()})
+    if args.formula is not None:
+        rep = diagnose_formula(args.formula, args.required, ctx, cat)
+        doc = rep.to_json()
+        doc = document("diagnose", doc.pop("nearest"), **doc)
+        _emit(args, doc, lambda: _print_formula(rep))
+        return 0 if rep.verdict() != "unexplained" else 1
+    fam = diagnose_value(args.value, f=args.f, rho_value=rho, tol=tol,
+                         required=args.required if _in_family(args.required) else None)
+    rep = diagnose_number(args.value, ctx, required=args.required, tol=tol, cat=cat)
+    doc = rep.to_json()
+    family = fam.to_json()
+    doc = document("diagnose", family.pop("nearest"), **doc, family=family)
+    _emit(args, doc, lambda: _print_number(args, fam, rep))
+    return 0 if (fam.matches or rep.verdict() != "unexplained") else 1
+
+
+def _in_family(required) -> bool:
+    if required is None:
+        return False
+    names = {s.name for s in parse_quantity(required).free_symbols}
+    return names <= {"a1", "E_f2", "rho", "rho_f", "rho_nonlinear"}
+
+
+def _emit(args, doc, printer) -> None:
+    emit_json(args, doc)
+    if not args.json:
+        printer()
+
+
+def _print_matches(rep) -> None:
+    if rep.matches:
+        print("error models that explain it (rank, model, transform, result, match):")
+        for m in rep.matches:
+            how = "symbolic identity" if m.exact else f"distance {mpmath.nstr(m.distance, 3)}"
+            on = f" on {m.intended}" if m.intended and rep.required is None else ""
+            res = f" = {m.applied}" if m.applied else ""
+            tie = f"  [tied with {', '.join(m.tied_with)}]" if m.tied_with else ""
+            print(f"  {m.rank}. {m.model.name:<28} {m.model.written()}{on}{res}: "
+                  f"{mpmath.nstr(m.value, 12) if m.value is not None else ''} ({how}){tie}")
+    c = rep.coincidence()
+    print(f"candidates tried: {rep.tried}" + (f" at tolerance {mpmath.nstr(rep.tol, 2)}; chance that some "
+                                              f"wrong candidate lands this close ~{c:.2g}" if c is not None else ""))
+    if rep.indistinguishable:
+        print(f"same as no slip here: {', '.join(rep.indistinguishable)}")
+    if rep.unavailable:
+        print("not available: " + "; ".join(f"{n} ({r})" for n, r in rep.unavailable))
+
+
+def _print_number(args, fam, rep) -> None:
+    print(fam.summary())
+    print(f"base values: a1 = {mpmath.nstr(to_mpf(fam.values['a1']), 12)}, E[f^2] = "
+          f"{mpmath.nstr(to_mpf(fam.values['E_f2']), 12)}, rho = {args.rho}")
     print("closest quantities:")
-    for m in d.nearest:
-        flag = "=" if m.distance <= d.tol else " "
+    for m in fam.nearest:
+        flag = "=" if m.distance <= fam.tol else " "
         print(f"  {flag} {m.candidate.label():<60} {mpmath.nstr(m.value, 12):>16}  "
               f"off by {mpmath.nstr(m.distance, 3)}")
-    for m, words in d.related:
+    for m, words in fam.related:
         print(f"  related: {m.candidate.name} = {mpmath.nstr(m.value, 12)}  ({words})")
-    return 0 if d.matches else 1
+    if args.required is not None:
+        print(rep.summary())
+    _print_matches(rep)
+
+
+def _print_formula(rep) -> None:
+    print(rep.summary())
+    _print_matches(rep)
+
+
+def _run_curve(args, rho, cat, setting, data) -> int:
+    ctx = teacher_context(args.f, rho, d=setting.get("d"))
+    rep = explain_curve(data, ctx, setting, cat)
+    doc = rep.to_json()
+    b = rep.best
+    rows = [{data.axis: float(x), "e": float(e), "se": float(se), "theory": float(t), "best": float(p)}
+            for x, e, se, t, p in zip(data.x, data.e, data.se, rep.theory.pred, b.pred)]
+    doc = document("diagnose", rows, **doc, best=b.name)
+    if args.plot:
+        lo, hi = float(data.x.min()), float(data.x.max())
+        gx = np.geomspace(lo, hi, 200) if hi > lo else data.x
+        grid = (gx, curve_on_grid(rep, ctx, gx), curve_on_grid(rep, ctx, gx, rep.best))
+        io.save_figure(slip_curve_figure(rep, grid, f"{args.f}, rho = {args.rho}: {rep.verdict()}"), args.plot)
+
+    def show():
+        print(rep.summary())
+        print("rank  model                         score(BIC)     chi2  k  p-value  explains  params")
+        for x in rep.explanations:
+            ps = ", ".join(f"{k}={v:.6g}" for k, v in x.params.items())
+            print(f"{x.rank:>4}  {x.name:<28} {x.score:>10.4g} {x.chi2:>8.4g} {x.k:>2}  {x.p_value:>7.3g}  "
+                  f"{'yes' if x.explains else 'no ':<8}  {ps}")
+        if rep.indistinguishable:
+            print(f"same as the theory here: {', '.join(rep.indistinguishable)}")
+        if rep.not_applicable:
+            print("not applicable: " + "; ".join(f"{n} ({r})" for n, r in rep.not_applicable))
+        if rep.unavailable:
+            print("not available: " + "; ".join(f"{n} ({r})" for n, r in rep.unavailable))
+    _emit(args, doc, show)
+    return 0 if rep.verdict() != "unexplained" else 1
+

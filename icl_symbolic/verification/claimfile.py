@@ -42,7 +42,7 @@ from pathlib import Path
 
 from ..errors import ClaimFileError, ICLError
 from .checks import REGISTRY
-from .diagnose import family_expr
+from .diagnose import validate_expected_diagnosis
 from .evidence import EVIDENCE
 from .judge import Tolerance
 
@@ -233,7 +233,7 @@ def _build_claim(raw, defaults, unit, name, where, registry) -> Claim:
     parsed = kind.validate(params, where)
     if expected == "mismatch":
         try:
-            family_expr(diagnosis)
+            validate_expected_diagnosis(diagnosis)
         except ICLError as exc:
             raise ClaimFileError(f"{where}: diagnosis {diagnosis!r}: {exc}") from None
     return Claim(id=cid, source=source, statement=statement, method=method, check=check,

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 
 import mpmath
 import sympy
@@ -47,6 +46,7 @@ import sympy
 from ..errors import ICLError
 from ..expr import parse_expr
 from ..hermite import hermite_coeffs
+from ..slips import catalogue, diagnose_number, rerank, teacher_context, tolerance_from_text
 from ..values import Value
 
 # Base symbols of the family.  a1 may be negative or zero; E_f2 > 0; rho >= 0.
@@ -224,24 +224,6 @@ def evaluate(expr, values, digits: int = 30):
         return +v
 
 
-def tolerance_from_text(text: str) -> mpmath.mpf:
-    """Half a unit in the last printed decimal place of ``text``.
-
-    >>> print(tolerance_from_text("1.447"))
-    0.0005
-    >>> print(tolerance_from_text("0.447029"))
-    5.0e-7
-    """
-    try:
-        dec = Decimal(str(text).strip())
-    except InvalidOperation:
-        raise ICLError(f"--value: {text!r} is not a decimal number") from None
-    if not dec.is_finite():
-        raise ICLError(f"--value: {text!r} is not finite")
-    exponent = dec.as_tuple().exponent
-    return mpmath.mpf(f"5e{exponent - 1}")
-
-
 @dataclass
 class Match:
     candidate: Candidate
@@ -276,6 +258,11 @@ class Diagnosis:
     required: Match | None = None  # what the derivation needs (verify context)
     related: list = field(default_factory=list)  # (Match, relation text): what may have been meant
     subject: str = ""             # what the value is, e.g. "the ratio computed/claimed"
+    slips: object = None          # icl_symbolic.slips.SlipReport: the catalogue's error models
+
+    def slip_names(self) -> list:
+        """The error models ranked first by the catalogue (several when they tie)."""
+        return self.slips.best_names() if self.slips is not None else []
 
     @property
     def best(self) -> Candidate | None:
@@ -298,6 +285,12 @@ class Diagnosis:
 
     def summary(self) -> str:
         """One paragraph, as printed by ``verify`` and ``diagnose``."""
+        s = self._family_summary()
+        if self.slips is not None and self.slips.matches:
+            s += "; " + self.slips.summary()
+        return s
+
+    def _family_summary(self) -> str:
         v = mpmath.nstr(self.value, 10)
         if self.subject:
             v = f"{self.subject} {v}"
@@ -346,6 +339,8 @@ class Diagnosis:
             out["relation"] = None if rel is None else str(rel)
         if self.related:
             out["related"] = [dict(m.to_json(), relation=w) for m, w in self.related]
+        if self.slips is not None:
+            out["slips"] = self.slips.to_json()
         return out
 
 
@@ -510,3 +505,58 @@ def explain_ratio(computed, claimed, values, digits: int = 30, tol=None):
         if d.matches:
             return d, what
     return None, None
+
+
+# ---------------------------------------------------------------------------
+# The error-model catalogue (icl_symbolic.slips) inside verify
+# ---------------------------------------------------------------------------
+def slip_report(claimed, f_text, rho, *, required=None, tol=None, cat=None):
+    """The catalogue's diagnosis of ``claimed`` against ``required`` for teacher ``f_text``.
+
+    None when the required quantity uses names outside the catalogue's context
+    (e.g. a Hermite coefficient a7): then only the family search applies.
+    """
+    try:
+        ctx = teacher_context(f_text, rho)
+        return diagnose_number(claimed, ctx, required=required, tol=tol, cat=cat)
+    except ICLError:
+        return None
+
+
+def slip_report_sweep(pairs, f_text, rho, worst: int, cat=None):
+    """The catalogue on (computed, claimed, tol) pairs of a sweep, ``transform`` models only.
+
+    A model counts only if it maps computed to claimed at EVERY point; the
+    report is that of point ``worst`` with the other matches removed (re-ranked).
+    """
+    try:
+        ctx = teacher_context(f_text, rho)
+    except ICLError:
+        return None
+    reps = [diagnose_number(y, ctx, x_value=x, tol=t, cat=cat) for x, y, t in pairs]
+    common = set.intersection(*[{m.model.name for m in r.matches} for r in reps]) if reps else set()
+    rep = reps[worst]
+    rep.matches = [m for m in rep.matches if m.model.name in common]
+    rerank(rep.matches)
+    return rep
+
+
+def expected_diagnosis_ok(diag, expected: str) -> bool:
+    """Does ``diag`` carry the expected diagnosis of a claim file?
+
+    ``expected`` names an error model of the catalogue (found at rank 1, alone or
+    tied) or, as before, a family quantity (``"rho_f/a1^2"``, ``"a1^2"``).
+    """
+    if diag is None:
+        return False
+    if expected in catalogue().names():
+        return expected in diag.slip_names()
+    found = diag.best
+    return found is not None and _key(found.expr) == _key(family_expr(expected))
+
+
+def validate_expected_diagnosis(text: str) -> None:
+    """ICLError unless ``text`` is a catalogue model name or a family expression."""
+    if text.strip() in catalogue().names():
+        return
+    family_expr(text)

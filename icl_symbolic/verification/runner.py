@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..errors import ICLError
 from .checks import REGISTRY
 from .claimfile import Claim, load_claims, select
-from .diagnose import _key, family_expr
+from .diagnose import expected_diagnosis_ok
 from .judge import compare
 
 
@@ -135,11 +135,12 @@ def run_claim(claim: Claim, progress=None) -> ClaimResult:
     if verdict == "mismatch" and diag is not None:
         detail += f". Diagnosis: {diag.summary()}"
     if claim.expected == "mismatch" and verdict == "mismatch":
-        found = diag.best if diag is not None else None
-        if found is None or _key(found.expr) != _key(family_expr(claim.diagnosis)):
+        if not expected_diagnosis_ok(diag, claim.diagnosis):
+            found = ([diag.best.name] if diag is not None and diag.best is not None else []) + (
+                diag.slip_names() if diag is not None else [])
             ok = False
             detail += (f". Expected diagnosis {claim.diagnosis!r}, found "
-                       f"{found.name if found is not None else 'none'}")
+                       f"{', '.join(found) if found else 'none'}")
     return ClaimResult(claim, verdict, ok, detail, residual=residual, zscore=z,
                        computed=out.computed, claimed=out.claimed, diagnosis=diag,
                        figures=list(out.figures), elapsed=time.perf_counter() - t0)

@@ -14,7 +14,7 @@ from ...errors import ICLError
 from ...hermite import hermite_coeffs
 from ...propagation import evaluate_at
 from ...values import Value
-from ..diagnose import diagnose_value
+from ..diagnose import diagnose_value, slip_report
 from ..registry import _text
 
 
@@ -79,8 +79,12 @@ def _family_diagnosis(claim, claimed: Value, vals, required_expr):
     req = required_expr if (required_expr is not None and _is_family(required_expr)) else None
 
     def fn():
-        return diagnose_value(claimed.value, values=base, tol=_diag_tol(claim, claimed),
-                              required=req)
+        tol = _diag_tol(claim, claimed)
+        d = diagnose_value(claimed.value, values=base, tol=tol, required=req)
+        if required_expr is not None and "f" in claim.params:
+            d.slips = slip_report(claimed.value, _text(claim.params["f"]), claim.parsed["rho"],
+                                  required=required_expr, tol=tol)
+        return d
     return fn
 
 

@@ -17,7 +17,7 @@ from ...plotting import extrapolation_figure, png_bytes, seed_figure
 from ...simulation import simulate
 from ...theory import e_nonlinear
 from ...values import Value
-from ..diagnose import explain_ratio
+from ..diagnose import explain_ratio, slip_report_sweep
 from ..judge import z_to_t
 from ..registry import Param, Outcome, _text, check_kind
 from .common import _lazy_family, _num, _pretty
@@ -111,9 +111,13 @@ def check_simulation(claim, progress=None) -> Outcome:
         base = {k: vals[k] for k in ("a1", "E_f2", "rho")}
         r = float(np.mean(ratios))
         r_se = float(np.std(ratios, ddof=1) / np.sqrt(len(ratios))) if len(ratios) > 1 else 0.0
-        d, what2 = explain_ratio(r, 1.0, base, tol=z_to_t(z_lim, len(ratios) - 1) * r_se + bias_rel * abs(r))
+        tol_r = z_to_t(z_lim, len(ratios) - 1) * r_se + bias_rel * abs(r)
+        d, what2 = explain_ratio(r, 1.0, base, tol=tol_r)
         if d is not None:
             d.subject = f"the mean per-seed ratio simulated/{'theory' if p['versus'] == 'theory' else 'other'}"
+            # the other side as the claim on the simulated one: other = mine/r, tolerance mapped from r
+            x, y = float(mine.value), float(other.value)
+            d.slips = slip_report_sweep([(x, y, abs(y) * tol_r / abs(r))], ftxt, p["rho"], 0)
         return d
     figs = []
     if p["plot"]:

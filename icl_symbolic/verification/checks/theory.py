@@ -10,9 +10,9 @@ import sympy
 from ...errors import ICLError
 from ...plotting import check_sweep_figure, png_bytes
 from ...values import Value
-from ..diagnose import _key, explain_ratio
+from ..diagnose import _key, explain_ratio, slip_report_sweep
 from ..judge import compare
-from ..registry import _PASS_THROUGH, SWEEP_NAMES, THEORY_FUNCTIONS, Param, Outcome, check_kind
+from ..registry import _PASS_THROUGH, SWEEP_NAMES, THEORY_FUNCTIONS, Param, Outcome, _text, check_kind
 from .common import _lazy_family, _num, _pretty
 
 
@@ -117,6 +117,9 @@ def check_theory_value(claim) -> Outcome:
             vals = fam()
             base = {k: vals[k] for k in ("a1", "E_f2", "rho")}
             d, what = explain_ratio(xs[i], ys[i], base, tol=_ratio_tol(claim, xs[i], ys[i]))
+            if d is not None:
+                d.slips = slip_report_sweep([(x, y, _claimed_tol(claim, x, y)) for x, y in zip(xs, ys)],
+                                            _text(claim.params["f"]), claim.parsed["rho"], i)
             if d is None or d.best is None:
                 return d
             # the same relation must hold at every point of a sweep, not only the worst one
@@ -132,6 +135,16 @@ def check_theory_value(claim) -> Outcome:
             d.subject = f"the {what} (the same at all {len(xs)} points)" if len(xs) > 1 else f"the {what}"
             return d
     return Outcome(computed, claimed, detail, diagnosis_fn=diag_fn, figures=figs)
+
+
+def _claimed_tol(claim, x, y):
+    """Absolute tolerance on the claimed side y implied by the claim's tolerance on x - y."""
+    t = claim.tolerance
+    if t.kind == "rel":
+        return t.value * abs(x)
+    if t.kind == "abs":
+        return t.value
+    return None
 
 
 def _ratio_tol(claim, x, y):
