@@ -43,6 +43,7 @@ from scipy.optimize import least_squares
 from scipy.stats import chi2 as _chi2
 
 from .errors import ICLError
+from .io import read_text_limited
 from .slips import Catalogue, Context, SlipModel, _S, catalogue
 from .theory import e_a1zero, e_linear_isotropic
 
@@ -70,13 +71,7 @@ def read_curve(path, rel_err: float | None = None) -> CurveData:
     Without ``se``, the standard error of each point is ``rel_err * |e|`` (default 0.02).
     Lines starting with ``#`` are comments.  Bad input: one-line ICLError.
     """
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read(5_000_001)
-    except OSError as exc:
-        raise ICLError(f"--curve: cannot read {path}: {exc.strerror}") from None
-    if len(text) > 5_000_000:
-        raise ICLError(f"--curve: {path} is larger than 5 MB")
+    text = read_text_limited(path, 5_000_000, "--curve")
     return parse_curve(text, rel_err, where=str(path))
 
 

@@ -46,6 +46,7 @@ import sympy
 
 from .errors import ICLError, ParseError
 from .expr import parse_expr
+from .io import read_text_limited
 from .symbols import g
 from .gauss import expect
 from .hermite import hermite_coeffs
@@ -319,13 +320,7 @@ def catalogue(path=None) -> Catalogue:
     models, qs = list(models), list(qs)
     if path is not None:
         where = str(path)
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read(1_000_001)
-        except OSError as exc:
-            raise CatalogueError(f"--catalogue: cannot read {where}: {exc.strerror}") from None
-        if len(text) > 1_000_000:
-            raise CatalogueError(f"{where}: catalogue larger than 1 MB")
+        text = read_text_limited(path, 1_000_000, "--catalogue")
         more, moreq = _models_from_doc(_read_toml(text, where), where, where)
         have = {m.name for m in models}
         for m in more:
@@ -348,9 +343,6 @@ class Context:
     exact: dict = field(default_factory=dict)
     abs_err: dict = field(default_factory=dict)
     label: str = ""
-
-    def has(self, names) -> bool:
-        return all(n in self.values for n in names)
 
     def missing(self, expr) -> list:
         return sorted({s.name for s in expr.free_symbols if s.name not in self.values})
