@@ -55,6 +55,7 @@ class Case:
     where: str           # required quantity (numbers) or axis (curves)
     outcome: str         # rank1 | tie | lower | missed | same | na | explained | clean
     best: list = field(default_factory=list)
+    effect: float | None = None   # curves: largest |slipped - theory| over the points, in standard errors
 
 
 def _context(teacher, point):
@@ -155,7 +156,8 @@ def curve_cases(teachers=TEACHERS, points=CURVE_POINTS, noise: float = 0.01, see
 
     The stated standard error of each point is ``noise * |e|`` (the truth).  An
     unplanted perturbation multiplies the theory by ``exp(s P(log x))`` with ``P`` a
-    random cubic normalised to max |P| = 1 over the points and ``s`` uniform in
+    random cubic with mean 0 over the points (a change of shape: a pure rescale would
+    be a slip, ``scale_c``), normalised to max |P| = 1, and ``s`` uniform in
     [0.05, 0.3], plus the same noise; also the bare theory plus noise.  Either
     counts as a false "explained" when the verdict is "explained".
     """
@@ -182,7 +184,7 @@ def curve_cases(teachers=TEACHERS, points=CURVE_POINTS, noise: float = 0.01, see
                     data = SC.CurveData(cp["axis"], x, e, noise * np.abs(planted), "planted noise")
                     rep = SC.explain_curve(data, ctx, cp["setting"], cat)
                     out.append(Case("curve", t, ip, m.name, cp["axis"], _classify_curve(rep, m.name),
-                                    rep.best_names()))
+                                    rep.best_names(), float(np.max(np.abs(planted - base) / data.se))))
             env = SC.point_env(ctx, shell, cp["setting"])
             base = SC.theory_values({k: env[k] for k in SC.THEORY_INPUTS})
             for j in range(n_unplanted + 1):
@@ -193,6 +195,7 @@ def curve_cases(teachers=TEACHERS, points=CURVE_POINTS, noise: float = 0.01, see
                     lx = np.log(x)
                     lx = (lx - lx.mean()) / (np.ptp(lx) or 1)
                     P = np.polyval(rng.standard_normal(4), lx)
+                    P = P - P.mean()                  # a change of shape, not a pure rescale
                     P = P / (np.max(np.abs(P)) or 1)
                     shape = np.exp(rng.uniform(0.05, 0.3) * P)
                 e = base * shape * (1 + noise * rng.standard_normal(len(x)))
@@ -218,18 +221,27 @@ def _classify_curve(rep, planted) -> str:
     return "missed"
 
 
-def table(cases) -> list:
-    """Per (kind, model): counts and recall = (rank1 + tie)/(rank1 + tie + lower + missed)."""
+def table(cases, min_effect: float = 5.0) -> list:
+    """Per (kind, model): counts and recall = (rank1 + tie)/(rank1 + tie + lower + missed).
+
+    ``recall_visible``: the same over the curve cases whose slip moves some point by at least
+    ``min_effect`` standard errors (a slip smaller than the noise cannot be found).
+    """
     rows = {}
     for c in cases:
         if c.planted is None:
             continue
-        r = rows.setdefault((c.kind, c.planted), {k: 0 for k in ("rank1", "tie", "lower", "missed", "same", "na")})
+        r = rows.setdefault((c.kind, c.planted), {k: 0 for k in ("rank1", "tie", "lower", "missed", "same", "na",
+                                                                  "vis_n", "vis_hit")})
         r[c.outcome] += 1
+        if c.effect is not None and c.effect >= min_effect and c.outcome in ("rank1", "tie", "lower", "missed"):
+            r["vis_n"] += 1
+            r["vis_hit"] += c.outcome in ("rank1", "tie")
     out = []
     for (kind, name), r in sorted(rows.items()):
         n = r["rank1"] + r["tie"] + r["lower"] + r["missed"]
-        out.append(dict(kind=kind, model=name, n=n, recall=(r["rank1"] + r["tie"]) / n if n else None, **r))
+        out.append(dict(kind=kind, model=name, n=n, recall=(r["rank1"] + r["tie"]) / n if n else None,
+                        recall_visible=r["vis_hit"] / r["vis_n"] if r["vis_n"] else None, **r))
     return out
 
 

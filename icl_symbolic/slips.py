@@ -586,7 +586,8 @@ class SlipReport:
              f"{f' on {b.intended}' if b.intended else ''}"
              f"{f' gives {b.applied}' if b.applied else ''} ({how})")
         if b.tied_with:
-            s += f"; tied with {', '.join(b.tied_with)} (the same value here: indistinguishable)"
+            same = "the same formula" if b.exact else "the same value here"
+            s += f"; tied with {', '.join(b.tied_with)} ({same}: indistinguishable)"
         others = [m.model.name for m in self.matches if m.rank > 1]
         if others:
             s += f"; also within tolerance: {', '.join(others[:4])}"
