@@ -115,3 +115,15 @@ def test_bad_input_one_line_exit_2(tmp_path, capsys, extra, message):
     code, out, err = run(capsys, "diagnose", "sin(g)", "--rho", "0.1", *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("icl-symbolic: error:") and message in err, err
+
+
+def test_json_points_have_the_same_keys_in_every_mode(tmp_path, capsys):
+    from icl_symbolic.cli.diagnose import POINT_KEYS
+    csv = _fig1_csv(tmp_path)
+    runs = [["--value", "1.447"], ["--formula", "rho_f/a1^2", "--required", "rho_nonlinear/a1^2"],
+            ["--alpha", "2", "--kappa", "2", "--curve", str(csv)]]
+    for extra in runs:
+        code, out, _ = run(capsys, "diagnose", "sin(g)", "--rho", "0.1", *extra, "--json")
+        doc = json.loads(out)
+        assert code == 0 and doc["command"] == "diagnose" and doc["points"]
+        assert all(tuple(p) == POINT_KEYS for p in doc["points"]), extra

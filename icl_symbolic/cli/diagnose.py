@@ -122,16 +122,13 @@ def run(args) -> int:
     ctx = teacher_context(args.f, rho, **{k: v for k, v in setting.items()})
     if args.formula is not None:
         rep = diagnose_formula(args.formula, args.required, ctx, cat)
-        doc = rep.to_json()
-        doc = document("diagnose", doc.pop("nearest"), **doc)
+        doc = document("diagnose", _number_points(rep), **rep.to_json())
         _emit(args, doc, lambda: _print_formula(rep))
         return 0 if rep.verdict() != "unexplained" else 1
     fam = diagnose_value(args.value, f=args.f, rho_value=rho, tol=tol,
                          required=args.required if _in_family(args.required) else None)
     rep = diagnose_number(args.value, ctx, required=args.required, tol=tol, cat=cat)
-    doc = rep.to_json()
-    family = fam.to_json()
-    doc = document("diagnose", family.pop("nearest"), **doc, family=family)
+    doc = document("diagnose", _number_points(rep), **rep.to_json(), family=fam.to_json())
     _emit(args, doc, lambda: _print_number(args, fam, rep))
     return 0 if (fam.matches or rep.verdict() != "unexplained") else 1
 
@@ -141,6 +138,36 @@ def _in_family(required) -> bool:
         return False
     names = {s.name for s in parse_quantity(required).free_symbols}
     return names <= {"a1", "E_f2", "rho", "rho_f", "rho_nonlinear"}
+
+
+#: The keys of every point of diagnose's JSON, whatever the mode (null where a key does not apply).
+POINT_KEYS = ("model", "transform", "rank", "explains", "exact", "distance", "value", "intended", "applied",
+              "score", "chi2", "k", "p_value", "params")
+
+
+def _point(**kw) -> dict:
+    return {k: kw.get(k) for k in POINT_KEYS}
+
+
+def _number_points(rep) -> list:
+    """One point per error model that matched (ranked) or came closest without matching."""
+    out = []
+    for m, ok in [(m, True) for m in rep.matches] + [(m, False) for m in rep.nearest]:
+        j = m.to_json()
+        out.append(_point(model=j["model"], transform=j["transform"], rank=j["rank"] if ok else None,
+                          explains=ok, exact=j["exact"], distance=j["distance"], value=j["value"],
+                          intended=j["intended"], applied=j["applied"]))
+    return out
+
+
+def _curve_points(rep) -> list:
+    """One point per curve model fitted (the theory without a slip included), in rank order."""
+    out = []
+    for x in rep.explanations:
+        j = x.to_json()
+        out.append(_point(model=j["model"], transform=j["transform"], rank=j["rank"], explains=j["explains"],
+                          score=j["score"], chi2=j["chi2"], k=j["k"], p_value=j["p_value"], params=j["params"]))
+    return out
 
 
 def _emit(args, doc, printer) -> None:
@@ -192,11 +219,10 @@ def _print_formula(rep) -> None:
 def _run_curve(args, rho, cat, setting, data) -> int:
     ctx = teacher_context(args.f, rho, d=setting.get("d"))
     rep = explain_curve(data, ctx, setting, cat)
-    doc = rep.to_json()
     b = rep.best
-    rows = [{data.axis: float(x), "e": float(e), "se": float(se), "theory": float(t), "best": float(p)}
+    rows = [{"x": float(x), "e": float(e), "se": float(se), "theory": float(t), "best": float(p)}
             for x, e, se, t, p in zip(data.x, data.e, data.se, rep.theory.pred, b.pred)]
-    doc = document("diagnose", rows, **doc, best=b.name)
+    doc = document("diagnose", _curve_points(rep), **rep.to_json(), data=rows, best=b.name)
     if args.plot:
         lo, hi = float(data.x.min()), float(data.x.max())
         gx = np.geomspace(lo, hi, 200) if hi > lo else data.x
