@@ -53,3 +53,8 @@ def test_shipped_folder_is_found_from_another_working_directory(tmp_path, monkey
     files = claimfile.default_files()
     assert files and all(Path(str(p)).is_file() for p in files)
     assert [c.id for c in claimfile.load_claims()][:1] == [claimfile.load_file(files[0])[0].id]
+
+
+def test_error_model_catalogue_ships():
+    assert "*.toml" in CONFIG["package-data"]["icl_symbolic.data"]
+    assert (ROOT / "icl_symbolic" / "data" / "slips.toml").is_file()
