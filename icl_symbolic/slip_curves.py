@@ -130,7 +130,7 @@ def parse_curve(text: str, rel_err: float | None = None, where: str = "curve") -
 def theory_point(a1, rho_nonlinear, alpha, kappa, tau, lam) -> float:
     """Result 1 (Eq. 9) for isotropic tasks via homogeneity; Eq. (10) when a1 = 0."""
     if a1 == 0:
-        return float(e_a1zero(rho_nonlinear, tau, lam, alpha))
+        return float(e_a1zero(rho_nonlinear=rho_nonlinear, tau=tau, lam=lam, alpha=alpha))
     c = a1 * a1
     return c * float(e_linear_isotropic(rho_nonlinear / c, alpha, kappa, tau, lam / c))
 
