@@ -13,8 +13,6 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import ICLError
-
 
 @contextmanager
 def atomic_path(path):
@@ -62,14 +60,3 @@ def save_figure(fig, path) -> None:
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=150, bbox_inches="tight")
 
-
-def read_text_limited(path, limit: int, what: str) -> str:
-    """The text of a user's input file, refused (one-line ICLError) if unreadable or over ``limit`` chars."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read(limit + 1)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ICLError(f"{what}: cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    if len(text) > limit:
-        raise ICLError(f"{what}: {path} is larger than {limit} characters")
-    return text

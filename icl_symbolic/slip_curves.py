@@ -43,8 +43,7 @@ from scipy.optimize import least_squares
 from scipy.stats import chi2 as _chi2
 
 from .errors import ICLError
-from .io import read_text_limited
-from .slips import Catalogue, Context, SlipModel, _S, catalogue
+from .slips import Catalogue, Context, SlipModel, _S, catalogue, read_text_limited
 from .theory import e_a1zero, e_linear_isotropic
 
 AXES = ("tau", "kappa", "alpha")

@@ -46,7 +46,6 @@ import sympy
 
 from .errors import ICLError, ParseError
 from .expr import parse_expr
-from .io import read_text_limited
 from .symbols import g
 from .gauss import expect
 from .hermite import hermite_coeffs
@@ -300,6 +299,18 @@ def _models_from_doc(doc: dict, where: str, source: str):
         e = parse(q, TEACHER_NAMES, f"{where}: quantity {q!r}")
         qs.append((q, e))
     return models, qs
+
+
+def read_text_limited(path, limit: int, what: str) -> str:
+    """The text of a user's input file, refused (one-line ICLError) if unreadable or over ``limit`` chars."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(limit + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ICLError(f"{what}: cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if len(text) > limit:
+        raise ICLError(f"{what}: {path} is larger than {limit} characters")
+    return text
 
 
 @functools.lru_cache(maxsize=1)
