@@ -399,11 +399,12 @@ def _lambdify(syms, expr):
     return sympy.lambdify(syms, expr, modules="mpmath")
 
 
-def _mpf(v):
-    if hasattr(v, "method") and hasattr(v, "value"):
+def to_mpf(v):
+    """A number, SymPy number, decimal string or :class:`Value` as an mpmath number."""
+    if hasattr(v, "value") and hasattr(v, "method"):  # a Value
         v = v.value
     if isinstance(v, sympy.Basic):
-        return mpmath.mpf(str(sympy.N(v, mpmath.mp.dps + 10)))
+        return mpmath.mpf(str(sympy.N(v, mpmath.mp.dps + 5)))
     return mpmath.mpf(v)
 
 
@@ -433,8 +434,8 @@ def _teacher_numbers(f: str, digits: int):
 def _teacher_numbers_at(f, digits):
     M = HERMITE_ORDER
     res = hermite_coeffs(f, M=M, rho=0, digits=digits)
-    a = [_mpf(v) for v in res.a]
-    vals = {"a0": a[0], "a1": a[1], "a2": a[2], "E_f2": _mpf(res.E_f2)}
+    a = [to_mpf(v) for v in res.a]
+    vals = {"a0": a[0], "a1": a[1], "a2": a[2], "E_f2": to_mpf(res.E_f2)}
     exact = {}
     for n, v in (("a0", res.a[0]), ("a1", res.a[1]), ("a2", res.a[2]), ("E_f2", res.E_f2)):
         if getattr(v, "method", None) == "exact" and v.exact is not None:
@@ -449,7 +450,7 @@ def _teacher_numbers_at(f, digits):
         2 * abs(a[m]) * mpmath.mpf(res.a[m].abs_err or 0) for m in range(0, M + 1))
     efp = _efp(res.expr, digits)
     if efp is not None:
-        vals["Efp"] = _mpf(efp)
+        vals["Efp"] = to_mpf(efp)
         if getattr(efp, "abs_err", None):
             err["Efp"] = mpmath.mpf(efp.abs_err)
     return vals, exact, err, res.label
@@ -483,7 +484,7 @@ def _teacher_context(f, rho, digits, setting):
     vals, exact, err, label = _teacher_numbers(str(f), digits)
     rho_e = rho if isinstance(rho, sympy.Basic) else parse_expr(str(rho), variables=())
     values = dict(vals)
-    values["rho"] = _mpf(rho_e)
+    values["rho"] = to_mpf(rho_e)
     exact = dict(exact)
     exact["rho"] = rho_e
     values["rho_f"] = values["rho"] + values["E_f2"]
@@ -503,7 +504,7 @@ def context_from_values(values: dict, **setting) -> Context:
 
 
 def _context_from_values(values, setting):
-    v = {k: _mpf(values[k]) for k in ("a1", "E_f2", "rho")}
+    v = {k: to_mpf(values[k]) for k in ("a1", "E_f2", "rho")}
     err = {k: mpmath.mpf(values[k].abs_err) for k in ("a1", "E_f2", "rho")
            if getattr(values[k], "abs_err", None)}
     v["rho_f"] = v["rho"] + v["E_f2"]
@@ -749,7 +750,7 @@ def diagnose_number(claimed, ctx: Context, required=None, *, x_value=None, tol=N
             v = mpmath.mpf(claimed.strip())
             shown = claimed.strip()
         else:
-            v = _mpf(claimed)
+            v = to_mpf(claimed)
             shown = mpmath.nstr(v, 15)
             if tol is None:
                 tol = mpmath.mpf("1e-12") * max(1, abs(v))
@@ -764,7 +765,7 @@ def diagnose_number(claimed, ctx: Context, required=None, *, x_value=None, tol=N
             if rv is None:
                 raise ICLError(f"the required quantity {required} is undefined here")
         elif x_value is not None:
-            reqs, rv = None, _mpf(x_value)
+            reqs, rv = None, to_mpf(x_value)
         else:
             reqs = [(t, e) for t, e in cat.quantities if not ctx.missing(e)]
             rv = None

@@ -46,7 +46,7 @@ import sympy
 from ..errors import ICLError
 from ..expr import parse_expr
 from ..hermite import hermite_coeffs
-from ..slips import catalogue, diagnose_number, rerank, teacher_context, tolerance_from_text
+from ..slips import catalogue, diagnose_number, rerank, teacher_context, to_mpf, tolerance_from_text
 from ..values import Value
 
 # Base symbols of the family.  a1 may be negative or zero; E_f2 > 0; rho >= 0.
@@ -192,15 +192,6 @@ def match_family(expr) -> Candidate | None:
         if keys[id(c)] == k:
             return c
     return None
-
-
-def to_mpf(v):
-    """A number, SymPy number, decimal string or :class:`Value` as an mpmath number."""
-    if hasattr(v, "value") and hasattr(v, "method"):  # a Value
-        v = v.value
-    if isinstance(v, sympy.Basic):
-        return mpmath.mpf(str(sympy.N(v, mpmath.mp.dps + 5)))
-    return mpmath.mpf(v)
 
 
 def evaluate(expr, values, digits: int = 30):
