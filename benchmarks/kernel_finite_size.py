@@ -74,16 +74,19 @@ def ordinary(point, seeds, n_test, log, d=27):
 
 
 def fits(rows, variant):
+    """Absolute gap e_sim - e_theory against the learner's dimension D: weighted fit gap_inf + c1/D
+    (extrapolate.fit_ladder with D as the ladder variable) and a power law c D^-p."""
     pts = [r for r in rows if r["variant"] == variant]
     if len(pts) < 3:
         return None
-    ladder = [LadderPoint(r["d"], r["gap_abs"], r["e_se"], tuple(r["seeds"])) for r in pts]
+    ladder = [LadderPoint(r["D"], r["gap_abs"], r["e_se"], tuple(r["seeds"])) for r in pts]
     fit = fit_ladder(ladder)
-    out = {"model": fit.model, "e_inf": fit.e_inf, "e_inf_se": fit.e_inf_se,
-           "coef": [float(c) for c in fit.coef], "chi2": fit.chi2, "dof": fit.dof}
+    out = {"variable": "D", "model": fit.model.replace("d", "D"), "gap_inf": fit.e_inf, "gap_inf_se": fit.e_inf_se,
+           "gap_inf_dof": fit.e_inf_dof, "coef": [float(c) for c in fit.coef], "chi2": fit.chi2, "dof": fit.dof,
+           "p_value": fit.p_value, "se_inflation": fit.se_inflation}
     good = [r for r in pts if r["gap_abs"] > 0]
     if len(good) >= 2:
-        x = np.log([r["d"] for r in good])
+        x = np.log([r["D"] for r in good])
         yv = np.log([r["gap_abs"] for r in good])
         w = np.array([(r["gap_abs"] / r["e_se"]) ** 2 for r in good])      # 1/var of log gap
         A = np.vstack([np.ones_like(x), x]).T
@@ -102,6 +105,7 @@ def main(argv=None):
     ap.add_argument("--variants", default="real,features,gaussian")
     ap.add_argument("--no-ordinary", action="store_true")
     ap.add_argument("--out", default="kernel_finite_size.json")
+    ap.add_argument("--merge", action="append", default=[], help="earlier output JSON whose rows are kept")
     args = ap.parse_args(argv)
     point = tuple(float(x) for x in args.point.split(","))
     seeds = tuple(range(args.seeds))
@@ -110,13 +114,20 @@ def main(argv=None):
     def log(msg):
         print(msg, flush=True)
 
-    rows = []
-    extra = None if args.no_ordinary else ordinary(point, seeds, args.n_test, log)
-    for d in (int(x) for x in args.ds.split(",")):
-        rows += measure(d, point, seeds, args.n_test, variants, log)
+    rows, extra = [], None
+    for path in args.merge:
+        old = json.loads(Path(path).read_text())
+        rows += old["rows"]
+        extra = extra or old.get("ordinary")
+    if not args.no_ordinary:
+        extra = ordinary(point, seeds, args.n_test, log)
+    for d in [int(x) for x in args.ds.split(",") if x.strip()] or [None]:
+        if d is not None:
+            rows += measure(d, point, seeds, args.n_test, variants, log)
+        variants_all = sorted({r["variant"] for r in rows})
         doc = {"teacher": F, "rho": RHO, "point": {"alpha": point[0], "kappa": point[1], "tau": point[2]},
                "ratios": "alpha = ell/D, kappa = k/D, tau = n/D^2; Gaussian tasks", "rows": rows,
-               "ordinary": extra, "fits": {v: fits(rows, v) for v in variants},
+               "ordinary": extra, "fits": {v: fits(rows, v) for v in variants_all},
                "machine": "2-core machine shared with other jobs; OMP/OPENBLAS threads = "
                           + str(__import__("os").environ.get("OPENBLAS_NUM_THREADS", "default"))}
         write_json(args.out, doc)

@@ -374,36 +374,37 @@ def kernel_crossover_figure(kc, kernel_sim, plain_sim, floors, title):
     ax.set_yscale("log")
     ax.set_xlabel("alpha = ell/D (context length per feature)")
     ax.set_ylabel("ICL test error")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=6.5, loc="upper right")
+    ax.set_title(title, fontsize=8)
+    ax.legend(fontsize=6, loc="lower left")
     fig.tight_layout()
     return fig
 
 
 def kernel_gap_figure(rows, fits, title):
-    """Relative gap e_sim/e_theory - 1 of the kernel learner and its controls against d (log-log),
-    with the fitted power law of each variant (``fits[variant]["power_law"]`` = c, p on the absolute gap)."""
+    """Absolute gap e_sim - e_prediction of the kernel learner and its controls against the feature
+    dimension D (log-log, SE over seeds), with each variant's fitted power law c D^-p
+    (``fits[variant]["power_law"]``)."""
     fig, axes = _new_figure((6.0, 4.4))
     ax = axes[0][0]
     styles = {"real": ("C0", "kernel learner (hermite:2)"), "features": ("C2", "control: Gaussian inputs, true tasks"),
               "gaussian": ("C3", "control: Gaussian inputs and tasks")}
     for variant, (color, label) in styles.items():
-        pts = sorted((r["d"], r["gap_rel"], r["gap_rel_se"], r["e_theory"]) for r in rows if r["variant"] == variant)
+        pts = sorted((r["D"], r["gap_abs"], r["e_se"]) for r in rows if r["variant"] == variant)
         if not pts:
             continue
-        d, g, se, th = map(np.array, zip(*pts))
-        ax.errorbar(d, g, yerr=se, fmt="o", color=color, capsize=2, ms=4, label=label)
+        D, g, se = map(np.array, zip(*pts))
+        ok = g > 0
+        ax.errorbar(D[ok], g[ok], yerr=se[ok], fmt="o", color=color, capsize=2, ms=4, label=label)
         pl = (fits or {}).get(variant) or {}
         if "power_law" in pl:
             c, p = pl["power_law"]["c"], pl["power_law"]["p"]
-            dd = np.geomspace(d.min(), d.max(), 50)
-            thi = np.interp(dd, d, th)
-            ax.plot(dd, c * dd ** (-p) / thi, "--", color=color, lw=1,
-                    label=f"fit: gap ~ d^-{p:.2f} +- {pl['power_law']['p_se']:.2f}")
+            dd = np.geomspace(D.min(), D.max(), 50)
+            ax.plot(dd, c * dd ** (-p), "--", color=color, lw=1,
+                    label=f"fit c D^-p: p = {p:.2f} +- {pl['power_law']['p_se']:.2f}")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("d (input dimension)")
-    ax.set_ylabel("e_sim / e_prediction - 1")
+    ax.set_xlabel("D = d + d(d+1)/2 (feature dimension; d = 4, 6, 8, ...)")
+    ax.set_ylabel("e_sim - e_prediction")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=6.5)
     fig.tight_layout()

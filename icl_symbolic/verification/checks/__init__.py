@@ -22,9 +22,9 @@ unit, listed in that module's ``KINDS`` and reached from :data:`REGISTRY` here.
 from __future__ import annotations
 
 from .. import registry
-from . import a1zero, appendix_a, appendix_c, hermite, identities, moments, simulation, theory
+from . import a1zero, appendix_a, appendix_c, hermite, identities, kernel, moments, simulation, theory
 
-_MODULES = (hermite, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation)
+_MODULES = (hermite, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation, kernel)
 
 #: check name -> :class:`~icl_symbolic.verification.registry.CheckKind`, for every shipped kind.
 REGISTRY = {kind.name: kind for module in _MODULES for kind in module.KINDS}

@@ -1,0 +1,130 @@
+"""Check kinds for the kernel learner (OUR extension beyond the paper; docs/kernel.md):
+values of the D-dimensional prediction (:mod:`icl_symbolic.kernel`) and simulations
+of linear attention on Hermite features (:mod:`icl_symbolic.kernel_sim`).
+
+These back claims of icl-symbolic's own (derivations/12_kernel_learner.toml), not
+claims of arXiv:2610.10761; the identity-feature claim ties them to Result 1
+(Eq. (9), p. 3).
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ...errors import ICLError
+from ...kernel import kernel_curve, kernel_spectrum
+from ...kernel_sim import simulate_kernel
+from ...theory import e_nonlinear
+from ...values import Value
+from ..judge import z_to_t
+from ..registry import Param, Outcome, _text, check_kind
+from .common import _lazy_family, _num, _pretty
+
+QUANTITIES = ("rho_eff", "captured_power", "e")
+_SIM_CACHE: dict = {}
+
+
+@check_kind("kernel_value", params={
+    "f": Param("teacher", True, doc="teacher"),
+    "rho": Param("const", True, doc="label noise variance"),
+    "features": Param("str", True, doc="identity or hermite:K"),
+    "d": Param("int", False, 0, "input dimension (0: d -> infinity, identity only)"),
+    "tasks": Param("str", False, "gaussian", "task law", choices=("gaussian", "sphere")),
+    "quantity": Param("str", True, doc="rho_eff, captured_power, or e (the prediction)", choices=QUANTITIES),
+    "alpha": Param("number", False, 16.0, "ell/D (quantity e)"),
+    "kappa": Param("number", False, 4.0, "k/D (quantity e)"),
+    "tau": Param("number", False, 4.0, "n/D^2 (quantity e)"),
+    "lam": Param("number", False, 0.0, "ridge (quantity e)"),
+    "claimed": Param("family", False, None, "claimed value (may use a1, a2, ..., rho_f, rho_nonlinear, rho)"),
+    "versus": Param("str", False, "", "'theory': Result 1 (e_nonlinear) at the same alpha, kappa, tau, lam",
+                    choices=("", "theory")),
+}, needs=(("kernel", "kernel learner theory"),), needs_attrs={"kernel": ("kernel_curve", "kernel_spectrum")})
+def check_kernel_value(claim) -> Outcome:
+    """A number of the kernel learner's theory (rho_eff, captured power, predicted error) vs a claim."""
+    p = claim.parsed
+    if (p["versus"] == "") == (p["claimed"] is None):
+        raise ICLError("give exactly one of 'claimed' and 'versus'")
+    f = _text(claim.params["f"])
+    rho = float(sympy.N(p["rho"], 17))
+    d = p["d"] or None
+    note = "kernel learner theory (docs/kernel.md), float64"
+    if p["quantity"] == "e":
+        x = float(kernel_curve(f, p["features"], rho, p["alpha"], p["kappa"], p["tau"], p["lam"], d=d,
+                               tasks=p["tasks"], plain=False).columns["e"][0])
+    else:
+        ks = kernel_spectrum(f, p["features"], rho, d, p["tasks"])
+        x = float(getattr(ks, p["quantity"]))
+    if p["versus"] == "theory":
+        y = float(e_nonlinear(f, rho=rho, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"], lam=p["lam"]))
+        other = "Result 1, e_nonlinear, same alpha, kappa, tau, lam"
+    else:
+        y = _num(p["claimed"], _lazy_family(claim))
+        other = _pretty(p["claimed"])
+    where = f"{p['features']}, d={d if d else 'inf'}, tasks={p['tasks']}"
+    return Outcome(Value(x, "numeric", note=note), Value(y, "numeric", note=other),
+                   f"{p['quantity']} ({where}) = {x:.12g} vs {other} = {y:.12g}")
+
+
+def _sim(f, rho, d, alpha, kappa, tau, lam, features, control, seeds, n_test, progress):
+    key = (f, rho, d, alpha, kappa, tau, lam, features, control, tuple(seeds), n_test)
+    if key not in _SIM_CACHE:
+        _SIM_CACHE[key] = simulate_kernel(f, d, alpha, kappa, tau, rho, features=features, lam=lam,
+                                          seeds=tuple(seeds), n_test=n_test, control=control or None,
+                                          progress=progress)
+    return _SIM_CACHE[key]
+
+
+@check_kind("kernel_simulation", params={
+    "f": Param("teacher", True, doc="teacher"),
+    "rho": Param("const", True, doc="label noise variance"),
+    "features": Param("str", True, doc="identity or hermite:K"),
+    "control": Param("str", False, "", "'' (the learner), 'features' or 'gaussian' (Gaussian-input controls)",
+                     choices=("", "features", "gaussian")),
+    "d": Param("int", True, doc="input dimension"),
+    "alpha": Param("number", True, doc="ell/D"),
+    "kappa": Param("number", True, doc="k/D"),
+    "tau": Param("number", True, doc="n/D^2"),
+    "lam": Param("number", False, 0.0, "ridge"),
+    "n_seeds": Param("int", False, 4, "seeds (seed0, seed0 + 1, ...)"),
+    "seed0": Param("int", False, 20261007, "first seed"),
+    "n_test": Param("int", False, 2000, "test prompts per seed"),
+    "versus": Param("str", True, doc="'theory' (the kernel prediction), 'below' or 'above' a bound, or "
+                    "'above_theory' (above bound x prediction)", choices=("theory", "below", "above", "above_theory")),
+    "bound": Param("family", False, None, "the bound for versus = below/above (a factor for above_theory)"),
+}, needs=(("kernel_sim", "kernel learner simulation"),), needs_attrs={"kernel_sim": ("simulate_kernel",)},
+   reports_progress=True)
+def check_kernel_simulation(claim, progress=None) -> Outcome:
+    """Simulated error of the kernel learner (query-exact, mean and SE over seeds) against its
+    prediction (tolerance z SE + bias_rel |prediction|), or below/above a bound by z SE
+    (one-sided, Student t with n_seeds - 1 dof)."""
+    p = claim.parsed
+    f = _text(claim.params["f"])
+    rho = float(sympy.N(p["rho"], 17))
+    seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
+    r = _sim(f, rho, p["d"], p["alpha"], p["kappa"], p["tau"], p["lam"], p["features"], p["control"], seeds,
+             p["n_test"], progress)
+    mine = r.e_query
+    who = f"{p['control'] + ' control of the ' if p['control'] else ''}kernel learner {p['features']}"
+    head = (f"simulated e ({who}, d={r.d}, D={r.D}, ell={r.ell}, k={r.k}, n={r.n}) = {float(mine):.5g} "
+            f"(SE {mine.stderr:.2g}, {len(seeds)} seeds)")
+    if p["versus"] == "theory":
+        other = Value(r.e_theory, "numeric", note="kernel learner prediction at the same d")
+        return Outcome(mine, other, f"{head} vs prediction {r.e_theory:.5g}")
+    if p["bound"] is None:
+        raise ICLError("versus = below/above needs 'bound'")
+    factor = p["versus"] == "above_theory"
+    bound = _num(p["bound"], _lazy_family(claim))
+    bound_txt = _pretty(p["bound"])
+    if factor:
+        bound, bound_txt = bound * r.e_theory, f"{bound_txt} x prediction {r.e_theory:.5g}"
+    t = z_to_t(claim.tolerance.value, len(seeds) - 1)
+    lo, hi = float(mine) - t * mine.stderr, float(mine) + t * mine.stderr
+    holds = hi < bound if p["versus"] == "below" else lo > bound
+    detail = (f"{head}; {'upper' if p['versus'] == 'below' else 'lower'} end of the {t:.3g}-SE band = "
+              f"{hi if p['versus'] == 'below' else lo:.5g} vs bound {bound_txt} = {bound:.5g}")
+    relation = "<" if p["versus"] == "below" else ">"
+    return Outcome(mine, Value(bound, "numeric", note="bound"), detail, holds=holds,
+                   residual_expr=f"{hi if p['versus'] == 'below' else lo:.5g} {relation} {bound:.5g}: {holds}")
+
+
+KINDS = (check_kernel_value.kind, check_kernel_simulation.kind)
