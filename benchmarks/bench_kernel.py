@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from icl_symbolic import kernel, kernel_sim, simulate  # noqa: E402
+from icl_symbolic import kernel, kernel_sim, simulation  # noqa: E402
 
 F = "g + (g^2-1)/sqrt(2)"
 
@@ -60,8 +60,8 @@ def sampler(d, m=256, alpha=16):
 
 def training(d):
     D = kernel.feature_count(d, 2)
-    sz = simulate.sizes(D, 16, 2, 4)
-    need = simulate.estimate_memory(sz, "auto", 2000)
+    sz = simulation.sizes(D, 16, 2, 4)
+    need = simulation.estimate_memory(sz, "auto", 2000)
     t0 = time.perf_counter()
     r = kernel_sim.simulate_kernel(F, d, 16, 2, 4, 0.1, seeds=(0,), n_test=2000, theory=False)
     print(f"train d={d} D={D} p={D * (D + 1)} n={sz.n} ell={sz.ell}: {time.perf_counter() - t0:.1f} s "
