@@ -12,7 +12,7 @@ from icl_symbolic.cli import main
 EX = "g + (g^2-1)/sqrt(2)"
 
 
-def test_issue_example_prints_modes_spectrum_and_prediction(capsys):
+def test_documented_example_prints_modes_spectrum_and_prediction(capsys):
     rc = main(["kernel", EX, "--features", "hermite:2", "--rho", "0.1", "--alpha", "16", "--kappa", "4",
                "--tau", "4"])
     assert rc == 0
