@@ -215,11 +215,33 @@ def resolve_covariance(spec, d: int | None = None) -> Covariance:
     return from_array(spec, d)
 
 
-def sample_tasks(cov: Covariance, k: int, rng: np.random.Generator) -> np.ndarray:
-    """k tasks w ~ N(0, C) as a (k, d) array (Sec. 2, Eq. (1), p. 2)."""
+#: Task laws: ``gaussian`` w ~ N(0, C) (the paper's setting, Sec. 2, p. 2); ``sphere`` the same
+#: draw rescaled to |w|^2 = tr(C) exactly (= d when tr C = d), which removes the O(d^-1/2)
+#: fluctuation of |w|^2/d (Appendix A, p. 7) and has the same d -> infinity limit.
+TASK_LAWS = ("gaussian", "sphere")
+
+
+def check_task_law(law: str) -> str:
+    """``law`` if it is one of :data:`TASK_LAWS`, else ICLError."""
+    if law not in TASK_LAWS:
+        raise ICLError(f"unknown task law {law!r}; expected one of {', '.join(TASK_LAWS)}")
+    return law
+
+
+def sample_tasks(cov: Covariance, k: int, rng: np.random.Generator, law: str = "gaussian") -> np.ndarray:
+    """k tasks as a (k, d) array: w ~ N(0, C) (Sec. 2, Eq. (1), p. 2), or rescaled to |w|^2 = tr C.
+
+    >>> w = sample_tasks(resolve_covariance("identity", 8), 3, np.random.default_rng(0), law="sphere")
+    >>> np.allclose((w * w).sum(axis=1), 8.0)
+    True
+    """
+    check_task_law(law)
     z = rng.standard_normal((k, cov.d))
     w = z * np.sqrt(cov.eigvals)
-    return w if cov.eigvecs is None else w @ cov.eigvecs.T
+    w = w if cov.eigvecs is None else w @ cov.eigvecs.T
+    if law == "sphere":
+        w = w * np.sqrt(cov.trace / np.einsum("kd,kd->k", w, w))[:, None]
+    return w
 
 
 @dataclass(frozen=True)

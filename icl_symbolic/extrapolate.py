@@ -42,10 +42,11 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
+from joblib import Parallel, delayed
 from scipy import stats
 
 from .errors import ICLError
-from .simulation import simulate
+from .simulation import check_memory, simulate, sizes
 from .theory import e_nonlinear
 
 #: p-value below which a fit model is rejected (model choice, Birge inflation).
@@ -90,6 +91,7 @@ class Fit:
     e_inf_dof: float     # Welch-Satterthwaite dof of the SE (inf: known SEs)
     reason: str
     alternatives: tuple = ()   # ((model, chi2, dof, p_value), ...) of the models considered
+    coef_se: tuple = ()        # SEs of coef (Birge-inflated like e_inf_se)
 
     def predict(self, d):
         x = 1.0 / np.asarray(d, dtype=float)
@@ -181,8 +183,9 @@ def fit_ladder(points: Sequence[LadderPoint], model: str = "auto") -> Fit:
         se *= infl
         reason += f"; SE inflated by the Birge ratio sqrt(chi2/dof) = {infl:.3g}"
     nu = welch_dof(c, ses, [p_.n_seeds for p_ in pts])
+    coef_se = tuple(float(math.sqrt(cov[k, k]) * infl) for k in range(len(coef)))
     return Fit(name, float(coef[0]), se, tuple(float(x) for x in coef), float(chi2), int(dof), p, infl, nu,
-               reason, tuple(alts))
+               reason, tuple(alts), coef_se)
 
 
 def z_limit(z_budget: float, dof: float) -> float:
@@ -301,39 +304,61 @@ def _check_ladder(ds) -> list[int]:
     return sorted(out)
 
 
+def _one_run(f, d, seed, kw):
+    """One seed at one d: (per-seed error, seconds); the exact functional where available."""
+    res = simulate(f, d=d, seeds=(seed,), **kw)
+    run = res.runs[0]
+    v = run.e if run.e is not None else run.e_mc
+    return float(v.value), ("exact" if run.e is not None else "mc"), float(run.seconds)
+
+
+def ladder_memory_check(ds, alpha, kappa, tau, n_test: int = 2000) -> None:
+    """Refuse (ICLError) before any work when the largest d of the ladder would not fit in memory."""
+    check_memory(sizes(max(ds), alpha, kappa, tau), n_test=n_test)
+
+
 def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks="gaussian",
                C_train="identity", C_test=None, jobs: int = 1, n_test: int = 2000,
-               progress: Callable[[str], None] | None = None, simulate_fn=None) -> list[LadderPoint]:
-    """Simulate at each d of the ladder (same seeds at every d) and return the points.
+               progress: Callable[[str], None] | None = None, per_seed: bool = False):
+    """Simulate every (d, seed) of the ladder (the same seeds at every d) and return the points.
 
+    Each seed is an independent :func:`icl_symbolic.simulation.simulate` run
+    (its random streams depend only on the seed), so running the pairs in
+    ``jobs`` worker processes (joblib) gives the same numbers as one process.
     The per-seed error is the exact test functional of the trained Gamma
-    where the simulator computes it, else its Monte-Carlo estimate.
-    ``simulate_fn`` (default :func:`icl_symbolic.simulation.simulate`) must
-    accept the keyword arguments used here and return a result with ``e`` or
-    ``e_mc`` as a Value with ``stderr``.
+    (else its Monte-Carlo estimate); the point is the mean over seeds with
+    SE = std/sqrt(S).  ``per_seed=True`` also returns ``{d: [values]}``.
     """
     ds = _check_ladder(ds)
-    if simulate_fn is None:
-        simulate_fn = simulate
-    points = []
-    for d in ds:
-        t0 = time.monotonic()
+    seeds = tuple(int(s) for s in seeds)
+    if len(seeds) < 2:
+        raise ICLError("need at least two seeds per d for a standard error")
+    if isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
+        raise ICLError(f"jobs must be an integer >= 1, got {jobs!r}")
+    kw = dict(alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, C_train=C_train,
+              C_test=C_train if C_test is None else C_test, n_test=n_test, tasks=tasks)
+    pairs = [(d, s) for d in ds for s in seeds]
+    t0 = time.monotonic()
+    if jobs == 1:
+        out = []
+        for i, (d, s) in enumerate(pairs, 1):
+            out.append(_one_run(f, d, s, kw))
+            if progress is not None:
+                progress(f"d = {d}, seed {s}: e = {out[-1][0]:.5g} ({out[-1][2]:.1f} s; "
+                         f"{i}/{len(pairs)}, {time.monotonic() - t0:.0f} s elapsed)")
+    else:
         if progress is not None:
-            progress(f"d = {d}: {len(seeds)} seeds")
-        kw = dict(d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, C_train=C_train,
-                  C_test=C_train if C_test is None else C_test, seeds=tuple(seeds), n_test=n_test,
-                  progress=progress)
-        if tasks != "gaussian":
-            kw["tasks"] = tasks
-        if jobs != 1:
-            kw["jobs"] = jobs
-        sim = simulate_fn(f, **kw)
-        v = sim.e if getattr(sim, "e", None) is not None else sim.e_mc
-        if v.stderr is None:
-            raise ICLError("need at least two seeds per d for a standard error")
-        points.append(LadderPoint(d, float(v.value), float(v.stderr), tuple(seeds), time.monotonic() - t0))
-    return points
+            progress(f"{len(pairs)} runs (d x seeds) on {jobs} workers")
+        out = Parallel(n_jobs=int(jobs))(delayed(_one_run)(f, d, s, kw) for d, s in pairs)
+    points, values = [], {}
+    for d in ds:
+        rows = [o for (dd, _), o in zip(pairs, out) if dd == d]
+        vals = np.array([r[0] for r in rows])
+        values[d] = vals.tolist()
+        se = float(vals.std(ddof=1) / math.sqrt(vals.size))
+        points.append(LadderPoint(d, float(vals.mean()), se, seeds, float(sum(r[2] for r in rows))))
+    return (points, values) if per_seed else points
 
 
 __all__ = ["LadderPoint", "Fit", "Extrapolation", "fit_ladder", "welch_dof", "z_limit", "bonferroni_z",
-           "extrapolate", "run_ladder", "theory_value", "P_MODEL", "LR_CHI2_1", "MODELS"]
+           "extrapolate", "run_ladder", "ladder_memory_check", "theory_value", "P_MODEL", "LR_CHI2_1", "MODELS"]

@@ -47,6 +47,7 @@ import scipy
 import sympy
 
 from ._version import __version__
+from .covariance import check_task_law
 from .errors import ICLError
 from .hermite import hermite_coeffs
 from .io import atomic_path
@@ -116,13 +117,15 @@ def _precheck(d, points, n_test):
 class _Runner:
     """Runs the simulation jobs of a figure with progress lines and timing."""
 
-    def __init__(self, total: int, seeds, progress: Callable[[str], None] | None, tag: str):
+    def __init__(self, total: int, seeds, progress: Callable[[str], None] | None, tag: str,
+                 tasks: str = "gaussian"):
         self.total, self.seeds, self.progress, self.tag = total, tuple(seeds), progress, tag
+        self.tasks = check_task_law(tasks)
         self.done = 0
         self.t0 = time.monotonic()
 
     def __call__(self, f, **kw):
-        res = simulate(f, seeds=self.seeds, **kw)
+        res = simulate(f, seeds=self.seeds, tasks=self.tasks, **kw)
         self.done += 1
         if self.progress is not None:
             el = time.monotonic() - self.t0
@@ -136,7 +139,7 @@ class _Runner:
 # ----------------------------------------------------------------------------
 # Fig. 1
 # ----------------------------------------------------------------------------
-def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_test=None) -> FigureData:
+def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_test=None, tasks="gaussian") -> FigureData:
     """Fig. 1 (p. 4): sin vs linear teachers, tau across the peak; raw and a1^2-normalised."""
 
     d = d or (16 if quick else 64)
@@ -156,7 +159,7 @@ def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_te
     series = [("sin(g), rho=0.1", "sin(g)", rho), ("g, rho=0.1", "g", rho),
               (f"g, rho={rho_norm:.3f}", "g", rho_norm)]
     _precheck(d, [(alpha, kappa, float(t)) for t in taus], n_test)
-    run = _Runner(len(series) * len(taus), seeds, progress, "1")
+    run = _Runner(len(series) * len(taus), seeds, progress, "1", tasks)
     fd = FigureData("1")
     sims = {}
     for label, f, r in series:
@@ -201,7 +204,7 @@ def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_te
                   + f". Best match: {best}. The raw sin MSE is a1^2 = {a1sq:.4f} times the normalised "
                   "linear curve (panel a), so a plot of raw sin MSE on top of the rho=0.447 linear curve "
                   "requires dividing by a1^2 (panel b).")
-    fd.meta = {"seeds": list(seeds), "parameters": {"d": d, "alpha": alpha, "kappa": kappa, "rho": rho, "C_train": "identity",
+    fd.meta = {"seeds": list(seeds), "tasks": tasks, "parameters": {"d": d, "alpha": alpha, "kappa": kappa, "rho": rho, "C_train": "identity",
                               "C_test": "identity", "lam": 0.0, "taus": list(map(float, taus)), "n_test": n_test},
                "a1": hc.a1.to_json(), "rho_nonlinear": hc.rho_nonlinear.to_json(),
                "rho_nonlinear_over_a1sq": hc.noise_normalized.to_json(), "caption_value": rho_caption,
@@ -213,7 +216,7 @@ def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_te
 # ----------------------------------------------------------------------------
 # Fig. 2
 # ----------------------------------------------------------------------------
-def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, alphas=None, n_test=None) -> FigureData:
+def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, alphas=None, n_test=None, tasks="gaussian") -> FigureData:
     """Fig. 2 (p. 4): tanh, rho = 0.1, tau = alpha/2, kappa on a log axis across 1."""
 
     d = d or (16 if quick else 32)
@@ -226,7 +229,7 @@ def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, al
     hc = hermite_coeffs("tanh(g)", M=2, rho="0.1", digits=20)
     rho_nl = float(hc.rho_nonlinear)
     _precheck(d, [(a, float(k), a / 2) for a in alphas for k in kappas], n_test)
-    run = _Runner(len(alphas) * len(kappas), seeds, progress, "2")
+    run = _Runner(len(alphas) * len(kappas), seeds, progress, "2", tasks)
     fd = FigureData("2")
     grid = np.geomspace(min(kappas) * 0.8, max(kappas) * 1.25, 120)
     for alpha in alphas:
@@ -246,7 +249,7 @@ def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, al
     fd.caption = (f"Fig. 2 (p. 4) at d={d}, tanh, rho=0.1, tau=alpha/2, {len(seeds)} seeds, ridgeless. "
                   f"a1 = {float(hc.a1):.6f}, rho_nonlinear = {rho_nl:.6f} (green floor; Eq. (11): the limit "
                   "for kappa > 1 as alpha, tau -> infinity), rho = 0.1 (grey dotted).")
-    fd.meta = {"seeds": list(seeds), "parameters": {"d": d, "rho": rho, "alphas": list(map(float, alphas)), "tau": "alpha/2",
+    fd.meta = {"seeds": list(seeds), "tasks": tasks, "parameters": {"d": d, "rho": rho, "alphas": list(map(float, alphas)), "tau": "alpha/2",
                               "kappas": list(map(float, kappas)), "C_train": "identity", "C_test": "identity",
                               "lam": 0.0, "n_test": n_test},
                "a1": hc.a1.to_json(), "rho_nonlinear": hc.rho_nonlinear.to_json()}
@@ -260,7 +263,7 @@ def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, al
 A1ZERO_TEACHER = "(g^2-1)/sqrt(2)"
 
 
-def figure_a1zero_data(quick=False, seeds=None, progress=None, d=None, taus=None, ak=None, n_test=None) -> FigureData:
+def figure_a1zero_data(quick=False, seeds=None, progress=None, d=None, taus=None, ak=None, n_test=None, tasks="gaussian") -> FigureData:
     """Eq. (10), p. 3: f = (g^2 - 1)/sqrt(2), double descent in tau, independent of alpha, kappa."""
 
     d = d or (16 if quick else 40)
@@ -273,7 +276,7 @@ def figure_a1zero_data(quick=False, seeds=None, progress=None, d=None, taus=None
     hc = hermite_coeffs(A1ZERO_TEACHER, M=3, rho="0.1", digits=20)
     rho_nl = float(hc.rho_nonlinear)
     _precheck(d, [(a, k, float(t)) for a, k in ak for t in taus], n_test)
-    run = _Runner(len(ak) * len(taus), seeds, progress, "a1zero")
+    run = _Runner(len(ak) * len(taus), seeds, progress, "a1zero", tasks)
     fd = FigureData("a1zero")
     for alpha, kappa in ak:
         label = f"sim alpha={alpha:g}, kappa={kappa:g}"
@@ -292,7 +295,7 @@ def figure_a1zero_data(quick=False, seeds=None, progress=None, d=None, taus=None
                   f"d={d}, {len(seeds)} seeds, ridgeless; several (alpha, kappa) on one curve. The simulation "
                   "sits above Eq. (10) by a gap that shrinks like 1/d and is smaller for longer contexts "
                   "(docs/simulation.md).")
-    fd.meta = {"seeds": list(seeds), "parameters": {"d": d, "rho": rho, "teacher": A1ZERO_TEACHER, "alpha_kappa": [list(x) for x in ak],
+    fd.meta = {"seeds": list(seeds), "tasks": tasks, "parameters": {"d": d, "rho": rho, "teacher": A1ZERO_TEACHER, "alpha_kappa": [list(x) for x in ak],
                               "taus": list(map(float, taus)), "lam": 0.0, "n_test": n_test},
                "a1": hc.a1.to_json(), "rho_nonlinear": hc.rho_nonlinear.to_json()}
     fd.meta["_plot"] = {"rho_nl": rho_nl}

@@ -335,6 +335,31 @@ def e_gamma_isotropic(A, b, f, rho, d, ell, n_nodes: int | None = None) -> Value
                        f"omega ~ chi^2_d/d with {n + n // 2} nodes (error vs {n} nodes)"))
 
 
+def e_gamma_sphere(A, b, f, rho, d, ell) -> Value:
+    """e(Gamma) averaged over test tasks uniform on the sphere |w|^2 = d (C_test = I, ``--tasks sphere``).
+
+    omega = |w|^2/d = 1 exactly, and the direction average of e(Gamma|w) is
+    exact in closed form (``E[w^T A w] = tr A``, ``E[|A w|^2] = tr(A^T A)``,
+    linear forms average to 0), so this is e(Gamma|w) at omega = 1 with those
+    averages.  ``abs_err``: the functionals' float64 error propagated.
+
+    >>> import numpy as np
+    >>> round(float(e_gamma_sphere(np.eye(2), None, "g", 0.1, 2, 4)), 12)
+    0.9
+    """
+    A, b, dd = _check_gamma(A, b, d)
+    t = teacher(f)
+    rho_f = float(_rho_float(rho))
+    ell_i = _check_ell(ell)
+    tr = _traces(A, b)
+    om = np.array([1.0])
+    q = {"wAw": om * tr["trA"], "bw": 0.0, "Aw2": om * tr["trAtA"], "bAw": 0.0,
+         "trAtA": tr["trAtA"], "b2": tr["b2"]}
+    e, err = _e_at(t, rho_f, dd, ell_i, om, q)
+    return Value(value=float(e[0]), method="numeric", abs_err=float(err[0]) + 1e-15 * abs(float(e[0])),
+                 note=f"e(Gamma), w uniform on the sphere |w|^2 = {dd}: exact direction average at omega = 1")
+
+
 def _rho_float(rho):
     r = to_rational(rho, "rho")
     if not bool(r >= 0):
@@ -387,7 +412,8 @@ def _check_common(A, b, f, rho, ell):
     return A, b, dd, teacher(f), _rho_float(rho), _check_ell(ell)
 
 
-def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = False) -> Value:
+def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = False,
+                     law: str = "gaussian") -> Value:
     """e(Gamma) for test tasks w ~ N(0, C_test): Monte Carlo over tasks, exact given each task.
 
     Paper: the ICL error with test tasks from N(0, C_test) (Sec. 2, p. 2-3);
@@ -421,7 +447,7 @@ def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = F
     if cov.trace <= 0:
         raise ICLError("C_test is zero: no test tasks")
     gen, seeds = _rng_and_seeds(rng)
-    W = sample_tasks(cov, int(n_tasks), gen)
+    W = sample_tasks(cov, int(n_tasks), gen, law=law)
     om = np.einsum("nd,nd->n", W, W) / dd
     if np.any(om <= 0):
         raise ICLError("a sampled task has w = 0 (C_test too degenerate)")

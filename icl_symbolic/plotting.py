@@ -286,18 +286,22 @@ def seed_figure(title, seeds, mine, other, lab_mine, lab_other):
     return fig
 
 
-def extrapolation_figure(title, ds, means, ses, coef, theory_value, n_seeds):
-    """Simulated errors against 1/d with the fit e_inf + c/d and the d -> infinity theory."""
+def extrapolation_figure(title, ds, means, ses, coef, theory_value, n_seeds, e_inf_se=None, model=None):
+    """Simulated errors against 1/d with the fit (coef: e_inf, c1[, c2]) and the d -> infinity theory."""
     fig, axes = _new_figure((5.5, 3.6))
     ax = axes[0][0]
     inv = 1.0 / np.asarray(ds, float)
-    ax.errorbar(inv, means, yerr=ses, fmt="o", label=f"simulation ({n_seeds} seeds per d)")
-    grid = np.linspace(0, inv.max() * 1.05, 50)
-    ax.plot(grid, coef[0] + coef[1] * grid, "-", label="fit e_inf + c/d")
+    ax.errorbar(inv, means, yerr=ses, fmt="o", label=f"simulation ({n_seeds} seeds per d, +- 1 SE)")
+    grid = np.linspace(0, inv.max() * 1.05, 80)
+    ax.plot(grid, sum(c * grid ** k for k, c in enumerate(coef)), "-",
+            label=f"fit {model or 'e_inf + c/d'}")
+    if e_inf_se is not None:
+        ax.errorbar([0], [coef[0]], yerr=[e_inf_se], fmt="s", mfc="none", color="C1", capsize=3,
+                    label="e_inf +- 1 SE")
     ax.plot([0], [theory_value], "k*", ms=10, label="theory (d -> infinity)")
     ax.set_xlabel("1/d")
     ax.set_ylabel("ICL test error")
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=8)
     ax.legend(fontsize=7)
     return fig
 

@@ -60,7 +60,7 @@ import scipy.linalg
 from scipy.linalg import blas, lapack
 
 from . import gamma_error
-from .covariance import Covariance, resolve_covariance, sample_tasks
+from .covariance import Covariance, check_task_law, resolve_covariance, sample_tasks
 from .display import Quantity, html_table, latex_table, text_table
 from .errors import ICLError
 from .expr import teacher
@@ -379,13 +379,13 @@ def predict(Gamma: np.ndarray, P) -> np.ndarray:
 
 def mc_test_error(Gamma, f_numpy, cov_test: Covariance, ell: int, rho: float, n_test: int,
                   rng_tasks: np.random.Generator, rng_prompts: np.random.Generator,
-                  sampler: str = "fast", seed=None) -> Value:
-    """Monte-Carlo ICL error on ``n_test`` fresh prompts, each with a fresh task ~ N(0, C_test).
+                  sampler: str = "fast", seed=None, law: str = "gaussian") -> Value:
+    """Monte-Carlo ICL error on ``n_test`` fresh prompts, each with a fresh task ~ N(0, C_test) (``law``).
 
     The squared errors are i.i.d., so the standard error is their sample
     standard deviation over sqrt(n_test).
     """
-    W = sample_tasks(cov_test, n_test, rng_tasks)
+    W = sample_tasks(cov_test, n_test, rng_tasks, law=law)
     P = sample_prompts(f_numpy, W, ell, rho, rng_prompts, method=sampler)
     sq = (predict(Gamma, P) - P.y_test) ** 2
     return Value(float(sq.mean()), "mc", stderr=float(sq.std(ddof=1) / math.sqrt(n_test)), n_samples=n_test,
@@ -394,17 +394,20 @@ def mc_test_error(Gamma, f_numpy, cov_test: Covariance, ell: int, rho: float, n_
 
 
 def exact_test_error(Gamma, teacher, rho: float, ell: int, cov_test: Covariance, rng: np.random.Generator,
-                     n_tasks: int = 2000) -> Value:
+                     n_tasks: int = 2000, law: str = "gaussian") -> Value:
     """Exact finite-size test error of Gamma (:mod:`icl_symbolic.gamma_error`).
 
-    C_test = I: ``e_gamma_isotropic``; otherwise ``e_gamma_mc_tasks`` (exact in
-    the prompt given each task, Monte Carlo over ``n_tasks`` tasks).
+    C_test = I: ``e_gamma_isotropic`` (Gaussian tasks) or ``e_gamma_sphere``
+    (``law="sphere"``); otherwise ``e_gamma_mc_tasks`` (exact in the prompt
+    given each task, Monte Carlo over ``n_tasks`` tasks of the law).
     """
     d = Gamma.shape[0]
     A, b = Gamma[:, :d], Gamma[:, d]
     if cov_test.is_identity:
+        if law == "sphere":
+            return gamma_error.e_gamma_sphere(A, b, teacher, rho, d, ell)
         return gamma_error.e_gamma_isotropic(A, b, teacher, rho, d, ell)
-    return gamma_error.e_gamma_mc_tasks(A, b, teacher, rho, ell, cov_test, n_tasks, rng)
+    return gamma_error.e_gamma_mc_tasks(A, b, teacher, rho, ell, cov_test, n_tasks, rng, law=law)
 
 
 # ----------------------------------------------------------------------------
@@ -445,6 +448,7 @@ class SimResult:
     e: Value | None
     e_mc: Value
     seconds: float
+    tasks: str = "gaussian"
 
     # -- display --------------------------------------------------------------
     def _rows(self):
@@ -454,7 +458,8 @@ class SimResult:
     def _title(self) -> str:
         return (f"Simulated ICL error, f(g) = {self.teacher}: d = {self.d}, ell = {self.ell}, k = {self.k}, "
                 f"n = {self.n} (alpha = {self.alpha:g}, kappa = {self.kappa:g}, tau = {self.tau:g}), "
-                f"rho = {self.rho:g}, lam = {self.lam:g}, C_train = {self.C_train}, C_test = {self.C_test}")
+                f"rho = {self.rho:g}, lam = {self.lam:g}, C_train = {self.C_train}, C_test = {self.C_test}, "
+                f"tasks = {self.tasks}")
 
     def _footer(self) -> str:
         return f"  {len(self.runs)} seeds {list(self.seeds)}, {self.seconds:.1f} s (per seed: .runs)"
@@ -476,7 +481,7 @@ class SimResult:
             "teacher": self.teacher, "d": self.d, "alpha": self.alpha, "kappa": self.kappa, "tau": self.tau,
             "rho": self.rho, "lam": self.lam, "C_train": self.C_train, "C_test": self.C_test,
             "ell": self.ell, "k": self.k, "n": self.n, "seeds": list(self.seeds), "n_test": self.n_test,
-            "sampler": self.sampler,
+            "sampler": self.sampler, "tasks": self.tasks,
             "e_mean": None if self.e is None else f(self.e.value),
             "e_se": None if self.e is None or self.e.stderr is None else f(self.e.stderr),
             "e_mc_mean": f(self.e_mc.value),
@@ -503,7 +508,7 @@ def simulate(f, d: int, alpha: float, kappa: float, tau: float, rho: float, lam:
              C_train="identity", C_test="identity", seeds: Sequence[int] = (0, 1, 2),
              n_test: int = DEFAULT_N_TEST, progress: Callable[[str], None] | None = None,
              solver: str = "auto", sampler: str = "fast", exact: bool = True,
-             max_memory: int | None = None, keep_gamma: bool = False) -> SimResult:
+             max_memory: int | None = None, keep_gamma: bool = False, tasks: str = "gaussian") -> SimResult:
     """Simulate training (Eq. (6)) and testing of linear attention with teacher f.
 
     Paper: Sec. 2, Eqs. (1)-(7), p. 2-3; the ICL error of Eq. (7).
@@ -535,6 +540,10 @@ def simulate(f, d: int, alpha: float, kappa: float, tau: float, rho: float, lam:
         Also compute the exact test functional of each trained Gamma (egamma).
     max_memory : int, optional
         Byte limit; default 80% of the memory the OS reports available.
+    tasks : {"gaussian", "sphere"}
+        Task law for training and test tasks: ``gaussian`` w ~ N(0, C) (the
+        paper's setting), ``sphere`` the same rescaled to |w|^2 = tr C
+        (:func:`icl_symbolic.covariance.sample_tasks`); same d -> infinity limit.
 
     Returns
     -------
@@ -556,6 +565,7 @@ def simulate(f, d: int, alpha: float, kappa: float, tau: float, rho: float, lam:
     n_test = int(n_test)
     if sampler not in ("fast", "direct"):
         raise ICLError(f"unknown prompt sampler {sampler!r}; expected fast or direct")
+    check_task_law(tasks)
     choose_solver(sz, solver)
     check_memory(sz, solver, n_test, max_memory)
     cov_train = resolve_covariance(C_train, d)
@@ -570,13 +580,14 @@ def simulate(f, d: int, alpha: float, kappa: float, tau: float, rho: float, lam:
             progress(f"seed {seed} ({i + 1}/{len(seeds)}): d={d} ell={sz.ell} k={sz.k} n={sz.n} "
                      f"[{choose_solver(sz, solver)}]")
         ss_tasks, ss_train, ss_test_tasks, ss_test = np.random.SeedSequence(seed).spawn(4)
-        tasks = sample_tasks(cov_train, sz.k, np.random.default_rng(ss_tasks))
-        Gamma, how = train(f_numpy, tasks, sz.n, sz.ell, float(rho), float(lam), np.random.default_rng(ss_train),
+        W_train = sample_tasks(cov_train, sz.k, np.random.default_rng(ss_tasks), law=tasks)
+        Gamma, how = train(f_numpy, W_train, sz.n, sz.ell, float(rho), float(lam), np.random.default_rng(ss_train),
                            solver, sampler, progress)
         rng_test_tasks = np.random.default_rng(ss_test_tasks)
         e_mc = mc_test_error(Gamma, f_numpy, cov_test, sz.ell, float(rho), n_test, rng_test_tasks,
-                             np.random.default_rng(ss_test), sampler, seed)
-        e = exact_test_error(Gamma, T, float(rho), sz.ell, cov_test, rng_test_tasks) if exact else None
+                             np.random.default_rng(ss_test), sampler, seed, law=tasks)
+        e = (exact_test_error(Gamma, T, float(rho), sz.ell, cov_test, rng_test_tasks, law=tasks)
+             if exact else None)
         runs.append(SeedRun(seed, e, e_mc, how, time.monotonic() - t0, Gamma if keep_gamma else None))
     e_mean = None
     if exact and all(r.e is not None for r in runs):
@@ -587,4 +598,4 @@ def simulate(f, d: int, alpha: float, kappa: float, tau: float, rho: float, lam:
     label = getattr(T, "label", str(f))
     return SimResult(label, d, sz.ell, sz.k, sz.n, float(alpha), float(kappa), float(tau), float(rho), float(lam),
                      cov_train.name, cov_test.name, seeds, n_test, sampler, tuple(runs), e_mean, e_mc,
-                     time.monotonic() - t_start)
+                     time.monotonic() - t_start, tasks)

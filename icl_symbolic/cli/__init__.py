@@ -27,7 +27,7 @@ import textwrap
 
 from .._version import __version__
 from ..errors import ICLError
-from . import appendix_a, coeffs, diagnose, figure, kernel, moments, simulate, theory, verify
+from . import appendix_a, coeffs, diagnose, extrapolate, figure, kernel, moments, simulate, theory, verify
 from ._args import rewrite_legacy
 
 PROG = "icl-symbolic"
@@ -40,6 +40,7 @@ COMMANDS = {
     "theory": theory,
     "kernel": kernel,
     "simulate": simulate,
+    "extrapolate": extrapolate,
     "figure": figure,
     "verify": verify,
     "diagnose": diagnose,

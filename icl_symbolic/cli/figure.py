@@ -23,6 +23,8 @@ def register(subparsers) -> None:
     q.add_argument("--quick", action="store_true", help="small d, few seeds: minutes")
     q.add_argument("--seeds", default=None, help="number of seeds (default 5; 2-3 with --quick)")
     q.add_argument("--d", default=None, help="override the dimension d (default: the paper's, smaller with --quick)")
+    q.add_argument("--tasks", default="gaussian", choices=("gaussian", "sphere"),
+                   help="task law: gaussian w ~ N(0, C) (the paper's) or sphere (|w|^2 = d exactly)")
     q.add_argument("--quiet", action="store_true", help="no progress on stderr")
     q.set_defaults(func=run)
 
@@ -35,7 +37,8 @@ def run(args) -> int:
     if args.d is not None:
         overrides["d"] = parse_int(args.d, "d", 2)
     seeds = None if args.seeds is None else range(parse_int(args.seeds, "seeds", 1))
-    meta = make_figure(name, args.out, quick=args.quick, seeds=seeds, progress=progress_printer(args.quiet), **overrides)
+    meta = make_figure(name, args.out, quick=args.quick, seeds=seeds, progress=progress_printer(args.quiet),
+                       tasks=args.tasks, **overrides)
     for kind, path in meta["files"].items():
         print(f"wrote {path}")
     print(meta["caption"])

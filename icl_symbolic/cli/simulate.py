@@ -52,6 +52,8 @@ def register(subparsers) -> None:
                    help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)")
     p.add_argument("--ctest", "--C-test", dest="C_test", default=None,
                    help="test task covariance (default: same as --ctrain)")
+    p.add_argument("--tasks", default="gaussian", choices=("gaussian", "sphere"),
+                   help="task law: gaussian w ~ N(0, C) (the paper's) or sphere (rescaled to |w|^2 = tr C)")
     p.add_argument("--solver", default="auto", choices=("auto", "gram", "kernel"),
                    help="normal equations in feature space (gram), in prompt space (kernel), or the cheaper")
     p.add_argument("--sampler", default="fast", choices=("fast", "direct"),
@@ -104,7 +106,7 @@ def run(args) -> int:
     for alpha, kappa, tau in points:
         res = simulate(args.f, d, float(alpha), float(kappa), float(tau), rho, lam=lam, C_train=args.C_train,
                        C_test=C_test, seeds=range(seed0, seed0 + n_seeds), n_test=n_test, progress=progress,
-                       solver=args.solver, sampler=args.sampler, exact=not args.no_exact)
+                       solver=args.solver, sampler=args.sampler, exact=not args.no_exact, tasks=args.tasks)
         obj = res.to_json()
         obj["e_theory"] = _theory(args.f, args.C_train, C_test, d, rho, float(alpha), float(kappa), float(tau), lam)
         obj["e_theory_reason"] = theory.DIVERGES if obj["e_theory"] is None else None
@@ -134,7 +136,7 @@ def _fmt(x, se=None):
 def _print_point(o):
     print(f"teacher {o['teacher']}: d={o['d']} ell={o['ell']} k={o['k']} n={o['n']} "
           f"(alpha={o['alpha']:g}, kappa={o['kappa']:g}, tau={o['tau']:g}), rho={o['rho']:g}, lam={o['lam']:g}, "
-          f"C_train={o['C_train']}, C_test={o['C_test']}")
+          f"C_train={o['C_train']}, C_test={o['C_test']}, tasks={o['tasks']}")
     for r in o["per_seed"]:
         print(f"  seed {r['seed']}: e = {_fmt(r['e'])}  e_mc = {_fmt(r['e_mc'], r['e_mc_se'])}  "
               f"[{r['solver']}, {r['seconds']:.2f} s]")

@@ -12,6 +12,8 @@ module                    kinds (paper unit)
 ``appendix_a``            appendix_a, appendix_a_condition (Appendix A, p. 7)
 ``simulation``            simulation, simulation_extrapolated (Figs. 1-2)
 ``appendix_c``            appendix_c (Appendix C, p. 10: the proof step of Result 1)
+``setup``                 setup (Sec. 2, Eqs. (1), (3)-(7), p. 2-3: Eq. (6)'s ridge
+                          normalisation, d(d+1) parameters, the finite-d peak)
 ========================  =====================================================
 
 A new kind is a function decorated with
@@ -22,9 +24,9 @@ unit, listed in that module's ``KINDS`` and reached from :data:`REGISTRY` here.
 from __future__ import annotations
 
 from .. import registry
-from . import a1zero, appendix_a, appendix_c, hermite, identities, kernel, moments, simulation, theory
+from . import a1zero, appendix_a, appendix_c, hermite, identities, kernel, moments, setup, simulation, theory
 
-_MODULES = (hermite, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation, kernel)
+_MODULES = (setup, hermite, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation, kernel)
 
 #: check name -> :class:`~icl_symbolic.verification.registry.CheckKind`, for every shipped kind.
 REGISTRY = {kind.name: kind for module in _MODULES for kind in module.KINDS}

@@ -11,27 +11,31 @@ from __future__ import annotations
 
 import numpy as np
 import sympy
+from scipy import stats
 
 from ...errors import ICLError
+from ...extrapolate import LadderPoint, fit_ladder, z_limit
 from ...plotting import extrapolation_figure, png_bytes, seed_figure
 from ...simulation import simulate
 from ...theory import e_nonlinear
 from ...values import Value
 from ..diagnose import explain_ratio, slip_report_sweep
 from ..judge import z_to_t
-from ..registry import Param, Outcome, _text, check_kind
+from ..registry import HERMITE_NAMES, Param, Outcome, _parse, _text, check_kind
 from .common import _lazy_family, _num, _pretty
 
 
 _SIM_CACHE: dict = {}
 
 
-def _simulate(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None):
+def _simulate(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, tasks="gaussian",
+              C_train="identity", C_test="identity"):
     """simulate(), once per parameter set in a run; ``progress``: callable(str) or None."""
-    key = (f, rho, d, alpha, kappa, tau, tuple(seeds), lam, n_test)
+    key = (f, rho, d, alpha, kappa, tau, tuple(seeds), lam, n_test, tasks, C_train, C_test)
     if key not in _SIM_CACHE:
         _SIM_CACHE[key] = simulate(f, d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam,
-                                   seeds=tuple(seeds), n_test=n_test, progress=progress)
+                                   seeds=tuple(seeds), n_test=n_test, progress=progress, tasks=tasks,
+                                   C_train=C_train, C_test=C_test)
     return _SIM_CACHE[key]
 
 
@@ -132,60 +136,122 @@ def check_simulation(claim, progress=None) -> Outcome:
 @check_kind("simulation_extrapolated", params={
     "f": Param("teacher", True, doc="teacher"),
     "rho": Param("const", True, doc="noise variance"),
-    "d_list": Param("int_list", True, doc="dimensions, e.g. [24, 32, 48]"),
+    "d_list": Param("int_list", True, doc="the ladder of dimensions, e.g. [16, 24, 32, 48]"),
     "alpha": Param("number", True, doc="ell/d"),
     "kappa": Param("number", True, doc="k/d"),
     "tau": Param("number", True, doc="n/d^2"),
     "lam": Param("number", False, 0.0, "ridge lam"),
+    "tasks": Param("str", False, "gaussian", "task law: gaussian (w ~ N(0, C), the paper's) or sphere "
+                   "(|w|^2 = tr C)", choices=("gaussian", "sphere")),
+    "C_train": Param("str", False, "identity", "task covariance (identity, powerlaw:p, lowrank:r, ...)"),
+    "C_test": Param("str", False, None, "test task covariance (default C_train)"),
+    "versus": Param("str", False, "theory", "theory: e_inf vs the d -> infinity theory of f; "
+                    "linear_equivalent: per-seed ratio e_f / (scale x e_linear teacher with noise "
+                    "rho_nonlinear/a1^2), same seeds, extrapolated, vs 1; other_law: per-seed difference "
+                    "gaussian minus sphere tasks, extrapolated, vs 0",
+                    choices=("theory", "linear_equivalent", "other_law")),
+    "scale": Param("family", False, "a1^2", "linear_equivalent: the scale of the linear side (Result 1: a1^2)"),
+    "compare": Param("str", False, "equal", "equal: the extrapolated value must agree within the tolerance; "
+                     "differs: it must NOT (a statement that the theory fails there)",
+                     choices=("equal", "differs")),
+    "model": Param("str", False, "auto", "fit model (auto, c1/d, c1/d+c2/d^2)",
+                   choices=("auto", "c1/d", "c1/d+c2/d^2")),
     "n_seeds": Param("int", False, 6, "seeds per dimension (seed0, seed0 + 1, ...)"),
     "seed0": Param("int", False, 20261007, "first seed"),
     "n_test": Param("int", False, 2000, "test prompts per seed"),
     "plot": Param("bool", False, False, "embed the fit in reports"),
-}, needs=(("simulation", "simulated training"), ("theory", "theory")),
-   needs_attrs={"simulation": ("simulate",)}, reports_progress=True)
+}, needs=(("simulation", "simulated training"), ("theory", "theory"), ("extrapolate", "1/d extrapolation")),
+   needs_attrs={"simulation": ("simulate",), "extrapolate": ("fit_ladder",)}, reports_progress=True)
 def check_simulation_extrapolated(claim, progress=None) -> Outcome:
-    """Simulations at several d, extrapolated in 1/d, vs the d -> infinity theory (no bias budget).
+    """Simulations on a ladder of d, extrapolated to d -> infinity (no bias budget).
 
-    The finite-d gap of the simulations is O(1/d) (docs/finite-size.md).
-    A weighted least-squares fit e(d) = e_inf + c/d (weights 1/SE_d^2, SE_d the
-    seed spread at each d) gives e_inf with its SE; it is compared with
-    :func:`icl_symbolic.theory.e_nonlinear` in SE (Student-t for the seeds per d).
-    The claim also requires the gap to shrink: |e(d_max) - theory| < |e(d_min) - theory|.
+    :func:`icl_symbolic.extrapolate.fit_ladder` fits e(d) = e_inf + c1/d (a
+    c2/d^2 term only when the data need it) weighted by the per-d seed SEs;
+    e_inf is compared in its SE (the claim's z, converted to Student t at the
+    fit's Welch-Satterthwaite dof) with the theory, with 1 (the paired Result 1
+    ratio) or with 0 (the difference of the two task laws).  ``compare =
+    "differs"`` turns the test round: the claim holds when the extrapolated
+    value is separated from the reference beyond the limit (used where the
+    paper's conditions fail).  ``other_law`` also requires the two laws to
+    differ at the smallest d (else the claim would have no power).
     """
     p = claim.parsed
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
     rho_value = float(sympy.N(p["rho"], 17))
     ftxt = _text(claim.params["f"])
     ds = sorted(set(p["d_list"]))
-    means, ses = [], []
-    for d in ds:
-        sim = _simulate(ftxt, rho_value, d, p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"],
-                        progress)
-        v = sim.e if sim.e is not None else sim.e_mc
-        means.append(float(v.value))
-        ses.append(float(v.stderr or 0.0))
-    if min(ses) <= 0:
-        raise ICLError("need at least two seeds per d for standard errors")
-    X = np.column_stack([np.ones(len(ds)), 1.0 / np.asarray(ds, float)])
-    W = np.diag(1.0 / np.asarray(ses) ** 2)
-    cov = np.linalg.inv(X.T @ W @ X)
-    coef = cov @ X.T @ W @ np.asarray(means)
-    e_inf, se_inf = float(coef[0]), float(np.sqrt(cov[0, 0]))
-    th = float(e_nonlinear(ftxt, rho=rho_value, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"]).value)
-    gaps = [m - th for m in means]
-    shrinks = abs(gaps[-1]) < abs(gaps[0])
-    computed = Value(e_inf, "sim", stderr=se_inf, n_samples=len(seeds), seeds=tuple(seeds),
-                     note=f"WLS extrapolation e(d) = e_inf + c/d over d = {ds}")
-    claimed = Value(th, "numeric", note="theory, d -> infinity")
-    gap_txt = ", ".join(f"d={d}: {m:.5g} ({100 * g / th:+.1f}%)" for d, m, g in zip(ds, means, gaps))
-    detail = (f"simulated {gap_txt}; extrapolated e_inf = {e_inf:.5g} (SE {se_inf:.2g}, slope c = {coef[1]:.3g}) "
-              f"vs theory {th:.5g}; gap {'shrinks' if shrinks else 'does NOT shrink'} with d")
+    C_test = p["C_test"] or p["C_train"]
+
+    def per_seed(f, rho, d, tasks):
+        sim = _simulate(f, rho, d, p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"], progress,
+                        tasks=tasks, C_train=p["C_train"], C_test=C_test)
+        return np.array([float((r.e if r.e is not None else r.e_mc).value) for r in sim.runs])
+
+    fam = _lazy_family(claim)
+    versus = p["versus"]
+    extra_ok, extra_why, extra_txt = True, "", ""
+    if versus == "theory":
+        th = float(e_nonlinear(ftxt, rho=rho_value, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"], lam=p["lam"],
+                               C_train=p["C_train"], C_test=C_test, d=max(ds)).value)
+        ref, ref_note, what = th, "theory, d -> infinity (Result 1 / Eq. (10))", "e"
+        series = {d: per_seed(ftxt, rho_value, d, p["tasks"]) for d in ds}
+    elif versus == "linear_equivalent":
+        sc = p["scale"] if isinstance(p["scale"], sympy.Basic) else _parse(str(p["scale"]), HERMITE_NAMES)
+        scale = _num(sc, fam)
+        rho_lin = _num(_parse("rho_nonlinear/a1^2", HERMITE_NAMES), fam)
+        series = {d: per_seed(ftxt, rho_value, d, p["tasks"]) / (scale * per_seed("g", rho_lin, d, p["tasks"]))
+                  for d in ds}
+        ref, ref_note = 1.0, "Result 1 with homogeneity: e_f = a1^2 e_linear(rho_nonlinear/a1^2)"
+        what = f"e_f / ({_pretty(p['scale'])} e_linear(rho = {rho_lin:.6g})) per seed"
+    else:
+        series = {d: per_seed(ftxt, rho_value, d, "gaussian") - per_seed(ftxt, rho_value, d, "sphere") for d in ds}
+        ref, ref_note, what = 0.0, "both task laws have the same d -> infinity limit", "e_gaussian - e_sphere per seed"
+    points = [LadderPoint(d, float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)), tuple(seeds))
+              for d, v in series.items()]
+    fit = fit_ladder(points, p["model"])
+    zq = z_limit(claim.tolerance.value, fit.e_inf_dof)
+    z = (fit.e_inf - ref) / fit.e_inf_se
+    p_min = float(2 * stats.norm.sf(claim.tolerance.value))
+    fit_ok = fit.p_value is None or fit.p_value >= p_min
+    fit_why = (f"the fitted model must describe the ladder (chi2 p-value {fit.p_value:.2g} < {p_min:.2g}, "
+               f"the claim's false-alarm rate)" if not fit_ok else "")
+    if versus == "other_law":
+        z1 = fit.coef[1] / fit.coef_se[1]
+        extra_ok = abs(z1) > zq
+        extra_txt = (f"; the laws differ at finite d: c1 = {fit.coef[1]:.3g} +- {fit.coef_se[1]:.2g} "
+                     f"(z = {z1:+.1f}; at d = {points[0].d} the difference is {points[0].e_mean:.4g})")
+        extra_why = "the two laws must differ at finite d (a significant c1/d term), else the test has no power"
+    pts_txt = ", ".join(f"d={pt.d}: {pt.e_mean:.5g}+-{pt.e_se:.2g}" for pt in points)
+    detail = (f"{what}: {pts_txt}; fit {fit.model} ({fit.reason}): extrapolated {fit.e_inf:.5g} "
+              f"(SE {fit.e_inf_se:.2g}, {fit.e_inf_dof:.1f} dof) vs {ref:.6g} [{ref_note}]; "
+              f"{len(seeds)} seeds per d, {p['tasks'] if versus != 'other_law' else 'both'} tasks{extra_txt}")
+    computed = Value(fit.e_inf, "sim", stderr=fit.e_inf_se, n_samples=int(min(fit.e_inf_dof, 1e6)) + 1,
+                     seeds=tuple(seeds), note=f"1/d extrapolation over d = {ds} (n_samples = Welch dof + 1)")
+    claimed = Value(ref, "numeric", note=ref_note)
     figs = []
     if p["plot"]:
-        fig = extrapolation_figure(claim.id, ds, means, ses, coef, th, len(seeds))
+        fig = extrapolation_figure(claim.id, ds, [pt.e_mean for pt in points], [pt.e_se for pt in points],
+                                   fit.coef, ref, len(seeds), e_inf_se=fit.e_inf_se, model=fit.model)
         figs.append((f"{claim.id}: extrapolation in 1/d", png_bytes(fig)))
-    return Outcome(computed, claimed, detail, figures=figs,
-                   also_required=(shrinks, "the finite-d gap must shrink as d grows"))
+    if p["compare"] == "differs":
+        holds = abs(z) > zq and extra_ok and fit_ok
+        detail += (f"; z = {z:+.2f} vs limit {zq:.3g}: the extrapolated value "
+                   f"{'is' if abs(z) > zq else 'is NOT'} separated from {ref:g}, as the claim states")
+        return Outcome(computed, claimed, detail, holds=holds, residual_expr="0" if holds else f"z = {z:+.2f}",
+                       figures=figs)
+
+    def diag_fn():
+        if versus != "linear_equivalent":
+            return None
+        vals = fam()
+        base = {k: vals[k] for k in ("a1", "E_f2", "rho")}
+        d_, _ = explain_ratio(fit.e_inf, 1.0, base, tol=zq * fit.e_inf_se)
+        if d_ is not None:
+            d_.subject = "the extrapolated per-seed ratio"
+        return d_
+    return Outcome(computed, claimed, detail, figures=figs, diagnosis_fn=diag_fn,
+                   also_required=(extra_ok and fit_ok, "; ".join(w for w in (extra_why if not extra_ok else "",
+                                                                             fit_why) if w)))
 
 
 KINDS = (check_simulation.kind, check_simulation_extrapolated.kind)

@@ -1,0 +1,145 @@
+"""``icl-symbolic extrapolate``: simulations on a ladder of d, fitted in 1/d, against the theory.
+
+    icl-symbolic extrapolate "sin(g)" --d 32,48,64,96,128 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 4 --json
+
+A thin layer over :mod:`icl_symbolic.extrapolate` (the fit, the model choice,
+the z-score) and :mod:`icl_symbolic.simulation`.  ``--json`` prints one object
+with ``e_inf``, ``e_inf_se``, ``e_theory``, ``z``, ``z_limit``, ``holds``,
+``model``, ``model_reason``, ``chi2``, ``dof``, ``tasks``, ``points``
+(``[{d, e_mean, e_se, seeds, seconds}]``) and the inputs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io as _io
+import json
+import time
+
+from ._args import parse_grid, parse_int, parse_number, progress_printer
+from ..errors import ICLError
+from ..extrapolate import MODELS, extrapolate, ladder_memory_check, run_ladder, theory_value
+from ..io import save_figure, write_json, write_text
+from ..plotting import extrapolation_figure
+
+EPILOG = """exit status: 0 the extrapolated e_inf agrees with the theory (|z| within the limit);
+1 it does not; 2 bad input (nothing is computed).
+Example:
+  icl-symbolic extrapolate "sin(g)" --d 32,48,64,96,128 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 4 --json"""
+
+
+def register(subparsers) -> None:
+    import argparse
+
+    p = subparsers.add_parser(
+        "extrapolate", help="simulate on a ladder of d and extrapolate the ICL error to d -> infinity",
+        description="Simulate the model of Eqs. (1)-(7) at several d with the same seeds, fit "
+                    "e(d) = e_inf + c1/d (+ c2/d^2 when the data need it) weighted by the per-d "
+                    "standard errors, and compare e_inf with the d -> infinity theory (Result 1, "
+                    "Eq. (9); Eq. (10) when a1 = 0) in standard errors.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("f", help='teacher f(g), e.g. "sin(g)", "(g^2-1)/sqrt(2)"')
+    p.add_argument("--d", default="32,48,64,96,128", help="the ladder of dimensions, a,b,c (default 32,48,64,96,128)")
+    p.add_argument("--alpha", default="2", help="context ratio ell/d (default 2)")
+    p.add_argument("--kappa", default="2", help="task diversity k/d (default 2)")
+    p.add_argument("--tau", default="2", help="pretraining ratio n/d^2 (default 2)")
+    p.add_argument("--rho", default="0.1", help="noise variance rho (default 0.1)")
+    p.add_argument("--lam", default="0", help="ridge lambda, regulariser (n/d) lam (default 0: min-norm)")
+    p.add_argument("--seeds", default="4", help="seeds per d (default 4; the same seeds at every d)")
+    p.add_argument("--seed", default="0", help="first seed (seeds are seed, seed+1, ...)")
+    p.add_argument("--tasks", default="gaussian", choices=("gaussian", "sphere"),
+                   help="task law: gaussian w ~ N(0, C) (the paper's, default) or sphere (|w|^2 = tr C)")
+    p.add_argument("--ctrain", dest="C_train", default="identity",
+                   help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)")
+    p.add_argument("--ctest", dest="C_test", default=None, help="test task covariance (default: --ctrain)")
+    p.add_argument("--n-test", default="2000", help="Monte-Carlo test prompts per seed (default 2000)")
+    p.add_argument("--model", default="auto", choices=("auto",) + MODELS,
+                   help="fit model: auto (1/d, adding 1/d^2 only when the data need it; default)")
+    p.add_argument("--false-alarm", default="1e-3",
+                   help="two-sided false-alarm budget of the z test (default 1e-3)")
+    p.add_argument("--m", default="1", help="number of comparisons the budget is split over (Bonferroni; default 1)")
+    p.add_argument("--jobs", default="1", help="worker processes for the (d, seed) runs (default 1)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
+    p.add_argument("--json-out", metavar="FILE", help="also write the JSON object to FILE")
+    p.add_argument("--csv", metavar="FILE", help="write the ladder points (d, e_mean, e_se, seeds) as CSV")
+    p.add_argument("--plot", metavar="FILE.png", help="plot e against 1/d with the fit and the theory point")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=run)
+
+
+def _one(text, name):
+    vals = parse_grid(text, name)
+    if vals.size != 1 or not vals[0] > 0:
+        raise ICLError(f"--{name}: expected one positive number, got {text!r}")
+    return float(vals[0])
+
+
+def run(args) -> int:
+    ds = [parse_int(x, "d", 2) for x in str(args.d).split(",") if x.strip()]
+    if len(set(ds)) < 2 or len(set(ds)) != len(ds):
+        raise ICLError(f"--d: expected at least two distinct dimensions, got {args.d!r}")
+    alpha, kappa, tau = _one(args.alpha, "alpha"), _one(args.kappa, "kappa"), _one(args.tau, "tau")
+    rho, lam = parse_number(args.rho, "rho"), parse_number(args.lam, "lam")
+    if rho < 0 or lam < 0:
+        raise ICLError("--rho and --lam must be >= 0")
+    if lam == 0 and tau == 1:
+        raise ICLError("--tau 1 with --lam 0 is the interpolation peak: the theory diverges there")
+    n_seeds, seed0 = parse_int(args.seeds, "seeds", 2), parse_int(args.seed, "seed", 0)
+    n_test, jobs, m = parse_int(args.n_test, "n-test", 2), parse_int(args.jobs, "jobs", 1), parse_int(args.m, "m", 1)
+    fa = parse_number(args.false_alarm, "false-alarm")
+    if not 0 < fa < 1:
+        raise ICLError("--false-alarm must be in (0, 1)")
+    for opt, suffix in ((args.json_out, ".json"), (args.csv, ".csv"), (args.plot, ".png")):
+        if opt and not str(opt).endswith(suffix):
+            raise ICLError(f"{opt}: expected a file name ending in {suffix}")
+    C_test = args.C_test if args.C_test is not None else args.C_train
+    # everything that can be refused is refused before the first simulation
+    e_th, th_note = theory_value(args.f, rho, alpha, kappa, tau, lam, args.C_train, C_test, d=max(ds))
+    ladder_memory_check(ds, alpha, kappa, tau, n_test)
+    progress = progress_printer(args.quiet)
+    t0 = time.monotonic()
+    points = run_ladder(args.f, ds, alpha, kappa, tau, rho, lam, seeds=range(seed0, seed0 + n_seeds),
+                        tasks=args.tasks, C_train=args.C_train, C_test=C_test, jobs=jobs, n_test=n_test,
+                        progress=progress)
+    meta = {"teacher": args.f, "tasks": args.tasks, "alpha": alpha, "kappa": kappa, "tau": tau, "rho": rho,
+            "lam": lam, "C_train": args.C_train, "C_test": C_test}
+    res = extrapolate(points, e_th, false_alarm=fa, m=m, model=args.model, meta=meta, theory_note=th_note,
+                      seconds=time.monotonic() - t0)
+    payload = res.to_json()
+    if args.json_out:
+        write_json(args.json_out, payload)
+    if args.csv:
+        buf = _io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(["d", "e_mean", "e_se", "n_seeds", "seeds", "seconds"])
+        for p in res.points:
+            w.writerow([p.d, repr(p.e_mean), repr(p.e_se), len(p.seeds), " ".join(map(str, p.seeds)),
+                        f"{p.seconds:.3f}"])
+        write_text(args.csv, buf.getvalue())
+    if args.plot:
+        f = res.fit
+        title = (f"{args.f}: alpha={alpha:g} kappa={kappa:g} tau={tau:g} rho={rho:g}, {args.tasks} tasks; "
+                 f"e_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} vs theory {e_th:.4g} (z = {res.z:+.2f})")
+        save_figure(extrapolation_figure(title, [p.d for p in res.points], [p.e_mean for p in res.points],
+                                         [p.e_se for p in res.points], f.coef, e_th, n_seeds,
+                                         e_inf_se=f.e_inf_se, model=f.model), args.plot)
+    if args.json:
+        print(json.dumps(payload, indent=2))
+    else:
+        _print(res)
+    return 0 if res.holds else 1
+
+
+def _print(res) -> None:
+    f = res.fit
+    print(f"teacher {res.teacher}: alpha={res.alpha:g} kappa={res.kappa:g} tau={res.tau:g} rho={res.rho:g} "
+          f"lam={res.lam:g}, C_train={res.C_train}, C_test={res.C_test}, {res.tasks} tasks")
+    for p in res.points:
+        print(f"  d = {p.d:>4}: e = {p.e_mean:.6g} +- {p.e_se:.2g}  ({len(p.seeds)} seeds, {p.seconds:.1f} s)"
+              + (f"  gap {100 * (p.e_mean - res.e_theory) / res.e_theory:+.1f}%" if res.e_theory else ""))
+    print(f"  fit {f.model}: {f.reason}")
+    print(f"  e_inf = {f.e_inf:.6g} +- {f.e_inf_se:.2g} (SE; {f.e_inf_dof:.1f} dof)")
+    print(f"  e_theory (d -> infinity) = {res.e_theory:.6g}  [{res.theory_note}]")
+    verdict = "agrees" if res.holds else "DISAGREES"
+    print(f"  z = {res.z:+.2f}, limit {res.z_limit:.3g} (two-sided false alarm {res.false_alarm:g}): {verdict}")
+    print(f"  {res.seconds:.1f} s")
