@@ -41,7 +41,7 @@ def test_the_same_defaults_across_commands():
             assert opts["--rho"].default == defaults.RHO, name
         if name == "kernel":        # --alpha/--kappa/--tau/--d there are the learner's (ell/D, k/D, n/D^2)
             continue
-        if "--d" in opts and name not in ("figure", "theory"):
+        if "--d" in opts and name not in ("figure", "theory", "extrapolate"):   # extrapolate: --d is a ladder
             assert int(opts["--d"].default) == defaults.D, name
         for opt, value in (("--alpha", defaults.ALPHA), ("--kappa", defaults.KAPPA), ("--lam", defaults.LAM),
                            ("--seeds", defaults.SEEDS)):
@@ -61,6 +61,8 @@ CHEAP = {
     "verify": ["verify", "--quiet", "--only", "fig1.offset_exactly_one"],
     "diagnose": ["diagnose", "sin(g)", "--value", "1.447"],
     "kernel": ["kernel", "g + (g^2-1)/sqrt(2)", "--features", "hermite:1", "--d", "4", "--tau", "4"],
+    "extrapolate": ["extrapolate", "g", "--d", "4,6", "--seeds", "2", "--n-test", "100", "--quiet",
+                    "--false-alarm", "1e-12"],
 }
 
 

@@ -22,7 +22,7 @@ from icl_symbolic.simulation import simulate
     (["--tau", "1"], "interpolation peak"),
     (["--seeds", "1"], "--seeds"),
     (["--tasks", "cube"], "invalid choice"),
-    (["--plot", "x.pdf"], "ending in .png"),
+    (["--plot", "x.txt"], "must end in"),
     (["--false-alarm", "2"], "--false-alarm"),
     (["--d", "8,400"], "GiB"),
 ])

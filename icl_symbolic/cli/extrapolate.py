@@ -11,26 +11,27 @@ with ``e_inf``, ``e_inf_se``, ``e_theory``, ``z``, ``z_limit``, ``holds``,
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io as _io
-import json
 import time
 
-from ._args import parse_grid, parse_int, parse_number, progress_printer
+from .. import defaults
 from ..errors import ICLError
 from ..extrapolate import MODELS, extrapolate, ladder_memory_check, run_ladder, theory_value
-from ..io import save_figure, write_json, write_text
+from ..io import save_figure, write_text
 from ..plotting import extrapolation_figure
+from ._args import (add_output_options, check_output_paths, document, emit_json, epilog, parse_grid, parse_int,
+                    parse_number, progress_printer)
 
-EPILOG = """exit status: 0 the extrapolated e_inf agrees with the theory (|z| within the limit);
-1 it does not; 2 bad input (nothing is computed).
-Example:
-  icl-symbolic extrapolate "sin(g)" --d 32,48,64,96,128 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 4 --json"""
+EPILOG = epilog(
+    "0 the extrapolated e_inf agrees with the theory (|z| within the limit); 1 it does not; "
+    "2 bad input (one line on stderr, nothing computed, no files written)",
+    ['icl-symbolic extrapolate "sin(g)" --d 32,48,64,96,128 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 4 --json',
+     'icl-symbolic extrapolate "(g^2-1)/sqrt(2)" --d 16,24,32,48 --tasks sphere --plot e.png'])
 
 
 def register(subparsers) -> None:
-    import argparse
-
     p = subparsers.add_parser(
         "extrapolate", help="simulate on a ladder of d and extrapolate the ICL error to d -> infinity",
         description="Simulate the model of Eqs. (1)-(7) at several d with the same seeds, fit "
@@ -39,31 +40,27 @@ def register(subparsers) -> None:
                     "Eq. (9); Eq. (10) when a1 = 0) in standard errors.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("f", help='teacher f(g), e.g. "sin(g)", "(g^2-1)/sqrt(2)"')
-    p.add_argument("--d", default="32,48,64,96,128", help="the ladder of dimensions, a,b,c (default 32,48,64,96,128)")
-    p.add_argument("--alpha", default="2", help="context ratio ell/d (default 2)")
-    p.add_argument("--kappa", default="2", help="task diversity k/d (default 2)")
-    p.add_argument("--tau", default="2", help="pretraining ratio n/d^2 (default 2)")
-    p.add_argument("--rho", default="0.1", help="noise variance rho (default 0.1)")
-    p.add_argument("--lam", default="0", help="ridge lambda, regulariser (n/d) lam (default 0: min-norm)")
-    p.add_argument("--seeds", default="4", help="seeds per d (default 4; the same seeds at every d)")
+    p.add_argument("--d", default="32,48,64,96,128", help="the ladder of dimensions, a,b,c")
+    p.add_argument("--alpha", default=str(defaults.ALPHA), help="context ratio ell/d")
+    p.add_argument("--kappa", default=str(defaults.KAPPA), help="task diversity k/d")
+    p.add_argument("--tau", default=str(defaults.TAU), help="pretraining ratio n/d^2")
+    p.add_argument("--rho", default=defaults.RHO, help="noise variance rho")
+    p.add_argument("--lam", default=str(defaults.LAM), help="ridge lambda, regulariser (n/d) lam (0: min-norm)")
+    p.add_argument("--seeds", default=str(defaults.SEEDS), help="seeds per d (the same seeds at every d)")
     p.add_argument("--seed", default="0", help="first seed (seeds are seed, seed+1, ...)")
     p.add_argument("--tasks", default="gaussian", choices=("gaussian", "sphere"),
-                   help="task law: gaussian w ~ N(0, C) (the paper's, default) or sphere (|w|^2 = tr C)")
+                   help="task law: gaussian w ~ N(0, C) (the paper's) or sphere (|w|^2 = tr C)")
     p.add_argument("--ctrain", dest="C_train", default="identity",
                    help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)")
     p.add_argument("--ctest", dest="C_test", default=None, help="test task covariance (default: --ctrain)")
-    p.add_argument("--n-test", default="2000", help="Monte-Carlo test prompts per seed (default 2000)")
+    p.add_argument("--n-test", default="2000", help="Monte-Carlo test prompts per seed")
     p.add_argument("--model", default="auto", choices=("auto",) + MODELS,
-                   help="fit model: auto (1/d, adding 1/d^2 only when the data need it; default)")
-    p.add_argument("--false-alarm", default="1e-3",
-                   help="two-sided false-alarm budget of the z test (default 1e-3)")
-    p.add_argument("--m", default="1", help="number of comparisons the budget is split over (Bonferroni; default 1)")
-    p.add_argument("--jobs", default="1", help="worker processes for the (d, seed) runs (default 1)")
-    p.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
-    p.add_argument("--json-out", metavar="FILE", help="also write the JSON object to FILE")
-    p.add_argument("--csv", metavar="FILE", help="write the ladder points (d, e_mean, e_se, seeds) as CSV")
-    p.add_argument("--plot", metavar="FILE.png", help="plot e against 1/d with the fit and the theory point")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+                   help="fit model: auto adds the 1/d^2 term only when the data need it")
+    p.add_argument("--false-alarm", default="1e-3", help="two-sided false-alarm budget of the z test")
+    p.add_argument("--m", default="1", help="number of comparisons the budget is split over (Bonferroni)")
+    p.add_argument("--jobs", default="1", help="worker processes for the (d, seed) runs")
+    add_output_options(p, csv="write the ladder points (d, e_mean, e_se, seeds) as CSV",
+                       plot="plot e against 1/d with the fit and the theory point")
     p.set_defaults(func=run)
 
 
@@ -89,9 +86,7 @@ def run(args) -> int:
     fa = parse_number(args.false_alarm, "false-alarm")
     if not 0 < fa < 1:
         raise ICLError("--false-alarm must be in (0, 1)")
-    for opt, suffix in ((args.json_out, ".json"), (args.csv, ".csv"), (args.plot, ".png")):
-        if opt and not str(opt).endswith(suffix):
-            raise ICLError(f"{opt}: expected a file name ending in {suffix}")
+    check_output_paths(args)
     C_test = args.C_test if args.C_test is not None else args.C_train
     # everything that can be refused is refused before the first simulation
     e_th, th_note = theory_value(args.f, rho, alpha, kappa, tau, lam, args.C_train, C_test, d=max(ds))
@@ -105,9 +100,9 @@ def run(args) -> int:
             "lam": lam, "C_train": args.C_train, "C_test": C_test}
     res = extrapolate(points, e_th, false_alarm=fa, m=m, model=args.model, meta=meta, theory_note=th_note,
                       seconds=time.monotonic() - t0)
-    payload = res.to_json()
-    if args.json_out:
-        write_json(args.json_out, payload)
+    js = res.to_json()
+    points = js.pop("points")
+    doc = document("extrapolate", points, **js)
     if args.csv:
         buf = _io.StringIO()
         w = csv.writer(buf)
@@ -123,9 +118,8 @@ def run(args) -> int:
         save_figure(extrapolation_figure(title, [p.d for p in res.points], [p.e_mean for p in res.points],
                                          [p.e_se for p in res.points], f.coef, e_th, n_seeds,
                                          e_inf_se=f.e_inf_se, model=f.model), args.plot)
-    if args.json:
-        print(json.dumps(payload, indent=2))
-    else:
+    emit_json(args, doc)
+    if not args.json:
         _print(res)
     return 0 if res.holds else 1
 
