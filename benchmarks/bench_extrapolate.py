@@ -50,7 +50,7 @@ def main() -> int:
     a = ap.parse_args()
     ds = [int(x) for x in a.d.split(",")]
     names = a.only.split(",")
-    m = len(CHECKS)          # Bonferroni over the three checks of the issue
+    m = len(CHECKS)          # Bonferroni over the three paper-scale checks of this script
     out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
                        "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
