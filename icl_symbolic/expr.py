@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
@@ -42,6 +43,7 @@ import mpmath
 import numpy as np
 import sympy
 
+from .cost import composed_hermite_cost, degree, expand_terms
 from .errors import ICLError, ParseError, ValidityError
 from .orthopoly import h, he
 from .symbols import g
@@ -51,6 +53,10 @@ MAX_DEPTH = 64
 MAX_POWER = 64
 MAX_HERMITE_ORDER = 200
 MAX_NUMBER_DIGITS = 200
+#: bound on the polynomial degree of a parsed expression (after Hermite composition)
+MAX_DEGREE = 256
+#: bound on the number of terms a full ``sympy.expand`` of the expression could create
+MAX_EXPAND_TERMS = 5000
 
 CONSTANTS = {"pi": sympy.pi, "E": sympy.E}
 
@@ -103,12 +109,13 @@ FUNCTIONS: dict[str, tuple[Callable, int, int | None]] = {
     "h": (None, 2, 2),
 }
 
+# ASCII only: Python's \d would also accept other scripts' digits ('٣', full-width '３')
 _TOKEN = re.compile(r"""
-    (?P<ws>\s+)
-  | (?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
+    (?P<ws>[ \t\r\n]+)
+  | (?P<num>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)
   | (?P<name>[A-Za-z][A-Za-z0-9_]*)
   | (?P<op>\*\*|[-+*/^(),])
-""", re.VERBOSE)
+""", re.VERBOSE | re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -138,8 +145,10 @@ def _exact_number(tok: _Tok, text: str) -> sympy.Rational:
     mant = s.split("e")[0].split("E")[0]
     if len(mant.replace(".", "")) > MAX_NUMBER_DIGITS:
         raise ParseError(f"number has more than {MAX_NUMBER_DIGITS} digits", text, tok.pos)
-    m = re.match(r"^(.*?)(?:[eE]([+-]?\d+))?$", s)
-    if m.group(2) is not None and abs(int(m.group(2))) > 1000:
+    m = re.match(r"^(.*?)(?:[eE]([+-]?[0-9]+))?$", s, re.ASCII)
+    # compare the exponent's length before int(): Python refuses int() of > 4300 digits
+    if m.group(2) is not None and (len(m.group(2).lstrip("+-").lstrip("0")) > 4
+                                   or abs(int(m.group(2))) > 1000):
         raise ParseError("number exponent out of range (|e| <= 1000)", text, tok.pos)
     frac = Fraction(s)  # exact decimal -> rational conversion of a validated literal
     return sympy.Rational(frac.numerator, frac.denominator)
@@ -187,6 +196,10 @@ class _Parser:
         e = self.expr()
         if self.tok.kind != "end":
             self.error(f"unexpected {self.tok.text!r} after a complete expression")
+        try:
+            check_cost(e)
+        except ICLError as exc:
+            raise ParseError(str(exc), self.text, 0) from None
         return e
 
     def expr(self):
@@ -318,8 +331,39 @@ class _Parser:
                 self.error(f"{name}(m, x): m must be a non-negative integer", arg_toks[0])
             if m > MAX_HERMITE_ORDER:
                 self.error(f"{name}(m, x): order m <= {MAX_HERMITE_ORDER}", arg_toks[0])
+            deg, terms = composed_hermite_cost(int(m), args[1])
+            if deg > MAX_DEGREE or terms > MAX_EXPAND_TERMS:
+                self.error(f"{name}({int(m)}, ...) of this argument would be a polynomial of degree {deg} "
+                           f"with up to {_big(terms)} terms (limits: degree {MAX_DEGREE}, "
+                           f"{MAX_EXPAND_TERMS} terms)", name_tok)
             return (he if name == "He" else h)(int(m), args[1])
         return builder(*args)
+
+
+def _big(n: int) -> str:
+    return str(n) if n < 10 ** 9 else f"~1e{len(str(n)) - 1}"
+
+
+def check_cost(e) -> None:
+    """ICLError when ``e`` is beyond the documented size limits (see ``docs/limits.md``).
+
+    The polynomial degree (largest over sub-expressions, after Hermite
+    composition) must be at most :data:`MAX_DEGREE` and a full expansion may
+    create at most :data:`MAX_EXPAND_TERMS` terms (:mod:`icl_symbolic.cost`).
+
+    >>> check_cost((g + 1)**64)
+    >>> check_cost(sum((sympy.sin(k * g) for k in range(1, 6)), sympy.S.Zero)**64)
+    Traceback (most recent call last):
+    ...
+    icl_symbolic.errors.ICLError: expression too large: expanding it could create up to 814385 terms (limit 5000)
+    """
+    deg = degree(e)
+    if deg > MAX_DEGREE:
+        raise ICLError(f"expression too large: polynomial degree {_big(deg)} (limit {MAX_DEGREE})")
+    terms = expand_terms(e)
+    if terms > MAX_EXPAND_TERMS:
+        raise ICLError(f"expression too large: expanding it could create up to {_big(terms)} terms "
+                       f"(limit {MAX_EXPAND_TERMS})")
 
 
 def parse_expr(text: str, variables=("g",)) -> sympy.Expr:
@@ -379,13 +423,30 @@ def _kink_arguments(e) -> list:
     return out
 
 
-def real_zeros(u, x=None, lo=-60, hi=60, digits=40) -> list:
-    """Real zeros of ``u(x)``: exact for polynomials, else a numeric scan on [lo, hi].
+#: at most this many kinks/jumps (all kink arguments together) are located
+MAX_KINKS = 2000
+#: at most this many kink arguments (abs/sign/heaviside calls, pairs of max/min arguments)
+MAX_KINK_ARGUMENTS = 600
+#: the numeric kink scan: grid points on [lo, hi] and refinement levels (16x each)
+SCAN_POINTS = 2 ** 15
+SCAN_LEVELS = 4
+SCAN_MAX_CELLS = 200_000
+
+
+#: kinks are located on [-KINK_RANGE, KINK_RANGE]; beyond, the Gaussian weight is below 1e-347
+KINK_RANGE = 40
+
+
+def real_zeros(u, x=None, lo=-KINK_RANGE, hi=KINK_RANGE, digits=40, limit=MAX_KINKS) -> list:
+    """Real zeros of ``u(x)`` in [lo, hi] where u changes sign: exact for polynomials, else a scan.
 
     Polynomial arguments (the usual case: ``g``, ``g - 1``, ``g**2 - 2``) give
-    exact SymPy roots.  Other arguments are scanned on a fine grid and refined
-    with ``mpmath.findroot`` to ``digits`` digits; the roots come back as SymPy
-    ``Float`` with that precision.
+    exact SymPy roots.  Other arguments are scanned (:func:`_scan_sign_changes`)
+    and each bracket is refined with ``mpmath.findroot`` to ``digits`` digits;
+    the roots come back as SymPy ``Float`` with that precision.  Zeros where u
+    touches 0 without changing sign are not kinks of ``abs(u)``, ``sign(u)``
+    or ``max``/``min`` and are not returned by the scan.  More than ``limit``
+    zeros is an :class:`ICLError` (raised before any root is refined).
     """
     x = x if x is not None else g
     u = parse_expr(u, variables=(str(x),)) if isinstance(u, str) else sympy.S(u)
@@ -403,30 +464,88 @@ def real_zeros(u, x=None, lo=-60, hi=60, digits=40) -> list:
         pass
     except NotImplementedError:
         pass
-    fn = sympy.lambdify(x, u, modules="mpmath")
+    brackets = _scan_sign_changes(u, x, lo, hi, limit)
+    fn = sympy.lambdify(x, u, modules=[_MP_SAFE, "mpmath"])
     roots = []
     with mpmath.workdps(digits + 10):
-        grid = [mpmath.mpf(lo) + (hi - lo) * mpmath.mpf(k) / 4800 for k in range(4801)]
-        vals = []
-        for t in grid:
-            try:
-                v = fn(t)
-                vals.append(mpmath.re(v))
-            except (ZeroDivisionError, ValueError):
-                vals.append(mpmath.nan)
-        for k in range(len(grid) - 1):
-            a, b = vals[k], vals[k + 1]
-            if mpmath.isnan(a) or mpmath.isnan(b):
+        for a, b in brackets:
+            a, b = mpmath.mpf(a), mpmath.mpf(b)
+            if a == b:
+                roots.append(a)
                 continue
-            if a == 0:
-                roots.append(grid[k])
-            elif a * b < 0:
-                try:
-                    r = mpmath.findroot(fn, (grid[k], grid[k + 1]), solver="anderson")
-                except (ZeroDivisionError, ValueError):
-                    r = mpmath.findroot(fn, (grid[k], grid[k + 1]), solver="bisect")
-                roots.append(r)
+            try:
+                r = mpmath.findroot(fn, (a, b), solver="anderson")
+                if not a <= r <= b:
+                    raise ValueError("left the bracket")
+            except (ZeroDivisionError, ValueError):
+                r = mpmath.findroot(fn, (a, b), solver="bisect")
+            roots.append(r)
         return sorted({sympy.Float(mpmath.nstr(r, digits + 5), digits + 5) for r in roots}, key=float)
+
+
+@lru_cache(maxsize=256)
+def _scan_sign_changes(u, x, lo, hi, limit):
+    """Brackets [a, b] each holding one sign change of u, found by a refined float64 scan.
+
+    A grid of :data:`SCAN_POINTS` cells on [lo, hi]; a cell is settled when u
+    changes sign across it and u' keeps its sign at both ends (one crossing),
+    or when the Lipschitz test ``|u(a)| + |u(b)| > 2 max(|u'(a)|, |u'(b)|) h``
+    excludes a zero.  Every other cell is split 16-fold, up to
+    :data:`SCAN_LEVELS` times (cells of ~1e-7 on [-60, 60]), so the grid follows
+    the structure of u (a fast oscillation is resolved, not aliased).  Cells
+    still open at the finest level keep their sign-change bracket if they have
+    one; without a sign change they are tangential zeros (``1 - cos(g)``),
+    which are not kinks.  More than ``limit`` brackets, or more than
+    :data:`SCAN_MAX_CELLS` open cells, is refused with an :class:`ICLError`.
+    """
+    fnp = sympy.lambdify(x, u, modules=["numpy", "scipy"])
+    dnp = sympy.lambdify(x, sympy.diff(u, x), modules=["numpy", "scipy"])
+
+    def ev(f, z):
+        with np.errstate(all="ignore"):
+            out = np.asarray(f(z), dtype=float)
+        return np.broadcast_to(out, z.shape) if out.shape != z.shape else out
+
+    a = np.linspace(lo, hi, SCAN_POINTS + 1)
+    a, b = a[:-1], a[1:]
+    brackets = []
+    for level in range(SCAN_LEVELS + 1):
+        ua, ub, da, db = ev(fnp, a), ev(fnp, b), ev(dnp, a), ev(dnp, b)
+        h = b - a
+        finite = np.isfinite(ua) & np.isfinite(ub)
+        at_node = finite & (ua == 0)
+        change = finite & (np.sign(ua) * np.sign(ub) < 0)
+        mono = np.isfinite(da) & np.isfinite(db) & (np.sign(da) * np.sign(db) > 0)
+        lip = 2 * np.maximum(np.abs(da), np.abs(db)) * h
+        excluded = finite & ~change & ~at_node & (np.abs(ua) + np.abs(ub) > lip)
+        both_inf = ~finite & (np.sign(ua) == np.sign(ub)) & ~np.isnan(ua) & ~np.isnan(ub)
+        settled = (change & mono) | excluded | both_inf
+        brackets.extend(zip(a[at_node], a[at_node]))
+        done = change & mono & ~at_node
+        brackets.extend(zip(a[done], b[done]))
+        if len(brackets) > limit:
+            raise ICLError(f"{u} changes sign more than {limit} times in [{lo}, {hi}] "
+                           f"(at least {len(brackets)} found); too many kinks to locate "
+                           f"(limit {limit}, see docs/limits.md)")
+        openc = ~settled & ~at_node
+        if not openc.any():
+            break
+        if level == SCAN_LEVELS:
+            last = openc & change
+            brackets.extend(zip(a[last], b[last]))
+            break
+        n_open = int(openc.sum())
+        if n_open * 16 > SCAN_MAX_CELLS:
+            raise ICLError(f"{u} oscillates faster than the kink scan can resolve "
+                           f"({n_open} unresolved cells of width {float(h[0]):.2g} in [{lo}, {hi}]); "
+                           f"too many kinks to locate (see docs/limits.md)")
+        a0, h0 = a[openc], h[openc] / 16
+        a = (a0[:, None] + h0[:, None] * np.arange(16)).ravel()
+        b = a + np.repeat(h0, 16)
+    if len(brackets) > limit:
+        raise ICLError(f"{u} changes sign more than {limit} times in [{lo}, {hi}]; too many kinks "
+                       f"to locate (limit {limit}, see docs/limits.md)")
+    return tuple(sorted(brackets))
 
 
 _KINKY = (sympy.Abs, sympy.sign, sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise)
@@ -492,20 +611,20 @@ def _interior_points(bps):
             yield lo, hi, (lo + hi) / 2
 
 
-def _zeros_of_kink_argument(u) -> set:
+def _zeros_of_kink_argument(u, limit=MAX_KINKS) -> set:
     """Real zeros of u; a u with kinks of its own (abs(abs(g) - 1)) is resolved
     piece by piece, so that its zeros stay exact when every piece is polynomial."""
     if not u.has(*_KINKY):
-        return set(real_zeros(u))
+        return set(real_zeros(u, limit=limit))
     inner = breakpoints_of(u)
     if any(isinstance(b, sympy.Float) for b in inner):
-        return set(real_zeros(u))
+        return set(real_zeros(u, limit=limit))
     pts = set(inner)
     for lo, hi, mid in _interior_points(inner):
         try:
             piece = resolve_kinks(u, mid)
         except KinkError:
-            return set(real_zeros(u))
+            return set(real_zeros(u, limit=limit))
         for r in real_zeros(piece):
             if (lo is None or r > lo) and (hi is None or r < hi):
                 pts.add(r)
@@ -521,8 +640,21 @@ def breakpoints_of(e) -> tuple:
     (-1, 0, 1)
     """
     pts = set()
-    for u in _kink_arguments(e):
-        pts |= _zeros_of_kink_argument(u)
+    args = _kink_arguments(e)
+    if len(args) > MAX_KINK_ARGUMENTS:
+        raise ICLError(f"expression has {len(args)} kink arguments (abs/sign/heaviside calls and "
+                       f"pairs of max/min arguments; limit {MAX_KINK_ARGUMENTS}, see docs/limits.md)")
+    args = list(dict.fromkeys(args))
+    # count first (a cheap float64 scan), refine afterwards: a refusal costs no root finding
+    numeric = [u for u in args if not u.has(*_KINKY) and not u.is_polynomial(g)]
+    total = sum(len(_scan_sign_changes(u, g, -KINK_RANGE, KINK_RANGE, MAX_KINKS)) for u in numeric)
+    if total > MAX_KINKS:
+        raise ICLError(f"about {total} kinks/jumps in [-{KINK_RANGE}, {KINK_RANGE}] (from {len(numeric)} "
+                       f"non-polynomial kink arguments); limit {MAX_KINKS}, see docs/limits.md")
+    for u in args:
+        pts |= _zeros_of_kink_argument(u, MAX_KINKS - len(pts))
+        if len(pts) > MAX_KINKS:
+            raise ICLError(f"more than {MAX_KINKS} kinks/jumps (limit, see docs/limits.md)")
     return tuple(sorted(pts, key=lambda r: float(r)))
 
 
@@ -587,6 +719,29 @@ def _safe_trig(name, fn):
 _MP_SAFE = {"exp": _safe_exp, "sin": _safe_trig("sin", mpmath.sin), "cos": _safe_trig("cos", mpmath.cos)}
 
 
+def ae_simplify(e):
+    """Replace sign(u)**n and heaviside(u)**n (n a positive integer) by what they equal almost everywhere.
+
+    sign(u)**2 = 1 and heaviside(u)**n = heaviside(u) except on the zero set of
+    u, which has measure zero for the non-constant analytic arguments of the
+    input language; Gaussian expectations are unchanged, and no kinks need to
+    be located (``E[sign(sin(1000*g))**2] = 1`` exactly, although sin(1000 g)
+    has more zeros than the kink scan accepts).
+
+    >>> ae_simplify(parse_expr("sign(sin(1000*g))**2 + heaviside(g)**3"))
+    Heaviside(g) + 1
+    """
+    def is_target(node):
+        return (node.is_Pow and node.exp.is_Integer and node.exp > 0
+                and isinstance(node.base, (sympy.sign, sympy.Heaviside)) and node.base.args[0].has(g))
+
+    def repl(node):
+        if isinstance(node.base, sympy.Heaviside) or node.exp % 2 == 1:
+            return node.base
+        return sympy.S.One
+    return e.replace(is_target, repl) if e.has(sympy.sign, sympy.Heaviside) else e
+
+
 def _from_sympy(e, label: str) -> Teacher:
     if isinstance(e, str):  # never sympify a raw string
         e = parse_expr(e)
@@ -600,6 +755,8 @@ def _from_sympy(e, label: str) -> Teacher:
     floats = e.atoms(sympy.Float)
     if floats:  # as in the input language, decimals are read exactly: Float(0.1) -> 1/10
         e = e.xreplace({f: sympy.Rational(str(f)) for f in floats})
+    check_cost(e)
+    e = ae_simplify(e)
     extra = sorted(s.name for s in e.free_symbols if s != g)
     if extra:
         raise ICLError(f"teacher may only depend on g; it also contains {', '.join(extra)}")

@@ -43,10 +43,11 @@ from ._version import __version__
 from .display import Quantity, html_table, latex_table, text_table
 from .errors import ICLError, ValidityError
 from .expr import MAX_HERMITE_ORDER, Teacher, g, teacher
-from .gauss import (_singular_candidates, callable_digits, check_integrable, exact_expectation,
-                    exact_moments, mp_expect_vector, mp_value, probe_callable, to_rational)
+from .gauss import (_in_range, _singular_candidates, callable_digits, check_integrable, check_panels,
+                    exact_expectation, exact_moments, mp_expect_vector, mp_value, oscillation_splits,
+                    probe_callable, singular_mass_bound, to_rational)
 from .orthopoly import h, he
-from .values import Value
+from .values import Value, certified_digits
 
 __all__ = ["he", "h", "hermite_coeffs", "HermiteResult", "stein_coefficient"]
 
@@ -149,9 +150,22 @@ class HermiteResult:
 
     @property
     def spectrum(self) -> list:
-        """Hermite energy spectrum a_m^2, m = 0..M (mpmath numbers, at the result's precision)."""
-        with mpmath.workdps(self.digits + 10):
-            return [mpmath.mpf(v.value) ** 2 for v in self.a]
+        """Hermite energy spectrum a_m^2, m = 0..M (mpmath numbers at the working precision)."""
+        with mpmath.workdps(self.digits + 20):
+            return [+(mpmath.mpf(v.value) ** 2) for v in self.a]
+
+    def spectrum_values(self) -> tuple:
+        """a_m^2 as :class:`Value` s: exact squares, or the square with its propagated error bound.
+
+        Computed at ``digits + 20`` working digits, so that ``--digits 40`` prints
+        40 correct digits of a_m^2 (not a 53-bit square).
+        """
+        out = []
+        with mpmath.workdps(self.digits + 20):
+            for m, v in enumerate(self.a):
+                q = _Q.of(v)
+                out.append((q * q).value(self.digits, f"a_{m}^2"))
+        return tuple(out)
 
     def to_json(self) -> dict:
         """The JSON document of ``icl-symbolic coeffs --json`` (numbers as decimal strings)."""
@@ -237,8 +251,19 @@ def _mp_coefficients(T: Teacher, M: int, digits: int, need_f2: bool):
             out.append(to_fixed((sf * f)._mpf_, Q))
         return out
 
-    return mp_expect_vector(fixed_scaled, M + 1 + int(need_f2), 1, digits, T.breakpoints,
-                            scaled=True, fixed=True)
+    singular = tuple(_singular_candidates(T.expr)) if T.expr is not None else ()
+    bps = tuple(T.breakpoints) + singular + tuple(oscillation_splits(T.expr, digits, 1, T.label))
+    check_panels(bps, T.label)
+    res = mp_expect_vector(fixed_scaled, M + 1 + int(need_f2), 1, digits, bps, scaled=True, fixed=True)
+    if singular:
+        # the mass near integrable singularities that the nodes cannot reach; for a_m the
+        # factor |h_m(r)| <= 1.09 exp(r^2/4) (Cramer's inequality) bounds the Hermite weight
+        hmax = max(mpmath.mpf("1.09") * mpmath.exp(mpmath.mpf(str(sympy.N(r, 30))) ** 2 / 4) for r in singular)
+        b_f = singular_mass_bound(T.mp, singular, digits) * hmax
+        b_f2 = singular_mass_bound(lambda t: T.mp(t) ** 2, singular, digits) if need_f2 else 0
+        res = [(v, e + (b_f2 if need_f2 and i == M + 1 else b_f), c) for i, (v, e, c) in enumerate(res)]
+        res = [(v, e, certified_digits(v, e, digits)) for v, e, _ in res]
+    return res
 
 
 def hermite_coeffs(f, M: int = 8, rho=0, digits: int = 30, exact: bool = True) -> HermiteResult:

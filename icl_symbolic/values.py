@@ -59,6 +59,8 @@ import mpmath
 import sympy
 
 METHODS = ("exact", "mpmath", "mc", "sim", "numeric")
+#: what :meth:`Value.to_str` prints for a quadrature result without one certified digit
+UNCERTIFIED = "uncertified"
 
 
 @dataclass(frozen=True)
@@ -129,10 +131,24 @@ class Value:
         return float(self.value)
 
     def to_str(self, digits: int | None = None) -> str:
-        """Decimal string with at most the certified number of digits."""
+        """Decimal string with at most the certified number of digits.
+
+        For quadrature results (``mpmath``) ``digits`` is capped at the certified
+        ``self.digits``; when no digit is certified the number is not printed:
+        the string is ``"uncertified"`` (the provenance gives the error bound).
+
+        >>> Value(value=mpmath.mpf("33.126301"), method="mpmath", digits=2, abs_err=0.2).to_str(15)
+        '33.0'
+        >>> Value(value=mpmath.mpf("33.126301"), method="mpmath", digits=None, abs_err=4.1).to_str(15)
+        'uncertified'
+        """
         n = digits or self.digits or 15
         if self.method in ("mc", "sim"):
             n = min(n, 8)
+        if self.method == "mpmath":
+            if self.digits is None:
+                return UNCERTIFIED
+            n = min(n, self.digits)
         value = self.value
         if not isinstance(value, (mpmath.mpf, mpmath.mpc, complex)):
             value = mpmath.mpf(value)  # ints and floats are exact in binary: no rounding here
@@ -144,7 +160,8 @@ class Value:
             return "exact (SymPy)"
         if self.method == "mpmath":
             err = "" if self.abs_err is None else f", |err| <= {mpmath.nstr(mpmath.mpf(self.abs_err), 2)}"
-            return f"mpmath quadrature, {self.digits} digits{err}"
+            got = "no digit certified" if self.digits is None else f"{self.digits} digits"
+            return f"mpmath quadrature, {got}{err}"
         if self.method == "mc":
             return f"Monte Carlo, n={self.n_samples}, SE={_fmt(self.stderr)}" + (
                 f", seed={self.seeds[0] if len(self.seeds) == 1 else self.seeds}" if self.seeds else "")
@@ -212,7 +229,11 @@ class Value:
 
     def to_json(self) -> dict:
         """A JSON-ready dict; high-precision numbers are decimal strings."""
-        out: dict = {"value": self.to_str(), "method": self.method, "provenance": self.provenance()}
+        text = self.to_str()
+        out: dict = {"value": None if text == UNCERTIFIED else text, "method": self.method,
+                     "provenance": self.provenance()}
+        if text == UNCERTIFIED:
+            out["reason"] = "no digit certified by the error bound"
         if self.exact is not None:
             out["exact"] = str(self.exact)
         for key in ("digits", "n_samples"):

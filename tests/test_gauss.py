@@ -1,5 +1,6 @@
 """Gaussian expectations E[F(z)], z ~ N(0, omega): exact rules, mpmath path, validity."""
 
+import math
 import mpmath
 import pytest
 import sympy
@@ -126,7 +127,12 @@ def test_divergent_integrals_are_refused_with_a_reason(text, omega, reason):
 
 def test_negative_control_integrable_neighbours_pass():
     assert expect("exp(g**2/4)", omega=1).exact == sympy.sqrt(2)
-    assert expect("abs(g)**(-0.5)", digits=15).method == "mpmath"        # integrable singularity
+    # integrable singularity: closed form E|g|^s = 2^(s/2) Gamma((s+1)/2)/sqrt(pi), s = -1/2
+    truth = 2 ** -0.25 * math.gamma(0.25) / math.sqrt(math.pi)
+    v = expect("abs(g)**(-0.5)", digits=15)
+    assert v.method == "exact" and abs(float(v) - truth) < 1e-14
+    q = expect("abs(g)**(-0.5)", digits=15, exact=False)                   # quadrature, bound holds
+    assert q.method == "mpmath" and abs(float(q.value) - truth) <= float(q.abs_err) + 1e-15
     assert expect("exp(-g**4)", digits=15).method == "mpmath"
 
 

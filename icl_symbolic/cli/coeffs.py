@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-import mpmath
 
 from .. import defaults
 from ..errors import ICLError
@@ -137,6 +136,6 @@ def library_table(results, digits) -> str:
 def spectrum_csv(results) -> str:
     lines = ["teacher,m,a_m,a_m_squared,method"]
     for name, r in results:
-        for m, (v, e2) in enumerate(zip(r.a, r.spectrum)):
-            lines.append(f"{json.dumps(name)},{m},{v.to_str(r.digits)},{mpmath.nstr(e2, r.digits)},{v.method}")
+        for m, (v, e2) in enumerate(zip(r.a, r.spectrum_values())):
+            lines.append(f"{json.dumps(name)},{m},{v.to_str(r.digits)},{e2.to_str(r.digits)},{v.method}")
     return "\n".join(lines) + "\n"
