@@ -577,8 +577,14 @@ def resolve_kinks(e, point):
         raise KinkError("Piecewise without a branch")
     args = [resolve_kinks(a, point) for a in e.args]
 
+    point = sympy.S(point)
+
+    def value(u):
+        v = u.xreplace({g: point})
+        return v if v.is_Rational else sympy.N(v, 30)   # exact where it can be (fast, no rounding)
+
     def sgn(u):
-        v = sympy.N(u.subs(g, point), 30)
+        v = value(u)
         if not v.is_real:
             raise KinkError("complex kink argument")
         if abs(v) < 1e-25:
@@ -592,7 +598,7 @@ def resolve_kinks(e, point):
     if f is sympy.Heaviside:
         return sympy.Integer(1 if sgn(args[0]) > 0 else 0)
     if f in (sympy.Max, sympy.Min):
-        vals = [sympy.N(a.subs(g, point), 30) for a in args]
+        vals = [value(a) for a in args]
         pick = max if f is sympy.Max else min
         return args[pick(range(len(args)), key=lambda i: vals[i])]
     return f(*args)
@@ -765,7 +771,11 @@ def _from_sympy(e, label: str) -> Teacher:
     if e.has(sympy.zoo, sympy.oo, -sympy.oo, sympy.nan):
         raise ValidityError(f"f = {e} is not finite")
     fnp = sympy.lambdify(g, e, modules=["numpy", "scipy"])
-    fmp = sympy.lambdify(g, e, modules=[_MP_SAFE, "mpmath"])
+    # b**u with a variable exponent goes through the guarded exp: (1/2)**(2**g) at a far
+    # quadrature node would otherwise build a number with ~2**g bits (MemoryError)
+    e_mp = e.replace(lambda n: n.is_Pow and not n.base.has(g) and n.exp.has(g),
+                     lambda n: sympy.exp(n.exp * sympy.log(n.base), evaluate=False))
+    fmp = sympy.lambdify(g, e_mp, modules=[_MP_SAFE, "mpmath"])
     t = Teacher(expr=e, label=label, breakpoints=breakpoints_of(e), _numpy=fnp, _mp=fmp)
     _check_real_valued(t)
     return t

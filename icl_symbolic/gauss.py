@@ -64,6 +64,7 @@ import numpy as np
 import sympy
 from mpmath.calculus.quadrature import TanhSinh
 
+from .cost import expand_terms, poly_degree
 from .errors import ICLError, ValidityError
 from .expr import (HugeArgument, KinkError, Teacher, ae_simplify, breakpoints_of, g, parse_expr, real_zeros,
                    resolve_kinks, teacher)
@@ -347,7 +348,16 @@ def _regions(F, bps):
     return out
 
 
+#: the exact rules give up (and the mpmath path is used) beyond this many expanded terms ...
+MAX_EXACT_TERMS = 2000
+#: ... or this many (interval x term) integrals for a function with kinks
+MAX_EXACT_WORK = 20000
+
+
 def _terms(smooth):
+    n = expand_terms(smooth, trig=2)
+    if n > MAX_EXACT_TERMS:
+        raise _Unsupported(f"expansion into up to {n} terms")
     e = _trig_to_exp(smooth)
     e = sympy.expand(e, power_exp=True, power_base=False, log=False, deep=True)
     return sympy.Add.make_args(e)
@@ -396,6 +406,17 @@ def _prepared(F, omega):
     return F, omega
 
 
+def _piecewise_polynomial(e) -> bool:
+    """True when e is built from g, numbers, +, *, integer powers and abs/sign/heaviside/max/min."""
+    for node in sympy.preorder_traversal(e):
+        if node.is_Pow and not (node.exp.is_Integer and node.exp >= 0):
+            return False
+        if isinstance(node, sympy.Function) and not isinstance(
+                node, (sympy.Abs, sympy.sign, sympy.Heaviside, sympy.Max, sympy.Min)):
+            return False
+    return True
+
+
 def exact_moments(F, M=0, omega=1, bps=None):
     """Closed forms of E[g^j F(g)] for j = 0..M under g ~ N(0, 1) after z = sqrt(omega) g.
 
@@ -424,19 +445,39 @@ def exact_moments(F, M=0, omega=1, bps=None):
                 smooth_part += t
         pieces = [(-sympy.oo, sympy.oo, smooth_part)]
         if kink_part != 0:
-            pieces += _regions(kink_part, tuple(bps))
-        acc = [sympy.S.Zero] * (M + 1)
+            # by linearity each kinky term is split at its own breakpoints only (300 terms
+            # abs(g - k/100) give 600 intervals, not 300 x 301)
+            groups = [(kink_part, tuple(bps))] if len(sympy.Add.make_args(kink_part)) == 1 else \
+                [(t, breakpoints_of(t)) for t in sympy.Add.make_args(kink_part)]
+            work = 0
+            for t, tb in groups:
+                per_piece = (poly_degree(t) + M + 1) if _piecewise_polynomial(t) \
+                    else expand_terms(t, trig=2) * (M + 1)
+                work += (len(tb) + 1) * per_piece
+            if work > MAX_EXACT_WORK:
+                raise _Unsupported("too many intervals x terms")
+            for t, tb in groups:
+                pieces += _regions(t, tb)
+        acc = [[] for _ in range(M + 1)]   # summed once at the end (repeated += is quadratic)
         for lo, hi, smooth in pieces:
             if smooth == 0:
+                continue
+            if smooth.is_polynomial(g) and not (smooth.free_symbols - {g}):
+                # polynomial piece: sum_k c_k int_lo^hi g^(k+j) phi (no expansion into terms)
+                p = sympy.Poly(smooth, g)
+                J = _trunc_moments(p.degree() + M, lo, hi)
+                for (k,), c in p.terms():
+                    for j in range(M + 1):
+                        acc[j].append(c * J[k + j])
                 continue
             for term in _terms(smooth):
                 coef, k, a, b, erfs, frac = _decompose_term(term)
                 for j in range(M + 1):
                     if frac is None:
-                        acc[j] += coef * _term_integral(k + j, a, b, erfs, lo, hi)
+                        acc[j].append(coef * _term_integral(k + j, a, b, erfs, lo, hi))
                     else:
-                        acc[j] += coef * _frac_integral(k + j, frac, a, b, erfs, lo, hi)
-        return [_finish(x) for x in acc]
+                        acc[j].append(coef * _frac_integral(k + j, frac, a, b, erfs, lo, hi))
+        return [_finish(sympy.Add(*x)) for x in acc]
     except _Unsupported:
         return None
     except RecursionError:
@@ -662,6 +703,14 @@ def _effective_range(digits, omega_mp) -> float:
     return float(mpmath.sqrt(2 * (digits + 20) * mpmath.log(10) * omega_mp))
 
 
+def _in_range(points, digits, omega=1) -> tuple:
+    """The split points inside the effective range (plus a margin of 1); kinks far out in
+    the tail, where the weight is below 10^-(digits+20), are not worth a panel each."""
+    om = mpmath.mpf(str(sympy.N(to_rational(omega), 20)))
+    R = _effective_range(digits, om) + 1
+    return tuple(p for p in points if abs(float(p)) <= R)
+
+
 def oscillation_splits(expr, digits, omega=1, label="F") -> list:
     """Split points that give each quadrature panel at most a couple of oscillations.
 
@@ -705,11 +754,29 @@ def oscillation_splits(expr, digits, omega=1, label="F") -> list:
     return [float(t) for t in np.interp(targets, phase, z)]
 
 
-def check_panels(breakpoints, label="F") -> None:
-    """ICLError when the split points would make more than :data:`MAX_PANELS` panels."""
-    if len(breakpoints) + 1 > MAX_PANELS:
-        raise ICLError(f"E[{label}]: {len(breakpoints) + 1} quadrature panels (kinks and oscillations) "
+#: bound on (panels x worst-case nodes per panel x 2 passes x operations per evaluation)
+MAX_QUAD_WORK = 2 * 10 ** 8
+
+
+def check_panels(breakpoints, label="F", expr=None, digits=30, n=1) -> None:
+    """ICLError when the quadrature would exceed :data:`MAX_PANELS` or :data:`MAX_QUAD_WORK`.
+
+    Breakpoints beyond the effective range are not counted (they are dropped
+    by :func:`_points`).  The work estimate is the worst case of
+    :func:`_vector_pass`: every panel runs to the rule's last level.
+    """
+    panels = len(breakpoints) + 3
+    if panels > MAX_PANELS:
+        raise ICLError(f"E[{label}]: {panels} quadrature panels (kinks and oscillations) "
                        f"exceed the limit {MAX_PANELS} (see docs/limits.md)")
+    ops = sympy.count_ops(expr) + 1 if expr is not None else 10
+    with mpmath.workdps(digits + 20):
+        nodes = 2 ** (_rule().guess_degree(mpmath.mp.prec) + 2)
+    work = panels * nodes * 2 * (ops + n)
+    if work > MAX_QUAD_WORK:
+        raise ICLError(f"E[{label}]: the quadrature would need up to ~{work:.2g} operations ({panels} panels, "
+                       f"{ops} operations per evaluation, {digits} digits); limit {MAX_QUAD_WORK:.0e} "
+                       "(see docs/limits.md)")
 
 
 def singular_mass_bound(fmp, singular, digits, omega=1):
@@ -758,7 +825,9 @@ def mp_value(val, err, digits, note=""):
     its error bound.
     """
     if abs(val) <= err:
-        return Value(value=mpmath.mpf(0), method="mpmath", digits=digits, abs_err=err,
+        # "0" is only printed when the bound pins it to the requested decimal places
+        small = err <= mpmath.mpf(10) ** -digits
+        return Value(value=mpmath.mpf(0), method="mpmath", digits=digits if small else None, abs_err=err,
                      note=(note + "; zero within the error bound").strip("; "))
     return _value_from_quad(val, err, certified_digits(val, err, digits), digits, note)
 
@@ -878,8 +947,8 @@ def expect(F, omega=1, digits=30, breakpoints=None, exact=True) -> Value:
     else:
         probe_callable(T)
         check_integrable(T.mp, om, label, ())
-    bps = bps + singular + tuple(oscillation_splits(T.expr, digits, om, label))
-    check_panels(bps, label)
+    bps = _in_range(bps + singular + tuple(oscillation_splits(T.expr, digits, om, label)), digits, om)
+    check_panels(bps, label, T.expr, digits)
     (val, err, _), = mp_expect_vector(lambda t: [T.mp(t)], 1, om, digits, bps)
     err += singular_mass_bound(T.mp, singular, digits, om)
     note = f"E[{label}], z ~ N(0, {om})"

@@ -252,8 +252,9 @@ def _mp_coefficients(T: Teacher, M: int, digits: int, need_f2: bool):
         return out
 
     singular = tuple(_singular_candidates(T.expr)) if T.expr is not None else ()
-    bps = tuple(T.breakpoints) + singular + tuple(oscillation_splits(T.expr, digits, 1, T.label))
-    check_panels(bps, T.label)
+    bps = _in_range(tuple(T.breakpoints) + singular + tuple(oscillation_splits(T.expr, digits, 1, T.label)),
+                    digits)
+    check_panels(bps, T.label, T.expr, digits, M + 2)
     res = mp_expect_vector(fixed_scaled, M + 1 + int(need_f2), 1, digits, bps, scaled=True, fixed=True)
     if singular:
         # the mass near integrable singularities that the nodes cannot reach; for a_m the

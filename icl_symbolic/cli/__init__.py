@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import textwrap
+import threading
 
 from .._version import __version__
 from ..errors import ICLError
@@ -87,8 +89,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _sigterm(signum, frame):
+    raise KeyboardInterrupt   # same clean-up as Ctrl-C: temporary files removed, nothing half-written
+
+
 def main(argv=None) -> int:
-    """Run the CLI; returns the exit status (0 success, 1 checks failed, 2 bad input)."""
+    """Run the CLI; returns the exit status (0 success, 1 checks failed, 2 bad input).
+
+    SIGTERM is handled like SIGINT (exit 130, no output files).  MemoryError
+    and RecursionError are a last line of defence (the size limits of
+    ``docs/limits.md`` are meant to refuse such inputs first): one line, exit 2.
+    """
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _sigterm)
     os.environ["MPLBACKEND"] = "Agg"   # the one backend selection of the package (see above)
     try:
         parser = build_parser()
@@ -105,6 +119,13 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:  # e.g. `icl-symbolic ... | head`
         return 0
+    except (MemoryError, RecursionError) as exc:
+        print(f"{PROG}: error: the input is too large to handle ({type(exc).__name__}); "
+              "see docs/limits.md", file=sys.stderr)
+        return 2
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover
