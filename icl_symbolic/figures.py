@@ -50,7 +50,7 @@ from ._version import __version__
 from .covariance import check_task_law
 from .errors import ICLError
 from .hermite import hermite_coeffs
-from .io import atomic_path
+from .io import atomic_path, transaction
 from .plotting import paper_figure
 from .simulation import check_memory, simulate, sizes
 from .theory import curve
@@ -343,7 +343,7 @@ def make_figure(name: str, out_dir=None, quick: bool = False, seeds=None,
                  "note": "sim points: exact test functional of each trained Gamma (gamma_error), mean over seeds, "
                          "error bar = SE over seeds; e_mc: Monte-Carlo test error on fresh prompts."})
     # all three files are renamed into place only after all three are complete
-    with atomic_path(files["csv"]) as t_csv, atomic_path(files["png"]) as t_png, \
+    with transaction(), atomic_path(files["csv"]) as t_csv, atomic_path(files["png"]) as t_png, \
             atomic_path(files["json"]) as t_json:
         Path(t_csv).write_text(_csv_text(fd.rows), encoding="utf-8")
         fig.savefig(t_png, format="png", dpi=150, bbox_inches="tight")

@@ -29,6 +29,7 @@ import threading
 
 from .._version import __version__
 from ..errors import ICLError
+from ..io import check_output_path, transaction
 from . import appendix_a, coeffs, diagnose, extrapolate, figure, kernel, moments, simulate, theory, verify
 from ._args import rewrite_legacy
 
@@ -89,6 +90,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: options that name an output file (checked before any computation); figure's --out is a folder
+FILE_OPTIONS = ("plot", "csv", "json", "json_out", "report", "out")
+
+
+def check_output_options(args) -> None:
+    """One-line error for an unusable output path (directory, missing folder, unwritable,
+    FIFO or device), before the command computes anything."""
+    folders = getattr(args, "folder_options", ())
+    for dest in FILE_OPTIONS:
+        value = getattr(args, dest, None)
+        if isinstance(value, str) and value != "-" and dest not in folders:
+            check_output_path(value, "--" + dest.replace("_", "-"))
+
+
 def _sigterm(signum, frame):
     raise KeyboardInterrupt   # same clean-up as Ctrl-C: temporary files removed, nothing half-written
 
@@ -110,7 +125,9 @@ def main(argv=None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
-        return int(args.func(args) or 0)
+        check_output_options(args)
+        with transaction():   # every requested output file, or none
+            return int(args.func(args) or 0)
     except ICLError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
@@ -119,6 +136,11 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:  # e.g. `icl-symbolic ... | head`
         return 0
+    except OSError as exc:   # writing an output failed after the checks (disk full, ...)
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"{PROG}: error: cannot write output{where} ({exc.strerror or exc}); "
+              "no output files were written", file=sys.stderr)
+        return 2
     except (MemoryError, RecursionError) as exc:
         print(f"{PROG}: error: the input is too large to handle ({type(exc).__name__}); "
               "see docs/limits.md", file=sys.stderr)

@@ -26,7 +26,7 @@ def register(subparsers) -> None:
     q.add_argument("--tasks", default="gaussian", choices=("gaussian", "sphere"),
                    help="task law: gaussian w ~ N(0, C) (the paper's) or sphere (|w|^2 = d exactly)")
     q.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    q.set_defaults(func=run)
+    q.set_defaults(func=run, folder_options=("out",))
 
 
 def run(args) -> int:
