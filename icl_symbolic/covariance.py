@@ -152,9 +152,27 @@ def _family(name: str, d: int) -> Covariance:
     raise ICLError(f"unknown covariance {name!r}; expected one of {', '.join(FAMILIES)} or a .npy file")
 
 
+#: largest covariance accepted (a d x d matrix is eigendecomposed: O(d^3) time, 3 d^2 x 8 bytes)
+MAX_COV_D = 20_000
+
+
 def from_array(arr, d: int | None = None, name: str = "matrix") -> Covariance:
-    """Validate a user matrix (d x d symmetric PSD) or spectrum (length d, >= 0)."""
-    arr = np.asarray(arr, dtype=float)
+    """Validate a user matrix (d x d symmetric PSD) or spectrum (length d, >= 0).
+
+    Only real numbers: integer, boolean or float dtypes; complex arrays (which
+    ``float()`` would truncate to their real part), strings and objects are
+    refused, as are empty arrays and sizes above :data:`MAX_COV_D`.
+    """
+    raw = np.asarray(arr)
+    if raw.dtype.kind not in "biuf":
+        what = {"c": "complex", "U": "string", "S": "bytes", "O": "object"}.get(raw.dtype.kind, str(raw.dtype))
+        raise ICLError(f"covariance {name}: entries must be real numbers, got dtype {raw.dtype} ({what})")
+    if raw.size == 0:
+        raise ICLError(f"covariance {name}: empty array")
+    if max(raw.shape) > MAX_COV_D:
+        raise ICLError(f"covariance {name}: size {max(raw.shape)} is above the limit {MAX_COV_D} "
+                       "(see docs/limits.md)")
+    arr = raw.astype(float)
     if not np.all(np.isfinite(arr)):
         raise ICLError(f"covariance {name}: contains NaN or infinite entries")
     if arr.ndim == 1:

@@ -796,6 +796,34 @@ def _check_real_valued(t: Teacher) -> None:
                 raise ValidityError(f"f = {t.label} is complex-valued (at g = {p}: {mpmath.nstr(v, 6)})")
 
 
+#: float64 paths (simulation, float quadrature) need |f| below this on [-8, 8] (squares and sums stay finite)
+FLOAT64_MAX_F = 1e150
+
+
+def check_float64(t: "Teacher") -> None:
+    """ICLError unless f is finite and below :data:`FLOAT64_MAX_F` in float64 on a grid of [-8, 8].
+
+    The float64 paths (the simulator, :func:`icl_symbolic.gauss.float_expect`)
+    square and sum f; ``simulate 1e999`` overflowed with a traceback.
+
+    >>> check_float64(teacher("1e999"))
+    Traceback (most recent call last):
+    ...
+    icl_symbolic.errors.ICLError: f = 1e999 is not representable in float64 arithmetic (|f| = inf at g = -7.99877; limit 1e+150)
+    """
+    z = np.linspace(-8.0, 8.0, 1601) + 0.00123   # off 0 and the rationals: kinks and poles are null sets
+    with np.errstate(all="ignore"):
+        try:
+            v = np.abs(t.numpy(z))
+        except (OverflowError, ValueError, TypeError, ZeroDivisionError):
+            v = np.full(z.shape, np.inf)
+    bad = ~(v < FLOAT64_MAX_F)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ICLError(f"f = {t.label} is not representable in float64 arithmetic "
+                       f"(|f| = {v[i]:.3g} at g = {z[i]:g}; limit {FLOAT64_MAX_F:g})")
+
+
 def teacher(f, label: str | None = None, breakpoints=None) -> Teacher:
     """Build a :class:`Teacher` from a string, SymPy expression, Teacher or callable.
 

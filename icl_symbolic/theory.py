@@ -167,11 +167,21 @@ def appendix_a_warnings(C_train="identity", C_test=None, d: int | None = None) -
 # ----------------------------------------------------------------------------
 # parameter checks
 # ----------------------------------------------------------------------------
+#: supported range of alpha, kappa, tau (and upper bound of rho, lam): see docs/limits.md
+PARAM_MIN = 1e-6
+PARAM_MAX = 1e9
+
+
 def check_parameters(rho, alpha, kappa, tau, lam=0.0) -> None:
     """One-line ICLError for parameters outside the theory's domain."""
     for name, v in (("rho", rho), ("alpha", alpha), ("kappa", kappa), ("tau", tau), ("lam", lam)):
         if not (isinstance(v, (int, float, np.floating, np.integer)) and math.isfinite(v)):
             raise ICLError(f"{name} must be a finite number, got {v!r}")
+    for name, v, lo in (("alpha", alpha, PARAM_MIN), ("kappa", kappa, PARAM_MIN), ("tau", tau, PARAM_MIN),
+                        ("rho", rho, 0.0), ("lam", lam, 0.0)):
+        if v > PARAM_MAX or (0 < v < PARAM_MIN) and lo > 0:
+            raise ICLError(f"{name} = {v:g} is outside the supported range [{lo:g}, {PARAM_MAX:g}] "
+                           "(float64 cancellation beyond; see docs/limits.md)")
     if alpha <= 0:
         raise ICLError(f"alpha = l/d must be > 0, got {alpha:g}")
     if kappa <= 0:
@@ -234,7 +244,14 @@ def _error(sp: TaskSpectra, rho, alpha, kappa, tau, lam, mfun=None) -> float:
     D = st.a * sp.train + nu
     trF = float(np.mean(sp.test_diag / D))
     trF2 = float(np.mean(sp.test_diag * (st.a_prime * sp.train + 1.0) / (D * D)))
-    return linear_error(st.M, st.M_prime, rho, alpha, tau, xi, rho_tr, rho_te, trF, trF2)
+    e = linear_error(st.M, st.M_prime, rho, alpha, tau, xi, rho_tr, rho_te, trF, trF2)
+    # an MSE is >= rho >= 0; a NaN or a value below rho (beyond round-off) is cancellation in
+    # float64, not an answer: refuse instead of printing it (kappa = 1e-300 gave -6e283)
+    if not math.isfinite(e) or e < rho - 1e-9 * max(1.0, abs(e), rho):
+        raise ICLError(f"the theory is numerically unreliable at rho={rho:g}, alpha={alpha:g}, "
+                       f"kappa={kappa:g}, tau={tau:g}, lam={lam:g} (float64 gives e = {e:.3g}); "
+                       "see docs/limits.md")
+    return e
 
 
 def e_linear(C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau=0.5, lam=0.0,

@@ -71,11 +71,13 @@ def parse_grid(text: str, name: str, log: bool = False) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
-def parse_int(text, name, lo):
-    """``text`` as an integer >= ``lo`` (one-line error naming option ``--name``)."""
+def parse_int(text, name, lo, hi=None):
+    """``text`` as an integer in [lo, hi] (one-line error naming option ``--name``)."""
     value = parse_number(text, name)
     if value != int(value) or value < lo:
         raise ICLError(f"--{name}: expected an integer >= {lo}, got {text!r}")
+    if hi is not None and value > hi:
+        raise ICLError(f"--{name}: {text!r} is above the limit {hi} (see docs/limits.md)")
     return int(value)
 
 

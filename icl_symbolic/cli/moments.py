@@ -25,6 +25,11 @@ TABLE_KEYS = ("E_y2", "E_yx", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s", "E_s2"
 DEFAULT_SEED = 20261129
 
 
+#: Monte-Carlo limits (docs/limits.md)
+MAX_PROMPT_BYTES = 2 * 10 ** 9
+MAX_MC_WORK = 10 ** 12
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "moments", help="Lemma 1 moments of u, s, y for a teacher: exact, leading order, Monte Carlo",
@@ -66,6 +71,16 @@ def _check_args(args):
         raise ICLError(f"--mc must be between 2 and 10^9 prompts, got {args.mc}")
     if args.seed < 0:
         raise ICLError(f"--seed must be >= 0, got {args.seed}")
+    if args.mc is not None:
+        # one prompt is an ell x d float64 array; the draws cost ~ mc * ell * d operations
+        mem = 8 * args.ell * args.d
+        if mem > MAX_PROMPT_BYTES:
+            raise ICLError(f"--mc: one prompt of ell x d = {args.ell} x {args.d} needs {mem / 1e9:.3g} GB "
+                           f"(limit {MAX_PROMPT_BYTES / 1e9:g} GB, see docs/limits.md)")
+        work = args.mc * args.ell * args.d
+        if work > MAX_MC_WORK:
+            raise ICLError(f"--mc: {args.mc} prompts of ell x d = {args.ell} x {args.d} is ~{work:.2g} "
+                           f"operations (limit {MAX_MC_WORK:.0e}, see docs/limits.md)")
     check_output_paths(args)
 
 

@@ -19,6 +19,7 @@ import itertools
 
 from .. import defaults, theory
 from ..errors import ICLError
+from ..expr import check_float64, teacher
 from ..io import save_figure, write_text
 from ..kernel import parse_features
 from ..kernel_sim import DEFAULT_N_TEST_KERNEL, simulate_kernel
@@ -27,6 +28,12 @@ from ..plotting import sweep_figure
 from ..simulation import simulate
 from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog,
                     parse_grid, parse_int, parse_number, progress_printer)
+
+
+#: command-line limits (docs/limits.md); the simulator refuses what does not fit in memory
+MAX_D = 100_000
+MAX_SEEDS = 10_000
+MAX_N_TEST = 10 ** 8
 
 
 def register(subparsers) -> None:
@@ -84,17 +91,18 @@ CSV_KEYS = ("teacher", "d", "ell", "k", "n", "alpha", "kappa", "tau", "rho", "la
 
 
 def run(args) -> int:
+    check_float64(teacher(args.f))   # before anything is computed: the simulator works in float64
     if args.features is not None or args.control is not None:
         return run_kernel(args)
-    d = parse_int(args.d, "d", 2)
+    d = parse_int(args.d, "d", 2, MAX_D)
     alphas = parse_grid(args.alpha, "alpha")
     kappas = parse_grid(args.kappa, "kappa")
     taus = parse_grid(args.tau, "tau")
     rho = parse_number(args.rho, "rho")
     lam = parse_number(args.lam, "lam")
-    n_seeds = parse_int(args.seeds, "seeds", 1)
+    n_seeds = parse_int(args.seeds, "seeds", 1, MAX_SEEDS)
     seed0 = parse_int(args.seed, "seed", 0)
-    n_test = parse_int(args.n_test if args.n_test is not None else "20000", "n-test", 2)
+    n_test = parse_int(args.n_test if args.n_test is not None else "20000", "n-test", 2, MAX_N_TEST)
     check_output_paths(args)
     C_test = args.C_test if args.C_test is not None else args.C_train
     for name, grid in (("alpha", alphas), ("kappa", kappas), ("tau", taus)):
