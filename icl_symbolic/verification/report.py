@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import html
+import re
 from pathlib import Path
 
 from ..errors import ICLError
@@ -65,9 +66,30 @@ def _numbers(r) -> list[tuple[str, str]]:
     return rows
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>&~$])")
+
+
+def _md(text) -> str:
+    r"""Text from a claim file made inert in Markdown: every Markdown/HTML metacharacter is
+    backslash-escaped (CommonMark allows it for all ASCII punctuation), so raw HTML, links,
+    emphasis and code spans in a claim file show as typed; newlines become spaces.
+
+    >>> print(_md("<script>alert(1)</script> **x** ``` |"))
+    \<script\>alert\(1\)\</script\> \*\*x\*\* \`\`\` \|
+    """
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).splitlines()))
+
+
 def _cell(text: str) -> str:
     """Text safe inside a Markdown table cell."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return _md(text)
+
+
+def _fenced(kind: str, text: str) -> list[str]:
+    """A fenced block that ``text`` cannot close: the fence is longer than its longest backtick run."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + kind, text, fence]
 
 
 def _header(summary, meta):
@@ -96,19 +118,19 @@ def render_markdown(results, summary, meta=None) -> str:
         if c.unit and c.unit != unit:
             unit = c.unit
             out += ["", f"## {unit}"]
-        out += ["", f"### `{c.id}`: {r.label}", "", f"*{c.source}* -- evidence: {c.evidence}"
-                f"{' for ' + c.result if c.result else ''}, method: {c.method}, "
-                f"check: `{c.check}`, expected: {c.expected}", "", "Statement (as the paper writes it):", ""]
-        out += ["```math", " ".join(c.statement.split()), "```", ""]
+        out += ["", f"### `{c.id}`: {_md(r.label)}", "", f"*{_md(c.source)}* -- evidence: {_md(c.evidence)}"
+                f"{' for ' + _md(c.result) if c.result else ''}, method: {_md(c.method)}, "
+                f"check: `{c.check}`, expected: {_md(c.expected)}", "", "Statement (as the paper writes it):", ""]
+        out += _fenced("math", " ".join(c.statement.split())) + [""]
         for k, v in _numbers(r):
-            out.append(f"- **{k}**: {v}")
-        out += ["", r.detail]
+            out.append(f"- **{k}**: {_md(v)}")
+        out += ["", _md(r.detail)]
         if c.why:
-            out += ["", f"Why: {c.why}"]
+            out += ["", f"Why: {_md(c.why)}"]
         if c.note:
-            out += ["", f"Note: {c.note}"]
+            out += ["", f"Note: {_md(c.note)}"]
         for title, png in r.figures:
-            out += ["", f"![{title}]({_png_uri(png)})", "", f"*{title}*"]
+            out += ["", f"![{_md(title)}]({_png_uri(png)})", "", f"*{_md(title)}*"]
     return "\n".join(out) + "\n"
 
 

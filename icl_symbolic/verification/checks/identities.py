@@ -8,9 +8,14 @@ from __future__ import annotations
 import sympy
 
 from ...errors import ICLError
+from ...expr import check_cost
 from ..diagnose import family_expr
 from ..registry import Param, Outcome, check_kind
 from .common import _pretty
+
+
+#: simplify is given at most this many operations (SymPy's count_ops)
+MAX_SIMPLIFY_OPS = 2000
 
 
 @check_kind("family_identity", params={
@@ -56,6 +61,12 @@ def check_symbolic_identity(claim) -> Outcome:
         if nl == lhs and nr == rhs:
             break
         lhs, rhs = nl, nr
+        # substitutions can grow without bound (x = (y+2)**8, y = (z+2)**8, ...): the size
+        # limits of the input language apply to what simplify will be given
+        check_cost(lhs - rhs)
+    if sympy.count_ops(lhs - rhs) > MAX_SIMPLIFY_OPS:
+        raise ICLError(f"after the 'where' substitutions the identity has {sympy.count_ops(lhs - rhs)} "
+                       f"operations (limit {MAX_SIMPLIFY_OPS} for simplify, see docs/limits.md)")
     diff = sympy.simplify(lhs - rhs)
     if diff == 0:
         return Outcome(detail=f"{_pretty(lhs)} - ({_pretty(rhs)}) simplifies to 0",
