@@ -222,6 +222,11 @@ def _validated(key, t_holder, om_check: float) -> bool:
     return True
 
 
+def check_teacher(t, om_max: float = 1.0) -> None:
+    """Public form of :func:`_validate`: the simulate command runs it before computing anything."""
+    _validate(t, om_max)
+
+
 def _validate(t, om_max: float) -> None:
     """Raise ValidityError unless E[f(z)^4] is finite for z ~ N(0, omega) up to omega_max.
 

@@ -20,6 +20,7 @@ import itertools
 from .. import defaults, theory
 from ..errors import ICLError
 from ..expr import check_float64, teacher
+from ..gamma_error import check_teacher
 from ..io import save_figure, write_text
 from ..kernel import parse_features
 from ..kernel_sim import DEFAULT_N_TEST_KERNEL, simulate_kernel
@@ -91,7 +92,9 @@ CSV_KEYS = ("teacher", "d", "ell", "k", "n", "alpha", "kappa", "tau", "rho", "la
 
 
 def run(args) -> int:
-    check_float64(teacher(args.f))   # before anything is computed: the simulator works in float64
+    t = teacher(args.f)
+    check_float64(t)                 # before anything is computed: the simulator works in float64
+    check_teacher(t)                 # E[f^4] finite (poles such as 1/g), as the exact functional needs
     if args.features is not None or args.control is not None:
         return run_kernel(args)
     d = parse_int(args.d, "d", 2, MAX_D)
