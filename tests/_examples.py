@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import os
 
-PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default")
+PROFILE = "deep" if os.environ.get("ICL_SYMBOLIC_DEEP") == "1" else \
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default")
 
 #: max_examples of the profiles without a per-test count, and the factor for those with one.
-MAX_EXAMPLES = {"dev": 10, "default": 25, "ci": 100, "xslow": 300}
-SCALE = {"dev": 0.4, "default": 1.0, "ci": 3.0, "xslow": 10.0}
+#: ``deep`` (ICL_SYMBOLIC_DEEP=1) is the on-demand tier: random seeds, many examples.
+MAX_EXAMPLES = {"dev": 10, "default": 25, "ci": 100, "xslow": 300, "deep": 400}
+SCALE = {"dev": 0.4, "default": 1.0, "ci": 3.0, "xslow": 10.0, "deep": 10.0}
 
 
 def examples(n: int, profile: str | None = None) -> int:

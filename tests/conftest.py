@@ -10,6 +10,15 @@
   or more: Monte-Carlo property tests, subprocess runs, whole claim files) run
   in the default run; the fast tier ``-m "not sim and not heavy"`` skips them.
 * ``ICL_SYMBOLIC_XSLOW=1`` enables tests marked ``slow``.
+* ``ICL_SYMBOLIC_DEEP=1`` selects the ``deep`` profile: fresh (not derandomized)
+  hypothesis seeds and 400 examples per property test (10x for tests with their
+  own count), for the fuzz and property suites, e.g.
+  ``ICL_SYMBOLIC_DEEP=1 pytest tests/test_fuzz_bounds.py``; a failure prints the
+  blob that reproduces it.
+* ``ICL_SYMBOLIC_DEEP=1`` selects the ``deep`` profile: fresh (not derandomized)
+  hypothesis seeds and 400 examples per property test, for the fuzz and
+  property suites (``ICL_SYMBOLIC_DEEP=1 pytest tests/test_fuzz_bounds.py``);
+  a failure prints the blob that reproduces it.
 * mpmath precision is restored after every test (mpmath's own conftest does this).
 """
 
@@ -22,7 +31,7 @@ from hypothesis import HealthCheck, settings
 from _examples import MAX_EXAMPLES, PROFILE
 
 for _name, _n in MAX_EXAMPLES.items():
-    settings.register_profile(_name, max_examples=_n, deadline=None, derandomize=_name != "xslow",
+    settings.register_profile(_name, max_examples=_n, deadline=None, derandomize=_name not in ("xslow", "deep"),
                               print_blob=_name != "default", suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(PROFILE)
 
