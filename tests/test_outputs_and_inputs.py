@@ -12,7 +12,6 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +56,7 @@ def no_compute(monkeypatch):
     (lambda d: str(d / "dangling.csv"), "dangling"),
 ])
 @pytest.mark.parametrize("cmd", [["coeffs", "tanh(g)", "--csv"], ["theory", "tanh(g)", "--csv"],
-                                 ["simulate", "g", "--out"], ["coeffs", "tanh(g)", "--plot"]])
+                                 ["simulate", "g", "--json-out"], ["coeffs", "tanh(g)", "--plot"]])
 def test_bad_output_paths_refused_before_computing(capsys, tmp_path, no_compute, make, match, cmd):
     os.mkfifo(tmp_path / "fifo.csv")
     os.symlink(tmp_path / "nowhere.csv", tmp_path / "dangling.csv")
@@ -164,15 +163,15 @@ def test_theory_json_never_nan(capsys):
 
 
 def test_sigterm_like_sigint(tmp_path):
-    # a long computation with an output file: SIGTERM -> exit 130, no file, no .part left
+    # a long sweep with an output file: SIGTERM once it is computing -> exit 130, no file, no .part
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    p = subprocess.Popen([sys.executable, "-m", "icl_symbolic", "coeffs", "tanh(g)*sin(3*g)", "--digits", "300",
-                          "--M", "60", "--csv", str(tmp_path / "x.csv")],
+    p = subprocess.Popen([sys.executable, "-m", "icl_symbolic", "theory", "tanh(g)", "--tau", "0.1:0.9:20000",
+                          "--csv", str(tmp_path / "x.csv")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
-    time.sleep(8)            # past the imports (the handler is installed in main)
-    assert p.poll() is None, "finished before the signal: make the computation longer"
+    first = p.stderr.readline()          # the first progress line: main() runs, the handler is set
+    assert "points" in first, first
     p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=60)
+    out, err = p.communicate(timeout=120)
     assert p.returncode == 130, (p.returncode, err)
     assert "interrupted" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
