@@ -178,3 +178,10 @@ def test_cli_coeffs_json_has_no_nan(capsys):
     assert rc == 0
     doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-finite JSON constant {c}"))
     assert doc["a"][0] is not None
+
+
+def test_polynomial_with_huge_coefficients_is_in_l2():
+    # E[(1e1000 g)^2] = 1e2000 exactly: it was refused as "not in L^2"
+    r = hermite_coeffs("1e1000*g", M=1, digits=15)
+    assert r.E_f2.exact == sympy.Integer(10) ** 2000
+    assert r.a1.exact == sympy.Integer(10) ** 1000
