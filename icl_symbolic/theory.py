@@ -170,6 +170,8 @@ def appendix_a_warnings(C_train="identity", C_test=None, d: int | None = None) -
 #: supported range of alpha, kappa, tau (and upper bound of rho, lam): see docs/limits.md
 PARAM_MIN = 1e-6
 PARAM_MAX = 1e9
+#: at most this many points in one theory sweep (the product of the grids)
+MAX_POINTS = 1_000_000
 
 
 def check_parameters(rho, alpha, kappa, tau, lam=0.0) -> None:
@@ -546,6 +548,10 @@ def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0
 
         def rnl_of(r):
             return float(r)
+    n_points = math.prod(len(grids[k]) for k in ("rho", "alpha", "kappa", "lam", "tau"))
+    if n_points > MAX_POINTS:
+        raise ICLError(f"the sweep has {n_points:.3g} points (the product of the grids); "
+                       f"limit {MAX_POINTS} (see docs/limits.md)")
     rows = list(itertools.product(grids["rho"], grids["alpha"], grids["kappa"], grids["lam"], grids["tau"]))
     for r, al, ka, la, ta in rows:   # validate everything before computing anything
         ta_ok = 2.0 if is_peak(ta, la) else ta      # the peak is a point of the sweep, marked inf

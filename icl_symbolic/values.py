@@ -138,7 +138,7 @@ class Value:
         the string is ``"uncertified"`` (the provenance gives the error bound).
 
         >>> Value(value=mpmath.mpf("33.126301"), method="mpmath", digits=2, abs_err=0.2).to_str(15)
-        '33.0'
+        '33'
         >>> Value(value=mpmath.mpf("33.126301"), method="mpmath", digits=None, abs_err=4.1).to_str(15)
         'uncertified'
         """
@@ -152,7 +152,10 @@ class Value:
         value = self.value
         if not isinstance(value, (mpmath.mpf, mpmath.mpc, complex)):
             value = mpmath.mpf(value)  # ints and floats are exact in binary: no rounding here
-        return mpmath.nstr(value, n)
+        text = mpmath.nstr(value, n)
+        if text.endswith(".0") and "e" not in text and len(text.lstrip("-").rstrip("0").rstrip(".")) >= n:
+            text = text[:-2]   # "29.0" would claim a third digit: with 2 certified digits print "29"
+        return text
 
     def provenance(self) -> str:
         """One phrase saying how the number was obtained."""

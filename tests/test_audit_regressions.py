@@ -177,7 +177,10 @@ def test_cli_coeffs_json_has_no_nan(capsys):
     rc, out, _ = _cli(capsys, "coeffs", "abs(g)**(-0.45)*tanh(g+1)", "--M", "1", "--digits", "15", "--json")
     assert rc == 0
     doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-finite JSON constant {c}"))
-    assert doc["a"][0] is not None
+    point = doc["points"][0]
+    assert point["a"][0] is not None
+    # E[f^2] has 2 certified digits here: the JSON shows 2, not 15
+    assert point["provenance"]["E_f2"]["digits"] == len(point["E_f2"].replace(".", "").lstrip("0"))
 
 
 def test_polynomial_with_huge_coefficients_is_in_l2():

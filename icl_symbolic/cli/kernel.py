@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from .. import defaults, kernel
+from .. import defaults, kernel, theory
 from ..errors import ICLError
 from ..io import save_figure, write_text
 from ..plotting import kernel_curve_figure
@@ -75,7 +75,10 @@ def run(args) -> int:
     if rho.size != 1:
         raise ICLError("--rho: give one value (sweep the ratios instead)")
     d = args.d if args.d is not None else (None if fm.is_identity else DEFAULT_D)
-    n = int(np.prod([g.size for g in grids.values()]))
+    n = int(np.prod([float(g.size) for g in grids.values()]))
+    if n > theory.MAX_POINTS:
+        raise ICLError(f"the sweep has {n:.3g} points (the product of the grids); limit {theory.MAX_POINTS} "
+                       "(see docs/limits.md)")
     progress = None
     if n >= 400 and not args.quiet:
         def progress(i, total):

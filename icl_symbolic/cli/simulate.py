@@ -35,6 +35,7 @@ from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, d
 MAX_D = 100_000
 MAX_SEEDS = 10_000
 MAX_N_TEST = 10 ** 8
+MAX_SIM_POINTS = 1000
 
 
 def register(subparsers) -> None:
@@ -111,6 +112,9 @@ def run(args) -> int:
     for name, grid in (("alpha", alphas), ("kappa", kappas), ("tau", taus)):
         if (grid <= 0).any():
             raise ICLError(f"--{name} must be > 0, got {float(grid.min()):g}")
+    if alphas.size * kappas.size * taus.size > MAX_SIM_POINTS:
+        raise ICLError(f"--alpha x --kappa x --tau is {alphas.size * kappas.size * taus.size} simulation points; "
+                       f"limit {MAX_SIM_POINTS} (see docs/limits.md)")
     points = list(itertools.product(alphas, kappas, taus))
     progress = progress_printer(args.quiet)
     out = []

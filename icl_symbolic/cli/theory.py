@@ -92,6 +92,10 @@ def run(args) -> int:
     specs = [args.ctrain] + ([args.ctest] if args.ctest is not None else [])
     if d is None and any(_needs_d(sp) for sp in specs) and not any(_is_npy(sp) for sp in specs):
         d = defaults.D      # a .npy file sets d for a named family next to it
+    n_points = math.prod(g.size for g in grids.values())
+    if n_points > theory.MAX_POINTS:   # before the teacher's coefficients are computed
+        raise ICLError(f"the sweep has {n_points:.3g} points (the product of the grids); "
+                       f"limit {theory.MAX_POINTS} (see docs/limits.md)")
     # covariances: resolved and validated (one-line errors) before anything is computed
     ctest = args.ctest if args.ctest is not None else args.ctrain
     warnings = theory.appendix_a_warnings(args.ctrain, ctest, d)
