@@ -15,10 +15,6 @@
   own count), for the fuzz and property suites, e.g.
   ``ICL_SYMBOLIC_DEEP=1 pytest tests/test_fuzz_bounds.py``; a failure prints the
   blob that reproduces it.
-* ``ICL_SYMBOLIC_DEEP=1`` selects the ``deep`` profile: fresh (not derandomized)
-  hypothesis seeds and 400 examples per property test, for the fuzz and
-  property suites (``ICL_SYMBOLIC_DEEP=1 pytest tests/test_fuzz_bounds.py``);
-  a failure prints the blob that reproduces it.
 * mpmath precision is restored after every test (mpmath's own conftest does this).
 """
 
