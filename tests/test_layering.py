@@ -57,8 +57,8 @@ LAYERS = (
     ("hermite",),
     ("gauss",),
     ("expr",),
-    ("orthopoly", "plotting", "display", "peak", "propagation", "linear_recipe"),
-    ("errors", "values", "io", "symbols", "_version", "mathml", "defaults"),   # ground floor
+    ("orthopoly", "plotting", "display", "peak", "propagation", "linear_recipe", "cost", "io"),
+    ("errors", "values", "symbols", "_version", "mathml", "defaults"),   # ground floor
 )
 
 LAZY_ALLOWED = ("matplotlib", "dask", "distributed")
