@@ -52,7 +52,7 @@ from .errors import ICLError
 from .hermite import hermite_coeffs
 from .io import atomic_path, transaction
 from .plotting import paper_figure
-from .simulation import check_memory, simulate, sizes
+from .simulation import check_memory, simulate_many, sizes
 from .theory import curve
 
 FIGURES = ("1", "2", "a1zero")
@@ -115,31 +115,36 @@ def _precheck(d, points, n_test):
 
 
 class _Runner:
-    """Runs the simulation jobs of a figure with progress lines and timing."""
+    """Plans the simulation jobs of a figure, then runs them all at once (``jobs`` processes or a Dask
+    scheduler, :func:`icl_symbolic.simulation.simulate_many`) with progress lines and timing."""
 
     def __init__(self, total: int, seeds, progress: Callable[[str], None] | None, tag: str,
-                 tasks: str = "gaussian"):
+                 tasks: str = "gaussian", jobs: int = 1, scheduler: str | None = None):
         self.total, self.seeds, self.progress, self.tag = total, tuple(seeds), progress, tag
         self.tasks = check_task_law(tasks)
-        self.done = 0
-        self.t0 = time.monotonic()
+        self.jobs, self.scheduler = jobs, scheduler
+        self.specs = []
+        self.results = None
 
-    def __call__(self, f, **kw):
-        res = simulate(f, seeds=self.seeds, tasks=self.tasks, **kw)
-        self.done += 1
-        if self.progress is not None:
-            el = time.monotonic() - self.t0
-            eta = el / self.done * (self.total - self.done)
-            self.progress(f"[figure {self.tag}] {self.done}/{self.total} {f} "
-                          + " ".join(f"{k}={v:g}" for k, v in kw.items() if isinstance(v, (int, float)))
-                          + f": e = {float(res.e_mc):.4g} ({res.seconds:.1f} s; elapsed {el:.0f} s, eta {eta:.0f} s)")
-        return res
+    def plan(self, f, **kw) -> int:
+        self.specs.append(dict(f=f, seeds=self.seeds, tasks=self.tasks, **kw))
+        return len(self.specs) - 1
+
+    def execute(self) -> list:
+
+        def emit(msg):
+            if self.progress is not None:
+                self.progress(f"[figure {self.tag}] {msg}")
+        self.results = simulate_many(self.specs, jobs=self.jobs, scheduler=self.scheduler,
+                                     progress=emit if self.progress is not None else None)
+        return self.results
 
 
 # ----------------------------------------------------------------------------
 # Fig. 1
 # ----------------------------------------------------------------------------
-def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_test=None, tasks="gaussian") -> FigureData:
+def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_test=None, tasks="gaussian",
+        jobs=1, scheduler=None) -> FigureData:
     """Fig. 1 (p. 4): sin vs linear teachers, tau across the peak; raw and a1^2-normalised."""
 
     d = d or (16 if quick else 64)
@@ -159,12 +164,15 @@ def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_te
     series = [("sin(g), rho=0.1", "sin(g)", rho), ("g, rho=0.1", "g", rho),
               (f"g, rho={rho_norm:.3f}", "g", rho_norm)]
     _precheck(d, [(alpha, kappa, float(t)) for t in taus], n_test)
-    run = _Runner(len(series) * len(taus), seeds, progress, "1", tasks)
+    run = _Runner(len(series) * len(taus), seeds, progress, "1", tasks, jobs, scheduler)
     fd = FigureData("1")
     sims = {}
+    idx = {(label, tau): run.plan(f, d=d, alpha=alpha, kappa=kappa, tau=float(tau), rho=r, n_test=n_test)
+           for label, f, r in series for tau in taus}
+    results = run.execute()
     for label, f, r in series:
         for tau in taus:
-            res = run(f, d=d, alpha=alpha, kappa=kappa, tau=float(tau), rho=r, n_test=n_test)
+            res = results[idx[(label, tau)]]
             sims[(label, tau)] = res
             fd.rows.append(_sim_row("a", label, f, res, float(tau)))
             if f == "sin(g)":
@@ -216,7 +224,8 @@ def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_te
 # ----------------------------------------------------------------------------
 # Fig. 2
 # ----------------------------------------------------------------------------
-def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, alphas=None, n_test=None, tasks="gaussian") -> FigureData:
+def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, alphas=None, n_test=None, tasks="gaussian",
+        jobs=1, scheduler=None) -> FigureData:
     """Fig. 2 (p. 4): tanh, rho = 0.1, tau = alpha/2, kappa on a log axis across 1."""
 
     d = d or (16 if quick else 32)
@@ -229,14 +238,17 @@ def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, al
     hc = hermite_coeffs("tanh(g)", M=2, rho="0.1", digits=20)
     rho_nl = float(hc.rho_nonlinear)
     _precheck(d, [(a, float(k), a / 2) for a in alphas for k in kappas], n_test)
-    run = _Runner(len(alphas) * len(kappas), seeds, progress, "2", tasks)
+    run = _Runner(len(alphas) * len(kappas), seeds, progress, "2", tasks, jobs, scheduler)
     fd = FigureData("2")
     grid = np.geomspace(min(kappas) * 0.8, max(kappas) * 1.25, 120)
+    idx = {(alpha, kappa): run.plan("tanh(g)", d=d, alpha=alpha, kappa=float(kappa), tau=alpha / 2, rho=rho,
+                                    n_test=n_test) for alpha in alphas for kappa in kappas}
+    results = run.execute()
     for alpha in alphas:
         tau = alpha / 2
         label = f"tanh, alpha={alpha:g}, tau={tau:g}"
         for kappa in kappas:
-            res = run("tanh(g)", d=d, alpha=alpha, kappa=float(kappa), tau=tau, rho=rho, n_test=n_test)
+            res = results[idx[(alpha, kappa)]]
             fd.rows.append(_sim_row("a", label, "tanh(g)", res, float(kappa)))
         th = curve("tanh(g)", rho=rho, alpha=alpha, kappa=grid, tau=tau).e
         rows = _theory_rows("a", f"theory {label}", "tanh(g)", grid, th, rho=rho, alpha=alpha, tau=tau)
@@ -263,7 +275,8 @@ def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, al
 A1ZERO_TEACHER = "(g^2-1)/sqrt(2)"
 
 
-def figure_a1zero_data(quick=False, seeds=None, progress=None, d=None, taus=None, ak=None, n_test=None, tasks="gaussian") -> FigureData:
+def figure_a1zero_data(quick=False, seeds=None, progress=None, d=None, taus=None, ak=None, n_test=None, tasks="gaussian",
+        jobs=1, scheduler=None) -> FigureData:
     """Eq. (10), p. 3: f = (g^2 - 1)/sqrt(2), double descent in tau, independent of alpha, kappa."""
 
     d = d or (16 if quick else 40)
@@ -276,12 +289,15 @@ def figure_a1zero_data(quick=False, seeds=None, progress=None, d=None, taus=None
     hc = hermite_coeffs(A1ZERO_TEACHER, M=3, rho="0.1", digits=20)
     rho_nl = float(hc.rho_nonlinear)
     _precheck(d, [(a, k, float(t)) for a, k in ak for t in taus], n_test)
-    run = _Runner(len(ak) * len(taus), seeds, progress, "a1zero", tasks)
+    run = _Runner(len(ak) * len(taus), seeds, progress, "a1zero", tasks, jobs, scheduler)
     fd = FigureData("a1zero")
+    idx = {(alpha, kappa, tau): run.plan(A1ZERO_TEACHER, d=d, alpha=alpha, kappa=kappa, tau=float(tau), rho=rho,
+                                         n_test=n_test) for alpha, kappa in ak for tau in taus}
+    results = run.execute()
     for alpha, kappa in ak:
         label = f"sim alpha={alpha:g}, kappa={kappa:g}"
         for tau in taus:
-            res = run(A1ZERO_TEACHER, d=d, alpha=alpha, kappa=kappa, tau=float(tau), rho=rho, n_test=n_test)
+            res = results[idx[(alpha, kappa, tau)]]
             fd.rows.append(_sim_row("a", label, A1ZERO_TEACHER, res, float(tau)))
     grid = _tau_theory_grid(min(taus) * 0.8, max(taus) * 1.25)
     th = curve(A1ZERO_TEACHER, rho=rho, alpha=2.0, kappa=2.0, tau=grid).e

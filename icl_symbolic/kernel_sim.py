@@ -187,17 +187,19 @@ def simulate_kernel(f, d: int, alpha: float, kappa: float, tau: float, rho: floa
             W_test = sample_tasks(cov, n_test, rng_test_tasks)
             theta_test = blocks.theta(W_test)
         if control:
-            Gamma, how = train(_identity, sqD * (W if control == "gaussian" else blocks.theta(W)), sz.n, sz.ell,
-                               ks.rho_eff, float(lam), np.random.default_rng(ss_train), solver, "fast", progress)
+            Gamma, fit_info = train(_identity, sqD * (W if control == "gaussian" else blocks.theta(W)), sz.n,
+                                    sz.ell, ks.rho_eff, float(lam), np.random.default_rng(ss_train), solver, "fast",
+                                    progress)
             P = sample_prompts(_identity, sqD * theta_test, sz.ell, ks.rho_eff, np.random.default_rng(ss_test),
                                method="fast")
             power = np.einsum("md,md->m", theta_test, theta_test) + ks.rho_eff
         else:
-            Gamma, how = train(T.numpy, W, sz.n, sz.ell, float(rho), float(lam), np.random.default_rng(ss_train),
-                               solver, "direct", progress, features=FT)
+            Gamma, fit_info = train(T.numpy, W, sz.n, sz.ell, float(rho), float(lam),
+                                    np.random.default_rng(ss_train), solver, "direct", progress, features=FT)
             P = sample_prompts(T.numpy, W_test, sz.ell, float(rho), np.random.default_rng(ss_test),
                                method="direct", features=FT)
             power = blocks.label_power(W_test) + float(rho)
+        how = fit_info.solver
         A, b = Gamma[:, :D], Gamma[:, D]
         v = P.u @ A.T + P.s[:, None] * b
         e_q = np.einsum("md,md->m", v, v) / D - 2.0 * np.einsum("md,md->m", v, theta_test) / sqD + power

@@ -84,20 +84,22 @@ def test_figure_a1zero_theory_is_eq10(tmp_path):
 @pytest.mark.sim
 def test_interrupted_figure_leaves_no_files(tmp_path, monkeypatch):
     """Ctrl-C during the simulations, or a failure while writing: no output file at all."""
+    from icl_symbolic import simulation as sim
     calls = {"n": 0}
-    real = figures._Runner.__call__
+    real = sim._run_seed
 
-    def interrupt(self, f, **kw):
+    def interrupt(task):
         calls["n"] += 1
         if calls["n"] == 2:
             raise KeyboardInterrupt
-        return real(self, f, **kw)
+        return real(task)
 
-    monkeypatch.setattr(figures._Runner, "__call__", interrupt)
+    monkeypatch.setattr(sim, "_run_seed", interrupt)
     with pytest.raises(KeyboardInterrupt):
         figures.make_figure("1", tmp_path / "a", quick=True, seeds=(0,), **TINY1)
+    assert calls["n"] == 2
     assert not (tmp_path / "a").exists() or not any((tmp_path / "a").iterdir())
-    monkeypatch.setattr(figures._Runner, "__call__", real)
+    monkeypatch.setattr(sim, "_run_seed", real)
 
     import matplotlib.figure
 

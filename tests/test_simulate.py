@@ -143,18 +143,23 @@ def test_bad_input_is_one_clear_error(kwargs, match):
 
 
 def test_memory_refused_before_allocating():
-    """d = 400, tau = 4 needs ~ 4 p^2 words ~ 830 GB: refused with ICLError, without allocating."""
+    """The dense Gram path at d = 400, tau = 4 needs ~ 4 p^2 words ~ 830 GB, and even the matrix-free
+    path at d = 5000 needs the n x (2d + 2) training features (~ 6 TB): both refused with ICLError,
+    without allocating."""
     tracemalloc.start()
     try:
         with pytest.raises(ICLError, match="GiB"):
-            sim.simulate("sin(g)", d=400, alpha=2, kappa=2, tau=4, rho=0.1)
+            sim.simulate("sin(g)", d=400, alpha=2, kappa=2, tau=4, rho=0.1, solver="gram")
+        with pytest.raises(ICLError, match="GiB"):
+            sim.simulate("sin(g)", d=5000, alpha=2, kappa=2, tau=4, rho=0.1)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert peak < 50 * 2**20
-    # the estimate itself scales as the solver says: 4 p^2 words for Gram
+    # the estimate itself scales as the solver says: 4 p^2 words for Gram, n (2d + 2) for CG
     sz = sim.sizes(400, 2, 2, 4)
-    assert sim.estimate_memory(sz) >= 8 * 4 * sz.p ** 2
+    assert sim.estimate_memory(sz, "gram") >= 8 * 4 * sz.p ** 2
+    assert 8 * sz.n * (2 * sz.d + 2) <= sim.estimate_memory(sz, "cg") < 8 * 2 * sz.n * (2 * sz.d + 2)
     # an explicit limit is honoured
     with pytest.raises(ICLError, match="more than"):
         sim.check_memory(sim.sizes(16, 2, 2, 2), max_memory=1000)

@@ -26,7 +26,7 @@ from ..kernel import parse_features
 from ..kernel_sim import DEFAULT_N_TEST_KERNEL, simulate_kernel
 from ..peak import is_peak
 from ..plotting import sweep_figure
-from ..simulation import simulate
+from ..simulation import simulate_many
 from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog,
                     parse_grid, parse_int, parse_number, progress_printer)
 
@@ -63,8 +63,13 @@ def register(subparsers) -> None:
                    help="test task covariance (default: same as --ctrain)")
     p.add_argument("--tasks", default="gaussian", choices=("gaussian", "sphere"),
                    help="task law: gaussian w ~ N(0, C) (the paper's) or sphere (rescaled to |w|^2 = tr C)")
-    p.add_argument("--solver", default="auto", choices=("auto", "gram", "kernel"),
-                   help="normal equations in feature space (gram), in prompt space (kernel), or the cheaper")
+    p.add_argument("--solver", default="auto", choices=("auto", "gram", "kernel", "cg"),
+                   help="training solver: auto (cost model; dense fallback when CG stalls), gram (dense normal "
+                        "equations), kernel (dense dual), cg (matrix-free conjugate gradients); default auto")
+    p.add_argument("--jobs", default="1", help="worker processes for the seeds and sweep points (default 1; "
+                   "results are identical for any value)")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (default: "
+                   "$ICL_SYMBOLIC_SCHEDULER if set; needs the optional extra dask)")
     p.add_argument("--sampler", default="fast", choices=("fast", "direct"),
                    help="prompt sampler: fast (conditional Gaussian) or direct (docs/simulation.md)")
     p.add_argument("--no-exact", action="store_true", help="skip the exact test functional (Monte Carlo only)")
@@ -115,15 +120,17 @@ def run(args) -> int:
     if alphas.size * kappas.size * taus.size > MAX_SIM_POINTS:
         raise ICLError(f"--alpha x --kappa x --tau is {alphas.size * kappas.size * taus.size} simulation points; "
                        f"limit {MAX_SIM_POINTS} (see docs/limits.md)")
+    jobs = parse_int(args.jobs, "jobs", 1)
     points = list(itertools.product(alphas, kappas, taus))
     progress = progress_printer(args.quiet)
+    specs = [dict(f=args.f, d=d, alpha=float(alpha), kappa=float(kappa), tau=float(tau), rho=rho, lam=lam,
+                  C_train=args.C_train, C_test=C_test, seeds=range(seed0, seed0 + n_seeds), n_test=n_test,
+                  solver=args.solver, sampler=args.sampler, exact=not args.no_exact, tasks=args.tasks)
+             for alpha, kappa, tau in points]
     out = []
-    for alpha, kappa, tau in points:
-        res = simulate(args.f, d, float(alpha), float(kappa), float(tau), rho, lam=lam, C_train=args.C_train,
-                       C_test=C_test, seeds=range(seed0, seed0 + n_seeds), n_test=n_test, progress=progress,
-                       solver=args.solver, sampler=args.sampler, exact=not args.no_exact, tasks=args.tasks)
+    for res in simulate_many(specs, jobs=jobs, scheduler=args.scheduler, progress=progress):
         obj = res.to_json()
-        obj["e_theory"] = _theory(args.f, args.C_train, C_test, d, rho, float(alpha), float(kappa), float(tau), lam)
+        obj["e_theory"] = _theory(args.f, args.C_train, C_test, d, rho, obj["alpha"], obj["kappa"], obj["tau"], lam)
         obj["e_theory_reason"] = theory.DIVERGES if obj["e_theory"] is None else None
         out.append(obj)
         if not args.json:
@@ -154,7 +161,7 @@ def _print_point(o):
           f"C_train={o['C_train']}, C_test={o['C_test']}, tasks={o['tasks']}")
     for r in o["per_seed"]:
         print(f"  seed {r['seed']}: e = {_fmt(r['e'])}  e_mc = {_fmt(r['e_mc'], r['e_mc_se'])}  "
-              f"[{r['solver']}, {r['seconds']:.2f} s]")
+              f"[{r['solver']}, {r['iterations']} it, residual {_fmt(r['residual'])}, {r['seconds']:.2f} s]")
     print(f"  e (exact functional, mean over {len(o['seeds'])} seeds) = {_fmt(o['e_mean'], o['e_se'])}")
     print(f"  e_mc (Monte Carlo, {o['n_test']} fresh prompts/seed)     = {_fmt(o['e_mc_mean'], o['e_mc_se'])}")
     theory_text = _fmt(o["e_theory"]) if o["e_theory"] is not None else f"inf ({o['e_theory_reason']})"

@@ -1,0 +1,92 @@
+"""Tests of icl_symbolic.parallel and of --jobs / --scheduler: results identical to a serial run."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from icl_symbolic import parallel
+from icl_symbolic import simulation as sim
+from icl_symbolic.cli import main
+from icl_symbolic.errors import ICLError
+
+TIMING_KEYS = {"seconds", "train_seconds"}
+
+
+def _strip_timings(obj):
+    if isinstance(obj, dict):
+        return {k: _strip_timings(v) for k, v in obj.items() if k not in TIMING_KEYS}
+    if isinstance(obj, list):
+        return [_strip_timings(v) for v in obj]
+    return obj
+
+
+def _blas_work(seed):
+    """Something whose rounding depends on BLAS blocking (a product and a solve)."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((300, 300))
+    return float(np.linalg.solve(A @ A.T + np.eye(300), rng.standard_normal(300)).sum())
+
+
+def test_map_sweep_serial_and_processes_bitwise_identical():
+    items = list(range(6))
+    serial = parallel.map_sweep(_blas_work, items, jobs=1)
+    par = parallel.map_sweep(_blas_work, items, jobs=2)
+    assert serial == par                    # == on floats: bitwise
+    lines = []
+    parallel.map_sweep(_blas_work, items[:2], jobs=2, progress=lines.append, label="x")
+    assert len(lines) == 2 and lines[0].startswith("x 1/2 done") and lines[1].startswith("x 2/2 done")
+
+
+def test_cli_simulate_jobs_2_equals_jobs_1_except_timings(capsys):
+    """The issue's check: --jobs 2 and --jobs 1 give identical JSON except the timing keys."""
+    argv = ["simulate", "sin(g)", "--d", "10", "--tau", "0.5,2", "--seeds", "2", "--n-test", "500", "--json",
+            "--quiet"]
+    assert main(argv + ["--jobs", "1"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert main(argv + ["--jobs", "2"]) == 0
+    two = json.loads(capsys.readouterr().out)
+    assert _strip_timings(one) == _strip_timings(two)
+    assert len(one["points"]) == 2
+    assert one["points"][0]["per_seed"][0]["seconds"] is not None   # timings exist (and were the only difference)
+    for point in one["points"]:
+        for r in point["per_seed"]:
+            assert r["residual"] < 1e-9 and isinstance(r["iterations"], int) and r["solver"]
+
+
+def test_jobs_and_scheduler_bad_input_one_line(capsys, monkeypatch):
+    for argv, match in ((["--jobs", "0"], "jobs"), (["--scheduler", "not an address"], "scheduler")):
+        rc = main(["simulate", "g", "--d", "4", "--seeds", "1", "--quiet"] + argv)
+        err = capsys.readouterr().err
+        assert rc == 2 and err.count("\n") == 1 and match in err
+    monkeypatch.setenv(parallel.SCHEDULER_ENV, "garbage")
+    with pytest.raises(ICLError, match="scheduler"):
+        parallel.resolve_scheduler(None)
+    monkeypatch.setenv(parallel.SCHEDULER_ENV, "tcp://127.0.0.1:8786")
+    assert parallel.resolve_scheduler(None) == "tcp://127.0.0.1:8786"
+    assert parallel.resolve_scheduler("tcp://h:1") == "tcp://h:1"
+
+
+def test_dask_local_cluster_same_numbers():
+    """Through joblib's dask backend on a LocalCluster: the same numbers as the serial run."""
+    pytest.importorskip("dask.distributed")
+    from dask.distributed import LocalCluster
+    kw = dict(f="tanh(g)", d=8, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0, 1), n_test=500)
+    ref = sim.simulate(**kw)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        got = sim.simulate(**kw, scheduler=cluster.scheduler_address)
+        assert parallel.map_sweep(_blas_work, [3, 4], scheduler=cluster.scheduler_address) == \
+            parallel.map_sweep(_blas_work, [3, 4])
+    assert _strip_timings(got.to_json()) == _strip_timings(ref.to_json())
+
+
+def test_memory_check_counts_concurrent_runs():
+    """With jobs = N, N runs must fit at once: refused when one fits but two do not."""
+    sz = sim.sizes(32, 2, 2, 2)
+    one = sim.estimate_memory(sz, "cg", n_test=1000)
+    spec = dict(f="g", d=32, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0, 1), n_test=1000, solver="cg",
+                max_memory=int(1.5 * one))
+    with pytest.raises(ICLError, match="GiB"):
+        sim.simulate_many([spec], jobs=2)
