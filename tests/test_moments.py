@@ -294,3 +294,18 @@ def test_mc_moments_is_reproducible_and_validates():
         M.mc_moments("g", 0.1, 3, 2, np.zeros(3), 1000, 7)
     with pytest.raises(ICLError):
         M.mc_moments("g", 0.1, 3, 2, np.ones(3), 1, 7)
+
+
+def test_lemma1_forms_cache_is_current():
+    """The shipped cache of the simplified moments (icl_symbolic/_lemma1_forms.py) was generated from
+    the current derivation and equals it term by term; otherwise regenerate it with
+    ``python -c "from icl_symbolic.moments import write_lemma1_forms; write_lemma1_forms()"``."""
+    from icl_symbolic import _lemma1_forms
+    from icl_symbolic import moments as M
+    assert _lemma1_forms.KEY == M.derivation_key(), "stale cache: regenerate (see docstring)"
+    fresh = M.derive_symbolic_moments()
+    cached = _lemma1_forms.forms()
+    assert cached.keys() == fresh.keys()
+    for name in fresh:
+        assert cached[name] == fresh[name], name
+    assert M.symbolic_moments() == fresh
