@@ -1,164 +1,253 @@
-"""Benchmark: the simulator's training step against the straightforward implementation.
+"""Benchmark: the simulator's training solve, matrix-free vs dense vs explicit features, and d = 256.
 
-What: one Fig. 1 point (d = 64, alpha = kappa = 2, sin teacher, rho = 0.1) at
-tau = 2 (n = 8192 >= p = 4160: Gram path) and at tau = 0.5 (n = 2048 < p:
-kernel path), side by side in one run:
+What (side by side in ONE run, every path with ONE BLAS thread, threadpoolctl):
 
-* ours: :func:`icl_symbolic.simulation.train` (fast O(ell + d) prompt sampler,
-  chunked pair-product Gram accumulation (dgemm) / kernel form, Cholesky with a
-  condition check);
-* straightforward: the direct O(ell d) sampler, the full n x d(d+1) feature
-  matrix H, H^T H + (n/d) lam I, ``numpy.linalg.solve``.
+1. Solver only, on identical training data (sin teacher, alpha = kappa = 2,
+   rho = 0.1, lam = 0, the fast prompt sampler), d in {32, 64, 96, 128},
+   tau in {0.5, 2, 4}:
 
-Both solve the same ridge problem with lam = 1e-6 (the straightforward normal
-equations are singular for n < p at lam = 0).  Reported: wall time (median of
-``--repeat`` runs, and the minimum, which is less disturbed by other jobs on a
-shared machine), peak traced memory (tracemalloc, a separate run: numpy
-reports its buffers to tracemalloc), their ratios, and the relative difference
-of the two Gammas on identical prompts (solver-only comparison).
+   * matrix-free: ``simulation.fit(..., solver="cg")`` (PCG with the Kronecker
+     preconditioner for n >= p, dual CG for n < p);
+   * dense: ``simulation.fit(..., solver="gram")`` for n >= p (pair-product Gram
+     accumulation + Cholesky), ``"kernel"`` for n < p (n x n kernel + Cholesky)
+     -- the previous default paths;
+   * explicit features: the n x p feature matrix H, then ``H.T @ H`` and
+     ``numpy.linalg.solve`` (n >= p) or ``H @ H.T`` and a solve (n < p).
 
-Also (``--figures``) the wall time of ``figure 1 --quick`` and ``figure 2 --quick``
-and per-point timings at paper size from which the full figures' time is
-estimated (``--full`` runs them for real).
+   CPU time of this process (``time.process_time``), min of ``--repeat`` runs
+   (1 run for cells predicted above 10 s); a cell is
+   skipped (and reported as skipped) when its predicted time exceeds
+   ``--budget`` seconds or its memory does not fit, from the flop / memory
+   model of ``simulation.cost_flops`` / ``estimate_memory``.  Also reported: CG
+   iterations and the relative difference of the solutions.  Fitted scaling
+   exponents: log time vs log d at each tau, and vs log tau at each d.
 
-Run:  python benchmarks/bench_simulate.py [--repeat 3] [--figures] [--full]
-How long: about 1-2 minutes without --figures on the 2-core machine.
+2. End to end: ``icl-symbolic simulate "sin(g)" --d 256 --tau 2 --alpha 2
+   --kappa 2 --rho 0.1 --seeds 1`` in a subprocess (one BLAS thread): wall time,
+   CPU time, max RSS, the solver path, iterations and residual.
+
+3. Fixed cost: ``icl-symbolic simulate "sin(g)" --d 32 --seeds 1`` total
+   process CPU time vs the training time it reports.
+
+4. ``--figure``: ``icl-symbolic figure 1`` at paper size with ``--jobs 2`` and
+   ``--jobs 1`` (wall times; this takes several minutes each).
+
+Run:  python benchmarks/bench_simulate.py [--repeat 3] [--budget 40] [--skip-256] [--figure]
+How long: about 10-15 minutes on the 2-core machine without --figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import platform
+import resource
 import subprocess
 import sys
 import time
-import tracemalloc
 
 import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from icl_symbolic.expr import teacher
-from icl_symbolic.prompts import sample_prompts
-from icl_symbolic.simulation import fit_gamma, sizes, train
+from icl_symbolic.simulation import cost_flops, estimate_memory, fit, sample_training_set, sizes
 
-D, ALPHA, KAPPA, RHO, LAM = 64, 2.0, 2.0, 0.1, 1e-6
-SEED = 20261130
-
-
-def straightforward(f_numpy, tasks, n, ell, rho, lam, rng):
-    """Direct sampler, full feature matrix, normal equations, dense solve."""
-    k, d = tasks.shape
-    P = sample_prompts(f_numpy, tasks[np.arange(n) % k], ell, rho, rng, method="direct")
-    V = np.concatenate([P.u, P.s[:, None]], axis=1)
-    H = np.einsum("mi,mj->mij", P.x_test, V).reshape(n, -1)
-    G = H.T @ H
-    G[np.diag_indices_from(G)] += (n / d) * lam
-    return np.linalg.solve(G, H.T @ P.y_test).reshape(d, d + 1)
+ALPHA, KAPPA, RHO, LAM = 2.0, 2.0, 0.1, 0.0
+SEED = 20261201
+DS = (32, 64, 96, 128)
+TAUS = (0.5, 2.0, 4.0)
+#: Measured effective rates (flop/s, one thread, this machine) used only to predict which cells to skip.
+RATE = {"cg": 2.0e10, "dense": 2.5e10, "explicit": 1.5e10}
 
 
-def ours(f_numpy, tasks, n, ell, rho, lam, rng):
-    return train(f_numpy, tasks, n, ell, rho, lam, rng)[0]
+def explicit_solve(X, V, y):
+    """The straightforward solver: the full feature matrix H and dense normal / kernel equations."""
+    n, d = X.shape
+    H = np.einsum("mi,mj->mij", X, V).reshape(n, -1)
+    if n >= H.shape[1]:
+        return np.linalg.solve(H.T @ H, H.T @ y).reshape(d, d + 1)
+    return (H.T @ np.linalg.solve(H @ H.T, y)).reshape(d, d + 1)
 
 
-def _timed(fn, *args):
-    t0 = time.perf_counter()
-    out = fn(*args)
-    return time.perf_counter() - t0, out
+def predicted(path, sz):
+    n, p = sz.n, sz.p
+    if path == "cg":
+        return cost_flops(sz, "cg") / RATE["cg"]
+    if path == "dense":
+        return cost_flops(sz, "gram" if n >= p else "kernel") / RATE["dense"]
+    return (n * p * p if n >= p else n * n * p) / RATE["explicit"] + (n * p * 8 * 3) / 2e9
 
 
-def _peak(fn, *args):
-    tracemalloc.start()
-    try:
-        fn(*args)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+def memory_ok(path, sz):
+    limit = 0.6 * _available()
+    if path == "explicit":
+        return 8 * sz.n * sz.p * 2 + 8 * min(sz.n, sz.p) ** 2 < limit
+    if path == "dense":
+        return estimate_memory(sz, "gram" if sz.n >= sz.p else "kernel") < limit
+    return estimate_memory(sz, "cg") < limit
 
 
-def bench_point(tau, repeat):
-    sz = sizes(D, ALPHA, KAPPA, tau)
+def _available():
+    with open("/proc/meminfo") as fh:
+        for line in fh:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return 16 << 30
+
+
+def time_cell(path, X, V, y, repeat):
+    fn = {"cg": lambda: fit(X, V, y, LAM, "cg"),
+          "dense": lambda: fit(X, V, y, LAM, "gram" if X.shape[0] >= X.shape[1] * (X.shape[1] + 1) else "kernel"),
+          "explicit": lambda: (explicit_solve(X, V, y), None)}[path]
+    best, out = math.inf, None
+    for _ in range(repeat):
+        t0 = time.process_time()
+        out = fn()
+        best = min(best, time.process_time() - t0)
+    return best, out
+
+
+def fit_exponent(xs, ts):
+    if len(xs) < 2:
+        return None
+    return float(np.polyfit(np.log(xs), np.log(ts), 1)[0])
+
+
+def solver_table(repeat, budget, DS=DS, TAUS=TAUS):
     f = teacher("sin(g)").numpy
-    tasks = np.random.default_rng(SEED).standard_normal((sz.k, D))
-    res = {}
-    for name, fn in (("straightforward", straightforward), ("ours", ours)):
-        times = [_timed(fn, f, tasks, sz.n, sz.ell, RHO, LAM, np.random.default_rng(SEED + 1))[0]
-                 for _ in range(repeat)]
-        peak = _peak(fn, f, tasks, sz.n, sz.ell, RHO, LAM, np.random.default_rng(SEED + 1))
-        res[name] = (float(np.min(times)), peak, float(np.median(times)))
-    # solver-only agreement on identical prompts
-    P = sample_prompts(f, tasks[np.arange(sz.n) % sz.k], sz.ell, RHO, np.random.default_rng(SEED + 2), method="fast")
-    V = np.concatenate([P.u, P.s[:, None]], axis=1)
-    t_solver, (G_ours, how) = _timed(fit_gamma, P.x_test, V, P.y_test, LAM)
-    H = np.einsum("mi,mj->mij", P.x_test, V).reshape(sz.n, -1)
+    times = {}
+    print("CPU seconds of this process (time.process_time; with one BLAS thread this is the solve's compute time "
+          "and is less disturbed by other jobs than wall time), min over repeats")
+    print("| d | tau | n | p | matrix-free s (CG iterations) | dense s (path) | explicit s | dense / matrix-free | "
+          "explicit / matrix-free | rel. diff matrix-free vs dense | vs explicit |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for d in DS:
+        for tau in TAUS:
+            sz = sizes(d, ALPHA, KAPPA, tau)
+            rng = np.random.default_rng(SEED + d)
+            tasks = rng.standard_normal((sz.k, d))
+            X, V, y = sample_training_set(f, tasks, sz.n, sz.ell, RHO, np.random.default_rng(SEED + 1))
+            row, sols = {}, {}
+            for path in ("cg", "dense", "explicit"):
+                pt = predicted(path, sz)
+                if pt > budget or not memory_ok(path, sz):
+                    row[path] = None
+                    why = "time" if pt > budget else "memory"
+                    row[path + "_why"] = f"skipped ({why}: predicted {pt:.0f} s)" if why == "time" else \
+                        "skipped (memory)"
+                    continue
+                t, out = time_cell(path, X, V, y, repeat if pt < 10 else 1)
+                row[path] = t
+                sols[path] = out
+                times[(path, d, tau)] = t
+            G_cg, info = sols["cg"]
+
+            def rel(other):
+                if other not in sols:
+                    return "-"
+                G = sols[other][0]
+                return f"{np.linalg.norm(G_cg - G) / np.linalg.norm(G):.1e}"
+
+            def cell(path):
+                return f"{row[path]:.3f}" if row[path] is not None else row[path + "_why"]
+            dense_path = sols["dense"][1].solver if "dense" in sols else ""
+            ratio = lambda o: f"{row[o] / row['cg']:.1f}x" if row[o] is not None else "-"  # noqa: E731
+            print(f"| {d} | {tau:g} | {sz.n} | {sz.p} | {row['cg']:.3f} ({info.iterations}) | {cell('dense')} "
+                  f"{('(' + dense_path + ')') if dense_path else ''} | {cell('explicit')} | {ratio('dense')} | "
+                  f"{ratio('explicit')} | {rel('dense')} | {rel('explicit')} |", flush=True)
+            del X, V, y, sols
+    print("\nfitted scaling exponents (time ~ d^a at fixed tau; ~ tau^b at fixed d; only measured cells):")
+    for path in ("cg", "dense", "explicit"):
+        parts = []
+        for tau in TAUS:
+            pts = [(d, times[(path, d, tau)]) for d in DS if (path, d, tau) in times]
+            a = fit_exponent([p[0] for p in pts], [p[1] for p in pts])
+            if a is not None:
+                parts.append(f"tau={tau:g}: d^{a:.2f} (d={pts[0][0]}-{pts[-1][0]})")
+        for d in DS:
+            pts = [(tau, times[(path, d, tau)]) for tau in TAUS[1:] if (path, d, tau) in times]
+            b = fit_exponent([p[0] for p in pts], [p[1] for p in pts])
+            if b is not None:
+                parts.append(f"d={d}: tau^{b:.2f} (tau 2-4)")
+        print(f"  {path}: " + "; ".join(parts))
+
+
+def run_cli(argv, env_extra=None):
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env.update(env_extra or {})
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    G = H.T @ H
-    G[np.diag_indices_from(G)] += (sz.n / D) * LAM
-    G_ref = np.linalg.solve(G, H.T @ P.y_test).reshape(D, D + 1)
-    t_ref = time.perf_counter() - t0
-    rel = float(np.linalg.norm(G_ours - G_ref) / np.linalg.norm(G_ref))
-    return sz, res, (t_solver, t_ref, how, rel)
+    r = subprocess.run([sys.executable, "-m", "icl_symbolic", *argv], capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if r.returncode != 0:
+        raise SystemExit(f"{argv} failed: {r.stderr.strip()}")
+    return r, wall, cpu, after.ru_maxrss / 1024
 
 
-def figure_times(full):
-    out = {}
-    for name in ("1", "2"):
-        cmd = [sys.executable, "-m", "icl_symbolic", "figure", name, "--quiet", "--out", f"/tmp/bench_fig{name}"]
-        if not full:
-            cmd.insert(4, "--quick")
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        out[("full " if full else "quick ") + name] = time.perf_counter() - t0
-    return out
+def end_to_end_256():
+    argv = ["simulate", "sin(g)", "--d", "256", "--tau", "2", "--alpha", "2", "--kappa", "2", "--rho", "0.1",
+            "--seeds", "1", "--json", "--quiet"]
+    r, wall, cpu, rss = run_cli(argv)
+    o = json.loads(r.stdout)
+    s = o["per_seed"][0]
+    print(f"d=256, tau=2 (n={o['n']}, p={256 * 257}): wall {wall:.1f} s, CPU {cpu:.1f} s, max RSS {rss:.0f} MB "
+          f"(whole process); training {s['train_seconds']:.1f} s; solver {s['solver']}, {s['iterations']} "
+          f"iterations, residual {s['residual']:.1e}; e = {s['e']:.6g}, e_mc = {s['e_mc']:.6g} +- {s['e_mc_se']:.2g}")
 
 
-def paper_size_estimate():
-    """Seconds per (teacher, tau) simulation at paper size, one seed, and the extrapolated total."""
-    from icl_symbolic.figures import figure1_data, figure2_data  # noqa: F401  (grids documented there)
-    from icl_symbolic.simulation import simulate
-    fig1_taus = [0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0]
-    per = {}
-    for tau in fig1_taus:
-        per[tau] = simulate("sin(g)", 64, 2, 2, tau, 0.1, seeds=(0,), n_test=20000).seconds
-    fig1 = 3 * 5 * sum(per.values())
-    kap = list(np.geomspace(0.125, 8.0, 13))
-    per2 = {}
-    for alpha in (20.0, 40.0):
-        for kappa in (kap[0], kap[6], kap[-1]):
-            per2[(alpha, kappa)] = simulate("tanh(g)", 32, alpha, kappa, alpha / 2, 0.1, seeds=(0,),
-                                            n_test=20000).seconds
-    fig2 = 5 * 13 * sum(per2.values()) / 3
-    return per, fig1, per2, fig2
+def fixed_cost():
+    argv = ["simulate", "sin(g)", "--d", "32", "--seeds", "1", "--json", "--quiet"]
+    for _ in range(2):                       # the first run may compile bytecode / warm the disk cache
+        r, wall, cpu, rss = run_cli(argv)
+    o = json.loads(r.stdout)
+    s = o["per_seed"][0]
+    print(f"d=32, tau=2: process CPU {cpu:.2f} s (wall {wall:.2f} s); training {s['train_seconds']:.2f} s, "
+          f"the seed's whole run (training + MC + exact test error) {s['seconds']:.2f} s; solver {s['solver']}; "
+          f"process / training = {cpu / s['train_seconds']:.1f}x")
+
+
+def figure_jobs():
+    for jobs in ("2", "1"):
+        out = f"/tmp/bench_fig1_jobs{jobs}"
+        _, wall, cpu, rss = run_cli(["figure", "1", "--quiet", "--out", out, "--jobs", jobs])
+        print(f"figure 1 (paper size) --jobs {jobs}: wall {wall:.0f} s ({wall / 60:.1f} min), CPU {cpu:.0f} s, "
+              f"max RSS {rss:.0f} MB", flush=True)
+    a = json.load(open("/tmp/bench_fig1_jobs2/figure1.json"))
+    b = json.load(open("/tmp/bench_fig1_jobs1/figure1.json"))
+    same = a.get("match_diagnostics") == b.get("match_diagnostics")
+    print(f"  same numbers with --jobs 2 and --jobs 1: {same}")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--figures", action="store_true")
-    ap.add_argument("--full", action="store_true")
+    ap.add_argument("--budget", type=float, default=40.0, help="skip cells predicted to take longer (s)")
+    ap.add_argument("--skip-256", action="store_true")
+    ap.add_argument("--figure", action="store_true")
+    ap.add_argument("--ds", default=",".join(map(str, DS)), help="comma-separated d values")
+    ap.add_argument("--taus", default=",".join(map(str, TAUS)), help="comma-separated tau values")
     args = ap.parse_args()
+    ds = tuple(int(x) for x in args.ds.split(","))
+    taus = tuple(float(x) for x in args.taus.split(","))
+    blas = [f"{i.get('internal_api')} {i.get('version')}" for i in threadpool_info() if i.get("user_api") == "blas"]
     print(f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, numpy {np.__version__}, "
-          f"python {platform.python_version()}")
+          f"BLAS {', '.join(blas)}, python {platform.python_version()}")
     print(f"command: python benchmarks/bench_simulate.py {' '.join(sys.argv[1:])}")
-    print(f"setting: d={D}, alpha={ALPHA}, kappa={KAPPA}, sin(g), rho={RHO}, lam={LAM}; min (median) of "
-          f"{args.repeat} runs; load average at start {os.getloadavg()[0]:.1f}")
-    print("| tau | n | p | straightforward s | ours s | speed-up (min) | straightforward peak MB | ours peak MB | "
-          "memory ratio | solver-only s (ours / straightforward) | path | rel. diff Gamma |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for tau in (2.0, 0.5):
-        sz, res, (ts, tr, how, rel) = bench_point(tau, args.repeat)
-        (t_s, m_s, med_s), (t_o, m_o, med_o) = res["straightforward"], res["ours"]
-        print(f"| {tau} | {sz.n} | {sz.p} | {t_s:.2f} ({med_s:.2f}) | {t_o:.2f} ({med_o:.2f}) | {t_s / t_o:.1f}x | {m_s / 2**20:.0f} | "
-              f"{m_o / 2**20:.0f} | {m_o / m_s:.2f} | {ts:.2f} / {tr:.2f} | {how} | {rel:.1e} |", flush=True)
-    if args.figures or args.full:
-        for k, v in figure_times(args.full).items():
-            print(f"figure {k}: {v:.1f} s wall", flush=True)
-        per, fig1, per2, fig2 = paper_size_estimate()
-        print("paper-size per-run seconds (1 seed), Fig. 1 (sin, d=64): "
-              + ", ".join(f"tau={t:g}: {s:.1f}" for t, s in per.items()))
-        print(f"estimated full figure 1 (3 series x 14 taus x 5 seeds): {fig1 / 60:.1f} min")
-        print("paper-size per-run seconds (1 seed), Fig. 2 (tanh, d=32): "
-              + ", ".join(f"alpha={a:g},kappa={k:.3g}: {s:.1f}" for (a, k), s in per2.items()))
-        print(f"estimated full figure 2 (2 alphas x 13 kappas x 5 seeds): {fig2 / 60:.1f} min")
+    print(f"BLAS threads: 1 (threadpoolctl; subprocesses OPENBLAS_NUM_THREADS=1); load average at start "
+          f"{os.getloadavg()[0]:.1f} (shared machine)")
+    with threadpool_limits(limits=1):
+        solver_table(args.repeat, args.budget, ds, taus)
+    print(f"\nload average now {os.getloadavg()[0]:.1f}")
+    fixed_cost()
+    if not args.skip_256:
+        end_to_end_256()
+    if args.figure:
+        figure_jobs()
+    print(f"load average at end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -32,3 +32,20 @@ def forms() -> dict:
         "E_yH_ww": Mul(Pow(omega, Integer(-2)), Pow(E_zf, Integer(2))),
         "E_yH_w": Mul(Pow(omega, Integer(-1)), Add(rho, E_f2), E_zf),
     }
+
+
+def numpy_functions() -> dict:
+    """The same coefficients as NumPy-vectorised functions of (d, ell, rho, omega, _E_zf, _E_f2, _E_z2f2, _E_zf3, _E_f4)
+    (the code sympy.lambdify(..., modules='numpy') would generate: NumPyPrinter output)."""
+    return {
+        "E_y2": lambda d, ell, rho, omega, _E_zf, _E_f2, _E_z2f2, _E_zf3, _E_f4: _E_f2 + rho,
+        "E_yx": lambda d, ell, rho, omega, _E_zf, _E_f2, _E_z2f2, _E_zf3, _E_f4: _E_zf/(d*omega),
+        "E_u": lambda d, ell, rho, omega, _E_zf, _E_f2, _E_z2f2, _E_zf3, _E_f4: _E_zf/omega,
+        "E_uuT_I": lambda d, ell, rho, omega, _E_zf, _E_f2, _E_z2f2, _E_zf3, _E_f4: d*(_E_f2 + rho)/ell,
+        "E_uuT_w": lambda d, ell, rho, omega, _E_zf, _E_f2, _E_z2f2, _E_zf3, _E_f4: (-_E_f2*omega + _E_z2f2 + _E_zf**2*ell - _E_zf**2)/(ell*omega**2),
+        "E_us": lambda d, ell, rho, omega, _E_zf, _E_f2, _E_z2f2, _E_zf3, _E_f4: (3*_E_zf*rho + _E_zf*(_E_f2 + rho)*(ell - 1) + _E_zf3)/(ell*omega),
+        "E_s": lambda d, ell, rho, omega, _E_zf, _E_f2, _E_z2f2, _E_zf3, _E_f4: _E_f2 + rho,
+        "E_s2": lambda d, ell, rho, omega, _E_zf, _E_f2, _E_z2f2, _E_zf3, _E_f4: (6*_E_f2*rho + _E_f4 + 3*rho**2 + (_E_f2 + rho)**2*(ell - 1))/ell,
+        "E_yH_ww": lambda d, ell, rho, omega, _E_zf, _E_f2, _E_z2f2, _E_zf3, _E_f4: _E_zf**2/omega**2,
+        "E_yH_w": lambda d, ell, rho, omega, _E_zf, _E_f2, _E_z2f2, _E_zf3, _E_f4: _E_zf*(_E_f2 + rho)/omega,
+    }

@@ -232,6 +232,18 @@ def write_lemma1_forms(path=None) -> str:
         for n in FUNCTIONAL_NAMES:
             text = text.replace(f"Function('{n}')(omega)", n)
         lines.append(f'        "{name}": {text},')
+    lines += ["    }", "", "",
+              "def numpy_functions() -> dict:",
+              '    """The same coefficients as NumPy-vectorised functions of (d, ell, rho, omega, '
+              + ", ".join(f"_{n}" for n in FUNCTIONAL_NAMES) + ')',
+              "    (the code sympy.lambdify(..., modules='numpy') would generate: NumPyPrinter output).\"\"\"",
+              "    return {"]
+    from sympy.printing.numpy import NumPyPrinter
+    fsyms = [sympy.Symbol(f"_{n}") for n in FUNCTIONAL_NAMES]
+    apps = {_FUNC[n](omega): sy for n, sy in zip(FUNCTIONAL_NAMES, fsyms)}
+    argl = ", ".join(["d", "ell", "rho", "omega"] + [str(sy) for sy in fsyms])
+    for name, expr in forms.items():
+        lines.append(f'        "{name}": lambda {argl}: {NumPyPrinter().doprint(expr.xreplace(apps))},')
     lines += ["    }", ""]
     target = Path(path) if path is not None else Path(__file__).with_name("_lemma1_forms.py")
     target.write_text("\n".join(lines))
@@ -367,6 +379,10 @@ def moment_functions() -> dict:
     moments at many omega at once without restating the formulas.
     """
     if not _NUMPY_FUNCS:
+        from . import _lemma1_forms
+        if _lemma1_forms.KEY == derivation_key():       # generated from the same forms (write_lemma1_forms)
+            _NUMPY_FUNCS.update(_lemma1_forms.numpy_functions())
+            return dict(_NUMPY_FUNCS)
         fsyms = [sympy.Symbol(f"_{n}") for n in FUNCTIONAL_NAMES]
         apps = {_FUNC[n](omega): s for n, s in zip(FUNCTIONAL_NAMES, fsyms)}
         args = [d, ell, rho, omega, *fsyms]

@@ -101,8 +101,6 @@ def map_sweep(fn: Callable[[Any], Any], items: Iterable, jobs: int = 1, schedule
     >>> map_sweep(abs, [-1, 2, -3], jobs=2)
     [1, 2, 3]
     """
-    import joblib
-
     items: Sequence = list(items)
     jobs = check_jobs(jobs)
     address = resolve_scheduler(scheduler)
@@ -119,6 +117,10 @@ def map_sweep(fn: Callable[[Any], Any], items: Iterable, jobs: int = 1, schedule
             out.append(_pinned(fn, item, blas_threads))
             report(i + 1)
         return out
+    # joblib is imported here, not at the top: its import costs 0.1-0.4 s, which a one-process run
+    # (every plain `icl-symbolic simulate`) should not pay (the fixed-cost target of the simulator).
+    import joblib
+
     calls = (joblib.delayed(_pinned)(fn, item, blas_threads) for item in items)
     out = []
     if address is None:

@@ -309,3 +309,13 @@ def test_lemma1_forms_cache_is_current():
     for name in fresh:
         assert cached[name] == fresh[name], name
     assert M.symbolic_moments() == fresh
+    # the generated NumPy functions are the code lambdify generates: identical numbers
+    import sympy
+    rng = np.random.default_rng(5)
+    fsyms = [sympy.Symbol(f"_{n}") for n in M.FUNCTIONAL_NAMES]
+    apps = {M._FUNC[n](M.omega): s for n, s in zip(M.FUNCTIONAL_NAMES, fsyms)}
+    args = [64.0, 128.0, 0.1, rng.uniform(0.2, 3, 50)] + [rng.standard_normal(50) for _ in fsyms]
+    gen = _lemma1_forms.numpy_functions()
+    for name, expr in fresh.items():
+        ref = sympy.lambdify([M.d, M.ell, M.rho, M.omega, *fsyms], expr.xreplace(apps), modules="numpy")
+        assert np.array_equal(gen[name](*args), ref(*args)), name
