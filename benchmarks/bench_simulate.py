@@ -192,7 +192,7 @@ def end_to_end_256():
     argv = ["simulate", "sin(g)", "--d", "256", "--tau", "2", "--alpha", "2", "--kappa", "2", "--rho", "0.1",
             "--seeds", "1", "--json", "--quiet"]
     r, wall, cpu, rss = run_cli(argv)
-    o = json.loads(r.stdout)
+    o = json.loads(r.stdout)["points"][0]
     s = o["per_seed"][0]
     print(f"d=256, tau=2 (n={o['n']}, p={256 * 257}): wall {wall:.1f} s, CPU {cpu:.1f} s, max RSS {rss:.0f} MB "
           f"(whole process); training {s['train_seconds']:.1f} s; solver {s['solver']}, {s['iterations']} "
@@ -203,7 +203,7 @@ def fixed_cost():
     argv = ["simulate", "sin(g)", "--d", "32", "--seeds", "1", "--json", "--quiet"]
     for _ in range(2):                       # the first run may compile bytecode / warm the disk cache
         r, wall, cpu, rss = run_cli(argv)
-    o = json.loads(r.stdout)
+    o = json.loads(r.stdout)["points"][0]
     s = o["per_seed"][0]
     print(f"d=32, tau=2: process CPU {cpu:.2f} s (wall {wall:.2f} s); training {s['train_seconds']:.2f} s, "
           f"the seed's whole run (training + MC + exact test error) {s['seconds']:.2f} s; solver {s['solver']}; "
