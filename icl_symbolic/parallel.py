@@ -22,6 +22,7 @@ import os
 import time
 from typing import Any, Callable, Iterable, Sequence
 
+import joblib
 from threadpoolctl import threadpool_limits
 
 from .errors import ICLError
@@ -117,10 +118,6 @@ def map_sweep(fn: Callable[[Any], Any], items: Iterable, jobs: int = 1, schedule
             out.append(_pinned(fn, item, blas_threads))
             report(i + 1)
         return out
-    # joblib is imported here, not at the top: its import costs 0.1-0.4 s, which a one-process run
-    # (every plain `icl-symbolic simulate`) should not pay (the fixed-cost target of the simulator).
-    import joblib
-
     calls = (joblib.delayed(_pinned)(fn, item, blas_threads) for item in items)
     out = []
     if address is None:

@@ -64,6 +64,7 @@ from .covariance import Covariance, check_task_law, resolve_covariance, sample_t
 from .display import Quantity, html_table, latex_table, text_table
 from .errors import ICLError
 from .expr import teacher
+from .parallel import check_jobs, map_sweep, resolve_scheduler
 from .prompts import sample_prompts
 from .values import Value
 
@@ -764,8 +765,6 @@ def simulate_many(specs: Sequence[dict], jobs: int = 1, scheduler: str | None = 
     item in the serial loop too, so the numbers do not depend on ``jobs``).
     Returns one :class:`SimResult` per spec, in order.
     """
-    from .parallel import check_jobs, map_sweep, resolve_scheduler
-
     check_jobs(jobs)
     address = resolve_scheduler(scheduler)
     if not specs:

@@ -57,7 +57,8 @@ LAYERS = (
     ("hermite",),
     ("gauss",),
     ("expr",),
-    ("orthopoly", "plotting", "display", "peak", "propagation", "linear_recipe", "cost", "io"),
+    ("orthopoly", "plotting", "display", "peak", "propagation", "linear_recipe", "cost", "io",
+     "matfree", "parallel", "_lemma1_forms"),
     ("errors", "values", "symbols", "_version", "mathml", "defaults"),   # ground floor
 )
 
