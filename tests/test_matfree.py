@@ -5,20 +5,16 @@ memory refusal, and the dense least-squares fallback (minimum norm at every d)."
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from _examples import examples
 from icl_symbolic import matfree as mf
 from icl_symbolic import simulation as sim
 from icl_symbolic.errors import ICLError
 from icl_symbolic.prompts import sample_prompts
-
-DEEP = os.environ.get("ICL_SYMBOLIC_DEEP") == "1"
-
 
 def _explicit(X, V):
     return np.einsum("ni,na->nia", X, V).reshape(X.shape[0], -1)
@@ -73,6 +69,7 @@ def test_preconditioner_equals_solving_with_the_explicit_kronecker_matrix(D, m, 
 
 
 # --------------------------------------------------------------------------- CG vs dense
+@pytest.mark.sim
 @pytest.mark.parametrize("tau", [0.5, 2.0, 4.0])
 @pytest.mark.parametrize("lam", [0.0, 0.1])
 def test_cg_equals_dense_solution_small(tau, lam):
@@ -194,6 +191,7 @@ def test_memory_estimate_refuses_d_100000_before_allocating():
     assert peak < 50 * 2**20
 
 
+@pytest.mark.sim
 def test_memory_estimate_covers_the_arrays_of_a_cg_run():
     """The estimate bounds the traced peak of a real matrix-free run (and is not absurdly loose)."""
     import tracemalloc
@@ -222,13 +220,14 @@ def test_gram_path_is_minimum_norm_at_d2():
             assert _rel(G.ravel(), ref) < 1e-8, (seed, solver)
 
 
+@pytest.mark.heavy
 @given(seed=st.integers(0, 2**63 - 1), d=st.integers(2, 7), ratio=st.sampled_from([0.3, 0.6, 1.0, 1.4, 2.5]),
        lam=st.sampled_from([0.0, 1e-3, 0.3]))
-@settings(max_examples=300 if DEEP else 40, deadline=None, derandomize=not DEEP)
+@settings(max_examples=examples(40), deadline=None)
 def test_all_solvers_minimum_norm_property(seed, d, ratio, lam):
     """Property: Gram, kernel and CG all equal the explicit-feature reference (pinv(H) y or the
     ridge solution) to 1e-8 for random data, including n = p (ratio 1.0); with
-    ICL_SYMBOLIC_DEEP=1 it runs 300 examples with fresh random seeds."""
+    HYPOTHESIS_PROFILE=xslow it runs 400 examples from fresh random seeds (not derandomized)."""
     p = d * (d + 1)
     n = max(2, round(ratio * p))
     X, V, y = _prompt_data(d, n, seed, f=np.tanh, kappa=1)

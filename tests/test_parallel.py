@@ -30,6 +30,7 @@ def _blas_work(seed):
     return float(np.linalg.solve(A @ A.T + np.eye(300), rng.standard_normal(300)).sum())
 
 
+@pytest.mark.heavy
 def test_map_sweep_serial_and_processes_bitwise_identical():
     items = list(range(6))
     serial = parallel.map_sweep(_blas_work, items, jobs=1)
@@ -40,6 +41,7 @@ def test_map_sweep_serial_and_processes_bitwise_identical():
     assert len(lines) == 2 and lines[0].startswith("x 1/2 done") and lines[1].startswith("x 2/2 done")
 
 
+@pytest.mark.sim
 def test_cli_simulate_jobs_2_equals_jobs_1_except_timings(capsys):
     """The issue's check: --jobs 2 and --jobs 1 give identical JSON except the timing keys."""
     argv = ["simulate", "sin(g)", "--d", "10", "--tau", "0.5,2", "--seeds", "2", "--n-test", "500", "--json",
@@ -69,6 +71,7 @@ def test_jobs_and_scheduler_bad_input_one_line(capsys, monkeypatch):
     assert parallel.resolve_scheduler("tcp://h:1") == "tcp://h:1"
 
 
+@pytest.mark.sim
 def test_dask_local_cluster_same_numbers():
     """Through joblib's dask backend on a LocalCluster: the same numbers as the serial run."""
     pytest.importorskip("dask.distributed")
