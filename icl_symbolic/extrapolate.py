@@ -37,15 +37,14 @@ planted ladders (tests/test_extrapolate.py).
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
-from joblib import Parallel, delayed
 from scipy import stats
 
 from .errors import ICLError
+from .parallel import map_sweep
 from .simulation import check_memory, simulate, sizes
 from .theory import e_nonlinear
 
@@ -304,6 +303,11 @@ def _check_ladder(ds) -> list[int]:
     return sorted(out)
 
 
+def _one_item(item):
+    """:func:`_one_run` on one ``(f, d, seed, kw)`` item (the unit of :func:`parallel.map_sweep`)."""
+    return _one_run(*item)
+
+
 def _one_run(f, d, seed, kw):
     """One seed at one d: (per-seed error, seconds); the exact functional where available."""
     res = simulate(f, d=d, seeds=(seed,), **kw)
@@ -319,12 +323,14 @@ def ladder_memory_check(ds, alpha, kappa, tau, n_test: int = 2000) -> None:
 
 def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks="gaussian",
                C_train="identity", C_test=None, jobs: int = 1, n_test: int = 2000,
-               progress: Callable[[str], None] | None = None, per_seed: bool = False):
+               progress: Callable[[str], None] | None = None, per_seed: bool = False,
+               scheduler: str | None = None):
     """Simulate every (d, seed) of the ladder (the same seeds at every d) and return the points.
 
     Each seed is an independent :func:`icl_symbolic.simulation.simulate` run
     (its random streams depend only on the seed), so running the pairs in
-    ``jobs`` worker processes (joblib) gives the same numbers as one process.
+    ``jobs`` worker processes or on a Dask ``scheduler`` (:func:`parallel.map_sweep`,
+    BLAS pinned to one thread per run) gives the same numbers as one process.
     The per-seed error is the exact test functional of the trained Gamma
     (else its Monte-Carlo estimate); the point is the mean over seeds with
     SE = std/sqrt(S).  ``per_seed=True`` also returns ``{d: [values]}``.
@@ -338,18 +344,10 @@ def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks
     kw = dict(alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, C_train=C_train,
               C_test=C_train if C_test is None else C_test, n_test=n_test, tasks=tasks)
     pairs = [(d, s) for d in ds for s in seeds]
-    t0 = time.monotonic()
-    if jobs == 1:
-        out = []
-        for i, (d, s) in enumerate(pairs, 1):
-            out.append(_one_run(f, d, s, kw))
-            if progress is not None:
-                progress(f"d = {d}, seed {s}: e = {out[-1][0]:.5g} ({out[-1][2]:.1f} s; "
-                         f"{i}/{len(pairs)}, {time.monotonic() - t0:.0f} s elapsed)")
-    else:
-        if progress is not None:
-            progress(f"{len(pairs)} runs (d x seeds) on {jobs} workers")
-        out = Parallel(n_jobs=int(jobs))(delayed(_one_run)(f, d, s, kw) for d, s in pairs)
+    if progress is not None and jobs > 1:
+        progress(f"{len(pairs)} runs (d x seeds) on {jobs} workers")
+    out = map_sweep(_one_item, [(f, d, s, kw) for d, s in pairs], jobs=int(jobs), scheduler=scheduler,
+                    progress=progress, label="run (d, seed)")
     points, values = [], {}
     for d in ds:
         rows = [o for (dd, _), o in zip(pairs, out) if dd == d]

@@ -24,7 +24,7 @@ from icl_symbolic.simulation import simulate
     (["--tasks", "cube"], "invalid choice"),
     (["--plot", "x.txt"], "must end in"),
     (["--false-alarm", "2"], "--false-alarm"),
-    (["--d", "8,400"], "GiB"),
+    (["--d", "8,2000"], "GiB"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, argv, msg):
     out = tmp_path / "o.json"

@@ -59,6 +59,8 @@ def register(subparsers) -> None:
     p.add_argument("--false-alarm", default="1e-3", help="two-sided false-alarm budget of the z test")
     p.add_argument("--m", default="1", help="number of comparisons the budget is split over (Bonferroni)")
     p.add_argument("--jobs", default="1", help="worker processes for the (d, seed) runs")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (default: "
+                   "$ICL_SYMBOLIC_SCHEDULER; needs the dask extra)")
     add_output_options(p, csv="write the ladder points (d, e_mean, e_se, seeds) as CSV",
                        plot="plot e against 1/d with the fit and the theory point")
     p.set_defaults(func=run)
@@ -95,7 +97,7 @@ def run(args) -> int:
     t0 = time.monotonic()
     points = run_ladder(args.f, ds, alpha, kappa, tau, rho, lam, seeds=range(seed0, seed0 + n_seeds),
                         tasks=args.tasks, C_train=args.C_train, C_test=C_test, jobs=jobs, n_test=n_test,
-                        progress=progress)
+                        progress=progress, scheduler=args.scheduler)
     meta = {"teacher": args.f, "tasks": args.tasks, "alpha": alpha, "kappa": kappa, "tau": tau, "rho": rho,
             "lam": lam, "C_train": args.C_train, "C_test": C_test}
     res = extrapolate(points, e_th, false_alarm=fa, m=m, model=args.model, meta=meta, theory_note=th_note,
