@@ -46,7 +46,8 @@ def no_compute(monkeypatch):
         raise AssertionError("computed before refusing bad input")
     monkeypatch.setattr("icl_symbolic.hermite.hermite_coeffs", boom)
     monkeypatch.setattr("icl_symbolic.theory.curve", boom)
-    monkeypatch.setattr("icl_symbolic.cli.simulate.simulate", boom)
+    monkeypatch.setattr("icl_symbolic.cli.simulate.simulate_many", boom)
+    monkeypatch.setattr("icl_symbolic.cli.simulate.simulate_kernel", boom)
 
 
 @pytest.mark.parametrize("make, match", [
