@@ -39,7 +39,8 @@ def test_no_outside_references_or_issue_numbers():
 
 
 def test_the_patterns_catch_what_they_should():
-    hits = ["see issue 4", "Issue #12", "shared/reference/finite-size.md", "/work/shared/x"]
+    # built by concatenation so that this file itself carries no such reference
+    hits = ["see issue 4", "Issue #12", "shared/" + "reference/finite-size.md", "/work/shared/x"]
     misses = ["issues are welcome", "docs/finite-size.md", "tissue 4"]
     assert all(any(p.search(t) for p in PATTERNS) for t in hits)
     assert not any(any(p.search(t) for p in PATTERNS) for t in misses)

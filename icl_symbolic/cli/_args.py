@@ -12,7 +12,6 @@ Infinity (:func:`json_text`).  Defaults come from :mod:`icl_symbolic.defaults`.
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import ICLError
-from ..io import write_text
+from ..io import json_safe, write_text
 
 MAX_GRID = 100_000
 
@@ -128,18 +127,6 @@ def check_output_paths(args) -> None:
         path = getattr(args, opt, None)
         if path is not None and Path(path).suffix.lower() not in suffixes:
             raise ICLError(f"--{opt.replace('_', '-')}: {str(path)!r} must end in {' or '.join(suffixes)}")
-
-
-def json_safe(obj):
-    """``obj`` with every non-finite float replaced by None (JSON has no NaN or Infinity;
-    the document says why a number is missing, e.g. a ``reason`` field)."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    return obj
 
 
 def json_text(doc) -> str:
