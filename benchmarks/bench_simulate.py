@@ -26,13 +26,15 @@ What (side by side in ONE run, every path with ONE BLAS thread, threadpoolctl):
    --kappa 2 --rho 0.1 --seeds 1`` in a subprocess (one BLAS thread): wall time,
    CPU time, max RSS, the solver path, iterations and residual.
 
-3. Fixed cost: ``icl-symbolic simulate "sin(g)" --d 32 --seeds 1`` total
-   process CPU time vs the training time it reports.
+3. Fixed cost: ``icl-symbolic simulate "sin(g)" --d D --seeds 1`` (D = 32, 64, 96)
+   total process CPU time vs the training time it reports, next to the floor
+   of a process that only imports NumPy, SciPy's linalg and SymPy.
 
 4. ``--figure``: ``icl-symbolic figure 1`` at paper size with ``--jobs 2`` and
    ``--jobs 1`` (wall times; this takes several minutes each).
 
 Run:  python benchmarks/bench_simulate.py [--repeat 3] [--budget 40] [--skip-256] [--figure]
+      [--no-solvers] [--no-fixed] [--ds 32,64] [--taus 2]
 How long: about 10-15 minutes on the 2-core machine without --figure.
 """
 
@@ -174,12 +176,14 @@ def solver_table(repeat, budget, DS=DS, TAUS=TAUS):
         print(f"  {path}: " + "; ".join(parts))
 
 
-def run_cli(argv, env_extra=None):
+def run_cli(argv, env_extra=None, python_args=False):
+    """Run ``python -m icl_symbolic ARGV`` (``python ARGV`` with ``python_args``) with one BLAS thread:
+    (result, wall s, CPU s of the child, max RSS MB of all children so far)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     env.update(env_extra or {})
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "icl_symbolic", *argv], capture_output=True, text=True, env=env)
+    r = subprocess.run([sys.executable, *([] if python_args else ["-m", "icl_symbolic"]), *argv], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -199,15 +203,21 @@ def end_to_end_256():
           f"iterations, residual {s['residual']:.1e}; e = {s['e']:.6g}, e_mc = {s['e_mc']:.6g} +- {s['e_mc_se']:.2g}")
 
 
-def fixed_cost():
-    argv = ["simulate", "sin(g)", "--d", "32", "--seeds", "1", "--json", "--quiet"]
-    for _ in range(2):                       # the first run may compile bytecode / warm the disk cache
-        r, wall, cpu, rss = run_cli(argv)
-    o = json.loads(r.stdout)["points"][0]
-    s = o["per_seed"][0]
-    print(f"d=32, tau=2: process CPU {cpu:.2f} s (wall {wall:.2f} s); training {s['train_seconds']:.2f} s, "
-          f"the seed's whole run (training + MC + exact test error) {s['seconds']:.2f} s; solver {s['solver']}; "
-          f"process / training = {cpu / s['train_seconds']:.1f}x")
+def fixed_cost(ds=(32, 64, 96)):
+    """Whole-process CPU of ``simulate --seeds 1`` against the training time it reports, and the floor:
+    the CPU of a process that only imports NumPy, SciPy's linalg and SymPy (which every simulate needs:
+    the teacher is parsed by SymPy)."""
+    floor = min(run_cli(["-c", "import numpy, scipy.linalg, sympy"], python_args=True)[2] for _ in range(3))
+    print(f"floor: a process that imports numpy, scipy.linalg and sympy only: CPU {floor:.2f} s (min of 3)")
+    for d in ds:
+        argv = ["simulate", "sin(g)", "--d", str(d), "--seeds", "1", "--json", "--quiet"]
+        runs = [run_cli(argv) for _ in range(3)]          # min of 3 (the first may compile bytecode)
+        r, wall, cpu, rss = min(runs, key=lambda x: x[2])
+        s = json.loads(r.stdout)["points"][0]["per_seed"][0]
+        print(f"d={d}, tau=2: process CPU {cpu:.2f} s (wall {wall:.2f} s, max RSS {rss:.0f} MB); training "
+              f"{s['train_seconds']:.3f} s, the seed's whole run (training + MC + exact test error) "
+              f"{s['seconds']:.2f} s; solver {s['solver']}; process / training = {cpu / s['train_seconds']:.1f}x; "
+              f"fixed (process - seed run) {cpu - s['seconds']:.2f} s")
 
 
 def figure_jobs():
@@ -228,6 +238,8 @@ def main():
     ap.add_argument("--budget", type=float, default=40.0, help="skip cells predicted to take longer (s)")
     ap.add_argument("--skip-256", action="store_true")
     ap.add_argument("--figure", action="store_true")
+    ap.add_argument("--no-solvers", action="store_true", help="skip part 1 (the solver table)")
+    ap.add_argument("--no-fixed", action="store_true", help="skip part 3 (the fixed cost)")
     ap.add_argument("--ds", default=",".join(map(str, DS)), help="comma-separated d values")
     ap.add_argument("--taus", default=",".join(map(str, TAUS)), help="comma-separated tau values")
     args = ap.parse_args()
@@ -239,10 +251,12 @@ def main():
     print(f"command: python benchmarks/bench_simulate.py {' '.join(sys.argv[1:])}")
     print(f"BLAS threads: 1 (threadpoolctl; subprocesses OPENBLAS_NUM_THREADS=1); load average at start "
           f"{os.getloadavg()[0]:.1f} (shared machine)")
-    with threadpool_limits(limits=1):
-        solver_table(args.repeat, args.budget, ds, taus)
-    print(f"\nload average now {os.getloadavg()[0]:.1f}")
-    fixed_cost()
+    if not args.no_solvers:
+        with threadpool_limits(limits=1):
+            solver_table(args.repeat, args.budget, ds, taus)
+        print(f"\nload average now {os.getloadavg()[0]:.1f}")
+    if not args.no_fixed:
+        fixed_cost()
     if not args.skip_256:
         end_to_end_256()
     if args.figure:

@@ -16,16 +16,40 @@ The public API (:mod:`icl_symbolic.api`, documented in docs/api.md)::
     ics.e_nonlinear("sin(g)", rho="0.1", alpha=2, kappa=2, tau=[0.5, 2, 4])
     ics.simulate("sin(g)", d=64, tau=2, seeds=3)
     ics.verify()
+
+The names of :mod:`icl_symbolic.api` are loaded on first use (PEP 562
+``__getattr__``), so ``import icl_symbolic`` (and the command line, which
+imports only the sub-command it runs) does not pay for SymPy, SciPy and the
+verification machinery until something needs them.
 """
 
+import importlib
+from typing import TYPE_CHECKING
+
 from ._version import __version__
-from .api import (Diagnosis, HermiteResult, Moments, SimResult, SimSweep, TheoryCurve, VerifyResult,
-                  conditional_moments, diagnose, e_linear, e_nonlinear, hermite_coeffs, plot_simulation,
-                  plot_spectrum, plot_theory, simulate, verify)
 from .errors import ICLError
 from .values import Value
 
-__all__ = ["__version__", "ICLError", "Value",
-           "hermite_coeffs", "e_nonlinear", "e_linear", "conditional_moments", "simulate", "verify", "diagnose",
-           "plot_spectrum", "plot_theory", "plot_simulation",
-           "HermiteResult", "TheoryCurve", "SimResult", "SimSweep", "VerifyResult", "Moments", "Diagnosis"]
+if TYPE_CHECKING:   # for type checkers and IDEs; at run time the names load lazily
+    from .api import (Diagnosis, HermiteResult, Moments, SimResult, SimSweep, TheoryCurve, VerifyResult,
+                      conditional_moments, diagnose, e_linear, e_nonlinear, hermite_coeffs, plot_simulation,
+                      plot_spectrum, plot_theory, simulate, verify)
+
+#: the public names that live in :mod:`icl_symbolic.api`
+_API = ("hermite_coeffs", "e_nonlinear", "e_linear", "conditional_moments", "simulate", "verify", "diagnose",
+        "plot_spectrum", "plot_theory", "plot_simulation",
+        "HermiteResult", "TheoryCurve", "SimResult", "SimSweep", "VerifyResult", "Moments", "Diagnosis")
+
+__all__ = ["__version__", "ICLError", "Value", *_API]
+
+
+def __getattr__(name):
+    if name in _API:
+        value = getattr(importlib.import_module(".api", __name__), name)
+        globals()[name] = value       # later lookups skip this hook
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_API))

@@ -8,6 +8,11 @@ commands, in the order ``--help`` lists them; adding a command is one module
 and one entry there.  No mathematics lives here: sub-commands parse, call the
 library, and format.
 
+Start-up cost: a command module imports the library it needs (SymPy, SciPy,
+the simulator, the verification machinery), so :func:`main` imports only the
+module of the command being run (:func:`build_parser` with ``only``); the
+top-level ``--help`` and an unknown command import them all.
+
 Plots: the library builds matplotlib figures without ``pyplot``
 (:mod:`icl_symbolic.plotting`); :func:`main` selects the non-interactive Agg
 backend once, for the whole command line, so a command never opens a window.
@@ -21,6 +26,7 @@ status 2; an interrupt exits 130.  Output files are written atomically
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
@@ -30,24 +36,28 @@ import threading
 from .._version import __version__
 from ..errors import ICLError
 from ..io import check_output_path, transaction
-from . import appendix_a, coeffs, diagnose, extrapolate, figure, kernel, moments, simulate, theory, verify
 from ._args import rewrite_legacy
 
 PROG = "icl-symbolic"
 
-#: command name -> module with ``register(subparsers)`` and ``run(args)``.
+#: command name -> module of this package with ``register(subparsers)`` and ``run(args)``.
 COMMANDS = {
-    "coeffs": coeffs,
-    "moments": moments,
-    "appendix-a": appendix_a,
-    "theory": theory,
-    "kernel": kernel,
-    "simulate": simulate,
-    "extrapolate": extrapolate,
-    "figure": figure,
-    "verify": verify,
-    "diagnose": diagnose,
+    "coeffs": "coeffs",
+    "moments": "moments",
+    "appendix-a": "appendix_a",
+    "theory": "theory",
+    "kernel": "kernel",
+    "simulate": "simulate",
+    "extrapolate": "extrapolate",
+    "figure": "figure",
+    "verify": "verify",
+    "diagnose": "diagnose",
 }
+
+
+def command_module(name: str):
+    """The module implementing command ``name`` (imported on first use)."""
+    return importlib.import_module(f".{COMMANDS[name]}", __name__)
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -80,13 +90,15 @@ class _Parser(argparse.ArgumentParser):
         raise ICLError(f"{self.prog.split()[-1] if ' ' in self.prog else 'arguments'}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; ``only`` (a command name) registers that command alone (a cheaper
+    start-up: see the module docstring), ``None`` all of them."""
     parser = _Parser(prog=PROG, description="Check the mathematics of arXiv:2610.10761 "
                      "(linear attention, nonlinear teachers, in-context learning).")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in COMMANDS.values():
-        module.register(sub)
+    for name in ([only] if only in COMMANDS else COMMANDS):
+        command_module(name).register(sub)
     return parser
 
 
@@ -120,8 +132,9 @@ def main(argv=None) -> int:
         previous = signal.signal(signal.SIGTERM, _sigterm)
     os.environ["MPLBACKEND"] = "Agg"   # the one backend selection of the package (see above)
     try:
-        parser = build_parser()
-        args = parser.parse_args(rewrite_legacy(sys.argv[1:] if argv is None else argv))
+        argv = rewrite_legacy(sys.argv[1:] if argv is None else argv)
+        parser = build_parser(only=argv[0] if argv and argv[0] in COMMANDS else None)
+        args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
