@@ -259,13 +259,16 @@ class VerifyResult:
                 f"<th>verdict</th><th>residual / z</th><th>source</th></tr>{rows}</table></div>")
 
 
-def verify(files=None, *, only=None, full: bool = False, progress=None) -> VerifyResult:
+def verify(files=None, *, only=None, full: bool = False, progress=None, jobs: int = 1,
+           scheduler: str | None = None) -> VerifyResult:
     """Run claim files (default: the shipped derivations) and judge every claim.
 
     ``only``: claim ids or glob patterns; ``full``: also the simulation-backed
-    claims; ``progress``: a text stream for per-claim progress lines.
+    claims; ``progress``: a text stream for per-claim progress lines; ``jobs``:
+    worker processes (one claim each; the same verdicts and numbers for any
+    value); ``scheduler``: a Dask scheduler address instead.
     """
-    results, summary = _run_claims(files, only, full=full, progress=progress)
+    results, summary = _run_claims(files, only, full=full, progress=progress, jobs=jobs, scheduler=scheduler)
     return VerifyResult(tuple(results), summary)
 
 

@@ -73,7 +73,7 @@ def _dask_client(address: str):
 
 def map_sweep(fn: Callable[[Any], Any], items: Iterable, jobs: int = 1, scheduler: str | None = None,
               blas_threads: int = 1, progress: Callable[[str], None] | None = None,
-              label: str = "item") -> list:
+              label: str = "item", on_item: Callable[[int, Any], None] | None = None) -> list:
     """``[fn(item) for item in items]``, serially, on ``jobs`` processes, or on a Dask cluster.
 
     Parameters
@@ -91,6 +91,9 @@ def map_sweep(fn: Callable[[Any], Any], items: Iterable, jobs: int = 1, schedule
         results do not depend on ``jobs``.
     progress : callable(str), optional
         Receives ``"<label> i/N done (elapsed s)"`` lines as items finish (in order).
+    on_item : callable(index, result), optional
+        Called with each result as soon as it and all items before it are done
+        (in item order), e.g. to print a verdict while the sweep goes on.
 
     Returns
     -------
@@ -109,6 +112,8 @@ def map_sweep(fn: Callable[[Any], Any], items: Iterable, jobs: int = 1, schedule
     t0 = time.monotonic()
 
     def report(i):
+        if on_item is not None:
+            on_item(i - 1, out[i - 1])
         if progress is not None:
             progress(f"{label} {i}/{total} done ({time.monotonic() - t0:.1f} s)")
 

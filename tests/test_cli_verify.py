@@ -231,3 +231,52 @@ def test_no_shipped_claim_uses_a_hand_set_bias_budget():
         by_result.setdefault(c.result, []).append(c.id)
     for res in ("Result 1", "Eq. 10", "Eq. 11", "Fig. 1", "Fig. 2", "Eqs. 1-7"):
         assert by_result.get(res), f"no simulation claim backs {res}"
+
+
+def _without_timings(doc):
+    if isinstance(doc, dict):
+        return {k: _without_timings(v) for k, v in doc.items() if k not in ("elapsed_s", "seconds", "train_seconds")}
+    if isinstance(doc, list):
+        return [_without_timings(v) for v in doc]
+    return doc
+
+
+@pytest.mark.sim
+def test_jobs_2_gives_the_same_json_and_the_same_order_as_jobs_1(tmp_path, capsys):
+    """verify --full --jobs 2: one claim per worker process, identical JSON (timings aside), and the
+    verdict lines in claim order (a simulation-backed claim and quick ones)."""
+    only = ["--only", "result1.sim_sin_tau2", "--only", "fig1.*", "--only", "eq8.*"]
+    docs, outs = [], []
+    for jobs in ("1", "2"):
+        js = tmp_path / f"j{jobs}.json"
+        code, out, _ = run(capsys, "verify", "--full", "--quiet", "--jobs", jobs, "--json-out", str(js), *only)
+        assert code == 0
+        docs.append(json.loads(js.read_text()))
+        outs.append([line.split()[1] for line in out.splitlines() if line[:3] in ("ok ", "!! ")])
+    assert any(r["id"] == "result1.sim_sin_tau2" and r["verdict"] == "holds" for r in docs[0]["points"])
+    assert _without_timings(docs[0]) == _without_timings(docs[1])
+    assert outs[0] == outs[1] == [r["id"] for r in docs[0]["points"]]
+
+
+def test_run_claims_streams_results_in_claim_order_with_skips():
+    """on_result sees every claim once, in order, skipped ones included, serially and on 2 workers."""
+    from icl_symbolic.verification.claimfile import load_claims, select
+    from icl_symbolic.verification.runner import run_claims
+    claims = select(load_claims(None), ["result1.sim_sin_tau2", "fig1.legend_noise", "eq8.*"])
+    assert any(c.full for c in claims) and any(not c.full for c in claims)
+    for jobs in (1, 2):
+        seen = []
+        res = run_claims(claims, full=False, on_result=seen.append, jobs=jobs)
+        assert [r.claim.id for r in seen] == [c.id for c in claims] == [r.claim.id for r in res]
+        assert [r.verdict == "skipped" for r in res] == [c.full for c in claims]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["verify", "--jobs", "0"], "jobs"),
+    (["verify", "--jobs", "two"], "jobs"),
+    (["verify", "--scheduler", "localhost"], "scheduler"),
+])
+def test_verify_parallel_options_bad_input(capsys, argv, message):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("icl-symbolic: error:") and message in err

@@ -20,6 +20,7 @@ import numpy as np
 from .. import __version__
 from ..errors import ICLError
 from ..io import json_safe, write_text
+from ..parallel import check_jobs, resolve_scheduler
 
 MAX_GRID = 100_000
 
@@ -204,3 +205,16 @@ def rewrite_legacy(argv) -> list:
         print(f"icl-symbolic: note: deprecated: {note}; the old spelling will be removed in the next "
               "release", file=sys.stderr)
     return [argv[0]] + rest
+
+
+def add_parallel_options(p, what: str) -> None:
+    """``--jobs`` and ``--scheduler`` (:func:`icl_symbolic.parallel.map_sweep`), one spelling for every command."""
+    p.add_argument("--jobs", default="1", help=f"worker processes for {what} (default 1; results are identical "
+                   "for any value)")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (default: "
+                   "$ICL_SYMBOLIC_SCHEDULER if set; needs the optional extra dask)")
+
+
+def parse_parallel(args) -> tuple[int, str | None]:
+    """``(jobs, scheduler address or None)`` from :func:`add_parallel_options`, validated before any work."""
+    return check_jobs(parse_int(args.jobs, "jobs", 1)), resolve_scheduler(args.scheduler)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..errors import ICLError
 from ..figures import FIGURES, make_figure
-from ._args import EXIT_OK_BAD_INPUT, epilog, parse_int, progress_printer
+from ._args import EXIT_OK_BAD_INPUT, add_parallel_options, epilog, parse_int, parse_parallel, progress_printer
 
 
 def register(subparsers) -> None:
@@ -25,10 +25,7 @@ def register(subparsers) -> None:
     q.add_argument("--d", default=None, help="override the dimension d (default: the paper's, smaller with --quick)")
     q.add_argument("--tasks", default="gaussian", choices=("gaussian", "sphere"),
                    help="task law: gaussian w ~ N(0, C) (the paper's) or sphere (|w|^2 = d exactly)")
-    q.add_argument("--jobs", default="1", help="worker processes for the simulation runs (default 1; results "
-                   "are identical for any value)")
-    q.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (default: "
-                   "$ICL_SYMBOLIC_SCHEDULER if set; needs the optional extra dask)")
+    add_parallel_options(q, "the simulation runs")
     q.add_argument("--quiet", action="store_true", help="no progress on stderr")
     q.set_defaults(func=run, folder_options=("out",))
 
@@ -40,8 +37,7 @@ def run(args) -> int:
     overrides = {}
     if args.d is not None:
         overrides["d"] = parse_int(args.d, "d", 2)
-    overrides["jobs"] = parse_int(args.jobs, "jobs", 1)
-    overrides["scheduler"] = args.scheduler
+    overrides["jobs"], overrides["scheduler"] = parse_parallel(args)
     seeds = None if args.seeds is None else range(parse_int(args.seeds, "seeds", 1))
     meta = make_figure(name, args.out, quick=args.quick, seeds=seeds, progress=progress_printer(args.quiet),
                        tasks=args.tasks, **overrides)

@@ -27,8 +27,8 @@ from ..kernel_sim import DEFAULT_N_TEST_KERNEL, simulate_kernel
 from ..peak import is_peak
 from ..plotting import sweep_figure
 from ..simulation import simulate_many
-from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog,
-                    parse_grid, parse_int, parse_number, progress_printer)
+from ._args import (EXIT_OK_BAD_INPUT, add_output_options, add_parallel_options, check_output_paths, document,
+                    emit_json, epilog, parse_grid, parse_int, parse_number, parse_parallel, progress_printer)
 
 
 #: command-line limits (docs/limits.md); the simulator refuses what does not fit in memory
@@ -66,10 +66,7 @@ def register(subparsers) -> None:
     p.add_argument("--solver", default="auto", choices=("auto", "gram", "kernel", "cg"),
                    help="training solver: auto (cost model; dense fallback when CG stalls), gram (dense normal "
                         "equations), kernel (dense dual), cg (matrix-free conjugate gradients); default auto")
-    p.add_argument("--jobs", default="1", help="worker processes for the seeds and sweep points (default 1; "
-                   "results are identical for any value)")
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (default: "
-                   "$ICL_SYMBOLIC_SCHEDULER if set; needs the optional extra dask)")
+    add_parallel_options(p, "the seeds and sweep points")
     p.add_argument("--sampler", default="fast", choices=("fast", "direct"),
                    help="prompt sampler: fast (conditional Gaussian) or direct (docs/simulation.md)")
     p.add_argument("--no-exact", action="store_true", help="skip the exact test functional (Monte Carlo only)")
@@ -120,7 +117,7 @@ def run(args) -> int:
     if alphas.size * kappas.size * taus.size > MAX_SIM_POINTS:
         raise ICLError(f"--alpha x --kappa x --tau is {alphas.size * kappas.size * taus.size} simulation points; "
                        f"limit {MAX_SIM_POINTS} (see docs/limits.md)")
-    jobs = parse_int(args.jobs, "jobs", 1)
+    jobs, scheduler = parse_parallel(args)
     points = list(itertools.product(alphas, kappas, taus))
     progress = progress_printer(args.quiet)
     specs = [dict(f=args.f, d=d, alpha=float(alpha), kappa=float(kappa), tau=float(tau), rho=rho, lam=lam,
@@ -128,7 +125,7 @@ def run(args) -> int:
                   solver=args.solver, sampler=args.sampler, exact=not args.no_exact, tasks=args.tasks)
              for alpha, kappa, tau in points]
     out = []
-    for res in simulate_many(specs, jobs=jobs, scheduler=args.scheduler, progress=progress):
+    for res in simulate_many(specs, jobs=jobs, scheduler=scheduler, progress=progress):
         obj = res.to_json()
         obj["e_theory"] = _theory(args.f, args.C_train, C_test, d, rho, obj["alpha"], obj["kappa"], obj["tau"], lam)
         obj["e_theory_reason"] = theory.DIVERGES if obj["e_theory"] is None else None

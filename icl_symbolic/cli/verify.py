@@ -13,12 +13,14 @@ from ..verification.claimfile import load_claims, select
 from ..verification.evidence import format_tally, tally
 from ..verification.report import render
 from ..verification.runner import format_line, run_claims, summarize, summary_line
-from ._args import add_output_options, check_output_paths, document, emit_json, epilog
+from ._args import (add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog,
+                    parse_parallel)
 
 EPILOG_VERIFY = epilog(
     "0 every claim has its expected verdict; 1 some claim failed, errored or is unavailable; "
     "2 bad input (malformed claim file, unknown id, bad output suffix, ...)",
     ["icl-symbolic verify", "icl-symbolic verify --full --report report.html",
+     "icl-symbolic verify --full --jobs 2",
      "icl-symbolic verify derivations/04_lemma1.toml --only 'lemma1.*' --verbose",
      "icl-symbolic verify my_claims.toml --json-out results.json"])
 
@@ -40,12 +42,14 @@ def register(subparsers) -> None:
                    help="full details per claim: the whole reason, computed and claimed numbers with "
                         "their provenance, the tolerance and why")
     p.add_argument("--list", action="store_true", help="list the selected claims without running them")
+    add_parallel_options(p, "the claims (one claim per process; verdicts print in claim order)")
     add_output_options(p, report="write a self-contained report")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     check_output_paths(args)            # reject a bad suffix before running anything
+    jobs, scheduler = parse_parallel(args)
     claims = select(load_claims(args.files or None), args.only)
     if args.list:
         for c in claims:
@@ -58,7 +62,8 @@ def run(args) -> int:
     def show(r):
         print(format_line(r, width, verbose=args.verbose), flush=True)
 
-    results = run_claims(claims, full=args.full, progress=progress, on_result=None if args.json else show)
+    results = run_claims(claims, full=args.full, progress=progress, on_result=None if args.json else show,
+                         jobs=jobs, scheduler=scheduler)
     summary = summarize(results)
     table = format_tally(tally(results))
     if not args.json:

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import ICLError
+from ..parallel import check_jobs, map_sweep, resolve_scheduler
 from .checks import REGISTRY
 from .claimfile import Claim, load_claims, select
 from .diagnose import expected_diagnosis_ok
@@ -153,28 +154,62 @@ def _as_callback(progress):
     return lambda line: print(line, file=progress, flush=True)
 
 
-def run_claims(claims, full: bool = False, progress=None, on_result=None) -> list[ClaimResult]:
+def run_claims(claims, full: bool = False, progress=None, on_result=None, jobs: int = 1,
+               scheduler: str | None = None) -> list[ClaimResult]:
     """Run claims in order; ``full=False`` skips (explicitly) the ``full = true`` ones.
 
     ``progress``: None (silent), a callable taking one line of text, or a text
     stream (e.g. ``sys.stderr``): one line per claim, and the steps of long
     (simulation-backed) checks indented below it.  ``on_result(result)`` is called
-    as soon as each verdict is decided (the CLI prints it at once); with it, the
-    per-claim progress line is left out (the verdict line takes its place).
+    as soon as each verdict is decided, in claim order (the CLI prints it at once);
+    with it, the per-claim progress line is left out (the verdict line takes its place).
+
+    ``jobs`` / ``scheduler``: the claims run through :func:`icl_symbolic.parallel.map_sweep`,
+    on ``jobs`` worker processes or a Dask cluster (one claim per item; the steps of a
+    long check are then not reported).  Every claim runs with one BLAS thread whatever
+    ``jobs`` is, and each check seeds its own random streams, so the verdicts and
+    numbers do not depend on ``jobs`` (tested).
     """
+    jobs = check_jobs(jobs)
+    address = resolve_scheduler(scheduler)
     say = _as_callback(progress)
-    step = None if say is None else (lambda line: say(f"    {line}"))
-    results = []
+    serial = jobs == 1 and address is None
+    step = None if (say is None or not serial) else (lambda line: say(f"    {line}"))
     n = len(claims)
-    for i, c in enumerate(claims, 1):
+    results: list = [None] * n
+    todo = []
+    for i, c in enumerate(claims):
         if c.full and not full:
-            results.append(ClaimResult(c, "skipped", True, "skipped: simulation-backed, run with --full"))
+            results[i] = ClaimResult(c, "skipped", True, "skipped: simulation-backed, run with --full")
         else:
-            if say is not None and on_result is None:
-                say(f"[{i}/{n}] {c.id} ...")
-            results.append(run_claim(c, progress=step))
-        if on_result is not None:
-            on_result(results[-1])
+            todo.append(i)
+    emitted = 0
+
+    def emit_ready():
+        nonlocal emitted
+        while emitted < n and results[emitted] is not None:
+            if on_result is not None:
+                on_result(results[emitted])
+            emitted += 1
+
+    def run_one(i):
+        if serial and say is not None and on_result is None:
+            say(f"[{i + 1}/{n}] {claims[i].id} ...")
+        return run_claim(claims[i], progress=step)
+
+    def done(j, result):
+        results[todo[j]] = result
+        emit_ready()
+
+    emit_ready()
+    if serial:
+        map_sweep(run_one, todo, on_item=done)
+    else:
+        if say is not None:
+            say(f"{len(todo)} claims on {'the Dask cluster ' + address if address else f'{jobs} workers'}")
+        map_sweep(run_claim, [claims[i] for i in todo], jobs=jobs, scheduler=address, on_item=done,
+                  progress=None if (say is None or on_result is not None) else say, label="claim")
+    emit_ready()
     return results
 
 
@@ -241,8 +276,9 @@ def format_line(r: ClaimResult, width: int = 34, verbose: bool = False) -> str:
     return line
 
 
-def verify(paths=None, only=None, full=False, progress=None):
-    """Library entry point: load, select, run; returns ``(results, summary)``."""
+def verify(paths=None, only=None, full=False, progress=None, jobs: int = 1, scheduler: str | None = None):
+    """Library entry point: load, select, run (``jobs`` processes or a Dask ``scheduler``, see
+    :func:`run_claims`); returns ``(results, summary)``."""
     claims = select(load_claims(paths), only)
-    results = run_claims(claims, full=full, progress=progress)
+    results = run_claims(claims, full=full, progress=progress, jobs=jobs, scheduler=scheduler)
     return results, summarize(results)
