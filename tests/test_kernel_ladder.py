@@ -18,6 +18,7 @@ from scipy import stats
 from icl_symbolic.cli import main
 from icl_symbolic.errors import ICLError
 from icl_symbolic.extrapolate import LadderPoint, fit_power_law
+from icl_symbolic.kernel import kernel_curve
 from icl_symbolic.kernel_ladder import fit_gap, kernel_ladder_check, run_kernel_ladder
 from icl_symbolic.kernel_sim import simulate_kernel
 from icl_symbolic.simulation import estimate_memory, sizes
@@ -100,6 +101,8 @@ def test_small_real_ladder_equals_simulate_kernel_seed_by_seed():
         r = simulate_kernel(F, p.d, **POINT, seeds=(0, 1), n_test=200)
         assert list(p.values) == [float(run.e_query) for run in r.runs]
         assert p.e_pred == r.e_theory and (p.ell, p.k, p.n) == (r.ell, r.k, r.n)
+        curve = kernel_curve(F, "hermite:2", 0.1, 16, 2, 4, d=p.d, tasks="gaussian", plain=False)
+        assert p.e_pred == float(curve.columns["e"][0])          # the prediction at this d, not at d -> inf
         assert p.gap_mean == pytest.approx(float(r.e_query) - r.e_theory, abs=1e-14)
     pts2 = run_kernel_ladder(F, [3, 4], **POINT, **kw, jobs=2)
     assert [p.values for p in pts2] == [p.values for p in pts]
@@ -121,6 +124,12 @@ def test_command_small_kernel_ladder_json_csv_plot(tmp_path, capsys):
     for p in obj["points"]:
         assert p["gap_mean"] == pytest.approx(p["e_mean"] - p["e_pred"], abs=1e-14) and p["gap_se"] == p["e_se"] > 0
     assert code == (0 if obj["holds"] else 1)
+    # the fit is of the gaps against 1/D (not 1/d), and the rate is the power law of the same points
+    ladder = [LadderPoint(p["D"], p["gap_mean"], p["gap_se"], tuple(p["seeds"])) for p in obj["points"]]
+    g = fit_gap(ladder)
+    assert obj["gap_inf"] == pytest.approx(g.core.fit.e_inf, rel=1e-12)
+    assert obj["z"] == pytest.approx(g.core.z, rel=1e-12)
+    assert obj["power_law"]["p"] == pytest.approx(g.power_law.p, rel=1e-12)
     assert json.loads(js.read_text())["gap_inf"] == obj["gap_inf"]
     assert csvf.read_text().splitlines()[0].startswith("d,D,ell,k,n,e_mean,e_se,e_pred,gap_mean")
     assert png.read_bytes()[:4] == b"\x89PNG"
