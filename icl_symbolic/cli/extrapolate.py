@@ -35,7 +35,8 @@ from ._args import (add_output_options, check_output_paths, document, emit_json,
                     parse_number, progress_printer)
 
 EPILOG = epilog(
-    "0 the extrapolated e_inf agrees with the theory (|z| within the limit); 1 it does not; "
+    "0 the extrapolated e_inf agrees with the theory (|z| within the limit; with --features hermite:K: the "
+    "extrapolated gap_inf is consistent with 0); 1 it does not; "
     "2 bad input (one line on stderr, nothing computed, no files written)",
     ['icl-symbolic extrapolate "sin(g)" --d 32,48,64,96,128 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 4 --json',
      'icl-symbolic extrapolate "(g^2-1)/sqrt(2)" --d 16,24,32,48 --tasks sphere --plot e.png',
@@ -79,8 +80,10 @@ def register(subparsers) -> None:
     p.add_argument("--jobs", default="1", help="worker processes for the (d, seed) runs")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (default: "
                    "$ICL_SYMBOLIC_SCHEDULER; needs the dask extra)")
-    add_output_options(p, csv="write the ladder points (d, e_mean, e_se, seeds) as CSV",
-                       plot="plot e against 1/d with the fit and the theory point")
+    add_output_options(p, csv="write the ladder points (d, e_mean, e_se, seeds; with --features also D, e_pred, "
+                                  "gap_mean, gap_se) as CSV",
+                       plot="plot e against 1/d with the fit and the theory point (with --features: the gap "
+                            "against 1/D with its fit and 0)")
     p.set_defaults(func=run)
 
 
