@@ -161,7 +161,10 @@ def check_kernel_run(d: int, alpha: float, kappa: float, tau: float, features="h
         raise ICLError(f"n_test must be an integer >= 2, got {n_test}")
     n_test = int(n_test)
     choose_solver(sz, solver)
-    check_memory(sz, solver, n_test, max_memory)
+    try:
+        check_memory(sz, solver, n_test, max_memory)
+    except ICLError as err:         # its sizes are the learner's: say so
+        raise ICLError(f"kernel learner at d = {int(d)} ({fm}: D = {D} features; sizes in D): {err}") from None
     if n_test * sz.ell * D > 4e9:
         raise ICLError(f"n_test * ell * D = {n_test * sz.ell * D:.3g} feature evaluations for the test set; "
                        f"reduce n_test")
