@@ -82,10 +82,15 @@ def predicted(path, sz):
     return (n * p * p if n >= p else n * n * p) / RATE["explicit"] + (n * p * 8 * 3) / 2e9
 
 
+def explicit_bytes(sz):
+    """Memory model of the explicit solve: H (n x p) with one temporary of its size, and H^T H or H H^T."""
+    return 8 * sz.n * sz.p * 2 + 8 * min(sz.n, sz.p) ** 2
+
+
 def memory_ok(path, sz):
     limit = 0.6 * _available()
     if path == "explicit":
-        return 8 * sz.n * sz.p * 2 + 8 * min(sz.n, sz.p) ** 2 < limit
+        return explicit_bytes(sz) < limit
     if path == "dense":
         return estimate_memory(sz, "gram" if sz.n >= sz.p else "kernel") < limit
     return estimate_memory(sz, "cg") < limit

@@ -17,26 +17,31 @@ power law c d^-p (weighted least squares on log gap).
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/kernel_finite_size.py \
         --ds 4,6,8,10 --seeds 3 --out kernel_finite_size.json
 
-Writes a JSON file and prints a table.  Runtime on the shared 2-core machine: d <= 10 about
-15 minutes with 3 seeds (d = 12 adds roughly 3-6 minutes per seed and variant).
+Writes a JSON file and prints a table.  Runtime on the shared 2-core machine with the dense Gram
+solver (when docs/kernel-finite-size.json was made): d <= 10 about 15 minutes with 3 seeds, d = 12
+about 7 minutes per variant for 2 seeds.  With the matrix-free solver that `auto` now picks, one
+seed of the real variant takes about 12 s at d = 12, 34 s at d = 14 and 57 s at d = 16 (one thread;
+docs/benchmarks.md); extending the data to d = 14, 16:
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/kernel_finite_size.py \
+        --ds 14,16 --seeds 3 --no-ordinary --merge docs/kernel-finite-size.json --out kernel_finite_size.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from icl_symbolic import kernel_sim, simulation  # noqa: E402
-from icl_symbolic.extrapolate import LadderPoint, fit_ladder  # noqa: E402
+from icl_symbolic.extrapolate import LadderPoint  # noqa: E402
 from icl_symbolic.io import write_json  # noqa: E402
+from icl_symbolic.kernel_ladder import fit_gap  # noqa: E402
 
 F = "g + (g^2-1)/sqrt(2)"
 RHO = 0.1
@@ -74,26 +79,13 @@ def ordinary(point, seeds, n_test, log, d=27):
 
 
 def fits(rows, variant):
-    """Absolute gap e_sim - e_theory against the learner's dimension D: weighted fit gap_inf + c1/D
-    (extrapolate.fit_ladder with D as the ladder variable) and a power law c D^-p."""
+    """Absolute gap e_sim - e_theory against the learner's dimension D: gap_inf + c1/D (+ c2/D^2) tested
+    against 0, and the power law c D^-p -- the library's kernel_ladder.fit_gap (also behind
+    `icl-symbolic extrapolate --features hermite:2`)."""
     pts = [r for r in rows if r["variant"] == variant]
     if len(pts) < 3:
         return None
-    ladder = [LadderPoint(r["D"], r["gap_abs"], r["e_se"], tuple(r["seeds"])) for r in pts]
-    fit = fit_ladder(ladder)
-    out = {"variable": "D", "model": fit.model.replace("d", "D"), "gap_inf": fit.e_inf, "gap_inf_se": fit.e_inf_se,
-           "gap_inf_dof": fit.e_inf_dof, "coef": [float(c) for c in fit.coef], "chi2": fit.chi2, "dof": fit.dof,
-           "p_value": fit.p_value, "se_inflation": fit.se_inflation}
-    good = [r for r in pts if r["gap_abs"] > 0]
-    if len(good) >= 2:
-        x = np.log([r["D"] for r in good])
-        yv = np.log([r["gap_abs"] for r in good])
-        w = np.array([(r["gap_abs"] / r["e_se"]) ** 2 for r in good])      # 1/var of log gap
-        A = np.vstack([np.ones_like(x), x]).T
-        cov = np.linalg.inv(A.T @ (w[:, None] * A))
-        beta = cov @ (A.T @ (w * yv))
-        out["power_law"] = {"c": float(math.exp(beta[0])), "p": float(-beta[1]), "p_se": float(math.sqrt(cov[1, 1]))}
-    return out
+    return fit_gap([LadderPoint(r["D"], r["gap_abs"], r["e_se"], tuple(r["seeds"])) for r in pts]).to_json()
 
 
 def main(argv=None):

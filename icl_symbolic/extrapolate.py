@@ -187,6 +187,56 @@ def fit_ladder(points: Sequence[LadderPoint], model: str = "auto") -> Fit:
                reason, tuple(alts), coef_se)
 
 
+@dataclass(frozen=True)
+class PowerLaw:
+    """A weighted power-law fit y = c x^-p of positive ladder values (:func:`fit_power_law`)."""
+
+    c: float
+    p: float
+    p_se: float
+    chi2: float
+    dof: int
+    n_used: int
+    n_dropped: int    # points with y <= 0 (no logarithm), left out
+
+    def to_json(self) -> dict:
+        return {"c": float(self.c), "p": float(self.p), "p_se": float(self.p_se), "chi2": float(self.chi2),
+                "dof": int(self.dof), "n_used": int(self.n_used), "n_dropped": int(self.n_dropped),
+                "method": "weighted least squares of log y on log x, weights (y/SE)^2 (1/var of log y); "
+                          "p_se from the weights (no Birge inflation)"}
+
+
+def fit_power_law(points: Sequence[LadderPoint]) -> PowerLaw | None:
+    """Fit y(x) = c x^-p to the ladder points (x = ``point.d``, y = ``point.e_mean``) with y > 0.
+
+    Weighted least squares of log y on log x with weights (y/SE)^2, the inverse
+    variance of log y to first order; the SE of p is from those weights.  Points
+    with y <= 0 have no logarithm and are dropped (counted in ``n_dropped``).
+    None when fewer than two points remain.  Used for the decay rate of the
+    kernel learner's finite-size gap (docs/kernel.md).
+
+    >>> pts = [LadderPoint(x, 18.0 * x ** -0.9, 0.01) for x in (14, 27, 44, 65)]
+    >>> f = fit_power_law(pts)
+    >>> round(f.c, 9), round(f.p, 12), f.dof
+    (18.0, 0.9, 2)
+    """
+    good = [p for p in points if p.e_mean > 0]
+    if len(good) < 2:
+        return None
+    for p in good:
+        if not (math.isfinite(p.e_se) and p.e_se > 0):
+            raise ICLError("every point needs a positive finite standard error (at least two seeds per d)")
+    x = np.log([float(p.d) for p in good])
+    y = np.log([p.e_mean for p in good])
+    w = np.array([(p.e_mean / p.e_se) ** 2 for p in good])
+    A = np.column_stack([np.ones_like(x), x])
+    cov = np.linalg.inv(A.T @ (w[:, None] * A))
+    beta = cov @ (A.T @ (w * y))
+    chi2 = float(np.sum(w * (y - A @ beta) ** 2))
+    return PowerLaw(float(math.exp(beta[0])), float(-beta[1]), float(math.sqrt(cov[1, 1])), chi2,
+                    len(good) - 2, len(good), len(points) - len(good))
+
+
 def z_limit(z_budget: float, dof: float) -> float:
     """The Student-t quantile with the same two-sided false-alarm rate as normal ``z_budget``."""
     if not math.isfinite(dof) or dof >= 1000:
@@ -292,7 +342,7 @@ def extrapolate(points: Sequence[LadderPoint], e_theory: float | None = None, *,
         z=z, z_limit=zl, false_alarm=false_alarm, seconds=seconds, estimator=estimator)
 
 
-def _check_ladder(ds) -> list[int]:
+def check_ladder(ds) -> list[int]:
     out = []
     for d in ds:
         if isinstance(d, bool) or int(d) != d or d < 2:
@@ -335,7 +385,7 @@ def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks
     (else its Monte-Carlo estimate); the point is the mean over seeds with
     SE = std/sqrt(S).  ``per_seed=True`` also returns ``{d: [values]}``.
     """
-    ds = _check_ladder(ds)
+    ds = check_ladder(ds)
     seeds = tuple(int(s) for s in seeds)
     if len(seeds) < 2:
         raise ICLError("need at least two seeds per d for a standard error")
@@ -358,5 +408,6 @@ def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks
     return (points, values) if per_seed else points
 
 
-__all__ = ["LadderPoint", "Fit", "Extrapolation", "fit_ladder", "welch_dof", "z_limit", "bonferroni_z",
+__all__ = ["LadderPoint", "Fit", "Extrapolation", "PowerLaw", "fit_ladder", "fit_power_law", "welch_dof", "z_limit",
+           "bonferroni_z", "check_ladder",
            "extrapolate", "run_ladder", "ladder_memory_check", "theory_value", "P_MODEL", "LR_CHI2_1", "MODELS"]

@@ -57,7 +57,8 @@ from .prompts import sample_prompts
 from .simulation import check_memory, choose_solver, seed_mean, sizes, train
 from .values import Value
 
-__all__ = ["KernelSeedRun", "KernelSimResult", "simulate_kernel", "DEFAULT_N_TEST_KERNEL"]
+__all__ = ["KernelSeedRun", "KernelSimResult", "simulate_kernel", "check_kernel_run", "kernel_prediction",
+           "DEFAULT_N_TEST_KERNEL"]
 
 DEFAULT_N_TEST_KERNEL = 4000
 CONTROLS = (None, "features", "gaussian")
@@ -128,6 +129,48 @@ def _mean_se(x: np.ndarray, seed: int, note: str) -> Value:
                  seeds=(seed,), note=note)
 
 
+def kernel_prediction(f, features, d: int, alpha: float, kappa: float, tau: float, rho: float,
+                      lam: float = 0.0) -> float | None:
+    """The prediction at finite d that :func:`simulate_kernel` compares with (None at tau = 1, lam = 0).
+
+    :func:`icl_symbolic.kernel.kernel_curve` at one point of the learner's ratios, Gaussian
+    tasks, the spectrum and rho_eff of dimension d (so it depends on d itself).
+    """
+    if is_peak(tau, lam):
+        return None
+    T = teacher(f)
+    return float(kernel_curve(T.expr if T.expr is not None else T, parse_features(features), float(rho), alpha,
+                              kappa, tau, lam, d=int(d), tasks="gaussian", plain=False).columns["e"][0])
+
+
+def check_kernel_run(d: int, alpha: float, kappa: float, tau: float, features="hermite:2",
+                     n_test: int = DEFAULT_N_TEST_KERNEL, solver: str = "auto", max_memory: int | None = None):
+    """Refuse (ICLError) before anything is allocated when one seed of the learner at d is invalid or too big.
+
+    Checks d, the sizes (ell, k, n from the learner's ratios), n_test, the solver name, the
+    memory of the training run (:func:`icl_symbolic.simulation.check_memory` with d -> D) and
+    the size of the test set.  Returns the :class:`~icl_symbolic.simulation.Sizes` in D
+    (``sz.d`` is D).  :func:`simulate_kernel` calls it; a ladder calls it at its largest d.
+    """
+    fm = parse_features(features)
+    if isinstance(d, bool) or int(d) != d or d < 2:
+        raise ICLError(f"d must be an integer >= 2, got {d!r}")
+    D = fm.D(int(d))
+    sz = sizes(D, alpha, kappa, tau)
+    if isinstance(n_test, bool) or int(n_test) != n_test or n_test < 2:
+        raise ICLError(f"n_test must be an integer >= 2, got {n_test}")
+    n_test = int(n_test)
+    choose_solver(sz, solver)
+    try:
+        check_memory(sz, solver, n_test, max_memory)
+    except ICLError as err:         # its sizes are the learner's: say so
+        raise ICLError(f"kernel learner at d = {int(d)} ({fm}: D = {D} features; sizes in D): {err}") from None
+    if n_test * sz.ell * D > 4e9:
+        raise ICLError(f"n_test * ell * D = {n_test * sz.ell * D:.3g} feature evaluations for the test set; "
+                       f"reduce n_test")
+    return sz
+
+
 def simulate_kernel(f, d: int, alpha: float, kappa: float, tau: float, rho: float, features="hermite:2",
                     lam: float = 0.0, seeds: Sequence[int] = (0, 1, 2), n_test: int = DEFAULT_N_TEST_KERNEL,
                     control: str | None = None, solver: str = "auto", theory: bool = True,
@@ -145,25 +188,14 @@ def simulate_kernel(f, d: int, alpha: float, kappa: float, tau: float, rho: floa
         raise ICLError(f"unknown control {control!r}; expected one of features, gaussian")
     if control == "gaussian" and fm.K > 2:
         raise ICLError("the all-Gaussian control needs K <= 2")
-    if isinstance(d, bool) or int(d) != d or d < 2:
-        raise ICLError(f"d must be an integer >= 2, got {d!r}")
-    d = int(d)
-    D = fm.D(d)
-    sz = sizes(D, alpha, kappa, tau)
     for name, value in (("rho", rho), ("lam", lam)):
         if not (isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(value) and value >= 0):
             raise ICLError(f"{name} must be a finite number >= 0, got {value!r}")
     seeds = tuple(int(s) for s in seeds)
     if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
         raise ICLError(f"seeds must be distinct non-negative integers, got {seeds}")
-    if int(n_test) != n_test or n_test < 2:
-        raise ICLError(f"n_test must be an integer >= 2, got {n_test}")
-    n_test = int(n_test)
-    choose_solver(sz, solver)
-    check_memory(sz, solver, n_test, max_memory)
-    if n_test * sz.ell * D > 4e9:
-        raise ICLError(f"n_test * ell * D = {n_test * sz.ell * D:.3g} feature evaluations for the test set; "
-                       f"reduce n_test")
+    sz = check_kernel_run(d, alpha, kappa, tau, fm, n_test, solver, max_memory)
+    d, D, n_test = int(d), sz.d, int(n_test)
     T = teacher(f)
     blocks = TeacherBlocks(T.expr if T.expr is not None else T, fm, d)
     ks = kernel_spectrum(T.expr if T.expr is not None else T, fm, float(rho), d, "gaussian")
@@ -210,10 +242,7 @@ def simulate_kernel(f, d: int, alpha: float, kappa: float, tau: float, rho: floa
     e_query = seed_mean([float(r.e_query) for r in runs], seeds,
                         "query-exact test error of each trained Gamma, mean over seeds")
     e_mc = seed_mean([float(r.e_mc) for r in runs], seeds, f"Monte-Carlo test error ({n_test} prompts/seed)")
-    e_th = None
-    if theory and not is_peak(tau, lam):
-        e_th = float(kernel_curve(T.expr if T.expr is not None else T, fm, float(rho), alpha, kappa, tau, lam,
-                                  d=d, tasks="gaussian", plain=False).columns["e"][0])
+    e_th = kernel_prediction(T, fm, d, alpha, kappa, tau, rho, lam) if theory else None
     return KernelSimResult(T.label, str(fm), control, d, D, sz.ell, sz.k, sz.n, float(alpha), float(kappa),
                            float(tau), float(rho), float(lam), ks.rho_eff, seeds, n_test, tuple(runs), e_query,
                            e_mc, e_th, time.monotonic() - t_start)

@@ -286,21 +286,26 @@ def seed_figure(title, seeds, mine, other, lab_mine, lab_other):
     return fig
 
 
-def extrapolation_figure(title, ds, means, ses, coef, theory_value, n_seeds, e_inf_se=None, model=None):
-    """Simulated errors against 1/d with the fit (coef: e_inf, c1[, c2]) and the d -> infinity theory."""
+def extrapolation_figure(title, ds, means, ses, coef, theory_value, n_seeds, e_inf_se=None, model=None,
+                         xname="d", ylabel="ICL test error", limit_name="e_inf",
+                         theory_label="theory (d -> infinity)"):
+    """Simulated values against 1/``xname`` with the fit (coef: limit, c1[, c2]) and the limit expected.
+
+    Defaults: the ICL error against 1/d and the d -> infinity theory; the kernel learner's
+    gap ladder passes ``xname="D"``, its gap and 0."""
     fig, axes = _new_figure((5.5, 3.6))
     ax = axes[0][0]
     inv = 1.0 / np.asarray(ds, float)
-    ax.errorbar(inv, means, yerr=ses, fmt="o", label=f"simulation ({n_seeds} seeds per d, +- 1 SE)")
+    ax.errorbar(inv, means, yerr=ses, fmt="o", label=f"simulation ({n_seeds} seeds per {xname}, +- 1 SE)")
     grid = np.linspace(0, inv.max() * 1.05, 80)
     ax.plot(grid, sum(c * grid ** k for k, c in enumerate(coef)), "-",
-            label=f"fit {model or 'e_inf + c/d'}")
+            label=f"fit {model or f'{limit_name} + c/{xname}'}")
     if e_inf_se is not None:
         ax.errorbar([0], [coef[0]], yerr=[e_inf_se], fmt="s", mfc="none", color="C1", capsize=3,
-                    label="e_inf +- 1 SE")
-    ax.plot([0], [theory_value], "k*", ms=10, label="theory (d -> infinity)")
-    ax.set_xlabel("1/d")
-    ax.set_ylabel("ICL test error")
+                    label=f"{limit_name} +- 1 SE")
+    ax.plot([0], [theory_value], "k*", ms=10, label=theory_label)
+    ax.set_xlabel(f"1/{xname}")
+    ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=8)
     ax.legend(fontsize=7)
     return fig
@@ -400,7 +405,7 @@ def kernel_gap_figure(rows, fits, title):
         ok = g > 0
         ax.errorbar(D[ok], g[ok], yerr=se[ok], fmt="o", color=color, capsize=2, ms=4, label=label)
         pl = (fits or {}).get(variant) or {}
-        if "power_law" in pl:
+        if pl.get("power_law"):
             c, p = pl["power_law"]["c"], pl["power_law"]["p"]
             dd = np.geomspace(D.min(), D.max(), 50)
             ax.plot(dd, c * dd ** (-p), "--", color=color, lw=1,

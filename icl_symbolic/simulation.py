@@ -168,7 +168,7 @@ def choose_solver(sz: Sizes, solver: str = "auto", lam: float = 0.0, max_memory:
     if solver != "auto":
         return solver
     dense = "gram" if sz.n >= sz.p else "kernel"
-    limit = _memory_limit(max_memory)
+    limit = memory_limit(max_memory)
     cands = ["cg"] + ([dense] if estimate_memory(sz, dense) <= limit else [])
     return min(cands, key=lambda s: cost_flops(sz, s, lam) / SPEED[s])
 
@@ -229,7 +229,8 @@ def available_memory() -> int:
         return 1 << 34
 
 
-def _memory_limit(max_memory: int | None) -> int:
+def memory_limit(max_memory: int | None = None) -> int:
+    """Bytes a run may use: ``max_memory`` when given, else 80% of :func:`available_memory`."""
     return int(0.8 * available_memory()) if max_memory is None else int(max_memory)
 
 
@@ -238,7 +239,7 @@ def check_memory(sz: Sizes, solver: str = "auto", n_test: int = DEFAULT_N_TEST, 
     """Refuse (ICLError) before allocating when the run would not fit; return the estimate in bytes."""
     chosen = choose_solver(sz, solver, lam, max_memory)
     need = estimate_memory(sz, chosen, n_test, lam)
-    limit = _memory_limit(max_memory)
+    limit = memory_limit(max_memory)
     if need > limit:
         raise ICLError(f"d={sz.d}, n={sz.n} ({chosen} solver) needs about {need / 2**30:.2f} GiB "
                        f"(all arrays), more than the {limit / 2**30:.2f} GiB allowed (80% of available memory); "
@@ -480,7 +481,7 @@ def fit(X, V, y, lam: float = 0.0, solver: str = "auto", tol: float = matfree.DE
         path = f"cg/{info.method}"
         if info.converged:
             return G, FitInfo(path, its, normal_residual(X, V, y, G, shift))
-        if solver != "auto" or estimate_memory(sz, dense) > _memory_limit(max_memory):
+        if solver != "auto" or estimate_memory(sz, dense) > memory_limit(max_memory):
             raise matfree.NotConverged(info)
         if progress is not None:
             progress(f"  {info.method} stalled (residual {info.residual:.1e} after {its} iterations); "
@@ -775,7 +776,7 @@ def simulate_many(specs: Sequence[dict], jobs: int = 1, scheduler: str | None = 
     serial = concurrent == 1 and address is None
     tasks = []
     for i, pl in enumerate(plans):
-        limit = _memory_limit(pl["max_memory"])
+        limit = memory_limit(pl["max_memory"])
         check_memory(pl["sz"], pl["solver"], pl["n_test"], limit // concurrent if address is None else limit,
                      pl["lam"])
         label = f"run {i + 1}/{len(plans)} " if len(plans) > 1 else ""

@@ -48,6 +48,7 @@ LAYERS = (
     ("verification.checks.*",),                       # one module per paper unit
     ("verification.checks.common",),
     ("verification.registry", "verification.judge", "verification.diagnose", "verification.evidence"),
+    ("kernel_ladder",),                         # the kernel learner's gap ladder (our extension)
     ("figures", "extrapolate", "kernel_sim", "slip_recall"),
     ("simulation", "kernel", "slip_curves"),
     ("theory", "appendix_c"),

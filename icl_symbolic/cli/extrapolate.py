@@ -7,6 +7,13 @@ the z-score) and :mod:`icl_symbolic.simulation`.  ``--json`` prints one object
 with ``e_inf``, ``e_inf_se``, ``e_theory``, ``z``, ``z_limit``, ``holds``,
 ``model``, ``model_reason``, ``chi2``, ``dof``, ``tasks``, ``points``
 (``[{d, e_mean, e_se, seeds, seconds}]``) and the inputs.
+
+``--features hermite:K`` (the kernel learner, our extension; docs/kernel.md) runs
+:func:`icl_symbolic.kernel_ladder.extrapolate_kernel` instead: the per-seed gap
+e_sim(d) - e_pred(d) fitted against 1/D, gap_inf tested against 0; ``--json``
+then has ``gap_inf``, ``gap_inf_se``, ``z``, ``z_limit``, ``holds``, ``model``,
+``power_law`` and ``points`` (``[{d, D, e_mean, e_se, e_pred, gap_mean, gap_se, ...}]``).
+``--features identity`` is plain attention: exactly the command without ``--features``.
 """
 
 from __future__ import annotations
@@ -20,15 +27,21 @@ from .. import defaults
 from ..errors import ICLError
 from ..extrapolate import MODELS, extrapolate, ladder_memory_check, run_ladder, theory_value
 from ..io import save_figure, write_text
+from ..kernel import parse_features
+from ..kernel_ladder import extrapolate_kernel, kernel_ladder_check
+from ..kernel_sim import DEFAULT_N_TEST_KERNEL
 from ..plotting import extrapolation_figure
 from ._args import (add_output_options, check_output_paths, document, emit_json, epilog, parse_grid, parse_int,
                     parse_number, progress_printer)
 
 EPILOG = epilog(
-    "0 the extrapolated e_inf agrees with the theory (|z| within the limit); 1 it does not; "
+    "0 the extrapolated e_inf agrees with the theory (|z| within the limit; with --features hermite:K: the "
+    "extrapolated gap_inf is consistent with 0); 1 it does not; "
     "2 bad input (one line on stderr, nothing computed, no files written)",
     ['icl-symbolic extrapolate "sin(g)" --d 32,48,64,96,128 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 4 --json',
-     'icl-symbolic extrapolate "(g^2-1)/sqrt(2)" --d 16,24,32,48 --tasks sphere --plot e.png'])
+     'icl-symbolic extrapolate "(g^2-1)/sqrt(2)" --d 16,24,32,48 --tasks sphere --plot e.png',
+     'icl-symbolic extrapolate "g + (g^2-1)/sqrt(2)" --features hermite:2 --d 4,6,8,10 --alpha 16 --kappa 2 '
+     '--tau 4 --rho 0.1 --seeds 3'])
 
 
 def register(subparsers) -> None:
@@ -53,7 +66,13 @@ def register(subparsers) -> None:
     p.add_argument("--ctrain", dest="C_train", default="identity",
                    help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)")
     p.add_argument("--ctest", dest="C_test", default=None, help="test task covariance (default: --ctrain)")
-    p.add_argument("--n-test", default="2000", help="Monte-Carlo test prompts per seed")
+    p.add_argument("--n-test", default=None, help="Monte-Carlo test prompts per seed (default 2000; "
+                   f"{DEFAULT_N_TEST_KERNEL} with --features)")
+    p.add_argument("--features", default=None,
+                   help="identity (= plain attention, the default) or hermite:K (K <= 3): the kernel learner "
+                        "(our extension, docs/kernel.md); --alpha, --kappa, --tau are then ell/D, k/D, n/D^2 "
+                        "and the per-seed gap to the prediction at each d is fitted against 1/D and tested "
+                        "against 0 (Gaussian tasks, C = I; in --model, d stands for D)")
     p.add_argument("--model", default="auto", choices=("auto",) + MODELS,
                    help="fit model: auto adds the 1/d^2 term only when the data need it")
     p.add_argument("--false-alarm", default="1e-3", help="two-sided false-alarm budget of the z test")
@@ -61,8 +80,10 @@ def register(subparsers) -> None:
     p.add_argument("--jobs", default="1", help="worker processes for the (d, seed) runs")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (default: "
                    "$ICL_SYMBOLIC_SCHEDULER; needs the dask extra)")
-    add_output_options(p, csv="write the ladder points (d, e_mean, e_se, seeds) as CSV",
-                       plot="plot e against 1/d with the fit and the theory point")
+    add_output_options(p, csv="write the ladder points (d, e_mean, e_se, seeds; with --features also D, e_pred, "
+                                  "gap_mean, gap_se) as CSV",
+                       plot="plot e against 1/d with the fit and the theory point (with --features: the gap "
+                            "against 1/D with its fit and 0)")
     p.set_defaults(func=run)
 
 
@@ -84,11 +105,17 @@ def run(args) -> int:
     if lam == 0 and tau == 1:
         raise ICLError("--tau 1 with --lam 0 is the interpolation peak: the theory diverges there")
     n_seeds, seed0 = parse_int(args.seeds, "seeds", 2), parse_int(args.seed, "seed", 0)
-    n_test, jobs, m = parse_int(args.n_test, "n-test", 2), parse_int(args.jobs, "jobs", 1), parse_int(args.m, "m", 1)
+    fm = parse_features(args.features) if args.features is not None else None
+    kernel = fm is not None and not fm.is_identity
+    n_test_default = str(DEFAULT_N_TEST_KERNEL) if kernel else "2000"
+    n_test = parse_int(args.n_test if args.n_test is not None else n_test_default, "n-test", 2)
+    jobs, m = parse_int(args.jobs, "jobs", 1), parse_int(args.m, "m", 1)
     fa = parse_number(args.false_alarm, "false-alarm")
     if not 0 < fa < 1:
         raise ICLError("--false-alarm must be in (0, 1)")
     check_output_paths(args)
+    if kernel:
+        return _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, m, fa)
     C_test = args.C_test if args.C_test is not None else args.C_train
     # everything that can be refused is refused before the first simulation
     e_th, th_note = theory_value(args.f, rho, alpha, kappa, tau, lam, args.C_train, C_test, d=max(ds))
@@ -138,4 +165,70 @@ def _print(res) -> None:
     print(f"  e_theory (d -> infinity) = {res.e_theory:.6g}  [{res.theory_note}]")
     verdict = "agrees" if res.holds else "DISAGREES"
     print(f"  z = {res.z:+.2f}, limit {res.z_limit:.3g} (two-sided false alarm {res.false_alarm:g}): {verdict}")
+    print(f"  {res.seconds:.1f} s")
+
+
+def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, m, fa) -> int:
+    """``--features hermite:K``: the kernel learner's gap ladder (icl_symbolic.kernel_ladder)."""
+    if args.tasks != "gaussian":
+        raise ICLError("--features hermite:K simulates Gaussian tasks only (drop --tasks sphere)")
+    if args.C_train != "identity" or (args.C_test is not None and args.C_test != "identity"):
+        raise ICLError("--features hermite:K covers isotropic tasks only (C = I): drop --ctrain/--ctest")
+    # refused before the first simulation: sizes and memory at every d (extrapolate_kernel
+    # checks again, then computes every prediction before simulating)
+    kernel_ladder_check(ds, alpha, kappa, tau, fm, n_test, jobs, n_seeds, scheduler=args.scheduler)
+    res = extrapolate_kernel(args.f, ds, alpha, kappa, tau, rho, lam, fm, range(seed0, seed0 + n_seeds), n_test,
+                             false_alarm=fa, m=m, model=args.model, jobs=jobs, scheduler=args.scheduler,
+                             progress=progress_printer(args.quiet))
+    js = res.to_json()
+    points = js.pop("points")
+    doc = document("extrapolate", points, **js)
+    if args.csv:
+        buf = _io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(["d", "D", "ell", "k", "n", "e_mean", "e_se", "e_pred", "gap_mean", "gap_se", "n_seeds", "seeds",
+                    "seconds"])
+        for p in res.points:
+            w.writerow([p.d, p.D, p.ell, p.k, p.n, repr(p.e_mean), repr(p.e_se), repr(p.e_pred), repr(p.gap_mean),
+                        repr(p.e_se), len(p.seeds), " ".join(map(str, p.seeds)), f"{p.seconds:.3f}"])
+        write_text(args.csv, buf.getvalue())
+    if args.plot:
+        f = res.gap.core.fit
+        title = (f"kernel learner ({res.features}; our extension), {args.f}: ell/D={alpha:g} k/D={kappa:g} "
+                 f"n/D^2={tau:g} rho={rho:g}; gap_inf = {f.e_inf:.3g} +- {f.e_inf_se:.2g} (z = {res.gap.core.z:+.2f})")
+        save_figure(extrapolation_figure(title, [p.D for p in res.points], [p.gap_mean for p in res.points],
+                                         [p.e_se for p in res.points], f.coef, 0.0, n_seeds, e_inf_se=f.e_inf_se,
+                                         model=js["model"], xname="D", ylabel="gap e_sim - e_pred",
+                                         limit_name="gap_inf", theory_label="0 (the prediction is exact)"),
+                    args.plot)
+    emit_json(args, doc)
+    if not args.json:
+        _print_kernel(res, js)
+    return 0 if res.holds else 1
+
+
+def _print_kernel(res, js) -> None:
+    f = res.gap.core.fit
+    core = res.gap.core
+    print(f"kernel learner ({res.features}; our extension, docs/kernel.md), teacher {res.teacher}: "
+          f"ell/D={res.alpha:g} k/D={res.kappa:g} n/D^2={res.tau:g} rho={res.rho:g} lam={res.lam:g}, "
+          f"Gaussian tasks, C = I")
+    print("  e_sim: query-exact test error (Monte Carlo over n_test contexts/tasks), mean +- SE over seeds; "
+          "e_pred: kernel_curve at the same d")
+    for p in res.points:
+        print(f"  d = {p.d:>3} (D = {p.D:>4}): e_sim = {p.e_mean:.5g} +- {p.e_se:.2g}, e_pred = {p.e_pred:.5g}, "
+              f"gap = {p.gap_mean:+.4g} +- {p.e_se:.2g} ({100 * p.gap_mean / p.e_pred:+.1f}%; D x gap = "
+              f"{p.D * p.gap_mean:.3g})  ({len(p.seeds)} seeds, {p.seconds:.1f} s)")
+    print(f"  fit {js['model']} (weighted, against 1/D): {js['model_reason']}")
+    print(f"  gap_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} (SE; {f.e_inf_dof:.1f} dof); c1 = {f.coef[1]:.4g} +- "
+          f"{f.coef_se[1]:.2g}")
+    pl = res.gap.power_law
+    if pl is not None:
+        print(f"  power law gap = c D^-p (weighted fit of log gap on log D, {pl.n_used} points): "
+              f"c = {pl.c:.3g}, p = {pl.p:.3f} +- {pl.p_se:.2g} (chi2 = {pl.chi2:.3g} on {pl.dof} dof)")
+    else:
+        print("  power law: fewer than two positive gaps, no fit")
+    verdict = "consistent with 0" if res.holds else "NOT consistent with 0"
+    print(f"  z = gap_inf/SE = {core.z:+.2f}, limit {core.z_limit:.3g} (two-sided false alarm {core.false_alarm:g}): "
+          f"gap_inf {verdict}")
     print(f"  {res.seconds:.1f} s")
