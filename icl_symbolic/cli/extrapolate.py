@@ -31,8 +31,8 @@ from ..kernel import parse_features
 from ..kernel_ladder import extrapolate_kernel, kernel_ladder_check
 from ..kernel_sim import DEFAULT_N_TEST_KERNEL
 from ..plotting import extrapolation_figure
-from ._args import (add_output_options, check_output_paths, document, emit_json, epilog, parse_grid, parse_int,
-                    parse_number, progress_printer)
+from ._args import (add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog,
+                    parse_grid, parse_int, parse_number, parse_parallel, progress_printer)
 
 EPILOG = epilog(
     "0 the extrapolated e_inf agrees with the theory (|z| within the limit; with --features hermite:K: the "
@@ -77,9 +77,7 @@ def register(subparsers) -> None:
                    help="fit model: auto adds the 1/d^2 term only when the data need it")
     p.add_argument("--false-alarm", default="1e-3", help="two-sided false-alarm budget of the z test")
     p.add_argument("--m", default="1", help="number of comparisons the budget is split over (Bonferroni)")
-    p.add_argument("--jobs", default="1", help="worker processes for the (d, seed) runs")
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (default: "
-                   "$ICL_SYMBOLIC_SCHEDULER; needs the dask extra)")
+    add_parallel_options(p, "the (d, seed) runs")
     add_output_options(p, csv="write the ladder points (d, e_mean, e_se, seeds; with --features also D, e_pred, "
                                   "gap_mean, gap_se) as CSV",
                        plot="plot e against 1/d with the fit and the theory point (with --features: the gap "
@@ -109,13 +107,14 @@ def run(args) -> int:
     kernel = fm is not None and not fm.is_identity
     n_test_default = str(DEFAULT_N_TEST_KERNEL) if kernel else "2000"
     n_test = parse_int(args.n_test if args.n_test is not None else n_test_default, "n-test", 2)
-    jobs, m = parse_int(args.jobs, "jobs", 1), parse_int(args.m, "m", 1)
+    (jobs, scheduler), m = parse_parallel(args), parse_int(args.m, "m", 1)
     fa = parse_number(args.false_alarm, "false-alarm")
     if not 0 < fa < 1:
         raise ICLError("--false-alarm must be in (0, 1)")
     check_output_paths(args)
     if kernel:
-        return _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, m, fa)
+        return _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, scheduler, m,
+                           fa)
     C_test = args.C_test if args.C_test is not None else args.C_train
     # everything that can be refused is refused before the first simulation
     e_th, th_note = theory_value(args.f, rho, alpha, kappa, tau, lam, args.C_train, C_test, d=max(ds))
@@ -124,7 +123,7 @@ def run(args) -> int:
     t0 = time.monotonic()
     points = run_ladder(args.f, ds, alpha, kappa, tau, rho, lam, seeds=range(seed0, seed0 + n_seeds),
                         tasks=args.tasks, C_train=args.C_train, C_test=C_test, jobs=jobs, n_test=n_test,
-                        progress=progress, scheduler=args.scheduler)
+                        progress=progress, scheduler=scheduler)
     meta = {"teacher": args.f, "tasks": args.tasks, "alpha": alpha, "kappa": kappa, "tau": tau, "rho": rho,
             "lam": lam, "C_train": args.C_train, "C_test": C_test}
     res = extrapolate(points, e_th, false_alarm=fa, m=m, model=args.model, meta=meta, theory_note=th_note,
@@ -168,7 +167,8 @@ def _print(res) -> None:
     print(f"  {res.seconds:.1f} s")
 
 
-def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, m, fa) -> int:
+def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, scheduler, m,
+                fa) -> int:
     """``--features hermite:K``: the kernel learner's gap ladder (icl_symbolic.kernel_ladder)."""
     if args.tasks != "gaussian":
         raise ICLError("--features hermite:K simulates Gaussian tasks only (drop --tasks sphere)")
@@ -176,9 +176,9 @@ def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_tes
         raise ICLError("--features hermite:K covers isotropic tasks only (C = I): drop --ctrain/--ctest")
     # refused before the first simulation: sizes and memory at every d (extrapolate_kernel
     # checks again, then computes every prediction before simulating)
-    kernel_ladder_check(ds, alpha, kappa, tau, fm, n_test, jobs, n_seeds, scheduler=args.scheduler)
+    kernel_ladder_check(ds, alpha, kappa, tau, fm, n_test, jobs, n_seeds, scheduler=scheduler)
     res = extrapolate_kernel(args.f, ds, alpha, kappa, tau, rho, lam, fm, range(seed0, seed0 + n_seeds), n_test,
-                             false_alarm=fa, m=m, model=args.model, jobs=jobs, scheduler=args.scheduler,
+                             false_alarm=fa, m=m, model=args.model, jobs=jobs, scheduler=scheduler,
                              progress=progress_printer(args.quiet))
     js = res.to_json()
     points = js.pop("points")
