@@ -40,9 +40,10 @@ A control's error is |v - w~|^2/D + rho_eff exactly over the query.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -54,7 +55,8 @@ from .kernel import (FeatureTransform, TeacherBlocks, gaussian_task_vectors, ker
                      parse_features)
 from .peak import is_peak
 from .prompts import sample_prompts
-from .simulation import check_memory, choose_solver, seed_mean, sizes, train
+from .parallel import check_jobs, map_sweep, resolve_scheduler
+from .simulation import Sizes, check_memory, choose_solver, memory_limit, seed_mean, sizes, train
 from .values import Value
 
 __all__ = ["KernelSeedRun", "KernelSimResult", "simulate_kernel", "check_kernel_run", "kernel_prediction",
@@ -171,17 +173,90 @@ def check_kernel_run(d: int, alpha: float, kappa: float, tau: float, features="h
     return sz
 
 
+@functools.lru_cache(maxsize=8)
+def _setup(f, features: str, d: int, rho: float):
+    """The teacher, its exact mode split, the D-dimensional spectrum and the feature map at d
+    (computed once per process for a given run: the seeds of a run share them)."""
+    fm = parse_features(features)
+    T = teacher(f)
+    g = T.expr if T.expr is not None else T
+    return T, TeacherBlocks(g, fm, d), kernel_spectrum(g, fm, rho, d, "gaussian"), FeatureTransform(fm, d)
+
+
+@dataclass(frozen=True)
+class _KernelSeedTask:
+    """One seed of :func:`simulate_kernel` (picklable: sent to worker processes)."""
+
+    f: object
+    features: str
+    control: str | None
+    d: int
+    sz: Sizes
+    rho: float
+    lam: float
+    seed: int
+    n_test: int
+    solver: str
+    label: str = ""
+    progress: Callable[[str], None] | None = field(default=None, compare=False)
+
+
+def _run_kernel_seed(task: _KernelSeedTask) -> KernelSeedRun:
+    """Train one Gamma (the learner or a control) and test it: the unit of :func:`parallel.map_sweep`."""
+    t0 = time.monotonic()
+    sz, control, progress, n_test, seed = task.sz, task.control, task.progress, task.n_test, task.seed
+    T, blocks, ks, FT = _setup(task.f, task.features, task.d, task.rho)
+    D = sz.d
+    sqD = math.sqrt(D)
+    if progress is not None:
+        progress(f"{task.label}d={task.d} D={D} ell={sz.ell} k={sz.k} n={sz.n} "
+                 f"[{f'{control} control' if control else task.features}, {choose_solver(sz, task.solver)}]")
+    ss_tasks, ss_train, ss_test_tasks, ss_test = np.random.SeedSequence(seed).spawn(4)
+    rng_tasks, rng_test_tasks = np.random.default_rng(ss_tasks), np.random.default_rng(ss_test_tasks)
+    if control == "gaussian":
+        W = gaussian_task_vectors(ks, sz.k, rng_tasks) / sqD
+        theta_test = gaussian_task_vectors(ks, n_test, rng_test_tasks) / sqD
+    else:
+        cov = resolve_covariance("identity", task.d)
+        W = sample_tasks(cov, sz.k, rng_tasks)
+        W_test = sample_tasks(cov, n_test, rng_test_tasks)
+        theta_test = blocks.theta(W_test)
+    if control:
+        Gamma, fit_info = train(_identity, sqD * (W if control == "gaussian" else blocks.theta(W)), sz.n,
+                                sz.ell, ks.rho_eff, task.lam, np.random.default_rng(ss_train), task.solver, "fast",
+                                progress)
+        P = sample_prompts(_identity, sqD * theta_test, sz.ell, ks.rho_eff, np.random.default_rng(ss_test),
+                           method="fast")
+        power = np.einsum("md,md->m", theta_test, theta_test) + ks.rho_eff
+    else:
+        Gamma, fit_info = train(T.numpy, W, sz.n, sz.ell, task.rho, task.lam,
+                                np.random.default_rng(ss_train), task.solver, "direct", progress, features=FT)
+        P = sample_prompts(T.numpy, W_test, sz.ell, task.rho, np.random.default_rng(ss_test),
+                           method="direct", features=FT)
+        power = blocks.label_power(W_test) + task.rho
+    A, b = Gamma[:, :D], Gamma[:, D]
+    v = P.u @ A.T + P.s[:, None] * b
+    e_q = np.einsum("md,md->m", v, v) / D - 2.0 * np.einsum("md,md->m", v, theta_test) / sqD + power
+    sq = (np.einsum("md,md->m", P.x_test, v) - P.y_test) ** 2
+    return KernelSeedRun(seed, _mean_se(e_q, seed, "exact over the query, MC over contexts/tasks"),
+                         _mean_se(sq, seed, "MC test error, one query per prompt"), fit_info.solver,
+                         time.monotonic() - t0)
+
+
 def simulate_kernel(f, d: int, alpha: float, kappa: float, tau: float, rho: float, features="hermite:2",
                     lam: float = 0.0, seeds: Sequence[int] = (0, 1, 2), n_test: int = DEFAULT_N_TEST_KERNEL,
                     control: str | None = None, solver: str = "auto", theory: bool = True,
                     progress: Callable[[str], None] | None = None,
-                    max_memory: int | None = None) -> KernelSimResult:
+                    max_memory: int | None = None, jobs: int = 1, scheduler: str | None = None) -> KernelSimResult:
     """Train and test the kernel learner (or its Gaussian-feature control) on teacher f.
 
     Parameters are those of :func:`icl_symbolic.simulation.simulate` with alpha, kappa,
     tau the learner's ratios ell/D, k/D, n/D^2 (module docstring); ``features`` is
     ``identity`` or ``hermite:K``; tasks are Gaussian, C = I.  ``theory=True`` adds
     the prediction of :func:`icl_symbolic.kernel.kernel_curve` (None at tau = 1, lam = 0).
+    ``jobs`` / ``scheduler``: the seeds run through :func:`icl_symbolic.parallel.map_sweep`
+    (BLAS pinned to one thread per seed, serially too: the same numbers for any ``jobs``);
+    the memory check then allows for ``min(jobs, seeds)`` runs at once.
     """
     fm = parse_features(features)
     if control not in CONTROLS:
@@ -194,55 +269,26 @@ def simulate_kernel(f, d: int, alpha: float, kappa: float, tau: float, rho: floa
     seeds = tuple(int(s) for s in seeds)
     if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
         raise ICLError(f"seeds must be distinct non-negative integers, got {seeds}")
-    sz = check_kernel_run(d, alpha, kappa, tau, fm, n_test, solver, max_memory)
-    d, D, n_test = int(d), sz.d, int(n_test)
+    jobs = check_jobs(jobs)
+    address = resolve_scheduler(scheduler)
+    concurrent = 1 if address is not None else min(jobs, len(seeds))
+    sz = check_kernel_run(d, alpha, kappa, tau, fm, n_test, solver, memory_limit(max_memory) // concurrent)
+    d, n_test = int(d), int(n_test)
     T = teacher(f)
-    blocks = TeacherBlocks(T.expr if T.expr is not None else T, fm, d)
-    ks = kernel_spectrum(T.expr if T.expr is not None else T, fm, float(rho), d, "gaussian")
-    FT = FeatureTransform(fm, d)
-    cov = resolve_covariance("identity", d)
-    sqD = math.sqrt(D)
+    spec = f if isinstance(f, str) else T
+    _setup(spec, str(fm), d, float(rho))            # parse and derive once, before the seeds
+    serial = concurrent == 1 and address is None
+    tasks = [_KernelSeedTask(spec, str(fm), control, d, sz, float(rho), float(lam), seed, n_test, solver,
+                             f"seed {seed} ({i + 1}/{len(seeds)}): ", progress if serial else None)
+             for i, seed in enumerate(seeds)]
     t_start = time.monotonic()
-    runs = []
-    for i, seed in enumerate(seeds):
-        t0 = time.monotonic()
-        if progress is not None:
-            progress(f"seed {seed} ({i + 1}/{len(seeds)}): d={d} D={D} ell={sz.ell} k={sz.k} n={sz.n} "
-                     f"[{f'{control} control' if control else fm}, {choose_solver(sz, solver)}]")
-        ss_tasks, ss_train, ss_test_tasks, ss_test = np.random.SeedSequence(seed).spawn(4)
-        rng_tasks, rng_test_tasks = np.random.default_rng(ss_tasks), np.random.default_rng(ss_test_tasks)
-        if control == "gaussian":
-            W = gaussian_task_vectors(ks, sz.k, rng_tasks) / sqD
-            theta_test = gaussian_task_vectors(ks, n_test, rng_test_tasks) / sqD
-        else:
-            W = sample_tasks(cov, sz.k, rng_tasks)
-            W_test = sample_tasks(cov, n_test, rng_test_tasks)
-            theta_test = blocks.theta(W_test)
-        if control:
-            Gamma, fit_info = train(_identity, sqD * (W if control == "gaussian" else blocks.theta(W)), sz.n,
-                                    sz.ell, ks.rho_eff, float(lam), np.random.default_rng(ss_train), solver, "fast",
-                                    progress)
-            P = sample_prompts(_identity, sqD * theta_test, sz.ell, ks.rho_eff, np.random.default_rng(ss_test),
-                               method="fast")
-            power = np.einsum("md,md->m", theta_test, theta_test) + ks.rho_eff
-        else:
-            Gamma, fit_info = train(T.numpy, W, sz.n, sz.ell, float(rho), float(lam),
-                                    np.random.default_rng(ss_train), solver, "direct", progress, features=FT)
-            P = sample_prompts(T.numpy, W_test, sz.ell, float(rho), np.random.default_rng(ss_test),
-                               method="direct", features=FT)
-            power = blocks.label_power(W_test) + float(rho)
-        how = fit_info.solver
-        A, b = Gamma[:, :D], Gamma[:, D]
-        v = P.u @ A.T + P.s[:, None] * b
-        e_q = np.einsum("md,md->m", v, v) / D - 2.0 * np.einsum("md,md->m", v, theta_test) / sqD + power
-        sq = (np.einsum("md,md->m", P.x_test, v) - P.y_test) ** 2
-        runs.append(KernelSeedRun(seed, _mean_se(e_q, seed, "exact over the query, MC over contexts/tasks"),
-                                  _mean_se(sq, seed, "MC test error, one query per prompt"), how,
-                                  time.monotonic() - t0))
+    runs = map_sweep(_run_kernel_seed, tasks, jobs=jobs, scheduler=address, progress=None if serial else progress,
+                     label="seed run")
     e_query = seed_mean([float(r.e_query) for r in runs], seeds,
                         "query-exact test error of each trained Gamma, mean over seeds")
     e_mc = seed_mean([float(r.e_mc) for r in runs], seeds, f"Monte-Carlo test error ({n_test} prompts/seed)")
     e_th = kernel_prediction(T, fm, d, alpha, kappa, tau, rho, lam) if theory else None
-    return KernelSimResult(T.label, str(fm), control, d, D, sz.ell, sz.k, sz.n, float(alpha), float(kappa),
+    ks = _setup(spec, str(fm), d, float(rho))[2]
+    return KernelSimResult(T.label, str(fm), control, d, sz.d, sz.ell, sz.k, sz.n, float(alpha), float(kappa),
                            float(tau), float(rho), float(lam), ks.rho_eff, seeds, n_test, tuple(runs), e_query,
                            e_mc, e_th, time.monotonic() - t_start)

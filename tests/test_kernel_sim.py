@@ -140,6 +140,24 @@ def test_cli_simulate_features_bad_input(argv, msg, capsys):
     assert len(err) == 1 and msg in err[0]
 
 
+def test_seeds_on_two_processes_give_the_same_numbers():
+    """simulate_kernel(jobs=2): the seeds through parallel.map_sweep, bit for bit the serial numbers."""
+    kw = dict(seeds=(0, 1), n_test=300)
+    a = kernel_sim.simulate_kernel(F, 3, 4, 2, 4, RHO, **kw)
+    b = kernel_sim.simulate_kernel(F, 3, 4, 2, 4, RHO, jobs=2, **kw)
+    c = kernel_sim.simulate_kernel(F, 3, 4, 2, 4, RHO, control="gaussian", jobs=2, **kw)
+    assert [(r.e_query.value, r.e_mc.value, r.how) for r in a.runs] == \
+        [(r.e_query.value, r.e_mc.value, r.how) for r in b.runs]
+    assert c.runs[0].e_query.value != a.runs[0].e_query.value      # the control is a different problem
+
+
+def test_cli_simulate_features_refuses_a_bad_grid_point_before_any_output(capsys):
+    rc = main(["simulate", F, "--features", "hermite:2", "--d", "4", "--alpha", "16,1e9", "--kappa", "2",
+               "--tau", "4", "--seeds", "2", "--jobs", "2"])
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "reduce n_test" in err
+
+
 def test_refuses_unknown_control():
     with pytest.raises(ICLError):
         kernel_sim.simulate_kernel(F, 3, 1, 1, 1, RHO, control="both")

@@ -23,10 +23,10 @@ from ..expr import check_float64, teacher
 from ..gamma_error import check_teacher
 from ..io import save_figure, write_text
 from ..kernel import parse_features
-from ..kernel_sim import DEFAULT_N_TEST_KERNEL, simulate_kernel
+from ..kernel_sim import DEFAULT_N_TEST_KERNEL, check_kernel_run, simulate_kernel
 from ..peak import is_peak
 from ..plotting import sweep_figure
-from ..simulation import simulate_many
+from ..simulation import memory_limit, simulate_many
 from ._args import (EXIT_OK_BAD_INPUT, add_output_options, add_parallel_options, check_output_paths, document,
                     emit_json, epilog, parse_grid, parse_int, parse_number, parse_parallel, progress_printer)
 
@@ -187,12 +187,17 @@ def run_kernel(args) -> int:
     for name, grid in zip(("alpha", "kappa", "tau"), grids):
         if (grid <= 0).any():
             raise ICLError(f"--{name} must be > 0, got {float(grid.min()):g}")
+    jobs, scheduler = parse_parallel(args)
+    points = [tuple(float(x) for x in pt) for pt in itertools.product(*grids)]
+    limit = memory_limit() // (1 if scheduler else min(jobs, n_seeds))
+    for alpha, kappa, tau in points:            # every point's sizes and memory, before the first run
+        check_kernel_run(d, alpha, kappa, tau, args.features, n_test, args.solver, limit)
     progress = progress_printer(args.quiet)
     out = []
-    for alpha, kappa, tau in itertools.product(*grids):
-        res = simulate_kernel(args.f, d, float(alpha), float(kappa), float(tau), rho, features=args.features,
+    for alpha, kappa, tau in points:
+        res = simulate_kernel(args.f, d, alpha, kappa, tau, rho, features=args.features,
                               lam=lam, seeds=range(seed0, seed0 + n_seeds), n_test=n_test, control=args.control,
-                              solver=args.solver, progress=progress)
+                              solver=args.solver, progress=progress, jobs=jobs, scheduler=scheduler)
         obj = res.to_json()
         out.append(obj)
         if not args.json:
