@@ -184,3 +184,51 @@ def test_memory_is_checked_for_the_concurrent_runs_at_the_largest_d():
     with pytest.raises(ICLError, match="GiB"):
         kernel_ladder_check([4, 8], 16, 2, 4, "hermite:2", 300, jobs=2, max_memory=budget)
     assert estimate_memory(sizes(14, 16, 2, 4), "auto", 300) <= budget
+
+
+_CLAIM = '''
+[defaults]
+rho = "1/10"
+
+[[claim]]
+id = "t.gap"
+source = "test"
+statement = "gap -> 0"
+method = "sim"
+full = true
+check = "kernel_gap_extrapolated"
+evidence = "simulation"
+f = "g + (g^2-1)/sqrt(2)"
+features = "hermite:2"
+d_list = [4, 6, 8]
+alpha = 16
+kappa = 2
+tau = 4
+n_seeds = 4
+rate = {rate}
+tolerance = {{ z = 3.29, reason = "test" }}
+expected = "holds"
+'''
+
+
+@pytest.mark.sim
+def test_the_gap_claim_holds_and_can_fail(tmp_path, monkeypatch):
+    """The check kind behind kernel.gap_vanishes_like_1_over_D: holds on the real ladder; fails when the
+    prediction is shifted by a constant (the gap then tends to a non-zero limit) and when a wrong decay
+    rate is claimed."""
+    from icl_symbolic import kernel_ladder
+    from icl_symbolic.verification.runner import verify
+
+    def run(rate):
+        path = tmp_path / f"c{rate}.toml"
+        path.write_text(_CLAIM.format(rate=rate))
+        (r,), _ = verify([str(path)], full=True)
+        return r
+
+    r = run(1)
+    assert r.verdict == "holds" and r.ok, r.detail
+    assert not run(2).ok                                   # decays like 1/D, not 1/D^2
+    real = kernel_ladder.kernel_prediction
+    monkeypatch.setattr(kernel_ladder, "kernel_prediction", lambda *a, **k: real(*a, **k) - 0.5)
+    shifted = run(0)
+    assert shifted.verdict == "mismatch" and not shifted.ok, shifted.detail

@@ -9,10 +9,15 @@ claims of arXiv:2610.10761; the identity-feature claim ties them to Result 1
 
 from __future__ import annotations
 
+import math
+
 import sympy
+from scipy import stats
 
 from ...errors import ICLError
+from ...extrapolate import z_limit
 from ...kernel import kernel_curve, kernel_spectrum
+from ...kernel_ladder import extrapolate_kernel
 from ...kernel_sim import simulate_kernel
 from ...theory import e_nonlinear
 from ...values import Value
@@ -127,4 +132,69 @@ def check_kernel_simulation(claim, progress=None) -> Outcome:
                    residual_expr=f"{hi if p['versus'] == 'below' else lo:.5g} {relation} {bound:.5g}: {holds}")
 
 
-KINDS = (check_kernel_value.kind, check_kernel_simulation.kind)
+@check_kind("kernel_gap_extrapolated", params={
+    "f": Param("teacher", True, doc="teacher"),
+    "rho": Param("const", True, doc="label noise variance"),
+    "features": Param("str", True, doc="hermite:K"),
+    "d_list": Param("int_list", True, doc="the ladder of input dimensions, e.g. [4, 6, 8, 10]"),
+    "alpha": Param("number", True, doc="ell/D"),
+    "kappa": Param("number", True, doc="k/D"),
+    "tau": Param("number", True, doc="n/D^2"),
+    "lam": Param("number", False, 0.0, "ridge"),
+    "n_seeds": Param("int", False, 3, "seeds per dimension (seed0, seed0 + 1, ...)"),
+    "seed0": Param("int", False, 0, "first seed"),
+    "n_test": Param("int", False, 4000, "test prompts per seed"),
+    "rate": Param("number", False, 0.0, "if > 0: the power-law decay rate p of the gap (c D^-p) must agree "
+                  "with this within the tolerance at the gap fit's Welch dof (the SE of p inflated by "
+                  "sqrt(chi2/dof) when that exceeds 1)"),
+}, needs=(("kernel_ladder", "kernel learner gap ladder"),), needs_attrs={"kernel_ladder": ("extrapolate_kernel",)},
+   reports_progress=True)
+def check_kernel_gap_extrapolated(claim, progress=None) -> Outcome:
+    """The kernel learner's finite-size gap e_sim(d) - e_pred(d) on a ladder of d, fitted
+    gap_inf + c1/D (+ c2/D^2) against 1/D (:func:`icl_symbolic.kernel_ladder.extrapolate_kernel`),
+    gap_inf compared with 0 in its SE (the claim's z as Student t at the Welch dof).
+
+    Also required, so that "consistent with 0" has power: the gap is resolved at finite D
+    (c1 significant at the same limit), and the fit describes the ladder (chi^2 p-value not
+    below the claim's false-alarm rate).  With ``rate``: the power-law exponent agrees too.
+    """
+    p = claim.parsed
+    f = _text(claim.params["f"])
+    rho = float(sympy.N(p["rho"], 17))
+    seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
+    res = extrapolate_kernel(f, sorted(set(p["d_list"])), p["alpha"], p["kappa"], p["tau"], rho, p["lam"],
+                             p["features"], seeds, p["n_test"], progress=progress)
+    fit, pl = res.gap.core.fit, res.gap.power_law
+    zq = z_limit(claim.tolerance.value, fit.e_inf_dof)
+    z1 = fit.coef[1] / fit.coef_se[1]
+    p_min = float(2 * stats.norm.sf(claim.tolerance.value))
+    why = []
+    if not abs(z1) > zq:
+        why.append(f"the gap must be resolved at finite D (c1 = {fit.coef[1]:.3g} +- {fit.coef_se[1]:.2g}), "
+                   "else 'consistent with 0' has no power")
+    if fit.p_value is not None and fit.p_value < p_min:
+        why.append(f"the fitted model must describe the ladder (chi2 p-value {fit.p_value:.2g} < {p_min:.2g})")
+    rate_txt = ""
+    if pl is not None:
+        infl = math.sqrt(pl.chi2 / pl.dof) if pl.dof > 0 and pl.chi2 > pl.dof else 1.0
+        rate_txt = f"; power law c D^-p: p = {pl.p:.3f} +- {pl.p_se * infl:.2g}" + (
+            f" (SE inflated x{infl:.2f}, chi2 {pl.chi2:.2g} on {pl.dof} dof)" if infl > 1 else "")
+        if p["rate"] > 0:
+            zr = (pl.p - p["rate"]) / (pl.p_se * infl)
+            rate_txt += f", vs claimed rate {p['rate']:g}: z = {zr:+.2f}"
+            if not abs(zr) <= zq:        # the same per-d seed SEs as gap_inf: the same Welch dof
+                why.append(f"the decay rate p = {pl.p:.3f} must agree with {p['rate']:g}")
+    elif p["rate"] > 0:
+        why.append("no power law could be fitted (fewer than two positive gaps)")
+    pts = ", ".join(f"d={q.d} (D={q.D}): {q.gap_mean:.4g}+-{q.e_se:.2g}" for q in res.points)
+    detail = (f"gap e_sim - e_pred ({p['features']}, {len(seeds)} seeds per d): {pts}; fit {fit.model} in 1/D "
+              f"({fit.reason}): gap_inf = {fit.e_inf:.4g} (SE {fit.e_inf_se:.2g}, {fit.e_inf_dof:.1f} dof), "
+              f"c1 = {fit.coef[1]:.3g} +- {fit.coef_se[1]:.2g}{rate_txt}")
+    computed = Value(fit.e_inf, "sim", stderr=fit.e_inf_se, n_samples=int(min(fit.e_inf_dof, 1e6)) + 1,
+                     seeds=tuple(seeds), note=f"gap extrapolated in 1/D over d = {sorted(set(p['d_list']))} "
+                                              "(n_samples = Welch dof + 1)")
+    return Outcome(computed, Value(0.0, "numeric", note="the gap vanishes as D -> infinity"), detail,
+                   also_required=(not why, "; ".join(why)))
+
+
+KINDS = (check_kernel_value.kind, check_kernel_simulation.kind, check_kernel_gap_extrapolated.kind)
