@@ -21,6 +21,8 @@ Overwriting (decisions, documented in ``docs/limits.md``):
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -183,6 +185,15 @@ def write_text(path, text: str) -> None:
     """Write ``text`` to ``path`` atomically."""
     with atomic_path(path) as tmp:
         Path(tmp).write_text(text, encoding="utf-8")
+
+
+def write_csv(path, header, rows) -> None:
+    """A CSV file (one header row, then ``rows``; ``\\n`` line ends), written atomically."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    write_text(path, buf.getvalue())
 
 
 def write_json(path, obj) -> None:

@@ -19,14 +19,12 @@ then has ``gap_inf``, ``gap_inf_se``, ``z``, ``z_limit``, ``holds``, ``model``,
 from __future__ import annotations
 
 import argparse
-import csv
-import io as _io
 import time
 
 from .. import defaults
 from ..errors import ICLError
 from ..extrapolate import MODELS, extrapolate, ladder_memory_check, run_ladder, theory_value
-from ..io import save_figure, write_text
+from ..io import save_figure, write_csv
 from ..kernel import parse_features
 from ..kernel_ladder import extrapolate_kernel, kernel_ladder_check
 from ..kernel_sim import DEFAULT_N_TEST_KERNEL
@@ -132,13 +130,9 @@ def run(args) -> int:
     points = js.pop("points")
     doc = document("extrapolate", points, **js)
     if args.csv:
-        buf = _io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(["d", "e_mean", "e_se", "n_seeds", "seeds", "seconds"])
-        for p in res.points:
-            w.writerow([p.d, repr(p.e_mean), repr(p.e_se), len(p.seeds), " ".join(map(str, p.seeds)),
-                        f"{p.seconds:.3f}"])
-        write_text(args.csv, buf.getvalue())
+        write_csv(args.csv, ["d", "e_mean", "e_se", "n_seeds", "seeds", "seconds"],
+                  [[p.d, repr(p.e_mean), repr(p.e_se), len(p.seeds), " ".join(map(str, p.seeds)), f"{p.seconds:.3f}"]
+                   for p in res.points])
     if args.plot:
         f = res.fit
         title = (f"{args.f}: alpha={alpha:g} kappa={kappa:g} tau={tau:g} rho={rho:g}, {args.tasks} tasks; "
@@ -184,14 +178,11 @@ def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_tes
     points = js.pop("points")
     doc = document("extrapolate", points, **js)
     if args.csv:
-        buf = _io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(["d", "D", "ell", "k", "n", "e_mean", "e_se", "e_pred", "gap_mean", "gap_se", "n_seeds", "seeds",
-                    "seconds"])
-        for p in res.points:
-            w.writerow([p.d, p.D, p.ell, p.k, p.n, repr(p.e_mean), repr(p.e_se), repr(p.e_pred), repr(p.gap_mean),
-                        repr(p.e_se), len(p.seeds), " ".join(map(str, p.seeds)), f"{p.seconds:.3f}"])
-        write_text(args.csv, buf.getvalue())
+        write_csv(args.csv, ["d", "D", "ell", "k", "n", "e_mean", "e_se", "e_pred", "gap_mean", "gap_se", "n_seeds",
+                             "seeds", "seconds"],
+                  [[p.d, p.D, p.ell, p.k, p.n, repr(p.e_mean), repr(p.e_se), repr(p.e_pred), repr(p.gap_mean),
+                    repr(p.e_se), len(p.seeds), " ".join(map(str, p.seeds)), f"{p.seconds:.3f}"]
+                   for p in res.points])
     if args.plot:
         f = res.gap.core.fit
         title = (f"kernel learner ({res.features}; our extension), {args.f}: ell/D={alpha:g} k/D={kappa:g} "

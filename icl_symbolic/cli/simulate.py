@@ -13,15 +13,13 @@ and ``seconds``.  Progress goes to stderr.
 
 from __future__ import annotations
 
-import csv
-import io as _io
 import itertools
 
 from .. import defaults, theory
 from ..errors import ICLError
 from ..expr import check_float64, teacher
 from ..gamma_error import check_teacher
-from ..io import save_figure, write_text
+from ..io import save_figure, write_csv
 from ..kernel import parse_features
 from ..kernel_sim import DEFAULT_N_TEST_KERNEL, check_kernel_run, simulate_kernel
 from ..peak import is_peak
@@ -136,12 +134,8 @@ def run(args) -> int:
     if args.plot:
         save_figure(sweep_figure(out), args.plot)
     if args.csv:
-        buf = _io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(CSV_KEYS)
-        w.writerows([["inf" if k == "e_theory" and o[k] is None else ("" if o[k] is None else o[k])
-                      for k in CSV_KEYS] for o in out])
-        write_text(args.csv, buf.getvalue())
+        write_csv(args.csv, CSV_KEYS, [["inf" if k == "e_theory" and o[k] is None else ("" if o[k] is None else o[k])
+                                        for k in CSV_KEYS] for o in out])
     emit_json(args, document("simulate", out, f=args.f))
     return 0
 
@@ -216,10 +210,6 @@ def run_kernel(args) -> int:
     if args.csv:
         keys = ("teacher", "features", "control", "d", "D", "ell", "k", "n", "alpha", "kappa", "tau", "rho", "lam",
                 "rho_eff", "e_mean", "e_se", "e_mc_mean", "e_mc_se", "e_theory")
-        buf = _io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(keys)
-        w.writerows([["" if o[k] is None else o[k] for k in keys] for o in out])
-        write_text(args.csv, buf.getvalue())
+        write_csv(args.csv, keys, [["" if o[k] is None else o[k] for k in keys] for o in out])
     emit_json(args, document("simulate", out, f=args.f, features=args.features, control=args.control))
     return 0
