@@ -130,3 +130,11 @@ def test_repr_is_short_and_says_how():
     m = Value(0.25, "mc", stderr=0.01, n_samples=1000, seeds=(42,))
     assert repr(m) == "Value(0.25, Monte Carlo, n=1000, SE=0.01, seed=42)"
     assert a._repr_latex_() == r"$\displaystyle e^{- \frac{1}{2}} \approx 0.6065306597126334236$"
+
+
+def test_provenance_of_an_extrapolated_simulation_value_names_seeds_and_dof():
+    """n_samples = Welch dof + 1 for an extrapolated value: not to be read as a seed count."""
+    v = Value(0.1, "sim", stderr=0.01, n_samples=7, seeds=(0, 1, 2, 3))
+    assert "over 7 seeds" not in v.provenance() and "6 dof" in v.provenance() and "[0, 1, 2, 3]" in v.provenance()
+    w = Value(0.1, "sim", stderr=0.01, n_samples=4, seeds=(0, 1, 2, 3))
+    assert w.provenance().startswith("simulation over 4 seeds")

@@ -120,7 +120,7 @@ def render_markdown(results, summary, meta=None) -> str:
             out += ["", f"## {unit}"]
         out += ["", f"### `{c.id}`: {_md(r.label)}", "", f"*{_md(c.source)}* -- evidence: {_md(c.evidence)}"
                 f"{' for ' + _md(c.result) if c.result else ''}, method: {_md(c.method)}, "
-                f"check: `{c.check}`, expected: {_md(c.expected)}", "", "Statement (as the paper writes it):", ""]
+                f"check: `{c.check}`, expected: {_md(c.expected)}", "", "Statement (as the claim file writes it):", ""]
         out += _fenced("math", " ".join(c.statement.split())) + [""]
         for k, v in _numbers(r):
             out.append(f"- **{k}**: {_md(v)}")
@@ -170,7 +170,7 @@ def render_html(results, summary, meta=None) -> str:
             f"<p>Generated {e(when)}. Mode: {e(meta.get('mode', 'quick'))}. Files: "
             f"{e(', '.join(meta.get('files', [])) or 'shipped derivations')}.</p>",
             f"<p class='summary'>{e(line)}</p>", f"<p>{e(_EVIDENCE_NOTE)}</p>",
-            "<table><tr><th>paper result</th>" + "".join(f"<th>{k}</th>" for k in EVIDENCE) + "<th></th></tr>",
+            "<table><tr><th>paper result</th>" + "".join(f"<th>{k}</th>" for k in EVIDENCE) + "<th>note</th></tr>",
             ev_rows, "</table><p></p>",
             "<table><tr><th>ok</th><th>id</th><th>verdict</th><th>evidence</th><th>residual / z</th>"
             "<th>source</th></tr>",
@@ -192,7 +192,7 @@ def render_html(results, summary, meta=None) -> str:
                     f"<span class='{cls}'>{e(r.label)}</span></h3>"
                     f"<p><i>{e(c.source)}</i> &mdash; evidence: {e(c.evidence)}"
                     f"{e(' for ' + c.result) if c.result else ''}, method: {e(c.method)}, check: <code>{e(c.check)}</code>,"
-                    f" expected: {e(c.expected)}</p><p>Statement (as the paper writes it):</p>{eq_html}"
+                    f" expected: {e(c.expected)}</p><p>Statement (as the claim file writes it):</p>{eq_html}"
                     f"<pre class='tex' title='LaTeX source'>{e(c.statement)}</pre><ul>{items}</ul><p>{e(r.detail)}</p>{extra}{figs}</div>")
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
             "<title>icl-symbolic verification report</title>"

@@ -187,8 +187,9 @@ def check_kernel_gap_extrapolated(claim, progress=None) -> Outcome:
     elif p["rate"] > 0:
         why.append("no power law could be fitted (fewer than two positive gaps)")
     pts = ", ".join(f"d={q.d} (D={q.D}): {q.gap_mean:.4g}+-{q.e_se:.2g}" for q in res.points)
-    detail = (f"gap e_sim - e_pred ({p['features']}, {len(seeds)} seeds per d): {pts}; fit {fit.model} in 1/D "
-              f"({fit.reason}): gap_inf = {fit.e_inf:.4g} (SE {fit.e_inf_se:.2g}, {fit.e_inf_dof:.1f} dof), "
+    js = res.gap.to_json()              # the fit's model and reason written in D
+    detail = (f"gap e_sim - e_pred ({p['features']}, {len(seeds)} seeds per d): {pts}; fit {js['model']} "
+              f"({js['model_reason']}): gap_inf = {fit.e_inf:.4g} (SE {fit.e_inf_se:.2g}, {fit.e_inf_dof:.1f} dof), "
               f"c1 = {fit.coef[1]:.3g} +- {fit.coef_se[1]:.2g}{rate_txt}")
     computed = Value(fit.e_inf, "sim", stderr=fit.e_inf_se, n_samples=int(min(fit.e_inf_dof, 1e6)) + 1,
                      seeds=tuple(seeds), note=f"gap extrapolated in 1/D over d = {sorted(set(p['d_list']))} "
