@@ -11,8 +11,10 @@ from icl_symbolic import parallel
 from icl_symbolic import simulation as sim
 from icl_symbolic.cli import main
 from icl_symbolic.errors import ICLError
+from icl_symbolic.verification.claimfile import load_claims, select
+from icl_symbolic.verification.runner import run_claims
 
-TIMING_KEYS = {"seconds", "train_seconds"}
+TIMING_KEYS = {"seconds", "train_seconds", "elapsed_s"}
 
 
 def _strip_timings(obj):
@@ -82,7 +84,12 @@ def test_dask_local_cluster_same_numbers():
         got = sim.simulate(**kw, scheduler=cluster.scheduler_address)
         assert parallel.map_sweep(_blas_work, [3, 4], scheduler=cluster.scheduler_address) == \
             parallel.map_sweep(_blas_work, [3, 4])
+        claims = select(load_claims(None), ["result1.sim_sin_tau2", "eq8.*"])
+        on_dask = run_claims(claims, full=True, scheduler=cluster.scheduler_address)
     assert _strip_timings(got.to_json()) == _strip_timings(ref.to_json())
+    serial = run_claims(claims, full=True)
+    assert [_strip_timings(r.to_json()) for r in on_dask] == [_strip_timings(r.to_json()) for r in serial]
+    assert any(r.claim.full for r in serial) and all(r.ok for r in serial)
 
 
 def test_memory_check_counts_concurrent_runs():
