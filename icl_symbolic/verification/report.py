@@ -145,7 +145,7 @@ pre{background:#f7f7f7;padding:.5rem;overflow-x:auto;border-left:3px solid #888}
 .claim{border-top:1px solid #ddd;margin-top:1.5rem;padding-top:.5rem}
 .summary{font-size:1.1rem;font-weight:600;padding:.5rem;background:#eef}
 img{max-width:100%}
-.eq{overflow-x:auto;padding:.25rem 0;font-size:1.15rem}
+.eq{overflow-x:auto;overflow-y:hidden;padding:.4rem 0;font-size:1.15rem}
 math{font-family:'Latin Modern Math','STIX Two Math','Cambria Math',math}
 mtd[columnalign=left]{text-align:left}
 pre.tex{font-size:.8rem;color:#555;white-space:pre-wrap}
