@@ -198,19 +198,24 @@ class PowerLaw:
     dof: int
     n_used: int
     n_dropped: int    # points with y <= 0 (no logarithm), left out
+    se_inflation: float = 1.0   # Birge ratio sqrt(chi2/dof) when > 1, already applied to p_se
 
     def to_json(self) -> dict:
         return {"c": float(self.c), "p": float(self.p), "p_se": float(self.p_se), "chi2": float(self.chi2),
                 "dof": int(self.dof), "n_used": int(self.n_used), "n_dropped": int(self.n_dropped),
+                "se_inflation": float(self.se_inflation),
                 "method": "weighted least squares of log y on log x, weights (y/SE)^2 (1/var of log y); "
-                          "p_se from the weights (no Birge inflation)"}
+                          "p_se from the weights, inflated by the Birge ratio sqrt(chi2/dof) when that "
+                          "exceeds 1 (as fit_ladder does)"}
 
 
 def fit_power_law(points: Sequence[LadderPoint]) -> PowerLaw | None:
     """Fit y(x) = c x^-p to the ladder points (x = ``point.d``, y = ``point.e_mean``) with y > 0.
 
     Weighted least squares of log y on log x with weights (y/SE)^2, the inverse
-    variance of log y to first order; the SE of p is from those weights.  Points
+    variance of log y to first order; the SE of p is from those weights, inflated
+    by the Birge ratio sqrt(chi^2/dof) when the points scatter more than their SEs
+    say (the same rule as :func:`fit_ladder`).  Points
     with y <= 0 have no logarithm and are dropped (counted in ``n_dropped``).
     None when fewer than two points remain.  Used for the decay rate of the
     kernel learner's finite-size gap (docs/kernel.md).
@@ -233,8 +238,10 @@ def fit_power_law(points: Sequence[LadderPoint]) -> PowerLaw | None:
     cov = np.linalg.inv(A.T @ (w[:, None] * A))
     beta = cov @ (A.T @ (w * y))
     chi2 = float(np.sum(w * (y - A @ beta) ** 2))
-    return PowerLaw(float(math.exp(beta[0])), float(-beta[1]), float(math.sqrt(cov[1, 1])), chi2,
-                    len(good) - 2, len(good), len(points) - len(good))
+    dof = len(good) - 2
+    infl = math.sqrt(chi2 / dof) if dof > 0 and chi2 > dof else 1.0
+    return PowerLaw(float(math.exp(beta[0])), float(-beta[1]), float(math.sqrt(cov[1, 1])) * infl, chi2,
+                    dof, len(good), len(points) - len(good), infl)
 
 
 def z_limit(z_budget: float, dof: float) -> float:

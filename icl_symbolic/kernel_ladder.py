@@ -50,9 +50,9 @@ from .expr import teacher
 from .extrapolate import MODELS, Extrapolation, LadderPoint, PowerLaw, check_ladder, extrapolate, fit_power_law
 from .kernel import parse_features
 from .kernel_sim import DEFAULT_N_TEST_KERNEL, check_kernel_run, kernel_prediction, simulate_kernel
-from .parallel import check_jobs, map_sweep, resolve_scheduler
+from .parallel import map_sweep
 from .peak import is_peak
-from .simulation import memory_limit
+from .simulation import check_rho_lam, check_seeds, memory_share
 
 __all__ = ["GapPoint", "GapFit", "KernelExtrapolation", "fit_gap", "kernel_ladder_check", "run_kernel_ladder",
            "extrapolate_kernel", "FIT_VARIABLE"]
@@ -167,9 +167,7 @@ def kernel_ladder_check(ds, alpha: float, kappa: float, tau: float, features="he
     Returns ``{d: Sizes in D}`` in ladder order.
     """
     ds = check_ladder(ds)
-    check_jobs(jobs)
-    concurrent = 1 if resolve_scheduler(scheduler) is not None else min(jobs, len(ds) * int(n_seeds))
-    limit = memory_limit(max_memory) // concurrent
+    limit = memory_share(max_memory, jobs, len(ds) * int(n_seeds), scheduler)
     return {d: check_kernel_run(d, alpha, kappa, tau, features, n_test, "auto", limit) for d in ds}
 
 
@@ -195,14 +193,12 @@ def run_kernel_ladder(f, ds, alpha: float, kappa: float, tau: float, rho: float,
     if fm.is_identity:
         raise ICLError("identity features are plain attention: use the plain ladder "
                        "(icl_symbolic.extrapolate.run_ladder), whose e(d) has a d -> infinity limit")
-    seeds = tuple(int(s) for s in seeds)
-    if len(seeds) < 2 or len(set(seeds)) != len(seeds) or min(seeds) < 0:
-        raise ICLError(f"need at least two distinct non-negative seeds per d for a standard error, got {seeds}")
+    seeds = check_seeds(seeds)
+    if len(seeds) < 2:
+        raise ICLError(f"need at least two seeds per d for a standard error, got {seeds}")
     if is_peak(tau, lam):
         raise ICLError("tau = 1 with lam = 0 is the interpolation peak: the prediction diverges there")
-    for name, value in (("rho", rho), ("lam", lam)):
-        if not (isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(value) and value >= 0):
-            raise ICLError(f"{name} must be a finite number >= 0, got {value!r}")
+    check_rho_lam(rho, lam)
     szs = kernel_ladder_check(ds, alpha, kappa, tau, fm, n_test, jobs, len(seeds), max_memory, scheduler)
     ds = list(szs)
     T = teacher(f)

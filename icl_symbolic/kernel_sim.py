@@ -55,8 +55,9 @@ from .kernel import (FeatureTransform, TeacherBlocks, gaussian_task_vectors, ker
                      parse_features)
 from .peak import is_peak
 from .prompts import sample_prompts
-from .parallel import check_jobs, map_sweep, resolve_scheduler
-from .simulation import Sizes, check_memory, choose_solver, memory_limit, seed_mean, sizes, train
+from .parallel import concurrent_runs, map_sweep, resolve_scheduler
+from .simulation import (Sizes, check_memory, check_rho_lam, check_seeds, choose_solver, memory_share, seed_mean,
+                         sizes, train)
 from .values import Value
 
 __all__ = ["KernelSeedRun", "KernelSimResult", "simulate_kernel", "check_kernel_run", "kernel_prediction",
@@ -263,21 +264,15 @@ def simulate_kernel(f, d: int, alpha: float, kappa: float, tau: float, rho: floa
         raise ICLError(f"unknown control {control!r}; expected one of features, gaussian")
     if control == "gaussian" and fm.K > 2:
         raise ICLError("the all-Gaussian control needs K <= 2")
-    for name, value in (("rho", rho), ("lam", lam)):
-        if not (isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(value) and value >= 0):
-            raise ICLError(f"{name} must be a finite number >= 0, got {value!r}")
-    seeds = tuple(int(s) for s in seeds)
-    if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
-        raise ICLError(f"seeds must be distinct non-negative integers, got {seeds}")
-    jobs = check_jobs(jobs)
+    check_rho_lam(rho, lam)
+    seeds = check_seeds(seeds)
     address = resolve_scheduler(scheduler)
-    concurrent = 1 if address is not None else min(jobs, len(seeds))
-    sz = check_kernel_run(d, alpha, kappa, tau, fm, n_test, solver, memory_limit(max_memory) // concurrent)
+    sz = check_kernel_run(d, alpha, kappa, tau, fm, n_test, solver, memory_share(max_memory, jobs, len(seeds), address))
     d, n_test = int(d), int(n_test)
     T = teacher(f)
     spec = f if isinstance(f, str) else T
     _setup(spec, str(fm), d, float(rho))            # parse and derive once, before the seeds
-    serial = concurrent == 1 and address is None
+    serial = address is None and concurrent_runs(jobs, len(seeds)) == 1
     tasks = [_KernelSeedTask(spec, str(fm), control, d, sz, float(rho), float(lam), seed, n_test, solver,
                              f"seed {seed} ({i + 1}/{len(seeds)}): ", progress if serial else None)
              for i, seed in enumerate(seeds)]

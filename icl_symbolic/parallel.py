@@ -40,6 +40,16 @@ def check_jobs(jobs) -> int:
     return jobs
 
 
+def concurrent_runs(jobs: int, n_items: int, scheduler: str | None = None) -> int:
+    """How many items of a sweep run at once on THIS machine: ``min(jobs, n_items)``, or 1 when a
+    Dask scheduler runs them elsewhere (the share of memory each item may use is the limit over this).
+
+    >>> concurrent_runs(2, 5), concurrent_runs(4, 3), concurrent_runs(2, 5, "tcp://h:1")
+    (2, 3, 1)
+    """
+    return 1 if resolve_scheduler(scheduler) is not None else max(1, min(check_jobs(jobs), int(n_items)))
+
+
 def resolve_scheduler(scheduler: str | None) -> str | None:
     """The Dask scheduler address to use: ``scheduler``, else $ICL_SYMBOLIC_SCHEDULER, else None.
 

@@ -64,7 +64,7 @@ from .covariance import Covariance, check_task_law, resolve_covariance, sample_t
 from .display import Quantity, html_table, latex_table, text_table
 from .errors import ICLError
 from .expr import teacher
-from .parallel import check_jobs, map_sweep, resolve_scheduler
+from .parallel import check_jobs, concurrent_runs, map_sweep, resolve_scheduler
 from .prompts import sample_prompts
 from .values import Value
 
@@ -232,6 +232,12 @@ def available_memory() -> int:
 def memory_limit(max_memory: int | None = None) -> int:
     """Bytes a run may use: ``max_memory`` when given, else 80% of :func:`available_memory`."""
     return int(0.8 * available_memory()) if max_memory is None else int(max_memory)
+
+
+def memory_share(max_memory: int | None, jobs: int, n_items: int, scheduler: str | None = None) -> int:
+    """Bytes each of the runs of a sweep may use: :func:`memory_limit` split over the runs that go
+    at once on this machine (:func:`icl_symbolic.parallel.concurrent_runs`)."""
+    return memory_limit(max_memory) // concurrent_runs(jobs, n_items, scheduler)
 
 
 def check_memory(sz: Sizes, solver: str = "auto", n_test: int = DEFAULT_N_TEST, max_memory: int | None = None,
@@ -739,13 +745,24 @@ def _run_seed(task: _SeedTask) -> SeedRun:
                    time.monotonic() - t0, Gamma if task.keep_gamma else None)
 
 
-def _check_common(rho, lam, seeds, n_test, sampler):
+def check_rho_lam(rho, lam) -> None:
+    """Refuse (ICLError) a noise variance or ridge that is not a finite number >= 0."""
     for name, value in (("rho", rho), ("lam", lam)):
         if not (isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(value) and value >= 0):
             raise ICLError(f"{name} must be a finite number >= 0, got {value!r}")
+
+
+def check_seeds(seeds) -> tuple:
+    """The seeds as a tuple of ints; refuse (ICLError) none, negative or repeated ones."""
     seeds = tuple(int(s) for s in seeds)
     if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
         raise ICLError(f"seeds must be distinct non-negative integers, got {seeds}")
+    return seeds
+
+
+def _check_common(rho, lam, seeds, n_test, sampler):
+    check_rho_lam(rho, lam)
+    seeds = check_seeds(seeds)
     if int(n_test) != n_test or n_test < 2:
         raise ICLError(f"n_test must be an integer >= 2, got {n_test}")
     if sampler not in ("fast", "direct"):
@@ -772,12 +789,10 @@ def simulate_many(specs: Sequence[dict], jobs: int = 1, scheduler: str | None = 
         raise ICLError("no simulations to run")
     plans = [_plan(**spec) for spec in specs]
     n_items = sum(len(pl["seeds"]) for pl in plans)
-    concurrent = 1 if address is None and jobs == 1 else min(jobs, n_items)
-    serial = concurrent == 1 and address is None
+    serial = address is None and concurrent_runs(jobs, n_items) == 1
     tasks = []
     for i, pl in enumerate(plans):
-        limit = memory_limit(pl["max_memory"])
-        check_memory(pl["sz"], pl["solver"], pl["n_test"], limit // concurrent if address is None else limit,
+        check_memory(pl["sz"], pl["solver"], pl["n_test"], memory_share(pl["max_memory"], jobs, n_items, address),
                      pl["lam"])
         label = f"run {i + 1}/{len(plans)} " if len(plans) > 1 else ""
         for seed in pl["seeds"]:

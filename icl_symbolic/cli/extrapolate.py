@@ -26,7 +26,7 @@ from ..errors import ICLError
 from ..extrapolate import MODELS, extrapolate, ladder_memory_check, run_ladder, theory_value
 from ..io import save_figure, write_csv
 from ..kernel import parse_features
-from ..kernel_ladder import extrapolate_kernel, kernel_ladder_check
+from ..kernel_ladder import extrapolate_kernel
 from ..kernel_sim import DEFAULT_N_TEST_KERNEL
 from ..plotting import extrapolation_figure
 from ._args import (add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog,
@@ -168,9 +168,6 @@ def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_tes
         raise ICLError("--features hermite:K simulates Gaussian tasks only (drop --tasks sphere)")
     if args.C_train != "identity" or (args.C_test is not None and args.C_test != "identity"):
         raise ICLError("--features hermite:K covers isotropic tasks only (C = I): drop --ctrain/--ctest")
-    # refused before the first simulation: sizes and memory at every d (extrapolate_kernel
-    # checks again, then computes every prediction before simulating)
-    kernel_ladder_check(ds, alpha, kappa, tau, fm, n_test, jobs, n_seeds, scheduler=scheduler)
     res = extrapolate_kernel(args.f, ds, alpha, kappa, tau, rho, lam, fm, range(seed0, seed0 + n_seeds), n_test,
                              false_alarm=fa, m=m, model=args.model, jobs=jobs, scheduler=scheduler,
                              progress=progress_printer(args.quiet))
@@ -216,7 +213,8 @@ def _print_kernel(res, js) -> None:
     pl = res.gap.power_law
     if pl is not None:
         print(f"  power law gap = c D^-p (weighted fit of log gap on log D, {pl.n_used} points): "
-              f"c = {pl.c:.3g}, p = {pl.p:.3f} +- {pl.p_se:.2g} (chi2 = {pl.chi2:.3g} on {pl.dof} dof)")
+              f"c = {pl.c:.3g}, p = {pl.p:.3f} +- {pl.p_se:.2g} (chi2 = {pl.chi2:.3g} on {pl.dof} dof"
+              + (f"; SE inflated x{pl.se_inflation:.2f}" if pl.se_inflation > 1 else "") + ")")
     else:
         print("  power law: fewer than two positive gaps, no fit")
     verdict = "consistent with 0" if res.holds else "NOT consistent with 0"

@@ -24,7 +24,7 @@ from ..kernel import parse_features
 from ..kernel_sim import DEFAULT_N_TEST_KERNEL, check_kernel_run, simulate_kernel
 from ..peak import is_peak
 from ..plotting import sweep_figure
-from ..simulation import memory_limit, simulate_many
+from ..simulation import memory_share, simulate_many
 from ._args import (EXIT_OK_BAD_INPUT, add_output_options, add_parallel_options, check_output_paths, document,
                     emit_json, epilog, parse_grid, parse_int, parse_number, parse_parallel, progress_printer)
 
@@ -183,7 +183,7 @@ def run_kernel(args) -> int:
             raise ICLError(f"--{name} must be > 0, got {float(grid.min()):g}")
     jobs, scheduler = parse_parallel(args)
     points = [tuple(float(x) for x in pt) for pt in itertools.product(*grids)]
-    limit = memory_limit() // (1 if scheduler else min(jobs, n_seeds))
+    limit = memory_share(None, jobs, n_seeds, scheduler)
     for alpha, kappa, tau in points:            # every point's sizes and memory, before the first run
         check_kernel_run(d, alpha, kappa, tau, args.features, n_test, args.solver, limit)
     progress = progress_printer(args.quiet)

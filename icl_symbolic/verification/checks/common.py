@@ -9,8 +9,10 @@ import functools
 
 import mpmath
 import sympy
+from scipy import stats
 
 from ...errors import ICLError
+from ...extrapolate import z_limit
 from ...hermite import hermite_coeffs
 from ...propagation import evaluate_at
 from ...values import Value
@@ -54,6 +56,18 @@ def evaluate_with(expr, vals: dict, digits: int = 30, note: str = "") -> Value:
     if missing:
         raise ICLError(f"no value for {', '.join(sorted(missing))}")
     return evaluate_at(expr, {s: vals[n] for n, s in syms.items()}, digits, note, canonical=sympy.simplify)
+
+
+def ladder_limit_and_fit(fit, z_budget: float) -> tuple[float, str]:
+    """For a claim on a fitted ladder (:func:`icl_symbolic.extrapolate.fit_ladder`): the claim's
+    normal ``z_budget`` as a Student-t limit at the fit's Welch dof, and why the fitted model does
+    not describe the ladder ('' when it does: its chi^2 p-value is not below the claim's
+    two-sided false-alarm rate)."""
+    p_min = float(2 * stats.norm.sf(z_budget))
+    why = ""
+    if fit.p_value is not None and fit.p_value < p_min:
+        why = f"the fitted model must describe the ladder (chi2 p-value {fit.p_value:.2g} < {p_min:.2g})"
+    return z_limit(z_budget, fit.e_inf_dof), why
 
 
 def const_value(e, digits: int = 30, note: str = "claimed") -> Value:

@@ -9,13 +9,9 @@ claims of arXiv:2610.10761; the identity-feature claim ties them to Result 1
 
 from __future__ import annotations
 
-import math
-
 import sympy
-from scipy import stats
 
 from ...errors import ICLError
-from ...extrapolate import z_limit
 from ...kernel import kernel_curve, kernel_spectrum
 from ...kernel_ladder import extrapolate_kernel
 from ...kernel_sim import simulate_kernel
@@ -23,7 +19,7 @@ from ...theory import e_nonlinear
 from ...values import Value
 from ..judge import z_to_t
 from ..registry import Param, Outcome, _text, check_kind
-from .common import _lazy_family, _num, _pretty
+from .common import _lazy_family, _num, _pretty, ladder_limit_and_fit
 
 QUANTITIES = ("rho_eff", "captured_power", "e")
 _SIM_CACHE: dict = {}
@@ -145,8 +141,8 @@ def check_kernel_simulation(claim, progress=None) -> Outcome:
     "seed0": Param("int", False, 0, "first seed"),
     "n_test": Param("int", False, 4000, "test prompts per seed"),
     "rate": Param("number", False, 0.0, "if > 0: the power-law decay rate p of the gap (c D^-p) must agree "
-                  "with this within the tolerance at the gap fit's Welch dof (the SE of p inflated by "
-                  "sqrt(chi2/dof) when that exceeds 1)"),
+                  "with this within the tolerance at the gap fit's Welch dof (extrapolate.fit_power_law; its "
+                  "SE Birge-inflated when the points scatter more than their SEs)"),
 }, needs=(("kernel_ladder", "kernel learner gap ladder"),), needs_attrs={"kernel_ladder": ("extrapolate_kernel",)},
    reports_progress=True)
 def check_kernel_gap_extrapolated(claim, progress=None) -> Outcome:
@@ -165,22 +161,18 @@ def check_kernel_gap_extrapolated(claim, progress=None) -> Outcome:
     res = extrapolate_kernel(f, sorted(set(p["d_list"])), p["alpha"], p["kappa"], p["tau"], rho, p["lam"],
                              p["features"], seeds, p["n_test"], progress=progress)
     fit, pl = res.gap.core.fit, res.gap.power_law
-    zq = z_limit(claim.tolerance.value, fit.e_inf_dof)
-    z1 = fit.coef[1] / fit.coef_se[1]
-    p_min = float(2 * stats.norm.sf(claim.tolerance.value))
-    why = []
-    if not abs(z1) > zq:
+    zq, fit_why = ladder_limit_and_fit(fit, claim.tolerance.value)
+    why = [fit_why] if fit_why else []
+    if not abs(fit.coef[1] / fit.coef_se[1]) > zq:
         why.append(f"the gap must be resolved at finite D (c1 = {fit.coef[1]:.3g} +- {fit.coef_se[1]:.2g}), "
                    "else 'consistent with 0' has no power")
-    if fit.p_value is not None and fit.p_value < p_min:
-        why.append(f"the fitted model must describe the ladder (chi2 p-value {fit.p_value:.2g} < {p_min:.2g})")
     rate_txt = ""
     if pl is not None:
-        infl = math.sqrt(pl.chi2 / pl.dof) if pl.dof > 0 and pl.chi2 > pl.dof else 1.0
-        rate_txt = f"; power law c D^-p: p = {pl.p:.3f} +- {pl.p_se * infl:.2g}" + (
-            f" (SE inflated x{infl:.2f}, chi2 {pl.chi2:.2g} on {pl.dof} dof)" if infl > 1 else "")
+        rate_txt = f"; power law c D^-p: p = {pl.p:.3f} +- {pl.p_se:.2g}" + (
+            f" (SE inflated x{pl.se_inflation:.2f}, chi2 {pl.chi2:.2g} on {pl.dof} dof)"
+            if pl.se_inflation > 1 else "")
         if p["rate"] > 0:
-            zr = (pl.p - p["rate"]) / (pl.p_se * infl)
+            zr = (pl.p - p["rate"]) / pl.p_se
             rate_txt += f", vs claimed rate {p['rate']:g}: z = {zr:+.2f}"
             if not abs(zr) <= zq:        # the same per-d seed SEs as gap_inf: the same Welch dof
                 why.append(f"the decay rate p = {pl.p:.3f} must agree with {p['rate']:g}")
