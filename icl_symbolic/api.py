@@ -254,21 +254,24 @@ class VerifyResult:
         rows = "".join(
             f"<tr><td style='color:{'#0a6b2a' if r.ok else '#b00020'}'>{'yes' if r.ok else 'NO'}</td>"
             f"<td><code>{e(r.claim.id)}</code></td><td>{e(r.label)}</td><td>{e(r.measure())}</td>"
-            f"<td>{e(r.claim.source)}</td></tr>" for r in self.results)
+            f"<td>{e(r.mde_text())}</td><td>{e(r.claim.source)}</td></tr>" for r in self.results)
         return (f"<div><p><b>{e(summary_line(self.summary))}</b></p><table><tr><th>ok</th><th>id</th>"
-                f"<th>verdict</th><th>residual / z</th><th>source</th></tr>{rows}</table></div>")
+                f"<th>verdict</th><th>residual / z</th><th>power</th><th>source</th></tr>{rows}</table></div>")
 
 
 def verify(files=None, *, only=None, full: bool = False, progress=None, jobs: int = 1,
-           scheduler: str | None = None) -> VerifyResult:
+           scheduler: str | None = None, tier: str | None = None, cache=None) -> VerifyResult:
     """Run claim files (default: the shipped derivations) and judge every claim.
 
     ``only``: claim ids or glob patterns; ``full``: also the simulation-backed
-    claims; ``progress``: a text stream for per-claim progress lines; ``jobs``:
+    claims; ``tier``: ``quick``, ``full`` or ``deep`` (deep adds the paper-scale
+    ladders; ``full=True`` is ``tier="full"``); ``cache``: a folder for simulated
+    seeds, so a killed run resumes (:mod:`icl_symbolic.simcache`); ``progress``: a text stream for per-claim progress lines; ``jobs``:
     worker processes (one claim each; the same verdicts and numbers for any
     value); ``scheduler``: a Dask scheduler address instead.
     """
-    results, summary = _run_claims(files, only, full=full, progress=progress, jobs=jobs, scheduler=scheduler)
+    results, summary = _run_claims(files, only, full=full, progress=progress, jobs=jobs, scheduler=scheduler,
+                                   tier=tier, cache=cache)
     return VerifyResult(tuple(results), summary)
 
 

@@ -171,8 +171,8 @@ class Value:
         if self.method == "sim":
             if self.seeds and self.n_samples is not None and self.n_samples != len(self.seeds):
                 # an extrapolated or pooled value: its SE has n_samples - 1 dof (e.g. Welch), not one per seed
-                return (f"simulation, seeds={list(self.seeds)} at each point, SE={_fmt(self.stderr)} "
-                        f"({self.n_samples - 1} dof)")
+                return (f"simulation, seeds {self.seeds[0]}..{self.seeds[-1]} (at most {len(self.seeds)} per "
+                        f"point), SE={_fmt(self.stderr)} ({self.n_samples - 1} dof)")
             return f"simulation over {self.n_samples} seeds, SE={_fmt(self.stderr)}" + (
                 f", seeds={list(self.seeds)}" if self.seeds else "")
         err = "" if self.abs_err is None else f", |err| <= {_fmt(self.abs_err)}"

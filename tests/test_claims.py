@@ -311,7 +311,7 @@ d = 16
 alpha = 2
 kappa = 2
 tau = 2
-n_seeds = 6
+n_seeds = 10
 versus = "simulation"
 versus_f = "g"
 versus_rho = "rho_nonlinear/a1^2"
@@ -323,16 +323,11 @@ expected = "holds"
 
 
 def _fake_simulate(table):
-    """A stand-in for simulate.simulate: per-seed errors from ``table[(f, rho)](seed)``."""
-    from types import SimpleNamespace
+    """A stand-in for the check's per-seed simulated errors: ``table[f](seed)``."""
+    import numpy as np
 
     def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None):
-        runs = [SimpleNamespace(e=Value(table[f](s), "sim"), e_mc=None) for s in seeds]
-        vals = [r.e.value for r in runs]
-        mean = sum(vals) / len(vals)
-        se = (sum((v - mean) ** 2 for v in vals) / (len(vals) - 1) / len(vals)) ** 0.5
-        return SimpleNamespace(runs=runs, e=Value(mean, "sim", stderr=se, n_samples=len(vals), seeds=tuple(seeds)),
-                               e_mc=None)
+        return np.array([table[f](s) for s in seeds], dtype=float)
     return fake
 
 
@@ -350,8 +345,8 @@ def test_simulation_check_pairs_seeds_and_diagnoses_a1_squared(tmp_path, monkeyp
     a1sq = math.exp(-1)
     shared = {s: 0.3 * math.sin(s) for s in range(20261007, 20261020)}     # common seed effect
     table = {"g": lambda s: 2.0 + shared[s], "sin(g)": lambda s: a1sq * (2.0 + shared[s]) * (1 + 1e-6 * (s % 3))}
-    checks_simulation._SIM_CACHE.clear()
-    monkeypatch.setattr(checks_simulation, "_simulate", _fake_simulate(table))
+    checks_simulation.clear_cache()
+    monkeypatch.setattr(checks_simulation, "_per_seed", _fake_simulate(table))
     (c,) = claimfile.load_file(write(tmp_path, SIM))
     r = runner.run_claim(c)
     assert r.verdict == "holds" and r.ok, r.detail
@@ -418,7 +413,7 @@ d_list = [16, 24, 48]
 alpha = 2
 kappa = 2
 tau = 3
-n_seeds = 4
+n_seeds = 10
 tolerance = { z = 3.29, reason = "test" }
 expected = "holds"
 '''
@@ -427,7 +422,7 @@ expected = "holds"
 def test_simulation_extrapolation_in_one_over_d(tmp_path, monkeypatch):
     """Stand-in simulations e(d) = theory + 0.5/d + seed noise: the 1/d fit recovers the theory;
     a gap that grows with d, or an offset in the limit, is a mismatch."""
-    from types import SimpleNamespace
+    import numpy as np
 
     from icl_symbolic.verification.checks import simulation as checks_simulation
     from icl_symbolic.theory import e_nonlinear
@@ -436,9 +431,8 @@ def test_simulation_extrapolation_in_one_over_d(tmp_path, monkeypatch):
     state = {"offset": 0.0, "c": 0.5}
 
     def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, **kw):
-        vals = [th + state["offset"] + state["c"] / d + 1e-4 * ((s * 7919 + d) % 5 - 2) for s in seeds]
-        return SimpleNamespace(runs=[SimpleNamespace(e=Value(v, "sim"), e_mc=None) for v in vals])
-    monkeypatch.setattr(checks_simulation, "_simulate", fake)
+        return np.array([th + state["offset"] + state["c"] / d + 1e-4 * ((s * 7919 + d) % 5 - 2) for s in seeds])
+    monkeypatch.setattr(checks_simulation, "_per_seed", fake)
     (c,) = claimfile.load_file(write(tmp_path, EXTRAP))
     r = runner.run_claim(c)
     assert r.verdict == "holds" and r.ok, r.detail
@@ -449,7 +443,7 @@ def test_simulation_extrapolation_in_one_over_d(tmp_path, monkeypatch):
     r = runner.run_claim(c)
     assert r.verdict == "mismatch" and r.zscore > 100           # caught by the z test on the limit
     state.update(c=-0.5, offset=0.0)
-    monkeypatch.setattr(checks_simulation, "_simulate",
+    monkeypatch.setattr(checks_simulation, "_per_seed",
                         lambda f, rho, d, *a, **kw: fake(f, rho, 1000.0 / d, *a))   # gap grows with d
     r = runner.run_claim(c)
     assert r.verdict == "mismatch" and "must describe the ladder" in r.detail

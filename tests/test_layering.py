@@ -59,7 +59,7 @@ LAYERS = (
     ("gauss",),
     ("expr",),
     ("orthopoly", "plotting", "display", "peak", "propagation", "linear_recipe", "cost", "io",
-     "matfree", "parallel", "_lemma1_forms"),
+     "matfree", "parallel", "_lemma1_forms", "simcache", "stats"),
     ("errors", "values", "symbols", "_version", "mathml", "defaults"),   # ground floor
 )
 

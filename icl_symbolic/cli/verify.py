@@ -9,10 +9,10 @@ from __future__ import annotations
 import sys
 
 from .. import io
-from ..verification.claimfile import load_claims, select
+from ..verification.claimfile import TIERS, load_claims, select
 from ..verification.evidence import format_tally, tally
 from ..verification.report import render
-from ..verification.runner import format_line, run_claims, summarize, summary_line
+from ..verification.runner import format_line, run_claims, run_tier, summarize, summary_line
 from ._args import (add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog,
                     parse_parallel)
 
@@ -37,7 +37,13 @@ def register(subparsers) -> None:
     p.add_argument("--only", action="append", metavar="ID",
                    help="run only this claim id (glob patterns allowed; repeatable)")
     p.add_argument("--full", action="store_true",
-                   help="also run the simulation-backed claims (slower)")
+                   help="also run the simulation-backed claims (slower; the same as --tier full)")
+    p.add_argument("--tier", choices=TIERS, default=None,
+                   help="quick (default), full (= --full) or deep (adds the paper-scale ladders: hours on "
+                        "2 cores; use --jobs or --scheduler, and --cache DIR to resume a killed run)")
+    p.add_argument("--cache", metavar="DIR", default=None,
+                   help="store every simulated seed in DIR and reuse stored ones: a killed run continues "
+                        "where it stopped (keyed by every input, the seed and the simulator's source)")
     p.add_argument("--verbose", action="store_true",
                    help="full details per claim: the whole reason, computed and claimed numbers with "
                         "their provenance, the tolerance and why")
@@ -50,10 +56,11 @@ def register(subparsers) -> None:
 def run(args) -> int:
     check_output_paths(args)            # reject a bad suffix before running anything
     jobs, scheduler = parse_parallel(args)
+    tier = run_tier(args.full, args.tier)
     claims = select(load_claims(args.files or None), args.only)
     if args.list:
         for c in claims:
-            print(f"{c.id:<36} {c.method:<8} {c.evidence:<12} {'full ' if c.full else '     '}{c.expected:<9} "
+            print(f"{c.id:<36} {c.method:<8} {c.evidence:<12} {c.tier:<6}{c.expected:<9} "
                   f"{c.source}")
         return 0
     progress = None if args.quiet else sys.stderr
@@ -62,8 +69,8 @@ def run(args) -> int:
     def show(r):
         print(format_line(r, width, verbose=args.verbose), flush=True)
 
-    results = run_claims(claims, full=args.full, progress=progress, on_result=None if args.json else show,
-                         jobs=jobs, scheduler=scheduler)
+    results = run_claims(claims, progress=progress, on_result=None if args.json else show,
+                         jobs=jobs, scheduler=scheduler, tier=tier, cache=args.cache)
     summary = summarize(results)
     table = format_tally(tally(results))
     if not args.json:
@@ -74,6 +81,6 @@ def run(args) -> int:
     emit_json(args, document("verify", [r.to_json() for r in results], summary=summary,
                              evidence=tally(results)))
     if args.report:
-        meta = {"mode": "full" if args.full else "quick", "files": list(args.files or [])}
+        meta = {"mode": tier, "files": list(args.files or [])}
         io.write_text(args.report, render(args.report, results, summary, meta))
     return 0 if summary["ok"] else 1

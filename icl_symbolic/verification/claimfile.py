@@ -56,7 +56,10 @@ EXPECTED = ("holds", "mismatch")
 TOLERANCE_KINDS = ("exact", "abs", "rel", "z")
 #: Keys of a claim that are not parameters of its check.
 CLAIM_KEYS = ("id", "source", "statement", "method", "check", "expected", "tolerance",
-              "diagnosis", "full", "note", "why", "evidence", "result")
+              "diagnosis", "full", "tier", "note", "why", "evidence", "result")
+#: Verification tiers, cheapest first: ``verify`` runs quick claims, ``--full`` adds the full ones,
+#: ``--tier deep`` the deep ones too (paper-scale ladders, see docs/benchmarks.md).
+TIERS = ("quick", "full", "deep")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
 #: The shipped claim files in a source checkout that is used without being installed.
@@ -79,11 +82,12 @@ class Claim:
     file: str
     unit: str = ""
     diagnosis: str | None = None
-    full: bool = False
+    full: bool = False              # tier != "quick" (kept for callers that ask only this)
     note: str = ""
     why: str = ""
     evidence: str = "consistency"   # derivation | independent | simulation | consistency
     result: str = ""                # the paper result the claim backs (verify.evidence.RESULTS)
+    tier: str = "quick"             # quick | full | deep (TIERS)
 
     def where(self) -> str:
         return f"{self.file}: claim {self.id!r}"
@@ -205,11 +209,11 @@ def _build_claim(raw, defaults, unit, name, where, registry) -> Claim:
     expected = _need_str(raw, "expected", where)
     if expected not in EXPECTED:
         raise ClaimFileError(f"{where}: expected must be 'holds' or 'mismatch', got {expected!r}")
-    full = raw.get("full", False)
-    if not isinstance(full, bool):
-        raise ClaimFileError(f"{where}: 'full' must be true or false")
+    tier = _tier(raw, where)
+    full = tier != "quick"
     if method == "sim" and not full:
-        raise ClaimFileError(f"{where}: simulation claims (method = 'sim') must set full = true")
+        raise ClaimFileError(f"{where}: simulation claims (method = 'sim') must set full = true "
+                             "or tier = \"full\" / \"deep\"")
     tol = _tolerance(raw.get("tolerance"), where, method)
     diagnosis = raw.get("diagnosis")
     if expected == "mismatch":
@@ -240,7 +244,22 @@ def _build_claim(raw, defaults, unit, name, where, registry) -> Claim:
                  expected=expected, tolerance=tol, params=params, parsed=parsed, file=name,
                  unit=str(unit.get("title", "")), diagnosis=diagnosis.strip() if diagnosis else None,
                  full=full, note=str(raw.get("note", "")), why=str(raw.get("why", "")),
-                 evidence=evidence, result=result.strip())
+                 evidence=evidence, result=result.strip(), tier=tier)
+
+
+def _tier(raw, where) -> str:
+    """The claim's tier from ``tier`` (quick | full | deep) or the older ``full = true``."""
+    full = raw.get("full")
+    if full is not None and not isinstance(full, bool):
+        raise ClaimFileError(f"{where}: 'full' must be true or false")
+    tier = raw.get("tier")
+    if tier is None:
+        return "full" if full else "quick"
+    if tier not in TIERS:
+        raise ClaimFileError(f"{where}: tier {tier!r} is not one of {', '.join(TIERS)}")
+    if full is not None and full != (tier != "quick"):
+        raise ClaimFileError(f"{where}: 'full = {str(full).lower()}' contradicts tier = {tier!r}; give only 'tier'")
+    return tier
 
 
 def _tolerance(t, where, method) -> Tolerance:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import mpmath
 import sympy
-from scipy import stats
 
 from ..errors import ICLError
+from ..stats import mde_abs, t_limit
 
 
 @dataclass(frozen=True)
@@ -50,10 +50,54 @@ def z_to_t(z: float, dof: int | None) -> float:
     >>> round(z_to_t(3.29, None), 2), round(z_to_t(3.29, 3), 1)
     (3.29, 12.9)
     """
-    if not dof or dof >= 1000:
-        return float(z)
-    p = 2 * stats.norm.sf(z)
-    return float(stats.t.isf(p / 2, dof))
+    return t_limit(z, dof)
+
+
+def _z_parts(computed, claimed, tol: Tolerance):
+    """(combined SE, Student-t limit, dof or None) of a z tolerance."""
+    se2 = sum(float(v.stderr) ** 2 for v in (computed, claimed) if v.stderr is not None)
+    dofs = [v.n_samples - 1 for v in (computed, claimed)
+            if v.method == "sim" and v.stderr is not None and v.n_samples]
+    dof = min(dofs) if dofs else None
+    return se2 ** 0.5, z_to_t(tol.value, dof), dof
+
+
+#: The power at which the minimum detectable error is stated.
+POWER = 0.9
+
+
+def detectable(computed, claimed, tol: Tolerance, scale=None):
+    """The claim's minimum detectable error: ``(mde_abs, mde_rel, how)``.
+
+    For a ``z`` tolerance it is the smallest true offset of the computed value from
+    the claimed one that the test flags with probability >= :data:`POWER` (90 %) at
+    the claim's false-alarm budget: the offset delta with P(|delta + SE T| > limit)
+    = 0.9, T Student t at the value's dof (:func:`icl_symbolic.stats.mde_abs`); a
+    bias budget ``bias_rel`` widens the limit by that much.  For ``rel``/``abs`` it
+    is the tolerance itself (an error beyond it fails with certainty), for
+    ``exact`` 0.  ``mde_rel`` divides by ``scale`` (default: |claimed|); None when
+    that is 0.
+
+    >>> from icl_symbolic.values import Value
+    >>> a, b = Value(1.0, "mc", stderr=0.01, n_samples=10**6), Value(1.0, "numeric")
+    >>> m, r, how = detectable(a, b, Tolerance("z", 3.29, "x"))
+    >>> round(m, 4), round(r, 4)
+    (0.0457, 0.0457)
+    """
+    ref = abs(float(claimed.value)) if scale is None else abs(float(scale))
+    if tol.kind == "exact":
+        return 0.0, 0.0, "exact: any non-zero symbolic difference fails"
+    if tol.kind in ("abs", "rel"):
+        bound = tol.value if tol.kind == "abs" else tol.value * abs(float(claimed.value))
+        slack = sum(float(v.abs_err) for v in (computed, claimed) if v.abs_err is not None)
+        m = bound + slack
+        return m, (m / ref if ref else None), "deterministic: any error beyond the tolerance fails"
+    se, zq, dof = _z_parts(computed, claimed, tol)
+    bias = (tol.bias_rel or 0.0) * abs(float(claimed.value))
+    m = mde_abs(se, zq + bias / se, dof, POWER) if se > 0 else float("inf")
+    how = (f"90 % power at |z| <= {zq:.3g}" + (f" (t, {dof} dof)" if dof else "")
+           + (f" + bias {bias:.3g}" if bias else ""))
+    return m, (m / ref if ref else None), how
 
 
 def compare(computed, claimed, tol: Tolerance):
@@ -78,14 +122,12 @@ def compare(computed, claimed, tol: Tolerance):
         c, k = mpmath.mpf(computed.value), mpmath.mpf(claimed.value)
         diff = c - k
         if tol.kind == "z":
-            se2 = sum(float(v.stderr) ** 2 for v in (computed, claimed) if v.stderr is not None)
-            if se2 <= 0:
+            se, zq, dof = _z_parts(computed, claimed, tol)
+            if se <= 0:
                 raise ICLError("a z tolerance needs a Monte-Carlo or simulation value with a standard error")
-            z = float(diff) / se2 ** 0.5
-            dofs = [v.n_samples - 1 for v in (computed, claimed)
-                    if v.method == "sim" and v.stderr is not None and v.n_samples]
-            zq = z_to_t(tol.value, min(dofs) if dofs else None)
-            qtxt = "" if zq == tol.value else f" (Student-t for {min(dofs)} dof: {zq:.3g})"
+            se2 = se ** 2
+            z = float(diff) / se
+            qtxt = "" if zq == tol.value else f" (Student-t for {dof} dof: {zq:.3g})"
             if tol.bias_rel:
                 bias = tol.bias_rel * abs(float(k))
                 lim = zq * se2 ** 0.5 + bias

@@ -40,6 +40,7 @@ from typing import Any, Callable
 
 from .. import a1zero, theory
 from ..errors import ClaimFileError, ICLError
+from ..stats import MIN_SEEDS
 from ..expr import parse_expr
 from ..values import Value
 
@@ -51,6 +52,7 @@ class Param:
     """One parameter of a check kind."""
 
     type: str                 # teacher | const | family | symexpr | int | number | bool | str | str_list | table
+    #                           | seed_count (int >= MIN_SEEDS) | seed_counts (that, or a list of them)
     required: bool = False
     default: Any = None
     doc: str = ""
@@ -69,6 +71,8 @@ class Outcome:
     diagnosis_fn: Callable | None = None   # lazily computes a Diagnosis on mismatch
     figures: list = field(default_factory=list)
     also_required: tuple | None = None     # (bool, reason): a further condition for "holds"
+    mde_rel: float | None = None           # set by checks that judge themselves: min. detectable rel. error
+    mde_note: str = ""                     # how mde_rel was obtained (or why there is none)
 
 
 @dataclass(frozen=True)
@@ -208,6 +212,14 @@ def _parse_param(spec: Param, v, params):
         if spec.choices and v not in spec.choices:
             raise ICLError(f"must be one of {', '.join(spec.choices)}")
         return v
+    if t in ("seed_count", "seed_counts"):
+        counts = v if (t == "seed_counts" and isinstance(v, list)) else [v]
+        if not counts or not all(isinstance(x, int) and not isinstance(x, bool) for x in counts):
+            raise ICLError("must be an integer" + (" or a list of integers (one per d)" if t == "seed_counts" else ""))
+        if min(counts) < MIN_SEEDS:
+            raise ICLError(f"must be >= {MIN_SEEDS} seeds per simulated point (got {min(counts)}): with fewer, "
+                           "the seed-to-seed SE understates skewed spreads (docs/power.md)")
+        return list(v) if isinstance(v, list) else v
     if t == "int_list":
         if not isinstance(v, list) or len(v) < 2 or not all(isinstance(x, int) and not isinstance(x, bool)
                                                             for x in v):

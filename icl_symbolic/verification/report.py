@@ -26,6 +26,18 @@ _EVIDENCE_NOTE = ("Evidence per paper result: claims that came out as expected /
                   "[+n] skipped (need --full). Consistency checks test the code's own definitions "
                   "and are not counted as evidence for the paper.")
 
+_MDE_NOTE = ("MDE: the minimum detectable error, the smallest relative error of the claimed value that "
+             "the check would have flagged with probability >= 90 % at its false-alarm budget (statistical "
+             "claims), or its tolerance as a relative error (deterministic claims); 0 for exact comparisons.")
+
+
+def _mde_cell(r) -> str:
+    """The MDE column: a percentage, 'exact', or '-' (skipped, or no relative scale)."""
+    if r.verdict == "skipped" or r.mde_rel is None:
+        return "-"
+    return "exact" if r.mde_rel == 0 else r.mde_text().removeprefix("MDE ")
+
+
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html"}
 
 
@@ -63,6 +75,9 @@ def _numbers(r) -> list[tuple[str, str]]:
         rows.append(("residual", r.measure()))
     c = r.claim
     rows.append(("tolerance", f"{c.tolerance.describe()}: {c.tolerance.reason}"))
+    power = r.mde_sentence()
+    if power:
+        rows.append(("power", power))
     return rows
 
 
@@ -108,10 +123,11 @@ def render_markdown(results, summary, meta=None) -> str:
            f"**{line}**", "", _EVIDENCE_NOTE, "",
            "| paper result | " + " | ".join(EVIDENCE) + " | |", "|---" * (len(EVIDENCE) + 2) + "|"]
     out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in tally_rows(tally(results))]
-    out += ["", "| ok | id | verdict | evidence | residual / z | source |", "|---|---|---|---|---|---|"]
+    out += ["", _MDE_NOTE, "", "| ok | id | verdict | evidence | residual / z | MDE | source |",
+            "|---|---|---|---|---|---|---|"]
     for r in results:
         out.append(f"| {'yes' if r.ok else '**NO**'} | `{r.claim.id}` | {_cell(r.label)} | "
-                   f"{r.claim.evidence} | {_cell(r.measure())} | {_cell(r.claim.source)} |")
+                   f"{r.claim.evidence} | {_cell(r.measure())} | {_cell(_mde_cell(r))} | {_cell(r.claim.source)} |")
     unit = None
     for r in results:
         c = r.claim
@@ -161,7 +177,8 @@ def render_html(results, summary, meta=None) -> str:
         cls = "ok" if r.ok else "bad"
         rows.append(f"<tr><td class='{cls}'>{'yes' if r.ok else 'NO'}</td><td><a href='#{e(r.claim.id)}'>"
                     f"<code>{e(r.claim.id)}</code></a></td><td class='{cls}'>{e(r.label)}</td>"
-                    f"<td>{e(r.claim.evidence)}</td><td>{e(r.measure())}</td><td>{e(r.claim.source)}</td></tr>")
+                    f"<td>{e(r.claim.evidence)}</td><td>{e(r.measure())}</td><td>{e(_mde_cell(r))}</td>"
+                    f"<td>{e(r.claim.source)}</td></tr>")
     ev_rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>"
                       for row in tally_rows(tally(results)))
     body = [f"<h1>icl-symbolic verification report</h1>",
@@ -172,8 +189,9 @@ def render_html(results, summary, meta=None) -> str:
             f"<p class='summary'>{e(line)}</p>", f"<p>{e(_EVIDENCE_NOTE)}</p>",
             "<table><tr><th>paper result</th>" + "".join(f"<th>{k}</th>" for k in EVIDENCE) + "<th>note</th></tr>",
             ev_rows, "</table><p></p>",
+            f"<p>{e(_MDE_NOTE)}</p>",
             "<table><tr><th>ok</th><th>id</th><th>verdict</th><th>evidence</th><th>residual / z</th>"
-            "<th>source</th></tr>",
+            "<th>MDE</th><th>source</th></tr>",
             *rows, "</table>"]
     unit = None
     for r in results:

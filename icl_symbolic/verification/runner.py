@@ -12,16 +12,18 @@ mismatch, the diagnosis found is the one written in the claim's
 
 from __future__ import annotations
 
+import functools
 import importlib
 import time
 from dataclasses import dataclass, field
 
 from ..errors import ICLError
 from ..parallel import check_jobs, map_sweep, resolve_scheduler
+from ..simcache import SeedCache, use_cache
 from .checks import REGISTRY
-from .claimfile import Claim, load_claims, select
+from .claimfile import TIERS, Claim, load_claims, select
 from .diagnose import expected_diagnosis_ok
-from .judge import compare
+from .judge import compare, detectable
 
 
 @dataclass
@@ -39,6 +41,24 @@ class ClaimResult:
     diagnosis: object = None     # icl_symbolic.diagnose.Diagnosis
     figures: list = field(default_factory=list)   # [(title, png bytes)]
     elapsed: float = 0.0
+    mde_rel: float | None = None  # minimum detectable relative error (90 % power), judge.detectable
+    mde_note: str = ""            # how it was obtained
+
+    def mde_text(self) -> str:
+        """'MDE 1.8%' for the terminal line ('' when there is none)."""
+        if self.mde_rel is None:
+            return ""
+        if self.mde_rel == 0:
+            return "MDE 0 (exact)"
+        return f"MDE {_pct(self.mde_rel)}"
+
+    def mde_sentence(self) -> str:
+        """The report's sentence on the claim's power."""
+        if self.mde_rel is None:
+            return f"no minimum detectable error ({self.mde_note})" if self.mde_note else ""
+        if self.mde_rel == 0:
+            return "would have caught any error (exact comparison)"
+        return f"would have caught an error of {_pct(self.mde_rel)} or more ({self.mde_note})"
 
     @property
     def label(self) -> str:
@@ -73,8 +93,9 @@ class ClaimResult:
                           "reason": c.tolerance.reason},
             "residual": None if self.residual is None else (
                 self.residual if isinstance(self.residual, str) else float(self.residual)),
-            "zscore": self.zscore, "elapsed_s": round(self.elapsed, 3), "full": c.full,
+            "zscore": self.zscore, "elapsed_s": round(self.elapsed, 3), "full": c.full, "tier": c.tier,
             "evidence": c.evidence, "result": c.result or None,
+            "mde_rel": self.mde_rel, "mde_note": self.mde_note,
         }
         if self.computed is not None:
             out["computed"] = self.computed.to_json()
@@ -85,6 +106,23 @@ class ClaimResult:
         if self.diagnosis is not None:
             out["diagnosis"] = self.diagnosis.to_json()
         return out
+
+
+def _pct(x: float) -> str:
+    """A relative error as a percentage with two significant digits."""
+    p = 100 * x
+    return f"{p:.2g}%" if p >= 0.01 else f"{p:.1e}%"
+
+
+def _self_judged_mde(tol, claimed):
+    """The tolerance of a check that judges itself, as a relative error (None when it has no scale)."""
+    if tol.kind == "exact":
+        return 0.0, "exact: any non-zero symbolic difference fails"
+    if tol.kind == "rel":
+        return float(tol.value), "deterministic: any error beyond the relative tolerance fails"
+    if tol.kind == "abs" and claimed is not None and float(claimed.value) != 0:
+        return float(tol.value) / abs(float(claimed.value)), "deterministic: the absolute tolerance, relative"
+    return None, f"the check judges itself ({tol.describe()}); no relative scale"
 
 
 def _needs_available(kind):
@@ -106,8 +144,14 @@ def _needs_available(kind):
     return missing
 
 
-def run_claim(claim: Claim, progress=None) -> ClaimResult:
-    """Run one claim and judge it; ``progress`` (callable(str) or None) gets a long check's steps."""
+def run_claim(claim: Claim, progress=None, cache=None) -> ClaimResult:
+    """Run one claim and judge it; ``progress`` (callable(str) or None) gets a long check's steps;
+    ``cache``: a folder for per-seed simulation results (:mod:`icl_symbolic.simcache`), or None."""
+    with use_cache(cache):
+        return _run_claim(claim, progress)
+
+
+def _run_claim(claim: Claim, progress=None) -> ClaimResult:
     kind = REGISTRY[claim.check]
     t0 = time.perf_counter()
     missing = _needs_available(kind)
@@ -119,8 +163,14 @@ def run_claim(claim: Claim, progress=None) -> ClaimResult:
         if out.residual_expr is not None:      # a symbolic identity judged by the check itself
             holds = out.holds
             residual, z, how = out.residual_expr, None, out.detail
+            mde_rel, mde_note = out.mde_rel, out.mde_note
+            if mde_rel is None and not mde_note:
+                mde_rel, mde_note = _self_judged_mde(claim.tolerance, out.claimed)
         else:
             holds, residual, z, how = compare(out.computed, out.claimed, claim.tolerance)
+            _, mde_rel, mde_note = detectable(out.computed, out.claimed, claim.tolerance)
+            if out.mde_rel is not None or out.mde_note:
+                mde_rel, mde_note = out.mde_rel, out.mde_note
         if out.also_required is not None and not out.also_required[0]:
             holds = False
             how += f"; fails: {out.also_required[1]}"
@@ -144,7 +194,8 @@ def run_claim(claim: Claim, progress=None) -> ClaimResult:
                        f"{', '.join(found) if found else 'none'}")
     return ClaimResult(claim, verdict, ok, detail, residual=residual, zscore=z,
                        computed=out.computed, claimed=out.claimed, diagnosis=diag,
-                       figures=list(out.figures), elapsed=time.perf_counter() - t0)
+                       figures=list(out.figures), elapsed=time.perf_counter() - t0,
+                       mde_rel=mde_rel, mde_note=mde_note)
 
 
 def _as_callback(progress):
@@ -154,9 +205,30 @@ def _as_callback(progress):
     return lambda line: print(line, file=progress, flush=True)
 
 
+def run_tier(full: bool = False, tier: str | None = None) -> str:
+    """The tier a run covers: ``tier`` when given (quick | full | deep), else full or quick by ``full``."""
+    if tier is None:
+        return "full" if full else "quick"
+    if tier not in TIERS:
+        raise ICLError(f"unknown tier {tier!r}; expected one of {', '.join(TIERS)}")
+    if full and tier == "quick":
+        raise ICLError("full=True contradicts tier='quick'")
+    return tier
+
+
+def _skip_reason(claim_tier: str) -> str:
+    return ("skipped: simulation-backed, run with --full" if claim_tier == "full"
+            else "skipped: paper-scale (deep tier), run with --tier deep")
+
+
 def run_claims(claims, full: bool = False, progress=None, on_result=None, jobs: int = 1,
-               scheduler: str | None = None) -> list[ClaimResult]:
-    """Run claims in order; ``full=False`` skips (explicitly) the ``full = true`` ones.
+               scheduler: str | None = None, tier: str | None = None, cache=None) -> list[ClaimResult]:
+    """Run claims in order; claims above the run's tier are skipped (explicitly).
+
+    ``tier``: ``quick`` (the default), ``full`` (``full=True`` means the same) or ``deep``;
+    a run covers its own tier and every cheaper one (:data:`~.claimfile.TIERS`).
+    ``cache``: a folder where simulated seeds are stored and found again, so that a killed
+    run resumes (:mod:`icl_symbolic.simcache`; on a Dask cluster, a folder every worker sees).
 
     ``progress``: None (silent), a callable taking one line of text, or a text
     stream (e.g. ``sys.stderr``): one line per claim, and the steps of long
@@ -172,6 +244,10 @@ def run_claims(claims, full: bool = False, progress=None, on_result=None, jobs: 
     """
     jobs = check_jobs(jobs)
     address = resolve_scheduler(scheduler)
+    rank = TIERS.index(run_tier(full, tier))
+    if cache is not None:
+        SeedCache(cache)            # refuse an unusable folder before any claim runs
+        cache = str(cache)
     say = _as_callback(progress)
     serial = jobs == 1 and address is None
     step = None if (say is None or not serial) else (lambda line: say(f"    {line}"))
@@ -179,8 +255,8 @@ def run_claims(claims, full: bool = False, progress=None, on_result=None, jobs: 
     results: list = [None] * n
     todo = []
     for i, c in enumerate(claims):
-        if c.full and not full:
-            results[i] = ClaimResult(c, "skipped", True, "skipped: simulation-backed, run with --full")
+        if TIERS.index(c.tier) > rank:
+            results[i] = ClaimResult(c, "skipped", True, _skip_reason(c.tier))
         else:
             todo.append(i)
     emitted = 0
@@ -195,7 +271,7 @@ def run_claims(claims, full: bool = False, progress=None, on_result=None, jobs: 
     def run_one(i):
         if serial and say is not None and on_result is None:
             say(f"[{i + 1}/{n}] {claims[i].id} ...")
-        return run_claim(claims[i], progress=step)
+        return run_claim(claims[i], progress=step, cache=cache)
 
     def done(j, result):
         results[todo[j]] = result
@@ -207,7 +283,8 @@ def run_claims(claims, full: bool = False, progress=None, on_result=None, jobs: 
     else:
         if say is not None:
             say(f"{len(todo)} claims on {'the Dask cluster ' + address if address else f'{jobs} workers'}")
-        map_sweep(run_claim, [claims[i] for i in todo], jobs=jobs, scheduler=address, on_item=done,
+        map_sweep(functools.partial(run_claim, cache=cache), [claims[i] for i in todo], jobs=jobs,
+                  scheduler=address, on_item=done,
                   progress=None if (say is None or on_result is not None) else say, label="claim")
     emit_ready()
     return results
@@ -243,7 +320,7 @@ def summary_line(s: dict) -> str:
     if s["error"]:
         parts.append(f"{s['error']} errors")
     if s["skipped"]:
-        parts.append(f"{s['skipped']} skipped (need --full)")
+        parts.append(f"{s['skipped']} skipped (need --full or --tier deep)")
     return ", ".join(parts) + (" -- OK" if s["ok"] else " -- NOT OK")
 
 
@@ -259,7 +336,7 @@ def format_line(r: ClaimResult, width: int = 34, verbose: bool = False) -> str:
     reason = r.detail.split(". Diagnosis: ")[0]
     if not verbose and len(reason) > 150:
         reason = reason[:147] + "..."
-    line = f"{mark}{r.claim.id:<{width}} {r.label:<28} {r.measure():<16} {reason}"
+    line = f"{mark}{r.claim.id:<{width}} {r.label:<28} {r.measure():<16} {r.mde_text():<13} {reason}"
     if verbose:
         for name, v in (("computed", r.computed), ("claimed", r.claimed)):
             if v is not None:
@@ -276,9 +353,12 @@ def format_line(r: ClaimResult, width: int = 34, verbose: bool = False) -> str:
     return line
 
 
-def verify(paths=None, only=None, full=False, progress=None, jobs: int = 1, scheduler: str | None = None):
-    """Library entry point: load, select, run (``jobs`` processes or a Dask ``scheduler``, see
-    :func:`run_claims`); returns ``(results, summary)``."""
+def verify(paths=None, only=None, full=False, progress=None, jobs: int = 1, scheduler: str | None = None,
+           tier: str | None = None, cache=None):
+    """Library entry point: load, select, run (``jobs`` processes or a Dask ``scheduler``, ``tier``
+    quick | full | deep, see :func:`run_claims`); returns ``(results, summary)``."""
+    run_tier(full, tier)
     claims = select(load_claims(paths), only)
-    results = run_claims(claims, full=full, progress=progress, jobs=jobs, scheduler=scheduler)
+    results = run_claims(claims, full=full, progress=progress, jobs=jobs, scheduler=scheduler, tier=tier,
+                         cache=cache)
     return results, summarize(results)

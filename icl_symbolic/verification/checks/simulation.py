@@ -9,13 +9,17 @@ and the script that regenerates them, in ``docs/finite-size.md``.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import sympy
 
 from ...errors import ICLError
 from ...extrapolate import LadderPoint, fit_ladder
 from ...plotting import extrapolation_figure, png_bytes, seed_figure
-from ...simulation import simulate
+from ...simcache import active_cache
+from ...stats import MIN_SEEDS
+from ...simulation import seed_mean, simulate
 from ...theory import e_nonlinear
 from ...values import Value
 from ..diagnose import explain_ratio, slip_report_sweep
@@ -27,15 +31,46 @@ from .common import _lazy_family, _num, _pretty, ladder_limit_and_fit
 _SIM_CACHE: dict = {}
 
 
-def _simulate(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, tasks="gaussian",
+def clear_cache() -> None:
+    """Forget the in-process per-seed errors (the owner of ``_SIM_CACHE``; tests call this)."""
+    _SIM_CACHE.clear()
+
+
+def _per_seed(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, tasks="gaussian",
               C_train="identity", C_test="identity"):
-    """simulate(), once per parameter set in a run; ``progress``: callable(str) or None."""
-    key = (f, rho, d, alpha, kappa, tau, tuple(seeds), lam, n_test, tasks, C_train, C_test)
-    if key not in _SIM_CACHE:
-        _SIM_CACHE[key] = simulate(f, d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam,
-                                   seeds=tuple(seeds), n_test=n_test, progress=progress, tasks=tasks,
-                                   C_train=C_train, C_test=C_test)
-    return _SIM_CACHE[key]
+    """Per-seed simulated ICL errors (exact test functional; Monte Carlo only where it is missing).
+
+    Each (setting, seed) is simulated once per process (``_SIM_CACHE``) and, when the
+    run has a cache folder (:func:`icl_symbolic.simcache.active_cache`, ``verify
+    --cache DIR``), once per folder: a killed run resumes from its stored seeds.
+    ``progress``: callable(str) or None.  Returns a float array in the order of ``seeds``.
+    """
+    setting = {"f": f, "rho": float(rho), "d": int(d), "alpha": float(alpha), "kappa": float(kappa),
+               "tau": float(tau), "lam": float(lam), "n_test": int(n_test), "tasks": tasks,
+               "C_train": str(C_train), "C_test": str(C_test), "exact": True}
+    disk = active_cache()
+    out, stored = {}, 0
+    for s in seeds:
+        key = (json.dumps(setting, sort_keys=True), int(s))
+        if key in _SIM_CACHE:
+            out[s] = _SIM_CACHE[key]
+        elif disk is not None and (rec := disk.get(setting, s)) is not None:
+            out[s] = _SIM_CACHE[key] = float(rec["e"])
+            stored += 1
+    if stored and progress is not None:
+        progress(f"d={d}: {stored} seed(s) read from the cache folder {disk.folder}")
+    missing = tuple(s for s in seeds if s not in out)
+    if missing:
+        sim = simulate(f, d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, seeds=missing,
+                       n_test=n_test, progress=progress, tasks=tasks, C_train=C_train, C_test=C_test)
+        for r in sim.runs:
+            e = r.e if r.e is not None else r.e_mc
+            out[r.seed] = _SIM_CACHE[(json.dumps(setting, sort_keys=True), int(r.seed))] = float(e.value)
+            if disk is not None:
+                disk.put(setting, r.seed, {"e": float(e.value), "e_method": e.method,
+                                           "e_mc": float(r.e_mc.value), "solver": r.solver,
+                                           "seconds": round(r.seconds, 3)})
+    return np.array([out[s] for s in seeds], dtype=float)
 
 
 @check_kind("simulation", params={
@@ -46,7 +81,7 @@ def _simulate(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, t
     "kappa": Param("number", True, doc="k/d"),
     "tau": Param("number", True, doc="n/d^2"),
     "lam": Param("number", False, 0.0, "ridge lam (0: the ridgeless limit, min-norm solution)"),
-    "n_seeds": Param("int", False, 4, "number of seeds (seed0, seed0 + 1, ...)"),
+    "n_seeds": Param("seed_count", False, MIN_SEEDS, f"number of seeds (seed0, seed0 + 1, ...; >= {MIN_SEEDS})"),
     "seed0": Param("int", False, 20261007, "first seed"),
     "n_test": Param("int", False, 2000, "test prompts per seed"),
     "versus": Param("str", True, doc="'theory' (e_nonlinear for versus_f) or 'simulation'",
@@ -71,13 +106,13 @@ def check_simulation(claim, progress=None) -> Outcome:
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
     rho_value = float(sympy.N(p["rho"], 17))
     ftxt = _text(claim.params["f"])
-    sim = _simulate(ftxt, rho_value, p["d"], p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"], progress)
-    mine = sim.e if sim.e is not None else sim.e_mc
+    per_seed = [float(x) for x in _per_seed(ftxt, rho_value, p["d"], p["alpha"], p["kappa"], p["tau"], seeds,
+                                            p["lam"], p["n_test"], progress)]
+    mine = seed_mean(per_seed, seeds, "mean over seeds (exact test functional per seed)")
     fam = _lazy_family(claim)
     scale = _num(p["scale"], fam) if not isinstance(p["scale"], int) else float(p["scale"])
     vf = _text(claim.params["versus_f"]) if p["versus_f"] is not None else ftxt
     vr = _num(p["versus_rho"], fam) if p["versus_rho"] is not None else rho_value
-    per_seed = [float((r.e if r.e is not None else r.e_mc).value) for r in sim.runs]
     sc_txt = "" if p["scale"] == 1 else f"{_pretty(p['scale'])} * "
     if p["versus"] == "theory":
         th = e_nonlinear(vf, rho=vr, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"])
@@ -87,10 +122,8 @@ def check_simulation(claim, progress=None) -> Outcome:
         other_seed = None
         pair_note = ""
     elif p["versus"] == "simulation":
-        s2 = _simulate(vf, vr, p["d"], p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"],
-                       progress)
-        o = s2.e if s2.e is not None else s2.e_mc
-        other_seed = [scale * float((r.e if r.e is not None else r.e_mc).value) for r in s2.runs]
+        other_seed = [scale * float(x) for x in _per_seed(vf, vr, p["d"], p["alpha"], p["kappa"], p["tau"], seeds,
+                                                           p["lam"], p["n_test"], progress)]
         # Paired by seed: the SE is that of the per-seed differences, carried by the
         # simulated side; the other side is then treated as a reference (stderr 0).
         diffs = [a - b for a, b in zip(per_seed, other_seed)]
@@ -155,7 +188,8 @@ def check_simulation(claim, progress=None) -> Outcome:
                      choices=("equal", "differs")),
     "model": Param("str", False, "auto", "fit model (auto, c1/d, c1/d+c2/d^2)",
                    choices=("auto", "c1/d", "c1/d+c2/d^2")),
-    "n_seeds": Param("int", False, 6, "seeds per dimension (seed0, seed0 + 1, ...)"),
+    "n_seeds": Param("seed_counts", False, MIN_SEEDS, f"seeds per dimension (seed0, seed0 + 1, ...; >= {MIN_SEEDS}); "
+                     "an int, or a list with one count per d of d_list"),
     "seed0": Param("int", False, 20261007, "first seed"),
     "n_test": Param("int", False, 2000, "test prompts per seed"),
     "plot": Param("bool", False, False, "embed the fit in reports"),
@@ -175,16 +209,19 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     differ at the smallest d (else the claim would have no power).
     """
     p = claim.parsed
-    seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
     rho_value = float(sympy.N(p["rho"], 17))
     ftxt = _text(claim.params["f"])
     ds = sorted(set(p["d_list"]))
+    counts = p["n_seeds"] if isinstance(p["n_seeds"], list) else [p["n_seeds"]] * len(p["d_list"])
+    if len(counts) != len(p["d_list"]):
+        raise ICLError(f"n_seeds has {len(counts)} counts for {len(p['d_list'])} dimensions in d_list")
+    seeds_at = {d: [p["seed0"] + i for i in range(n)] for d, n in zip(p["d_list"], counts)}
+    seeds = seeds_at[max(ds, key=lambda d: len(seeds_at[d]))]
     C_test = p["C_test"] or p["C_train"]
 
     def per_seed(f, rho, d, tasks):
-        sim = _simulate(f, rho, d, p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"], progress,
-                        tasks=tasks, C_train=p["C_train"], C_test=C_test)
-        return np.array([float((r.e if r.e is not None else r.e_mc).value) for r in sim.runs])
+        return _per_seed(f, rho, d, p["alpha"], p["kappa"], p["tau"], seeds_at[d], p["lam"], p["n_test"], progress,
+                         tasks=tasks, C_train=p["C_train"], C_test=C_test)
 
     fam = _lazy_family(claim)
     versus = p["versus"]
@@ -205,7 +242,7 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     else:
         series = {d: per_seed(ftxt, rho_value, d, "gaussian") - per_seed(ftxt, rho_value, d, "sphere") for d in ds}
         ref, ref_note, what = 0.0, "both task laws have the same d -> infinity limit", "e_gaussian - e_sphere per seed"
-    points = [LadderPoint(d, float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)), tuple(seeds))
+    points = [LadderPoint(d, float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)), tuple(seeds_at[d]))
               for d, v in series.items()]
     fit = fit_ladder(points, p["model"])
     zq, fit_why = ladder_limit_and_fit(fit, claim.tolerance.value)
@@ -220,14 +257,15 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     pts_txt = ", ".join(f"d={pt.d}: {pt.e_mean:.5g}+-{pt.e_se:.2g}" for pt in points)
     detail = (f"{what}: {pts_txt}; fit {fit.model} ({fit.reason}): extrapolated {fit.e_inf:.5g} "
               f"(SE {fit.e_inf_se:.2g}, {fit.e_inf_dof:.1f} dof) vs {ref:.6g} [{ref_note}]; "
-              f"{len(seeds)} seeds per d, {p['tasks'] if versus != 'other_law' else 'both'} tasks{extra_txt}")
+              f"seeds per d {'/'.join(str(len(seeds_at[d])) for d in ds)}, "
+              f"{p['tasks'] if versus != 'other_law' else 'both'} tasks{extra_txt}")
     computed = Value(fit.e_inf, "sim", stderr=fit.e_inf_se, n_samples=int(min(fit.e_inf_dof, 1e6)) + 1,
                      seeds=tuple(seeds), note=f"1/d extrapolation over d = {ds} (n_samples = Welch dof + 1)")
     claimed = Value(ref, "numeric", note=ref_note)
     figs = []
     if p["plot"]:
         fig = extrapolation_figure(claim.id, ds, [pt.e_mean for pt in points], [pt.e_se for pt in points],
-                                   fit.coef, ref, len(seeds), e_inf_se=fit.e_inf_se, model=fit.model)
+                                   fit.coef, ref, min(counts), e_inf_se=fit.e_inf_se, model=fit.model)
         figs.append((f"{claim.id}: extrapolation in 1/d", png_bytes(fig)))
     if p["compare"] == "differs":
         holds = abs(z) > zq and extra_ok and fit_ok

@@ -1,0 +1,129 @@
+"""The per-seed simulation cache (icl_symbolic.simcache): keyed by every input, resumable.
+
+A deep verification run takes hours; a killed run must continue from the seeds it
+stored, and a stored seed must never be reused for a different setting or after the
+simulator's source changed.
+"""
+
+import json
+
+import pytest
+
+from icl_symbolic import simcache
+from icl_symbolic.cli import main
+from icl_symbolic.verification import claimfile, runner
+from icl_symbolic.verification.checks import simulation as checks_simulation
+
+LADDER = '''
+[[claim]]
+id = "c.ladder"
+source = "test"
+statement = 'x'
+method = "sim"
+tier = "full"
+check = "simulation_extrapolated"
+evidence = "simulation"
+f = "tanh(g)"
+rho = "0.1"
+d_list = [6, 8, 10]
+n_seeds = [12, 10, 10]
+alpha = 2
+kappa = 2
+tau = 2
+n_test = 50
+tolerance = { z = 3.29, reason = "test" }
+expected = "holds"
+'''
+
+
+def _claim(tmp_path):
+    p = tmp_path / "c.toml"
+    p.write_text(LADDER)
+    (c,) = claimfile.load_file(str(p))
+    return c
+
+
+def test_key_changes_with_every_input_and_the_seed():
+    base = {"f": "g", "rho": 0.1, "d": 8, "tasks": "gaussian"}
+    keys = {simcache.seed_key(base, 1)}
+    for k, v in (("f", "tanh(g)"), ("rho", 0.2), ("d", 9), ("tasks", "sphere")):
+        keys.add(simcache.seed_key(dict(base, **{k: v}), 1))
+    keys.add(simcache.seed_key(base, 2))
+    assert len(keys) == 6
+
+
+def test_digest_covers_the_simulator_source(monkeypatch, tmp_path):
+    """Editing a simulator module changes every key (no stale numbers after a code change)."""
+    before = simcache.simulator_digest()
+    fake_root = tmp_path / "pkg"
+    fake_root.mkdir()
+    from pathlib import Path
+    real = Path(simcache.__file__).resolve().parent
+    for name in simcache.SIMULATOR_MODULES:
+        (fake_root / f"{name}.py").write_bytes((real / f"{name}.py").read_bytes())
+    (fake_root / "simulation.py").write_bytes((real / "simulation.py").read_bytes() + b"\n# edited\n")
+    monkeypatch.setattr(simcache, "__file__", str(fake_root / "simcache.py"))
+    simcache.simulator_digest.cache_clear()
+    try:
+        assert simcache.simulator_digest() != before
+    finally:
+        monkeypatch.undo()
+        simcache.simulator_digest.cache_clear()
+    assert simcache.simulator_digest() == before
+
+
+def test_a_record_for_another_setting_is_not_read(tmp_path):
+    c = simcache.SeedCache(tmp_path)
+    c.put({"d": 8}, 3, {"e": 1.0})
+    path = next(tmp_path.glob("*/*.json"))
+    rec = json.loads(path.read_text())
+    rec["setting"] = {"d": 9}                  # a (hypothetical) key collision must not be trusted
+    path.write_text(json.dumps(rec))
+    assert c.get({"d": 8}, 3) is None
+    path.write_text("{not json")               # a damaged file is a miss, not a crash
+    assert c.get({"d": 8}, 3) is None
+
+
+@pytest.mark.heavy
+def test_a_killed_run_resumes_from_its_stored_seeds(tmp_path, monkeypatch):
+    """The run is killed after the first d of the ladder; the rerun simulates only what is missing
+    and gives exactly the numbers of an uninterrupted run."""
+    claim = _claim(tmp_path)
+    cache = tmp_path / "cache"
+    real = checks_simulation.simulate
+    calls = []
+
+    def killed_after_first(*a, **kw):
+        if calls:
+            raise KeyboardInterrupt
+        calls.append((kw["d"], kw["seeds"]))
+        return real(*a, **kw)
+    checks_simulation.clear_cache()
+    monkeypatch.setattr(checks_simulation, "simulate", killed_after_first)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_claim(claim, cache=cache)
+    assert len(simcache.SeedCache(cache)) == 12       # the 12 seeds of d = 6 were stored
+
+    checks_simulation.clear_cache()                     # a new process: nothing in memory
+    resumed = []
+
+    def counting(*a, **kw):
+        resumed.append((kw["d"], len(kw["seeds"])))
+        return real(*a, **kw)
+    monkeypatch.setattr(checks_simulation, "simulate", counting)
+    r = runner.run_claim(claim, cache=cache)
+    assert sorted(resumed) == [(8, 10), (10, 10)]       # d = 6 came from the folder
+    checks_simulation.clear_cache()
+    monkeypatch.setattr(checks_simulation, "simulate", real)
+    fresh = runner.run_claim(claim)                     # no cache at all
+    assert r.verdict == fresh.verdict
+    assert float(r.computed.value) == float(fresh.computed.value)
+    assert float(r.computed.stderr) == float(fresh.computed.stderr)
+
+
+def test_verify_refuses_an_unusable_cache_folder_before_any_work(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code = main(["verify", "--full", "--only", "setup.ridge_normalisation", "--cache", str(blocker / "sub")])
+    out, err = capsys.readouterr()
+    assert code == 2 and "cache folder" in err and out == ""

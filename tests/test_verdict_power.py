@@ -1,0 +1,167 @@
+"""Verdicts with power: tiers, the seed minimum, and the minimum detectable error of each claim.
+
+The MDE of a statistical claim is the smallest true relative offset that its test flags
+with probability >= 90 % at its own false-alarm budget; here it is checked against a
+seeded simulation of the very test the runner applies (judge.compare), so a wrong
+formula (a one-sided quantile, a forgotten Student-t, a bias budget left out) fails.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from icl_symbolic.errors import ICLError
+from icl_symbolic.stats import MIN_SEEDS
+from icl_symbolic.values import Value
+from icl_symbolic.verification import claimfile, runner
+from icl_symbolic.verification.judge import Tolerance, compare, detectable
+
+
+@pytest.mark.parametrize("dof,bias_rel", [(None, 0.0), (12, 0.0), (40, 0.0), (25, 0.01)])
+def test_mde_is_the_offset_caught_90_percent_of_the_time(dof, bias_rel):
+    """Simulate the z test at a true offset equal to the MDE: it must fail 90 % of the time.
+
+    2000 seeded repetitions: the binomial SE of a 0.9 rate is 0.0067; the allowance 0.025
+    is 3.7 SE (false-alarm probability about 2e-4).
+    """
+    rng = np.random.default_rng(7)
+    claimed = Value(1.0, "numeric")
+    se = 0.004
+    tol = Tolerance("z", 3.935, "test", bias_rel=bias_rel or None)
+    n = None if dof is None else dof + 1
+    probe = Value(1.0, "sim" if dof else "mc", stderr=se, n_samples=n or 10 ** 6)
+    m_abs, m_rel, _ = detectable(probe, claimed, tol)
+    assert m_rel == pytest.approx(m_abs)
+    hits = 0
+    reps = 2000
+    for _ in range(reps):
+        # a normal estimate with true SE se, offset by the MDE; with dof, the SE it reports is
+        # itself estimated (se * sqrt(chi2_dof / dof)), so the z-score is noncentral Student t
+        est = 1.0 + m_abs * (1 if rng.random() < 0.5 else -1) + se * rng.standard_normal()
+        se_hat = se * math.sqrt(rng.chisquare(dof) / dof) if dof else se
+        v = Value(est, "sim" if dof else "mc", stderr=se_hat, n_samples=n or 10 ** 6)
+        holds, *_ = compare(v, claimed, tol)
+        hits += not holds
+    rate = hits / reps
+    if not bias_rel:
+        assert abs(rate - 0.9) < 0.025, (rate, m_abs)
+    else:
+        # with a bias budget the limit zq SE_hat + bias is plugged in at the estimated SE, so the
+        # stated MDE is conservative (the true power at it is a little above 90 %), never optimistic
+        assert 0.875 < rate < 0.96, (rate, m_abs)
+
+
+def test_mde_grows_with_fewer_dof_and_with_a_bias_budget():
+    claimed = Value(2.0, "numeric")
+    tol = Tolerance("z", 3.935, "x")
+    many = detectable(Value(2.0, "sim", stderr=0.01, n_samples=200), claimed, tol)[1]
+    few = detectable(Value(2.0, "sim", stderr=0.01, n_samples=8), claimed, tol)[1]
+    biased = detectable(Value(2.0, "sim", stderr=0.01, n_samples=200), claimed,
+                        Tolerance("z", 3.935, "x", bias_rel=0.02))[1]
+    assert few > many and biased > many + 0.015
+    # normal limit: about (limit + 1.28) SE / |claimed|
+    assert many == pytest.approx((3.935 + 1.2816) * 0.01 / 2, rel=0.05)
+
+
+def test_deterministic_claims_state_their_tolerance_as_a_relative_error():
+    claimed = Value(0.5, "numeric")
+    assert detectable(Value(0.5, "numeric"), claimed, Tolerance("rel", 1e-6, "x"))[1] == pytest.approx(1e-6)
+    assert detectable(Value(0.5, "numeric"), claimed, Tolerance("abs", 5e-7, "x"))[1] == pytest.approx(1e-6)
+    assert detectable(Value(0.5, "numeric"), Value(0.0, "numeric"), Tolerance("abs", 5e-7, "x"))[1] is None
+
+
+CLAIM = '''
+[[claim]]
+id = "t.{cid}"
+source = "test"
+statement = 'x'
+method = "sim"
+{tier}
+check = "simulation_extrapolated"
+evidence = "simulation"
+f = "tanh(g)"
+rho = "0.1"
+d_list = [16, 24, 48]
+n_seeds = {n}
+alpha = 2
+kappa = 2
+tau = 3
+tolerance = {{ z = 3.29, reason = "test" }}
+expected = "holds"
+'''
+
+
+def _load(tmp_path, cid="a", tier='tier = "deep"', n=10):
+    p = tmp_path / f"{cid}.toml"
+    p.write_text(CLAIM.format(cid=cid, tier=tier, n=n))
+    return claimfile.load_file(str(p))
+
+
+def test_tiers_select_and_explain_what_is_skipped(tmp_path):
+    (deep,) = _load(tmp_path)
+    assert deep.tier == "deep" and deep.full
+    (r,) = runner.run_claims([deep], full=True)
+    assert r.verdict == "skipped" and "--tier deep" in r.detail
+    (r,) = runner.run_claims([deep])
+    assert r.verdict == "skipped"
+    (full,) = _load(tmp_path, "b", "full = true")
+    assert full.tier == "full"
+    with pytest.raises(ICLError, match="contradicts"):
+        _load(tmp_path, "c", 'full = false\ntier = "deep"')
+    with pytest.raises(ICLError, match="tier 'huge'"):
+        _load(tmp_path, "d", 'tier = "huge"')
+    with pytest.raises(ICLError, match="must set full = true"):
+        _load(tmp_path, "e", 'tier = "quick"')
+    with pytest.raises(ICLError, match="contradicts"):
+        runner.run_claims([deep], full=True, tier="quick")
+
+
+@pytest.mark.parametrize("n", ["9", "[10, 9, 12]"])
+def test_fewer_seeds_than_the_minimum_is_refused_at_load_time(tmp_path, n):
+    with pytest.raises(ICLError, match=f">= {MIN_SEEDS} seeds"):
+        _load(tmp_path, n=n)
+
+
+def test_per_d_seed_counts_must_match_the_ladder(tmp_path, monkeypatch):
+    from icl_symbolic.verification.checks import simulation as checks_simulation
+    monkeypatch.setattr(checks_simulation, "_per_seed", lambda *a, **kw: np.ones(10))
+    (c,) = _load(tmp_path, n="[10, 10]")
+    (r,) = runner.run_claims([c], tier="deep")
+    assert r.verdict == "error" and "2 counts for 3 dimensions" in r.detail
+
+
+def test_every_shipped_simulation_claim_has_at_least_the_minimum_seeds():
+    """Also the kernel learner's claims; a count per d is checked entry by entry."""
+    low = []
+    for c in claimfile.load_claims():
+        if c.method != "sim":
+            continue
+        n = c.parsed.get("n_seeds")
+        counts = n if isinstance(n, list) else [n]
+        if n is None or min(counts) < MIN_SEEDS:
+            low.append((c.id, n))
+    assert not low, low
+
+
+def test_a_ladder_claim_reports_its_mde_in_json(tmp_path, monkeypatch):
+    """A planted ladder e(d) = theory + 0.5/d with seed noise: the verdict carries mde_rel, and it
+    matches the judge's formula applied to the extrapolated value."""
+    from icl_symbolic.theory import e_nonlinear
+    from icl_symbolic.verification.checks import simulation as checks_simulation
+
+    th = float(e_nonlinear("tanh(g)", rho=0.1, alpha=2, kappa=2, tau=3).value)
+
+    def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, **kw):
+        rng = np.random.default_rng(d)
+        return th + 0.5 / d + 0.002 * rng.standard_normal(len(seeds))
+    monkeypatch.setattr(checks_simulation, "_per_seed", fake)
+    (c,) = _load(tmp_path, n="[12, 10, 20]")
+    (r,) = runner.run_claims([c], tier="deep")
+    assert r.verdict == "holds", r.detail
+    js = r.to_json()
+    assert js["mde_rel"] == r.mde_rel and 0 < r.mde_rel < 0.05
+    m_abs, m_rel, _ = detectable(r.computed, r.claimed, c.tolerance)
+    assert m_rel == pytest.approx(r.mde_rel)
+    assert "would have caught an error of" in r.mde_sentence()
+    assert math.isfinite(m_abs)
