@@ -74,7 +74,7 @@ class ClaimResult:
             "residual": None if self.residual is None else (
                 self.residual if isinstance(self.residual, str) else float(self.residual)),
             "zscore": self.zscore, "elapsed_s": round(self.elapsed, 3), "full": c.full,
-            "evidence": c.evidence, "result": c.result or None,
+            "evidence": c.evidence, "evidence_reason": c.evidence_reason or None, "result": c.result or None,
         }
         if self.computed is not None:
             out["computed"] = self.computed.to_json()
