@@ -15,6 +15,7 @@ statement = 'x ``` <img src=x onerror=alert(1)> ````'
 method = "symbolic"
 check = "symbolic_identity"
 evidence = "derivation"
+evidence_reason = "<script>alert(2)</script> `code` [x](javascript:alert(2))"
 symbols = ["x"]
 lhs = "x"
 rhs = "x"
@@ -39,6 +40,7 @@ def test_markdown_report_escapes_claim_text(tmp_path, capsys):
     assert fences and all(len(fence) >= 5 for fence in fences)
     # the statement is still shown as typed inside its fence
     assert "x ``` <img src=x onerror=alert(1)> ````" in md
+    assert "Evidence reason (derivation): \\<script\\>alert\\(2\\)" in md     # shown, escaped
 
 
 GROWING = '''

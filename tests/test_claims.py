@@ -57,6 +57,12 @@ def test_load_good_file(tmp_path):
     (lambda s: s.replace('method = "symbolic"', 'method = "guess"'), "method 'guess' is not one of"),
     (lambda s: s.replace('evidence = "derivation"\n', ""), "missing required key 'evidence'"),
     (lambda s: s.replace('evidence = "derivation"', 'evidence = "proof"'), "evidence 'proof' is not one of"),
+    (lambda s: s.replace('evidence = "derivation"', 'evidence = "self-test"'), "needs 'evidence_reason'"),
+    (lambda s: s.replace('evidence = "derivation"', 'evidence = "consistency"'), "needs 'evidence_reason'"),
+    (lambda s: s.replace('evidence = "derivation"', 'evidence = "derivation"\nevidence_reason = 3'),
+     "'evidence_reason' must be a non-empty string"),
+    (lambda s: s.replace('evidence = "derivation"', 'evidence = "self-test"\nevidence_reason = "  "'),
+     "'evidence_reason' must be a non-empty string"),
     (lambda s: s.replace('expected = "holds"', 'expected = "maybe"'), "expected must be 'holds' or 'mismatch'"),
     (lambda s: s.replace('claimed = "3"', 'claimed = "3 +"'), "claimed = '3 +'"),
     (lambda s: s.replace('quantity = "a1"', 'quantity = "__import__(1)"'), "quantity = '__import__(1)'"),
@@ -88,6 +94,26 @@ def test_malformed_file_names_file_claim_and_problem(tmp_path, mutate, message):
     assert "\n" not in text
     if "TOML" not in message and "top-level" not in message:
         assert "claim" in text
+
+
+@pytest.mark.parametrize("kind", ["self-test", "consistency"])
+def test_uncounted_kind_without_reason_names_the_claim(tmp_path, kind):
+    p = write(tmp_path, GOOD.replace('evidence = "derivation"', f'evidence = "{kind}"'))
+    with pytest.raises(ICLError) as exc:
+        claimfile.load_file(p)
+    assert f"claim 't.a1_g3': evidence '{kind}' needs 'evidence_reason'" in str(exc.value)
+
+
+def test_evidence_reason_is_loaded_and_carried_into_json(tmp_path):
+    """The reason is optional for counted kinds, whitespace-normalised, and null in JSON when absent."""
+    text = GOOD.replace('evidence = "derivation"',
+                        'evidence = "self-test"\nevidence_reason = """checks our\n   Hermite code"""')
+    (c,) = claimfile.load_file(write(tmp_path, text))
+    assert c.evidence == "self-test" and c.evidence_reason == "checks our Hermite code"
+    js = runner.run_claim(c).to_json()
+    assert js["evidence"] == "self-test" and js["evidence_reason"] == "checks our Hermite code"
+    (plain,) = claimfile.load_file(write(tmp_path, GOOD, "plain.toml"))
+    assert plain.evidence_reason == "" and runner.run_claim(plain).to_json()["evidence_reason"] is None
 
 
 def test_duplicate_id_across_files(tmp_path):

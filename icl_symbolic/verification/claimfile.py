@@ -43,7 +43,7 @@ from pathlib import Path
 from ..errors import ClaimFileError, ICLError
 from .checks import REGISTRY
 from .diagnose import validate_expected_diagnosis
-from .evidence import EVIDENCE
+from .evidence import EVIDENCE, NOT_COUNTED
 from .judge import Tolerance
 
 try:  # Python >= 3.11
@@ -56,7 +56,7 @@ EXPECTED = ("holds", "mismatch")
 TOLERANCE_KINDS = ("exact", "abs", "rel", "z")
 #: Keys of a claim that are not parameters of its check.
 CLAIM_KEYS = ("id", "source", "statement", "method", "check", "expected", "tolerance",
-              "diagnosis", "full", "tier", "note", "why", "evidence", "result")
+              "diagnosis", "full", "tier", "note", "why", "evidence", "evidence_reason", "result")
 #: Verification tiers, cheapest first: ``verify`` runs quick claims, ``--full`` adds the full ones,
 #: ``--tier deep`` the deep ones too (paper-scale ladders, see docs/benchmarks.md).
 TIERS = ("quick", "full", "deep")
@@ -85,9 +85,10 @@ class Claim:
     full: bool = False              # tier != "quick" (kept for callers that ask only this)
     note: str = ""
     why: str = ""
-    evidence: str = "consistency"   # derivation | independent | simulation | consistency
+    evidence: str = "consistency"   # derivation | independent | simulation | consistency | self-test
     result: str = ""                # the paper result the claim backs (verify.evidence.RESULTS)
     tier: str = "quick"             # quick | full | deep (TIERS)
+    evidence_reason: str = ""       # why the claim has its evidence kind (required for consistency, self-test)
 
     def where(self) -> str:
         return f"{self.file}: claim {self.id!r}"
@@ -228,6 +229,7 @@ def _build_claim(raw, defaults, unit, name, where, registry) -> Claim:
     evidence = _need_str(raw, "evidence", where)
     if evidence not in EVIDENCE:
         raise ClaimFileError(f"{where}: evidence {evidence!r} is not one of {', '.join(EVIDENCE)}")
+    evidence_reason = _evidence_reason(raw, evidence, where)
     result = raw.get("result", unit.get("result", ""))
     if not isinstance(result, str):
         raise ClaimFileError(f"{where}: 'result' must be a string (the paper result the claim backs)")
@@ -244,7 +246,7 @@ def _build_claim(raw, defaults, unit, name, where, registry) -> Claim:
                  expected=expected, tolerance=tol, params=params, parsed=parsed, file=name,
                  unit=str(unit.get("title", "")), diagnosis=diagnosis.strip() if diagnosis else None,
                  full=full, note=str(raw.get("note", "")), why=str(raw.get("why", "")),
-                 evidence=evidence, result=result.strip(), tier=tier)
+                 evidence=evidence, result=result.strip(), tier=tier, evidence_reason=evidence_reason)
 
 
 def _tier(raw, where) -> str:
@@ -260,6 +262,21 @@ def _tier(raw, where) -> str:
     if full is not None and full != (tier != "quick"):
         raise ClaimFileError(f"{where}: 'full = {str(full).lower()}' contradicts tier = {tier!r}; give only 'tier'")
     return tier
+
+
+def _evidence_reason(raw, evidence, where) -> str:
+    """The optional ``evidence_reason``: a non-empty string; required when the kind is not counted as
+    evidence (consistency, self-test), since such a label says the claim could not fail if the paper
+    were wrong, and the reader should be told why."""
+    if "evidence_reason" not in raw:
+        if evidence in NOT_COUNTED:
+            raise ClaimFileError(f"{where}: evidence {evidence!r} needs 'evidence_reason' (why a wrong "
+                                 "statement in the paper could not make this claim fail)")
+        return ""
+    v = raw["evidence_reason"]
+    if not isinstance(v, str) or not v.strip():
+        raise ClaimFileError(f"{where}: 'evidence_reason' must be a non-empty string")
+    return " ".join(v.split())
 
 
 def _tolerance(t, where, method) -> Tolerance:

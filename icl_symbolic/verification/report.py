@@ -23,8 +23,11 @@ from .runner import summary_line
 from .evidence import EVIDENCE, tally, tally_rows
 
 _EVIDENCE_NOTE = ("Evidence per paper result: claims that came out as expected / claims run, "
-                  "[+n] skipped (need --full). Consistency checks test the code's own definitions "
-                  "and are not counted as evidence for the paper.")
+                  "[+n] skipped (need --full or --tier deep). A claim counts as evidence for a paper result only if a "
+                  "wrong statement in the paper could make it fail (derivation, independent, simulation). "
+                  "Consistency checks (one definition or formula written two ways) and self-tests (our "
+                  "own numerics, simulator, derivations beyond the paper and extensions) are kept but not "
+                  "counted; each says why in its evidence reason.")
 
 _MDE_NOTE = ("MDE: the minimum detectable error, the smallest relative error of the claimed value that "
              "the check would have flagged with probability >= 90 % at its false-alarm budget (statistical "
@@ -136,7 +139,10 @@ def render_markdown(results, summary, meta=None) -> str:
             out += ["", f"## {unit}"]
         out += ["", f"### `{c.id}`: {_md(r.label)}", "", f"*{_md(c.source)}* -- evidence: {_md(c.evidence)}"
                 f"{' for ' + _md(c.result) if c.result else ''}, method: {_md(c.method)}, "
-                f"check: `{c.check}`, expected: {_md(c.expected)}", "", "Statement (as the claim file writes it):", ""]
+                f"check: `{c.check}`, expected: {_md(c.expected)}"]
+        if c.evidence_reason:
+            out += ["", f"Evidence reason ({_md(c.evidence)}): {_md(c.evidence_reason)}"]
+        out += ["", "Statement (as the claim file writes it):", ""]
         out += _fenced("math", " ".join(c.statement.split())) + [""]
         for k, v in _numbers(r):
             out.append(f"- **{k}**: {_md(v)}")
@@ -159,6 +165,7 @@ th{background:#f2f2f2} code,pre{font-family:ui-monospace,Menlo,Consolas,monospac
 pre{background:#f7f7f7;padding:.5rem;overflow-x:auto;border-left:3px solid #888}
 .ok{color:#0a6b2a;font-weight:600}.bad{color:#b00020;font-weight:700}
 .claim{border-top:1px solid #ddd;margin-top:1.5rem;padding-top:.5rem}
+.evr{font-size:.9rem;color:#444}
 .summary{font-size:1.1rem;font-weight:600;padding:.5rem;background:#eef}
 img{max-width:100%}
 .eq{overflow-x:auto;overflow-y:hidden;padding:.4rem 0;font-size:1.15rem}
@@ -204,13 +211,15 @@ def render_html(results, summary, meta=None) -> str:
         figs = "".join(f"<figure><img alt='{e(t)}' src='{_png_uri(p)}'><figcaption>{e(t)}</figcaption>"
                        "</figure>" for t, p in r.figures)
         extra = (f"<p>Why: {e(c.why)}</p>" if c.why else "") + (f"<p>Note: {e(c.note)}</p>" if c.note else "")
+        reason = (f"<p class='evr'>Evidence reason ({e(c.evidence)}): {e(c.evidence_reason)}</p>"
+                  if c.evidence_reason else "")
         eq = equation_html(c.statement)
         eq_html = f"<div class='eq'>{eq}</div>" if eq else ""
         body.append(f"<div class='claim' id='{e(c.id)}'><h3><code>{e(c.id)}</code>: "
                     f"<span class='{cls}'>{e(r.label)}</span></h3>"
                     f"<p><i>{e(c.source)}</i> &mdash; evidence: {e(c.evidence)}"
                     f"{e(' for ' + c.result) if c.result else ''}, method: {e(c.method)}, check: <code>{e(c.check)}</code>,"
-                    f" expected: {e(c.expected)}</p><p>Statement (as the claim file writes it):</p>{eq_html}"
+                    f" expected: {e(c.expected)}</p>{reason}<p>Statement (as the claim file writes it):</p>{eq_html}"
                     f"<pre class='tex' title='LaTeX source'>{e(c.statement)}</pre><ul>{items}</ul><p>{e(r.detail)}</p>{extra}{figs}</div>")
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
             "<title>icl-symbolic verification report</title>"

@@ -94,7 +94,7 @@ class ClaimResult:
             "residual": None if self.residual is None else (
                 self.residual if isinstance(self.residual, str) else float(self.residual)),
             "zscore": self.zscore, "elapsed_s": round(self.elapsed, 3), "full": c.full, "tier": c.tier,
-            "evidence": c.evidence, "result": c.result or None,
+            "evidence": c.evidence, "evidence_reason": c.evidence_reason or None, "result": c.result or None,
             "mde_rel": self.mde_rel, "mde_note": self.mde_note,
         }
         if self.computed is not None:
