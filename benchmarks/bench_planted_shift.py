@@ -37,7 +37,7 @@ from icl_symbolic.verification.checks import simulation as checks_simulation
 from icl_symbolic.verification.claimfile import load_claims, select
 from icl_symbolic.verification.judge import _z_parts
 
-CLAIMS = ("result1.sim_sin_tau2", "result1.sim_sin_tau0.5", "result1.sim_tanh_tau0.5",
+CLAIMS = ("result1.sim_sin_tau4", "result1.sim_sin_tau0.5", "result1.sim_tanh_tau0.5",
           "fig1.sim_result1_normalised")
 
 

@@ -12,6 +12,8 @@ import pytest
 
 from icl_symbolic.cli import main
 
+from _claims import small_ladder_file
+
 ROOT = Path(__file__).resolve().parent.parent
 DERIV = ROOT / "derivations"
 
@@ -313,15 +315,18 @@ def _without_timings(doc):
 def test_jobs_2_gives_the_same_json_and_the_same_order_as_jobs_1(tmp_path, capsys):
     """verify --full --jobs 2: one claim per worker process, identical JSON (timings aside), and the
     verdict lines in claim order (a simulation-backed claim and quick ones)."""
-    only = ["--only", "result1.sim_sin_tau2", "--only", "fig1.*", "--only", "eq8.*"]
+    from icl_symbolic.verification.claimfile import shipped_derivations
+    files = [str(small_ladder_file(tmp_path)), str(shipped_derivations())]
+    only = ["--only", "small.*", "--only", "fig1.legend_noise", "--only", "eq8.*"]
     docs, outs = [], []
     for jobs in ("1", "2"):
         js = tmp_path / f"j{jobs}.json"
-        code, out, _ = run(capsys, "verify", "--full", "--quiet", "--jobs", jobs, "--json-out", str(js), *only)
+        code, out, _ = run(capsys, "verify", *files, "--full", "--quiet", "--jobs", jobs, "--json-out", str(js),
+                           *only)
         assert code == 0
         docs.append(json.loads(js.read_text()))
         outs.append([line.split()[1] for line in out.splitlines() if line[:3] in ("ok ", "!! ")])
-    assert any(r["id"] == "result1.sim_sin_tau2" and r["verdict"] == "holds" for r in docs[0]["points"])
+    assert any(r["id"] == "small.ratio" and r["verdict"] == "holds" for r in docs[0]["points"])
     assert _without_timings(docs[0]) == _without_timings(docs[1])
     assert outs[0] == outs[1] == [r["id"] for r in docs[0]["points"]]
 
@@ -330,7 +335,7 @@ def test_run_claims_streams_results_in_claim_order_with_skips():
     """on_result sees every claim once, in order, skipped ones included, serially and on 2 workers."""
     from icl_symbolic.verification.claimfile import load_claims, select
     from icl_symbolic.verification.runner import run_claims
-    claims = select(load_claims(None), ["result1.sim_sin_tau2", "fig1.legend_noise", "eq8.*"])
+    claims = select(load_claims(None), ["result1.sim_sin_tau4", "fig1.legend_noise", "eq8.*"])
     assert any(c.full for c in claims) and any(not c.full for c in claims)
     for jobs in (1, 2):
         seen = []

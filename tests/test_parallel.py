@@ -14,6 +14,8 @@ from icl_symbolic.errors import ICLError
 from icl_symbolic.verification.claimfile import load_claims, select
 from icl_symbolic.verification.runner import run_claims
 
+from _claims import small_ladder_claims
+
 TIMING_KEYS = {"seconds", "train_seconds", "elapsed_s"}
 
 
@@ -74,7 +76,7 @@ def test_jobs_and_scheduler_bad_input_one_line(capsys, monkeypatch):
 
 
 @pytest.mark.sim
-def test_dask_local_cluster_same_numbers():
+def test_dask_local_cluster_same_numbers(tmp_path):
     """Through joblib's dask backend on a LocalCluster: the same numbers as the serial run."""
     pytest.importorskip("dask.distributed")
     from dask.distributed import LocalCluster
@@ -84,7 +86,7 @@ def test_dask_local_cluster_same_numbers():
         got = sim.simulate(**kw, scheduler=cluster.scheduler_address)
         assert parallel.map_sweep(_blas_work, [3, 4], scheduler=cluster.scheduler_address) == \
             parallel.map_sweep(_blas_work, [3, 4])
-        claims = select(load_claims(None), ["result1.sim_sin_tau2", "eq8.*"])
+        claims = small_ladder_claims(tmp_path) + select(load_claims(None), ["eq8.*"])
         on_dask = run_claims(claims, full=True, scheduler=cluster.scheduler_address)
     assert _strip_timings(got.to_json()) == _strip_timings(ref.to_json())
     serial = run_claims(claims, full=True)

@@ -23,7 +23,7 @@ from ...simulation import seed_mean, simulate
 from ...theory import e_nonlinear
 from ...values import Value
 from ..diagnose import explain_ratio, slip_report_sweep
-from ..judge import z_to_t
+from ..judge import detectable, z_to_t
 from ..registry import HERMITE_NAMES, Param, Outcome, _parse, _text, check_kind
 from .common import _lazy_family, _num, _pretty, ladder_limit_and_fit
 
@@ -262,6 +262,14 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     computed = Value(fit.e_inf, "sim", stderr=fit.e_inf_se, n_samples=int(min(fit.e_inf_dof, 1e6)) + 1,
                      seeds=tuple(seeds), note=f"1/d extrapolation over d = {ds} (n_samples = Welch dof + 1)")
     claimed = Value(ref, "numeric", note=ref_note)
+    mde_rel, mde_note = None, ""
+    if versus == "other_law":
+        # a difference claimed to vanish: its power is stated relative to the error itself (the
+        # theory's limit), i.e. the smallest difference between the two laws' limits it would catch
+        th = float(e_nonlinear(ftxt, rho=rho_value, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"],
+                               lam=p["lam"], C_train=p["C_train"], C_test=C_test, d=max(ds)).value)
+        _, mde_rel, how = detectable(computed, claimed, claim.tolerance, scale=th)
+        mde_note = f"{how}; relative to the d -> infinity error {th:.6g} of either law"
     figs = []
     if p["plot"]:
         fig = extrapolation_figure(claim.id, ds, [pt.e_mean for pt in points], [pt.e_se for pt in points],
@@ -283,8 +291,8 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
         if d_ is not None:
             d_.subject = "the extrapolated per-seed ratio"
         return d_
-    return Outcome(computed, claimed, detail, figures=figs, diagnosis_fn=diag_fn,
-                   also_required=(extra_ok and fit_ok, "; ".join(w for w in (extra_why if not extra_ok else "",
+    return Outcome(computed, claimed, detail, figures=figs, diagnosis_fn=diag_fn, mde_rel=mde_rel,
+                   mde_note=mde_note, also_required=(extra_ok and fit_ok, "; ".join(w for w in (extra_why if not extra_ok else "",
                                                                              fit_why) if w)))
 
 
