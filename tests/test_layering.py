@@ -60,6 +60,7 @@ LAYERS = (
     ("expr",),
     ("orthopoly", "plotting", "display", "peak", "propagation", "linear_recipe", "cost", "io",
      "matfree", "parallel", "_lemma1_forms"),
+    ("stats",),                                 # seed statistics, t limits, power (numpy/scipy + errors)
     ("errors", "values", "symbols", "_version", "mathml", "defaults"),   # ground floor
 )
 

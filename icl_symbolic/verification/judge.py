@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import mpmath
 import sympy
-from scipy import stats
 
 from ..errors import ICLError
+from ..stats import t_limit
 
 
 @dataclass(frozen=True)
@@ -41,19 +41,9 @@ class Tolerance:
         return f"{self.kind} {self.value:g}"
 
 
-def z_to_t(z: float, dof: int | None) -> float:
-    """The Student-t quantile with the same two-sided false-alarm rate as normal ``z``.
-
-    Simulation values are means over a few seeds whose SE is itself estimated;
-    with ``dof = seeds - 1`` the normal quantile would understate the limit.
-
-    >>> round(z_to_t(3.29, None), 2), round(z_to_t(3.29, 3), 1)
-    (3.29, 12.9)
-    """
-    if not dof or dof >= 1000:
-        return float(z)
-    p = 2 * stats.norm.sf(z)
-    return float(stats.t.isf(p / 2, dof))
+#: The claim's normal z budget as a Student-t limit at the SE's dof: the one definition is
+#: :func:`icl_symbolic.stats.t_limit` (dof None: z itself; dof <= 0 refused, no SE means no test).
+z_to_t = t_limit
 
 
 def compare(computed, claimed, tol: Tolerance):
