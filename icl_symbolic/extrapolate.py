@@ -27,7 +27,14 @@ in the per-d means m_i; its variance is sum_i c_i^2 SE_i^2.  Each SE_i is
 estimated from S_i seeds, so the z-score is referred to a Student t with the
 Welch-Satterthwaite dof  (sum c_i^2 SE_i^2)^2 / sum (c_i^2 SE_i^2)^2/(S_i - 1)
 (:func:`welch_dof`); points with a known SE (``seeds=None``) count as
-infinite dof.
+infinite dof.  That formula treats the weights c_i as known, but they are
+estimated from the same seeds, and on planted ladders it covers a nominal
+90 % interval only 82-86 % of the time with 10 seeds per d (docs/power.md).
+So when every point carries its per-seed values (``LadderPoint.values``, as
+:func:`run_ladder` returns them), the SE is the delete-one-seed jackknife
+(:func:`icl_symbolic.stats.jackknife_se`: seed j left out at every d, the fit
+and its weights redone) with S - 1 dof, which covers at or above the nominal
+rate there; ``Fit.se_method`` says which was used.
 
 Nothing here knows about the model of the paper: :func:`run_ladder` takes
 the simulator from :mod:`icl_symbolic.simulation`, and the fit is tested on
@@ -46,6 +53,7 @@ from scipy import stats
 from .errors import ICLError
 from .parallel import map_sweep
 from .simulation import check_memory, simulate, sizes
+from .stats import jackknife_se, seed_mean_se, t_limit
 from .theory import e_nonlinear
 
 #: p-value below which a fit model is rejected (model choice, Birge inflation).
@@ -57,13 +65,19 @@ MODELS = ("c1/d", "c1/d+c2/d^2")
 
 @dataclass(frozen=True)
 class LadderPoint:
-    """The simulated error at one d: mean over seeds, its SE, the seeds (None: SE known exactly)."""
+    """The simulated error at one d: mean over seeds, its SE, the seeds (None: SE known exactly).
+
+    ``values``: the per-seed values (in the order of ``seeds``), optional; when every
+    point of a ladder has them, over the same number of seeds, :func:`fit_ladder`
+    takes the SE of e_inf from the delete-one-seed jackknife (see there).
+    """
 
     d: int
     e_mean: float
     e_se: float
     seeds: tuple | None = None
     seconds: float | None = None
+    values: tuple | None = None
 
     @property
     def n_seeds(self) -> int | None:
@@ -91,6 +105,7 @@ class Fit:
     reason: str
     alternatives: tuple = ()   # ((model, chi2, dof, p_value), ...) of the models considered
     coef_se: tuple = ()        # SEs of coef (Birge-inflated like e_inf_se)
+    se_method: str = "welch"   # "welch": sqrt(sum c_i^2 SE_i^2), Welch dof; "jackknife": over seeds, S - 1 dof
 
     def predict(self, d):
         x = 1.0 / np.asarray(d, dtype=float)
@@ -125,28 +140,8 @@ def welch_dof(c, ses, n_seeds) -> float:
     return math.inf if den == 0 else float(v.sum() ** 2 / den)
 
 
-def fit_ladder(points: Sequence[LadderPoint], model: str = "auto") -> Fit:
-    """Weighted fit e(d) = e_inf + c1/d (+ c2/d^2 when the data support it); see the module docstring.
-
-    ``model``: ``"auto"`` (choose), ``"c1/d"`` or ``"c1/d+c2/d^2"`` (force).
-
-    >>> pts = [LadderPoint(d, 0.7 + 1.3 / d, 0.01) for d in (32, 48, 64, 96, 128)]
-    >>> f = fit_ladder(pts)
-    >>> f.model, round(f.e_inf, 12), f.chi2 < 1e-20
-    ('c1/d', 0.7, True)
-    """
-    pts = sorted(points, key=lambda p: p.d)
-    ds = [p.d for p in pts]
-    if len(set(ds)) != len(ds):
-        raise ICLError(f"the ladder has repeated dimensions: {ds}")
-    if len(ds) < 2:
-        raise ICLError("a ladder needs at least two dimensions d")
-    ses = [p.e_se for p in pts]
-    if not all(math.isfinite(s) and s > 0 for s in ses):
-        raise ICLError("every point needs a positive finite standard error (at least two seeds per d)")
-    means = [p.e_mean for p in pts]
-    if model not in ("auto",) + MODELS:
-        raise ICLError(f"unknown model {model!r}; expected auto, {', '.join(MODELS)}")
+def _choose_model(ds, means, ses, model: str):
+    """The weighted fits and the model choice of :func:`fit_ladder`: (chosen fit, its name, why, alternatives)."""
     lin = _wls(ds, means, ses, 1)
     alts = [("c1/d", lin[2], lin[3], lin[4])]
     quad = _wls(ds, means, ses, 2) if len(ds) >= 3 else None
@@ -174,17 +169,92 @@ def fit_ladder(points: Sequence[LadderPoint], model: str = "auto") -> Fit:
             why = ("too few dimensions for a 1/d^2 term with a dof left" if quad is None or quad[3] < 1
                    else f"the c2/d^2 term lowers chi2 only by {drop:.3g} <= {LR_CHI2_1:.3g}")
             reason = f"e_inf + c1/d fits poorly (chi2 = {lin[2]:.3g} on {lin[3]} dof, p = {lin[4]:.3g}) but {why}"
+    return chosen, name, reason, alts
+
+
+def fit_ladder(points: Sequence[LadderPoint], model: str = "auto") -> Fit:
+    """Weighted fit e(d) = e_inf + c1/d (+ c2/d^2 when the data support it); see the module docstring.
+
+    ``model``: ``"auto"`` (choose), ``"c1/d"`` or ``"c1/d+c2/d^2"`` (force).
+
+    >>> pts = [LadderPoint(d, 0.7 + 1.3 / d, 0.01) for d in (32, 48, 64, 96, 128)]
+    >>> f = fit_ladder(pts)
+    >>> f.model, round(f.e_inf, 12), f.chi2 < 1e-20
+    ('c1/d', 0.7, True)
+    """
+    pts = sorted(points, key=lambda p: p.d)
+    ds = [p.d for p in pts]
+    if len(set(ds)) != len(ds):
+        raise ICLError(f"the ladder has repeated dimensions: {ds}")
+    if len(ds) < 2:
+        raise ICLError("a ladder needs at least two dimensions d")
+    ses = [p.e_se for p in pts]
+    if not all(math.isfinite(s) and s > 0 for s in ses):
+        raise ICLError("every point needs a positive finite standard error (at least two seeds per d)")
+    means = [p.e_mean for p in pts]
+    if model not in ("auto",) + MODELS:
+        raise ICLError(f"unknown model {model!r}; expected auto, {', '.join(MODELS)}")
+    chosen, name, reason, alts = _choose_model(ds, means, ses, model)
     coef, cov, chi2, dof, p, c = chosen
-    se = float(math.sqrt(cov[0, 0]))
+    V = _per_seed_values(pts)
+    jk = None if V is None else _jackknife_coef_se(ds, V, len(coef) - 1, model)
+    if jk is not None:
+        base_se, nu, method = jk, float(V.shape[1] - 1), "jackknife"
+        reason += (f"; SE by the delete-one-seed jackknife over {V.shape[1]} seeds "
+                   f"(weights{' and model choice' if model == 'auto' else ''} redone; Student t with "
+                   f"{V.shape[1] - 1} dof)")
+    else:
+        base_se, method = np.sqrt(np.diag(cov)), "welch"
+        nu = welch_dof(c, ses, [p_.n_seeds for p_ in pts])
     infl = 1.0
     if p is not None and p < P_MODEL and dof > 0:
         infl = math.sqrt(chi2 / dof)
-        se *= infl
         reason += f"; SE inflated by the Birge ratio sqrt(chi2/dof) = {infl:.3g}"
-    nu = welch_dof(c, ses, [p_.n_seeds for p_ in pts])
-    coef_se = tuple(float(math.sqrt(cov[k, k]) * infl) for k in range(len(coef)))
-    return Fit(name, float(coef[0]), se, tuple(float(x) for x in coef), float(chi2), int(dof), p, infl, nu,
-               reason, tuple(alts), coef_se)
+    coef_se = tuple(float(base_se[k] * infl) for k in range(len(coef)))
+    return Fit(name, float(coef[0]), coef_se[0], tuple(float(x) for x in coef), float(chi2), int(dof), p, infl, nu,
+               reason, tuple(alts), coef_se, method)
+
+
+def _per_seed_values(pts) -> np.ndarray | None:
+    """The (points x seeds) per-seed values when every point has them over one seed count >= 3, else None.
+
+    Each point's mean must be the mean of its values (a gap point's values are the
+    per-seed gaps): a mismatch is refused rather than silently ignored.
+    """
+    if any(p.values is None for p in pts) or len({len(p.values) for p in pts}) != 1 or len(pts[0].values) < 3:
+        return None
+    V = np.array([p.values for p in pts], dtype=float)
+    for p, row in zip(pts, V):
+        if not math.isclose(float(row.mean()), p.e_mean, rel_tol=1e-9, abs_tol=1e-12):
+            raise ICLError(f"ladder point d = {p.d}: e_mean {p.e_mean!r} is not the mean of its per-seed values "
+                           f"({float(row.mean())!r})")
+    return V
+
+
+def _jackknife_coef_se(ds, V: np.ndarray, order: int, model: str = "auto") -> np.ndarray | None:
+    """Delete-one-seed jackknife SEs of the fit coefficients (seed j left out at every d; the SEs, the
+    weights and, for ``model="auto"``, the model choice redone in every replicate).
+
+    Why the weights: they are estimated from the same seeds as the means, so the
+    weighted fit leans on the points whose SE came out small by chance, and
+    sqrt(sum c_i^2 SE_i^2) understates the spread of e_inf.  Why the model choice:
+    the 1/d^2 model is picked exactly when the noise happens to bend the ladder, and
+    those fits extrapolate far off (docs/power.md measures both).  A replicate that
+    picks the other model contributes its e_inf and c1 (c2 = 0 for the 1/d model).
+    None when a replicate has a point without spread (no weights).
+    """
+    S = V.shape[1]
+
+    def coef_of(v):
+        m = v.mean(axis=1)
+        se = v.std(axis=1, ddof=1) / math.sqrt(v.shape[1])
+        if not np.all(se > 0):
+            return np.full(order + 1, np.nan)
+        coef = _choose_model(ds, m, se, model)[0][0]
+        return np.concatenate([coef, np.zeros(max(0, order + 1 - len(coef)))])[:order + 1]
+
+    se = jackknife_se(V, coef_of, axis=1) if S >= 3 else None
+    return se if se is not None and np.all(np.isfinite(se)) else None
 
 
 @dataclass(frozen=True)
@@ -244,14 +314,9 @@ def fit_power_law(points: Sequence[LadderPoint]) -> PowerLaw | None:
                     dof, len(good), len(points) - len(good), infl)
 
 
-def z_limit(z_budget: float, dof: float) -> float:
-    """The Student-t quantile with the same two-sided false-alarm rate as normal ``z_budget``."""
-    if not math.isfinite(dof) or dof >= 1000:
-        return float(z_budget)
-    if dof <= 0:
-        return math.inf
-    p = 2 * stats.norm.sf(z_budget)
-    return float(stats.t.isf(p / 2, dof))
+#: The normal z budget as a Student-t limit at the fit's dof: the one definition is
+#: :func:`icl_symbolic.stats.t_limit` (dof <= 0 is refused rather than given an infinite limit).
+z_limit = t_limit
 
 
 def bonferroni_z(false_alarm: float, m: int = 1) -> float:
@@ -305,6 +370,7 @@ class Extrapolation:
             "tau": self.tau, "rho": self.rho, "lam": self.lam, "C_train": self.C_train, "C_test": self.C_test,
             "estimator": self.estimator,
             "e_inf": num(f.e_inf), "e_inf_se": num(f.e_inf_se), "e_inf_dof": num(f.e_inf_dof),
+            "e_inf_se_method": f.se_method,
             "e_theory": num(self.e_theory), "theory_note": self.theory_note,
             "z": num(self.z), "z_limit": num(self.z_limit), "false_alarm": self.false_alarm,
             "holds": self.holds,
@@ -390,7 +456,8 @@ def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks
     BLAS pinned to one thread per run) gives the same numbers as one process.
     The per-seed error is the exact test functional of the trained Gamma
     (else its Monte-Carlo estimate); the point is the mean over seeds with
-    SE = std/sqrt(S).  ``per_seed=True`` also returns ``{d: [values]}``.
+    SE = std/sqrt(S) and keeps the per-seed values (so :func:`fit_ladder` can use
+    the jackknife over seeds).  ``per_seed=True`` also returns ``{d: [values]}``.
     """
     ds = check_ladder(ds)
     seeds = tuple(int(s) for s in seeds)
@@ -408,10 +475,10 @@ def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks
     points, values = [], {}
     for d in ds:
         rows = [o for (dd, _), o in zip(pairs, out) if dd == d]
-        vals = np.array([r[0] for r in rows])
-        values[d] = vals.tolist()
-        se = float(vals.std(ddof=1) / math.sqrt(vals.size))
-        points.append(LadderPoint(d, float(vals.mean()), se, seeds, float(sum(r[2] for r in rows))))
+        vals = [float(r[0]) for r in rows]
+        values[d] = vals
+        mean, se, _ = seed_mean_se(vals)
+        points.append(LadderPoint(d, mean, se, seeds, float(sum(r[2] for r in rows)), tuple(vals)))
     return (points, values) if per_seed else points
 
 

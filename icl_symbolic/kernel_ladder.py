@@ -53,6 +53,7 @@ from .kernel_sim import DEFAULT_N_TEST_KERNEL, check_kernel_run, kernel_predicti
 from .parallel import map_sweep
 from .peak import is_peak
 from .simulation import check_rho_lam, check_seeds, memory_share
+from .stats import seed_mean_se
 
 __all__ = ["GapPoint", "GapFit", "KernelExtrapolation", "fit_gap", "kernel_ladder_check", "run_kernel_ladder",
            "extrapolate_kernel", "FIT_VARIABLE"]
@@ -92,15 +93,16 @@ class GapPoint:
     @property
     def e_se(self) -> float:
         """Seed-to-seed standard error std/sqrt(S) (S >= 2)."""
-        return float(np.std(self.values, ddof=1) / math.sqrt(len(self.values)))
+        return seed_mean_se(self.values)[1]
 
     @property
     def gap_mean(self) -> float:
         return self.e_mean - self.e_pred
 
     def ladder_point(self) -> LadderPoint:
-        """The gap as a ladder point in D (the fit variable)."""
-        return LadderPoint(self.D, self.gap_mean, self.e_se, self.seeds, self.seconds)
+        """The gap as a ladder point in D (the fit variable), with the per-seed gaps (jackknife SE)."""
+        return LadderPoint(self.D, self.gap_mean, self.e_se, self.seeds, self.seconds,
+                           tuple(float(v) - self.e_pred for v in self.values))
 
     def to_json(self) -> dict:
         return {"d": self.d, "D": self.D, "ell": self.ell, "k": self.k, "n": self.n,

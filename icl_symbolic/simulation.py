@@ -66,6 +66,7 @@ from .errors import ICLError
 from .expr import teacher
 from .parallel import check_jobs, concurrent_runs, map_sweep, resolve_scheduler
 from .prompts import sample_prompts
+from .stats import seed_mean_se
 from .values import Value
 
 #: Cholesky is accepted when the reciprocal 1-norm condition estimate exceeds this
@@ -691,10 +692,9 @@ class SimResult:
 
 
 def seed_mean(values: Sequence[float], seeds: Sequence[int], note: str) -> Value:
-    """Mean over seeds with SE = sample std / sqrt(S) (None for one seed)."""
-    arr = np.asarray(values, dtype=float)
-    se = float(arr.std(ddof=1) / math.sqrt(arr.size)) if arr.size > 1 else None
-    return Value(float(arr.mean()), "sim", stderr=se, n_samples=int(arr.size), seeds=tuple(seeds), note=note)
+    """Mean over seeds with SE = sample std / sqrt(S) (None for one seed): :func:`icl_symbolic.stats.seed_mean_se`."""
+    mean, se, n = seed_mean_se(values)
+    return Value(mean, "sim", stderr=se, n_samples=n, seeds=tuple(seeds), note=note)
 
 
 def _teacher(f):

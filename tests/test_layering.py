@@ -59,7 +59,8 @@ LAYERS = (
     ("gauss",),
     ("expr",),
     ("orthopoly", "plotting", "display", "peak", "propagation", "linear_recipe", "cost", "io",
-     "matfree", "parallel", "_lemma1_forms", "simcache", "stats"),
+     "matfree", "parallel", "_lemma1_forms", "simcache"),
+    ("stats",),                                 # seed statistics, t limits, power (numpy/scipy + errors)
     ("errors", "values", "symbols", "_version", "mathml", "defaults"),   # ground floor
 )
 

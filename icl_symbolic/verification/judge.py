@@ -41,16 +41,9 @@ class Tolerance:
         return f"{self.kind} {self.value:g}"
 
 
-def z_to_t(z: float, dof: int | None) -> float:
-    """The Student-t quantile with the same two-sided false-alarm rate as normal ``z``.
-
-    Simulation values are means over a few seeds whose SE is itself estimated;
-    with ``dof = seeds - 1`` the normal quantile would understate the limit.
-
-    >>> round(z_to_t(3.29, None), 2), round(z_to_t(3.29, 3), 1)
-    (3.29, 12.9)
-    """
-    return t_limit(z, dof)
+#: The claim's normal z budget as a Student-t limit at the SE's dof: the one definition is
+#: :func:`icl_symbolic.stats.t_limit` (dof None: z itself; dof <= 0 refused, no SE means no test).
+z_to_t = t_limit
 
 
 def _z_parts(computed, claimed, tol: Tolerance):

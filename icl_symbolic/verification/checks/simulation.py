@@ -242,7 +242,10 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     else:
         series = {d: per_seed(ftxt, rho_value, d, "gaussian") - per_seed(ftxt, rho_value, d, "sphere") for d in ds}
         ref, ref_note, what = 0.0, "both task laws have the same d -> infinity limit", "e_gaussian - e_sphere per seed"
-    points = [LadderPoint(d, float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)), tuple(seeds_at[d]))
+    # per-seed values go with each point: with one seed count at every d, fit_ladder's SE is the
+    # delete-one-seed jackknife (the Welch SE under-covers on planted ladders, docs/power.md)
+    points = [LadderPoint(d, float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)), tuple(seeds_at[d]),
+                          values=tuple(float(x) for x in v))
               for d, v in series.items()]
     fit = fit_ladder(points, p["model"])
     zq, fit_why = ladder_limit_and_fit(fit, claim.tolerance.value)
