@@ -28,8 +28,9 @@ as expected; ``verify`` prints it after the claim lines, puts it in
 
 from __future__ import annotations
 
-EVIDENCE = ("derivation", "independent", "simulation", "consistency")
-#: Kinds that count as evidence for a paper result (everything but consistency).
+EVIDENCE = ("derivation", "independent", "simulation", "consistency", "self-test")
+#: Kinds that count as evidence for a paper result (not consistency, not self-test: a self-test
+#: compares two routes of the library and could not fail if the paper were wrong).
 COUNTED = ("derivation", "independent", "simulation")
 #: The paper's results, in paper order (the shipped claim files use these names).
 RESULTS = ("Eqs. 1-7", "Eq. 2", "Eq. 8", "Appendix A", "Lemma 1", "Result 1", "Eq. 10", "Eq. 11",
