@@ -17,7 +17,8 @@ module                    kinds (paper unit)
 ``kernel``                kernel_value, kernel_simulation, kernel_gap_extrapolated
                           (our extension, the kernel learner; not the paper's)
 ``coverage``              hermite_field (printed fields of hermite_coeffs that no
-                          other kind reads: Eq. 2, p. 2; Eq. 8, p. 3)
+                          other kind reads: Eq. 2, p. 2; Eq. 8, p. 3), a1zero_derivation
+                          (steps of the a1 = 0 derivation the limits do not read: Eq. 15, p. 10)
 ========================  =====================================================
 
 A new kind is a function decorated with
