@@ -727,6 +727,7 @@ def run_mutation(mut: Mutation, tier: str, clean_results: dict, clean_probes: di
             failed.append({"id": cid, "tier": claim_tier(r.claim), "verdict": r.verdict,
                            "evidence": r.claim.evidence, "detail": _short(r.detail)})
     record["failed"] = failed
+    record["z"] = {cid: r.zscore for cid, r in results.items() if r.zscore is not None}
     ids = {f["id"] for f in failed}
     record["expected_but_held"] = [g for g in mut.expect if not any(fnmatch.fnmatchcase(i, g) for i in ids)
                                    and any(fnmatch.fnmatchcase(i, g) for i in results)]
@@ -787,6 +788,15 @@ def markdown(report: dict) -> str:
                      + (f" (missed: {', '.join(s['missed_paper_facing'])})" if s["missed_paper_facing"] else ""))
     if "only_deep" in report["score"]:
         lines.append(f"* caught only by --tier deep: {', '.join(report['score']['only_deep']) or 'none'}")
+    zc = report["clean"].get("z", {})
+    if zc:
+        lines += ["", "z-scores of the claims judged in standard errors (clean run, then under each mutation; "
+                  "the claim's own limit decides):", "",
+                  "| claim | clean | " + " | ".join(r["name"] for r in report["mutations"] if "error" not in r) + " |",
+                  "|---" * (2 + sum("error" not in r for r in report["mutations"])) + "|"]
+        for cid, z0 in zc.items():
+            zs = [r["z"].get(cid) for r in report["mutations"] if "error" not in r]
+            lines.append(f"| `{cid}` | {z0:+.2f} | " + " | ".join("-" if z is None else f"{z:+.2f}" for z in zs) + " |")
     lines += ["", "## The mutations", "", "| mutation | models | code | expected to fail it, but held |",
               "|---|---|---|---|"]
     for r in report["mutations"]:
@@ -874,7 +884,8 @@ def main(argv=None) -> int:
         "tier": args.tier, "command": command.strip(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.machine()}, {platform.system()} {platform.release()}, Python {platform.python_version()}",
         "n_claims": len(clean), "claims_by_tier": by_tier,
-        "clean": {"not_ok": _not_ok(clean)}, "restored": {"not_ok": _not_ok(restored)},
+        "clean": {"not_ok": _not_ok(clean), "z": {cid: r.zscore for cid, r in clean.items() if r.zscore is not None}},
+        "restored": {"not_ok": _not_ok(restored)},
         "clean_probes": clean_probes, "mutations": records, "score": score(records, args.tier),
         "elapsed_s": time.perf_counter() - t_start,
     }

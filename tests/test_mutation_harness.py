@@ -103,3 +103,29 @@ def test_a_mutation_whose_edit_is_gone_is_reported_not_installed():
     rec = mh.run_mutation(bad, "quick", {}, {}, ["notes.a1zero_tau_two"])
     assert "no such text" in rec["error"] and rec["failed"] == []
     assert registry.THEORY_FUNCTIONS["task_diversity_limit"] is theory.task_diversity_limit
+
+
+def test_simulator_mutations_run_on_empty_simulation_caches_and_get_the_clean_ones_back():
+    """A simulator mutation must not reuse clean simulations, and must not leave its own behind;
+    a theory mutation keeps them (clear_caches(keep_simulations=True))."""
+    from icl_symbolic.verification.checks import kernel as kernel_checks
+    from icl_symbolic.verification.checks import simulation as sim_checks
+    mh.import_library()
+    caches = (sim_checks._SIM_CACHE, kernel_checks._SIM_CACHE)
+    saved = [dict(c) for c in caches]
+    try:
+        for c in caches:
+            c["clean"] = "clean simulation"
+        mh.clear_caches(keep_simulations=True)
+        assert all(c.get("clean") == "clean simulation" for c in caches)
+        with mh.fresh_simulations():
+            assert all(not c for c in caches)
+            for c in caches:
+                c["mutant"] = "simulated under the mutation"
+        assert all(c == {"clean": "clean simulation"} for c in caches)
+        mh.clear_caches(keep_simulations=False)
+        assert all(not c for c in caches)
+    finally:
+        for c, s in zip(caches, saved):
+            c.clear()
+            c.update(s)
