@@ -30,10 +30,11 @@ Caches.  Every cache of the library (the functools caches and the module-level c
 the check kinds) is cleared when a mutation is installed and again when it is undone, so
 nothing computed under a mutation survives it and nothing clean hides it (a narrower rule,
 clearing only the caches of modules that import the mutated code, saves nothing here: the
-check-kind registry imports the theory, so nearly every module reaches every other).  The one exception is the simulation
-cache of the simulation check kinds (``_SIM_CACHE``): a mutation of the theory keeps the
-clean simulations of the run (the simulations do not call the theory), while a mutation
-of the simulator runs with an empty cache and the clean cache is put back afterwards.
+check-kind registry imports the theory, so nearly every module reaches every other).
+The one exception is the simulation cache of the simulation check kinds (``_SIM_CACHE``):
+a mutation of the theory keeps the clean simulations of the run (the simulations do not
+call the theory), while a mutation of the simulator runs with an empty cache and the clean
+cache is put back afterwards.
 The clean run comes first (it fills the cache) and a clean run of the quick claims comes
 last: a negative control that the library was restored (it must be ok again).
 
@@ -58,7 +59,7 @@ import re
 import sys
 import textwrap
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -563,7 +564,8 @@ MUTATIONS = (
     Mutation("hermite_noise_not_over_a1sq", "the normalised noise rho_nonlinear/a1^2 without the division by a1^2 "
              "(dropped a1^2 normalisation)", "hermite.hermite_coeffs: noise_norm = (rho_nl / a1_sq).value -> "
              "rho_nl.value", (Patch("icl_symbolic.hermite", "hermite_coeffs",
-                                    source_edit(("noise_norm = (rho_nl / a1_sq).value(", "noise_norm = rho_nl.value("))),),
+                                    source_edit(("noise_norm = (rho_nl / a1_sq).value(",
+                                                 "noise_norm = rho_nl.value("))),),
              "fig1_legend"),
     Mutation("hermite_drop_m0", "rho_nonlinear without the m = 0 term a0^2 (Eq. (8) sums over m != 1, m = 0 "
              "included)", "hermite.hermite_coeffs: rho_nl = rho_f - a1_sq -> rho_f - a1_sq - a0^2",
@@ -594,7 +596,8 @@ MUTATIONS = (
               Patch("icl_symbolic._lemma1_forms", "KEY", constant("mutated"), here_only=True)),
              "lemma1_E_us", expect=("lemma1.finite_ell_E_us_mc",)),
     Mutation("lemma1_drop_finite_ell_E_s2", "the finite-context term of E[s^2|w] dropped (only the ell -> infinity "
-             "limit R^2 kept): a dropped finite-size term", "moments.symbolic_moments: E_s2 -> its ell -> infinity limit",
+             "limit R^2 kept): a dropped finite-size term",
+             "moments.symbolic_moments: E_s2 -> its ell -> infinity limit",
              (Patch("icl_symbolic.moments", "symbolic_moments",
                     edited_result(_replace_moment("E_s2", _E_s2_leading))),
               Patch("icl_symbolic._lemma1_forms", "KEY", constant("mutated"), here_only=True)),
@@ -769,7 +772,8 @@ def markdown(report: dict) -> str:
              + " | claims that fail |", "|---" * (4 + len(tiers)) + "|"]
     for r in report["mutations"]:
         if "error" in r:
-            lines.append(f"| {r['name']} | - | - | " + " | ".join("-" for _ in tiers) + f" | NOT INSTALLED: {r['error']} |")
+            lines.append(f"| {r['name']} | - | - | " + " | ".join("-" for _ in tiers)
+                         + f" | NOT INSTALLED: {r['error']} |")
             continue
         pn = r["paper_number"]
         rel = f"{100 * pn['rel_change']:+.3g} %"
@@ -882,7 +886,8 @@ def main(argv=None) -> int:
     command = "python benchmarks/mutation_harness.py " + " ".join(sys.argv[1:] if argv is None else argv)
     report = {
         "tier": args.tier, "command": command.strip(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.machine()}, {platform.system()} {platform.release()}, Python {platform.python_version()}",
+        "machine": (f"{platform.machine()}, {platform.system()} {platform.release()}, "
+                    f"Python {platform.python_version()}"),
         "n_claims": len(clean), "claims_by_tier": by_tier,
         "clean": {"not_ok": _not_ok(clean), "z": {cid: r.zscore for cid, r in clean.items() if r.zscore is not None}},
         "restored": {"not_ok": _not_ok(restored)},
