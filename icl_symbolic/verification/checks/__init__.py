@@ -16,6 +16,9 @@ module                    kinds (paper unit)
                           normalisation, d(d+1) parameters, the finite-d peak)
 ``kernel``                kernel_value, kernel_simulation, kernel_gap_extrapolated
                           (our extension, the kernel learner; not the paper's)
+``coverage``              hermite_field (printed fields of hermite_coeffs that no
+                          other kind reads: Eq. 2, p. 2; Eq. 8, p. 3), a1zero_derivation
+                          (steps of the a1 = 0 derivation the limits do not read: Eq. 15, p. 10)
 ========================  =====================================================
 
 A new kind is a function decorated with
@@ -26,9 +29,11 @@ unit, listed in that module's ``KINDS`` and reached from :data:`REGISTRY` here.
 from __future__ import annotations
 
 from .. import registry
-from . import a1zero, appendix_a, appendix_c, hermite, identities, kernel, moments, setup, simulation, theory
+from . import (a1zero, appendix_a, appendix_c, coverage, hermite, identities, kernel, moments, setup, simulation,
+               theory)
 
-_MODULES = (setup, hermite, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation, kernel)
+_MODULES = (setup, hermite, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation, kernel,
+            coverage)
 
 #: check name -> :class:`~icl_symbolic.verification.registry.CheckKind`, for every shipped kind.
 REGISTRY = {kind.name: kind for module in _MODULES for kind in module.KINDS}

@@ -6,13 +6,9 @@ from __future__ import annotations
 
 import sympy
 
-from ...a1zero import derive
 from ...errors import ICLError
 from ..registry import Param, Outcome, check_kind
-from .common import _pretty
-
-
-_A1Z_CACHE: list = []
+from .common import _pretty, a1zero_derivation
 
 
 @check_kind("a1zero_limit", params={
@@ -29,9 +25,7 @@ def check_a1zero_limit(claim) -> Outcome:
     lam -> 0 for tau < 1 and tau > 1, and evaluates the linear recipe with zero
     task covariance; both branches must equal the forms the claim writes.
     """
-    if not _A1Z_CACHE:
-        _A1Z_CACHE.append(derive())
-    D = _A1Z_CACHE[0]
+    D = a1zero_derivation()
     p = claim.parsed
     q = p["quantity"]
     if q == "error":

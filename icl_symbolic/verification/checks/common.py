@@ -11,6 +11,7 @@ import mpmath
 import sympy
 from scipy import stats
 
+from ...a1zero import derive
 from ...errors import ICLError
 from ...extrapolate import z_limit
 from ...hermite import hermite_coeffs
@@ -22,6 +23,16 @@ from ..registry import _text
 
 def _pretty(e) -> str:
     return str(e).replace("**", "^")
+
+
+_A1Z_CACHE: list = []
+
+
+def a1zero_derivation():
+    """:func:`icl_symbolic.a1zero.derive` (about a second), once per run; its result is immutable."""
+    if not _A1Z_CACHE:
+        _A1Z_CACHE.append(derive())
+    return _A1Z_CACHE[0]
 
 
 def _teacher_text(claim, key="f"):
