@@ -663,14 +663,16 @@ def without_diagnosis_of_holds_claims():
         table.update(saved)
 
 
-def run(claims, tier: str, progress=None):
-    """run_claims for the claims of ``tier`` (and the tiers below it)."""
+def run(claims, tier: str, progress=None, cache=None):
+    """run_claims for the claims of ``tier`` (and the tiers below it); ``cache``: a folder of simulated
+    seeds (verify --cache) for runs whose simulator is NOT mutated (the cache key digests the source
+    files, not a monkeypatch, so a simulator mutation must never read it)."""
     rank = TIERS.index(tier)
     chosen = [c for c in claims if TIERS.index(claim_tier(c)) <= rank]
     params = inspect.signature(runner.run_claims).parameters
     with without_diagnosis_of_holds_claims():
         if "tier" in params:
-            results = runner.run_claims(chosen, tier=tier, progress=progress)
+            results = runner.run_claims(chosen, tier=tier, progress=progress, cache=cache)
         else:
             results = runner.run_claims(chosen, full=rank > 0, progress=progress)
     return {r.claim.id: r for r in results if r.verdict != "skipped"}
@@ -701,7 +703,7 @@ def _short(detail: str, n: int = 160) -> str:
 
 
 def run_mutation(mut: Mutation, tier: str, clean_results: dict, clean_probes: dict, claims_globs=None,
-                 say=print, verbose=False) -> dict:
+                 say=print, verbose=False, cache=None) -> dict:
     """Install ``mut``, run the claims and the probe, undo it; returns its record."""
     t0 = time.perf_counter()
     record = {"name": mut.name, "models": mut.models, "code": mut.code, "simulator": mut.simulator,
@@ -714,7 +716,8 @@ def run_mutation(mut: Mutation, tier: str, clean_results: dict, clean_probes: di
                     record["sites"] = list(sites)
                     clear_caches(keep_simulations=not mut.simulator)
                     claims = load(claims_globs)
-                    results = run(claims, tier, progress=sys.stderr if verbose else None)
+                    results = run(claims, tier, progress=sys.stderr if verbose else None,
+                                  cache=None if mut.simulator else cache)
                     probe = measure(PROBES[mut.probe])
             finally:                         # nothing computed under the mutation survives it
                 clear_caches(keep_simulations=not mut.simulator)
@@ -825,6 +828,9 @@ def parse_args(argv=None):
     ap.add_argument("--claims", nargs="+", metavar="GLOB", help="run only these claims (id globs)")
     ap.add_argument("--out", default="benchmarks/results/mutations", help="folder for the JSON and Markdown output")
     ap.add_argument("--list", action="store_true", help="list the mutations and exit")
+    ap.add_argument("--cache", default=None, metavar="DIR",
+                    help="folder of simulated seeds (verify --cache) for the clean run and the theory mutations; "
+                         "simulator mutations never read it")
     ap.add_argument("--verbose", action="store_true", help="print every claim's progress")
     args = ap.parse_args(argv)
     if args.only_mutations:
@@ -862,7 +868,7 @@ def main(argv=None) -> int:
     clear_caches(keep_simulations=False)
     say(f"clean run: {len(claims)} claims (tier {args.tier}) ...")
     t0 = time.perf_counter()
-    clean = run(claims, args.tier, progress=sys.stderr if args.verbose else None)
+    clean = run(claims, args.tier, progress=sys.stderr if args.verbose else None, cache=args.cache)
     say(f"clean run: {len(clean)} run, not ok: {_not_ok(clean) or 'none'} ({time.perf_counter() - t0:.1f} s)")
     clean_probes = {}
     for name in sorted({m.probe for m in muts}):
@@ -870,7 +876,7 @@ def main(argv=None) -> int:
     records = []
     for i, m in enumerate(muts, 1):
         say(f"[{i}/{len(muts)}] {m.name}{' (simulator: simulations rerun)' if m.simulator else ''} ...")
-        rec = run_mutation(m, args.tier, clean, clean_probes, args.claims, say, args.verbose)
+        rec = run_mutation(m, args.tier, clean, clean_probes, args.claims, say, args.verbose, args.cache)
         records.append(rec)
         if "error" in rec:
             say(f"    NOT INSTALLED: {rec['error']}")
