@@ -69,6 +69,8 @@ class Outcome:
     diagnosis_fn: Callable | None = None   # lazily computes a Diagnosis on mismatch
     figures: list = field(default_factory=list)
     also_required: tuple | None = None     # (bool, reason): a further condition for "holds"
+    mde_rel: float | None = None           # set by checks that judge themselves: min. detectable rel. error
+    mde_note: str = ""                     # how mde_rel was obtained (or why there is none)
 
 
 @dataclass(frozen=True)
