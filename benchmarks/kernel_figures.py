@@ -8,7 +8,8 @@
    (plain attention's own ratios are ell/d, k/d, n/d^2), 3 seeds each, with both predictions and
    the floors rho + a2^2 (plain, d -> infinity), rho + sum_{m>=3} a_m^2 (kernel, d -> infinity)
    and the finite-d kernel floor rho_eff.
-2. docs/kernel-gap.png: the relative gap of benchmarks/kernel_finite_size.py's JSON, with fits.
+2. docs/kernel-gap.png: the absolute gap of benchmarks/kernel_finite_size.py's JSON against D (log-log,
+   with each variant's power law) and D x gap (flat for gap = c/D); the legend gives the seeds per point.
 
 Runtime on the shared 2-core machine: about 5 minutes for the crossover simulations.
 """

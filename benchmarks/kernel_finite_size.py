@@ -17,14 +17,24 @@ power law c d^-p (weighted least squares on log gap).
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/kernel_finite_size.py \
         --ds 4,6,8,10 --seeds 3 --out kernel_finite_size.json
 
-Writes a JSON file and prints a table.  Runtime on the shared 2-core machine with the dense Gram
-solver (when docs/kernel-finite-size.json was made): d <= 10 about 15 minutes with 3 seeds, d = 12
-about 7 minutes per variant for 2 seeds.  With the matrix-free solver that `auto` now picks, one
-seed of the real variant takes about 12 s at d = 12, 34 s at d = 14 and 57 s at d = 16 (one thread;
-docs/benchmarks.md); extending the data to d = 14, 16:
+Writes a JSON file (after every d, so an interrupted run keeps its finished points) and prints a table.
+One seed of the real variant costs about 0.1 s of CPU at d = 4, 1 s at d = 8, 3.4 s at d = 10, 10 s at
+d = 12, 25-34 s at d = 14 and 57 s at d = 16 (one BLAS thread, matrix-free solver from d = 5 on;
+docs/benchmarks.md); the controls are cheaper.  docs/kernel-finite-size.json (docs/kernel.md, "Finite
+size: a finding") is the kernel learner with ten fresh seeds per d (seeds 1000-1009, n_test 4000, the
+settings of `icl-symbolic extrapolate --features hermite:2`) for d = 4..12, merged with the ordinary
+excess at ten seeds and the earlier three-seed controls (d = 14, 16 with ten seeds was started and
+stopped for lack of machine time; extend it with --ds 14,16 and --merge):
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/kernel_finite_size.py \
-        --ds 14,16 --seeds 3 --no-ordinary --merge docs/kernel-finite-size.json --out kernel_finite_size.json
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/kernel_finite_size.py --ds 4,6,8,10,12 \
+        --seeds 10 --seed0 1000 --n-test 4000 --variants real --no-ordinary --out real.json
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/kernel_finite_size.py --ds "" \
+        --seeds 10 --seed0 1000 --n-test 2000 --out ordinary.json          # plain attention, f = g, d = 27
+    git show 418b501:docs/kernel-finite-size.json > old.json
+    python benchmarks/kernel_finite_size.py --ds "" --no-ordinary --merge ordinary.json --merge real.json \
+        --merge old.json:features,gaussian --out docs/kernel-finite-size.json
+
+(old.json: the earlier docs/kernel-finite-size.json, whose controls have three seeds, 0-2, n_test 2000.)
 """
 
 from __future__ import annotations
@@ -47,13 +57,13 @@ F = "g + (g^2-1)/sqrt(2)"
 RHO = 0.1
 
 
-def measure(d, point, seeds, n_test, variants, log):
+def measure(d, point, seeds, n_test, variants, log, jobs=1):
     alpha, kappa, tau = point
     rows = []
     for variant in variants:
         t0 = time.monotonic()
         r = kernel_sim.simulate_kernel(F, d, alpha, kappa, tau, RHO, seeds=seeds, n_test=n_test,
-                                       control=None if variant == "real" else variant)
+                                       control=None if variant == "real" else variant, jobs=jobs)
         e, se, th = float(r.e_query), r.e_query.stderr, r.e_theory
         row = {"d": d, "D": r.D, "variant": variant, "ell": r.ell, "k": r.k, "n": r.n, "e": e, "e_se": se,
                "e_theory": th, "gap_rel": e / th - 1, "gap_rel_se": se / th, "gap_abs": e - th,
@@ -92,30 +102,36 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ds", default="4,6,8,10")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seed0", type=int, default=0, help="first seed (seeds are seed0, seed0 + 1, ...)")
     ap.add_argument("--n-test", type=int, default=2000)
     ap.add_argument("--point", default="16,2,4", help="ell/D, k/D, n/D^2")
     ap.add_argument("--variants", default="real,features,gaussian")
     ap.add_argument("--no-ordinary", action="store_true")
+    ap.add_argument("--jobs", type=int, default=1, help="processes for the seeds (the same numbers for any value)")
     ap.add_argument("--out", default="kernel_finite_size.json")
-    ap.add_argument("--merge", action="append", default=[], help="earlier output JSON whose rows are kept")
+    ap.add_argument("--merge", action="append", default=[],
+                    help="earlier output JSON whose rows are kept; FILE:real,gaussian keeps only those variants "
+                         "(the first merged file with an 'ordinary' row gives it)")
     args = ap.parse_args(argv)
     point = tuple(float(x) for x in args.point.split(","))
-    seeds = tuple(range(args.seeds))
+    seeds = tuple(range(args.seed0, args.seed0 + args.seeds))
     variants = args.variants.split(",")
 
     def log(msg):
         print(msg, flush=True)
 
     rows, extra = [], None
-    for path in args.merge:
+    for spec in args.merge:
+        path, _, only = spec.partition(":")
         old = json.loads(Path(path).read_text())
-        rows += old["rows"]
+        keep = set(only.split(",")) if only else None
+        rows += [r for r in old["rows"] if keep is None or r["variant"] in keep]
         extra = extra or old.get("ordinary")
     if not args.no_ordinary:
         extra = ordinary(point, seeds, args.n_test, log)
     for d in [int(x) for x in args.ds.split(",") if x.strip()] or [None]:
         if d is not None:
-            rows += measure(d, point, seeds, args.n_test, variants, log)
+            rows += measure(d, point, seeds, args.n_test, variants, log, args.jobs)
         variants_all = sorted({r["variant"] for r in rows})
         doc = {"teacher": F, "rho": RHO, "point": {"alpha": point[0], "kappa": point[1], "tau": point[2]},
                "ratios": "alpha = ell/D, kappa = k/D, tau = n/D^2; Gaussian tasks", "rows": rows,

@@ -28,6 +28,13 @@ variable, and the verdict is the z test of gap_inf against 0
 (:func:`icl_symbolic.extrapolate.extrapolate` with e_theory = 0).  The rate is
 reported too: a power law gap = c D^-p (:func:`icl_symbolic.extrapolate.fit_power_law`).
 
+What the data support (docs/kernel.md, "Finite size: a finding"): with ten or more
+seeds per d the 1/D fit's gap_inf is not 0 and the rate is below 1, so the
+claim the project makes is the one :func:`judge_gap_decay` tests: the gap is
+resolved and positive at every D of the ladder, and its power-law rate p lies
+inside a stated band [rate_min, rate_max] (the whole one-sided Student-t band of
+p, not only its centre: a claim cannot hold because its SE is large).
+
 The (d, seed) runs go through :func:`icl_symbolic.parallel.map_sweep` (``jobs``
 processes or a Dask scheduler, BLAS pinned to one thread per run); each seed's
 random streams depend only on the seed, so the numbers do not depend on
@@ -47,7 +54,10 @@ import numpy as np
 
 from .errors import ICLError
 from .expr import teacher
-from .extrapolate import MODELS, Extrapolation, LadderPoint, PowerLaw, check_ladder, extrapolate, fit_power_law
+from scipy import stats
+
+from .extrapolate import (MODELS, Extrapolation, LadderPoint, PowerLaw, check_ladder, extrapolate, fit_power_law,
+                          welch_dof)
 from .kernel import parse_features
 from .kernel_sim import DEFAULT_N_TEST_KERNEL, check_kernel_run, kernel_prediction, simulate_kernel
 from .parallel import map_sweep
@@ -55,11 +65,13 @@ from .peak import is_peak
 from .simulation import check_rho_lam, check_seeds, memory_share
 from .stats import seed_mean_se
 
-__all__ = ["GapPoint", "GapFit", "KernelExtrapolation", "fit_gap", "kernel_ladder_check", "run_kernel_ladder",
-           "extrapolate_kernel", "FIT_VARIABLE"]
+__all__ = ["GapPoint", "GapFit", "GapDecay", "KernelExtrapolation", "fit_gap", "judge_gap_decay", "rate_dof",
+           "kernel_ladder_check", "run_kernel_ladder", "extrapolate_kernel", "FIT_VARIABLE", "POWER"]
 
 #: The ladder variable of the gap fit (module docstring).
 FIT_VARIABLE = "D"
+#: The power at which a minimum detectable change is stated (90 %, the project's convention).
+POWER = 0.9
 
 
 def _in_D(text: str) -> str:
@@ -155,6 +167,137 @@ def fit_gap(points: Sequence[LadderPoint], *, false_alarm: float = 1e-3, m: int 
     core = extrapolate(points, 0.0, false_alarm=false_alarm, m=m, model=model,
                        theory_note="the gap e_sim - e_pred must vanish as D -> infinity")
     return GapFit(core, fit_power_law(points))
+
+
+def rate_dof(points: Sequence[LadderPoint]) -> float:
+    """Welch-Satterthwaite dof of the power-law rate p of :func:`~icl_symbolic.extrapolate.fit_power_law`.
+
+    p is a linear combination sum_i c_i log(gap_i) (weighted least squares, weights
+    w_i = (gap_i/SE_i)^2), and SE(log gap_i) = SE_i/gap_i is estimated from the
+    point's seeds, so p's SE has the Welch dof of those terms (0 when a point has
+    fewer than two seeds).  Only positive gaps enter, as in the fit.
+
+    >>> two = [LadderPoint(D, 18.0 / D, 0.01 / D, tuple(range(10))) for D in (14, 65)]
+    >>> round(rate_dof(two), 9)     # two points, equal weights: 9 + 9 dof
+    18.0
+    """
+    good = [p for p in points if p.e_mean > 0]
+    x = np.log([float(p.d) for p in good])
+    w = np.array([(p.e_mean / p.e_se) ** 2 for p in good])
+    xc = x - np.sum(w * x) / np.sum(w)
+    c = -w * xc / np.sum(w * xc ** 2)
+    return welch_dof(c, [p.e_se / p.e_mean for p in good], [p.n_seeds for p in good])
+
+
+def _t_one_sided(z: float, dof: float) -> float:
+    """The one-sided Student-t quantile with the same tail as normal ``z`` (``z`` itself at infinite dof)."""
+    if not math.isfinite(dof) or dof >= 1000:
+        return float(z)
+    if dof <= 0:
+        return math.inf
+    return float(stats.t.isf(stats.norm.sf(z), dof))
+
+
+@dataclass(frozen=True)
+class GapDecay:
+    """The verdict of :func:`judge_gap_decay` and what it rests on."""
+
+    rate_min: float
+    rate_max: float
+    z: float                  # one-sided normal quantile of each part's false alarm
+    resolved: tuple           # per point: (D, gap, SE, seeds, Student-t limit, gap - t SE > 0)
+    power_law: PowerLaw | None
+    dof: float                # Welch dof of p
+    t_rate: float             # one-sided Student-t limit of p's band at that dof
+    why: tuple                # reasons it fails ('' entries never)
+    mde_rate: float           # smallest change of p caught with POWER: (t_rate + t_POWER) * p_se
+    shift: tuple              # (lower, higher): smallest constant shift of e_pred that fails with these data
+
+    @property
+    def holds(self) -> bool:
+        return not self.why
+
+    @property
+    def band(self) -> tuple:
+        """p - t SE, p + t SE (the one-sided bands at the claim's z)."""
+        pl = self.power_law
+        return (pl.p - self.t_rate * pl.p_se, pl.p + self.t_rate * pl.p_se) if pl else (math.nan, math.nan)
+
+    def mde_note(self) -> str:
+        pl = self.power_law
+        if pl is None:
+            return "no power law could be fitted"
+        lo, hi = self.shift
+        return (f"rate p = {pl.p:.3f} +- {pl.p_se:.2g} (Welch dof {self.dof:.1f}); a true rate outside "
+                f"[{self.rate_min:g}, {self.rate_max:g}] holds with probability <= {stats.norm.sf(self.z):.1g} at "
+                f"the edge; the ladder tells rates {self.mde_rate:.3f} apart with {POWER:.0%} power at the measured "
+                f"SE ((t {self.t_rate:.3g} + t_{POWER:g}) x SE); with these data a prediction lower by "
+                f"{lo:.3g} or higher by {hi:.3g} (a constant at every D) would fail the claim")
+
+
+def _decay_parts(points: Sequence[LadderPoint], rate_min: float, rate_max: float, z: float):
+    """(resolved rows, power law, dof, t_rate, reasons) of :func:`judge_gap_decay`."""
+    why, rows = [], []
+    for q in points:
+        t = _t_one_sided(z, q.n_seeds - 1 if q.n_seeds else math.inf)
+        ok = q.e_mean - t * q.e_se > 0
+        rows.append((q.d, q.e_mean, q.e_se, q.n_seeds, t, ok))
+        if not ok:
+            why.append(f"the gap at D = {q.d} is not resolved above 0 ({q.e_mean:.3g} - {t:.3g} x {q.e_se:.2g})")
+    pl = fit_power_law(points)
+    if pl is None:
+        return rows, None, 0.0, math.inf, why + ["no power law could be fitted (fewer than two positive gaps)"]
+    dof = rate_dof(points)
+    t = _t_one_sided(z, dof)
+    lo, hi = pl.p - t * pl.p_se, pl.p + t * pl.p_se
+    if not lo > rate_min:
+        why.append(f"the rate's lower band p - {t:.3g} SE = {lo:.3f} is not above {rate_min:g}")
+    if not hi < rate_max:
+        why.append(f"the rate's upper band p + {t:.3g} SE = {hi:.3f} is not below {rate_max:g}")
+    return rows, pl, dof, t, why
+
+
+def _shift_to_fail(points, rate_min, rate_max, z, sign: int) -> float:
+    """Smallest constant delta > 0 with which gap + sign*delta (the prediction moved by -sign*delta)
+    fails :func:`judge_gap_decay`, by bisection (inf if none up to 10 x the largest gap)."""
+    def fails(delta):
+        moved = [LadderPoint(q.d, q.e_mean + sign * delta, q.e_se, q.seeds) for q in points]
+        return bool(_decay_parts(moved, rate_min, rate_max, z)[4])
+    hi = 10 * max(abs(q.e_mean) for q in points)
+    if fails(0.0):
+        return 0.0
+    if not fails(hi):
+        return math.inf
+    lo = 0.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if fails(mid) else (mid, hi)
+    return hi
+
+
+def judge_gap_decay(points: Sequence[LadderPoint], rate_min: float, rate_max: float, z: float = 3.09) -> GapDecay:
+    """Test "the gap is resolved and positive at every D, and decays like D^-p with rate_min < p < rate_max".
+
+    ``points``: gaps as ladder points in D (:meth:`GapPoint.ladder_point`).  Each part is a
+    one-sided test at normal quantile ``z`` as Student t (a point at its seeds - 1 dof; the
+    rate at its Welch dof, :func:`rate_dof`): gap - t SE > 0 at every D, p - t SE > rate_min
+    and p + t SE < rate_max, p from :func:`~icl_symbolic.extrapolate.fit_power_law` (SE
+    Birge-inflated when the points scatter more than their SEs).  The claim holds only when
+    every part does, so if it is false it holds wrongly with at most the probability of one
+    part, sf(z) (intersection-union test).  A large SE makes it fail, never hold.
+
+    >>> pts = [LadderPoint(D, 20.0 * D ** -0.85, 0.002, tuple(range(10))) for D in (14, 27, 44, 65)]
+    >>> g = judge_gap_decay(pts, 0.7, 0.95)
+    >>> g.holds, round(g.power_law.p, 6), judge_gap_decay(pts, 0.9, 1.1).holds
+    (True, 0.85, False)
+    """
+    if not rate_min < rate_max:
+        raise ICLError(f"the rate band needs rate_min < rate_max, got [{rate_min}, {rate_max}]")
+    rows, pl, dof, t, why = _decay_parts(points, rate_min, rate_max, z)
+    mde = (t + _t_one_sided(stats.norm.isf(1 - POWER), dof)) * pl.p_se if pl else math.inf
+    shift = tuple(_shift_to_fail(points, rate_min, rate_max, z, s) for s in (+1, -1))
+    return GapDecay(float(rate_min), float(rate_max), float(z), tuple(rows), pl, float(dof), float(t),
+                    tuple(why), float(mde), shift)
 
 
 def kernel_ladder_check(ds, alpha: float, kappa: float, tau: float, features="hermite:2",

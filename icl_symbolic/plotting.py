@@ -391,31 +391,45 @@ def kernel_crossover_figure(kc, kernel_sim, plain_sim, floors, title):
 
 def kernel_gap_figure(rows, fits, title):
     """Absolute gap e_sim - e_prediction of the kernel learner and its controls against the feature
-    dimension D (log-log, SE over seeds), with each variant's fitted power law c D^-p
-    (``fits[variant]["power_law"]``)."""
-    fig, axes = _new_figure((6.0, 4.4))
-    ax = axes[0][0]
+    dimension D (left: log-log, SE over seeds, with each variant's fitted power law c D^-p from
+    ``fits[variant]["power_law"]``; right: D x gap on a linear scale, where a 1/D decay is flat and
+    every point is drawn, non-positive ones too).  The legend gives each variant's seeds per point."""
+    fig, axes = _new_figure((10.5, 4.4), ncols=2)
+    ax, bx = axes[0]
     styles = {"real": ("C0", "kernel learner (hermite:2)"), "features": ("C2", "control: Gaussian inputs, true tasks"),
               "gaussian": ("C3", "control: Gaussian inputs and tasks")}
     for variant, (color, label) in styles.items():
-        pts = sorted((r["D"], r["gap_abs"], r["e_se"]) for r in rows if r["variant"] == variant)
+        pts = sorted((r["D"], r["gap_abs"], r["e_se"], len(r["seeds"])) for r in rows if r["variant"] == variant)
         if not pts:
             continue
-        D, g, se = map(np.array, zip(*pts))
+        D, g, se, ns = map(np.array, zip(*pts))
+        seeds = f"{ns.min()}" if ns.min() == ns.max() else f"{ns.min()}-{ns.max()}"
+        label = f"{label}, {seeds} seeds"
         ok = g > 0
         ax.errorbar(D[ok], g[ok], yerr=se[ok], fmt="o", color=color, capsize=2, ms=4, label=label)
+        bx.errorbar(D, D * g, yerr=D * se, fmt="o-", color=color, capsize=2, ms=4, lw=0.8, label=label)
         pl = (fits or {}).get(variant) or {}
         if pl.get("power_law"):
             c, p = pl["power_law"]["c"], pl["power_law"]["p"]
             dd = np.geomspace(D.min(), D.max(), 50)
             ax.plot(dd, c * dd ** (-p), "--", color=color, lw=1,
                     label=f"fit c D^-p: p = {p:.2f} +- {pl['power_law']['p_se']:.2f}")
-    ax.set_xscale("log")
+    import matplotlib.ticker
+
     ax.set_yscale("log")
-    ax.set_xlabel("D = d + d(d+1)/2 (feature dimension; d = 4, 6, 8, ...)")
+    bx.axhline(0.0, color="grey", lw=0.6)
+    ticks = sorted({r["D"] for r in rows if r["variant"] in styles})
+    for a in (ax, bx):
+        a.set_xscale("log")
+        a.set_xticks(ticks)
+        a.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        a.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        a.set_xlabel("D = d + d(d+1)/2 (feature dimension; d = 4, 6, 8, ...)")
     ax.set_ylabel("e_sim - e_prediction")
-    ax.set_title(title, fontsize=9)
+    bx.set_ylabel("D x (e_sim - e_prediction)   (flat: gap = c/D)")
+    fig.suptitle(title, fontsize=9)
     ax.legend(fontsize=6.5)
+    bx.legend(fontsize=6.5)
     fig.tight_layout()
     return fig
 

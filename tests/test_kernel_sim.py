@@ -22,8 +22,9 @@ F = "g + (g^2-1)/sqrt(2)"      # a1 = a2 = 1: plain floor rho + a2^2 = 1.1, kern
 RHO = 0.1
 
 #: Ordinary finite-size excess of the linear theory at D = 27, alpha = 16, kappa = 2, tau = 4:
-#: plain attention on the linear teacher f = g at d = 27 sits 8.2% (+- 2.7%, 3 seeds) above its
-#: theory (benchmarks/kernel_finite_size.py, "ordinary"); allowance = 1.5 x that, rounded.
+#: plain attention on the linear teacher f = g at d = 27 sits 7.2% (+- 1.2%, ten seeds) above its
+#: theory (benchmarks/kernel_finite_size.py, "ordinary"; three seeds gave 8.2% +- 2.7%); the
+#: allowance 12% is above that measurement's one-sided 1e-3 edge (10.9%).
 ORDINARY_ALLOWANCE_D27 = 0.12
 
 
@@ -170,3 +171,55 @@ def test_weighted_feature_sums_equal_explicit_features(K):
     X = rng.standard_normal((5, 7, 4)) / 2.0
     y = rng.standard_normal((5, 7))
     np.testing.assert_allclose(ft.weighted_sum(y, X), np.einsum("mi,mid->md", y, ft(X)), rtol=1e-12, atol=1e-12)
+
+
+_BOUND_CLAIM = """
+[[claim]]
+id = "t.below"
+source = "test"
+statement = "e below 1.1"
+method = "sim"
+full = true
+check = "kernel_simulation"
+evidence = "simulation"
+f = "g + (g^2-1)/sqrt(2)"
+rho = "1/10"
+features = "hermite:2"
+d = 4
+alpha = 32
+kappa = 4
+tau = 16
+n_seeds = {n_seeds}
+versus = "below"
+bound = "rho + a2^2"
+tolerance = {{ z = 3.09, reason = "test" }}
+expected = "holds"
+"""
+
+
+@pytest.mark.parametrize("mean, se, want", [(0.8, 0.03, True), (0.8, 0.3, False), (1.2, 0.01, False)])
+def test_bound_claim_needs_its_whole_band_and_reports_its_power(tmp_path, monkeypatch, mean, se, want):
+    """kernel_simulation below a bound (simulation replaced): holds only when mean + t SE (one-sided,
+    Student t at 9 dof) is below the bound, so a tenfold SE fails rather than holds; mde_rel is
+    (t + t_0.9) SE / bound; fewer than ten seeds are refused."""
+    from types import SimpleNamespace
+
+    from scipy import stats
+
+    from icl_symbolic.values import Value
+    from icl_symbolic.verification.checks import kernel as kernel_checks
+    from icl_symbolic.verification.claimfile import load_claims
+
+    fake = SimpleNamespace(e_query=Value(mean, "sim", stderr=se), d=4, D=14, ell=448, k=56, n=3136, e_theory=0.8)
+    monkeypatch.setattr(kernel_checks, "_sim", lambda *a: fake)
+    path = tmp_path / "c.toml"
+    path.write_text(_BOUND_CLAIM.format(n_seeds=10))
+    (claim,) = load_claims([str(path)])
+    out = kernel_checks.check_kernel_simulation(claim)
+    t, t90 = stats.t.isf(stats.norm.sf(3.09), 9), stats.t.isf(0.1, 9)
+    assert out.holds is want is bool(mean + t * se < 1.1)
+    assert out.mde_rel == pytest.approx((t + t90) * se / 1.1, rel=1e-9) and "90% power" in out.mde_note
+    path.write_text(_BOUND_CLAIM.format(n_seeds=4))
+    (claim,) = load_claims([str(path)])
+    with pytest.raises(ICLError, match="at least 10 seeds"):
+        kernel_checks.check_kernel_simulation(claim)

@@ -14,7 +14,7 @@ module                    kinds (paper unit)
 ``appendix_c``            appendix_c (Appendix C, p. 10: the proof step of Result 1)
 ``setup``                 setup (Sec. 2, Eqs. (1), (3)-(7), p. 2-3: Eq. (6)'s ridge
                           normalisation, d(d+1) parameters, the finite-d peak)
-``kernel``                kernel_value, kernel_simulation, kernel_gap_extrapolated
+``kernel``                kernel_value, kernel_simulation, kernel_gap_decay
                           (our extension, the kernel learner; not the paper's)
 ``coverage``              hermite_field (printed fields of hermite_coeffs that no
                           other kind reads: Eq. 2, p. 2; Eq. 8, p. 3), a1zero_derivation
