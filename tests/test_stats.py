@@ -220,3 +220,25 @@ def test_mde_of_the_planted_ladders_lies_between_the_shifts(ladders):
     nu = stats.MIN_SEEDS - 1
     mde = stats.mde_rel(float(np.median(jk[:, 1])), stats.t_limit(float(sps.norm.isf(5e-4)), nu), nu, E_INF)
     assert 0.01 < mde < 0.05
+
+
+def test_fit_ladder_uses_the_jackknife_only_with_per_seed_values():
+    rng = np.random.default_rng(9)
+    vals = {d: 0.7 + 1.3 / d + 0.01 * 32 / d * rng.standard_normal(5) for d in DS}
+
+    def pts(k=5, values=True):
+        return [LadderPoint(d, float(v[:k].mean()), float(v[:k].std(ddof=1) / math.sqrt(k)), tuple(range(k)),
+                            values=tuple(v[:k]) if values else None) for d, v in vals.items()]
+    jk, welch = fit_ladder(pts(), "c1/d"), fit_ladder(pts(values=False), "c1/d")
+    assert (jk.se_method, jk.e_inf_dof, welch.se_method) == ("jackknife", 4.0, "welch")
+    assert jk.e_inf == welch.e_inf and jk.e_inf_se != welch.e_inf_se and "jackknife over 5 seeds" in jk.reason
+    # the jackknife SE is the spread of the leave-one-seed-out fits, computed independently here
+    reps = [fit_ladder([LadderPoint(p.d, float(np.mean(np.delete(p.values, j))),
+                                    float(np.std(np.delete(p.values, j), ddof=1) / 2), tuple(range(4)))
+                        for p in pts()], "c1/d").e_inf for j in range(5)]
+    assert jk.e_inf_se == pytest.approx(math.sqrt(4 / 5 * np.sum((np.array(reps) - np.mean(reps)) ** 2)), rel=1e-9)
+    assert fit_ladder(pts(k=2)).se_method == "welch"          # a replicate would have one seed per d
+    bad = pts()
+    bad[0] = LadderPoint(bad[0].d, bad[0].e_mean + 0.1, bad[0].e_se, bad[0].seeds, values=bad[0].values)
+    with pytest.raises(ICLError, match="not the mean of its per-seed values"):
+        fit_ladder(bad)
