@@ -36,15 +36,15 @@ from .errors import ICLError
 #: freedom, and with skewed per-seed errors (the kernel learner's) a few-seed SE
 #: understates the spread exactly when the mean is off.  On planted ladders
 #: (docs/power.md, benchmarks/bench_power_calibration.py) the plain weighted fit
-#: with 4 seeds per d misses its nominal 90 % interval 22 % of the time (10 seeds:
-#: 14-18 %); the jackknife over seeds that fit_ladder uses instead covers at the
-#: nominal rate with 4 seeds too, but then its Student-t limit at the false-alarm
-#: budget 1e-3 is 12.9 SE (3 dof) and the minimum detectable error about 19 SE
-#: (:func:`mde_abs`), about 20 % of e_inf there: a claim would "hold" on almost
-#: anything.  With 10 seeds: 4.8 SE, an MDE of 6.6 SE, about 3 % of e_inf.
+#: with 4 seeds per d misses its nominal 90 % interval 22-23 % of the time (10
+#: seeds: 14-18 %).  The jackknife over seeds that fit_ladder uses instead covers
+#: at the nominal rate with 4 seeds too, but then its Student-t limit at the
+#: false-alarm budget 1e-3 is 12.9 SE (3 dof), the minimum detectable error about
+#: 19 SE (:func:`mde_abs`), 9-18 % of e_inf there: a claim would "hold" on almost
+#: anything.  With 10 seeds: 4.8 SE, an MDE of 6.6 SE, 2-2.6 % of e_inf.
 MIN_SEEDS = 10
 
-#: dof at or above which the Student t is taken as normal (the quantiles agree to < 0.5 %).
+#: dof at or above which the Student t is taken as normal (the quantiles agree to 0.3 % at z = 3.29, 0.5 % at z = 4.5).
 DOF_NORMAL = 1000
 
 

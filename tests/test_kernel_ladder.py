@@ -125,7 +125,9 @@ def test_command_small_kernel_ladder_json_csv_plot(tmp_path, capsys):
         assert p["gap_mean"] == pytest.approx(p["e_mean"] - p["e_pred"], abs=1e-14) and p["gap_se"] == p["e_se"] > 0
     assert code == (0 if obj["holds"] else 1)
     # the fit is of the gaps against 1/D (not 1/d), and the rate is the power law of the same points
-    ladder = [LadderPoint(p["D"], p["gap_mean"], p["gap_se"], tuple(p["seeds"])) for p in obj["points"]]
+    # with the per-seed gaps, as the command fits them (jackknife SE over the seeds)
+    ladder = [LadderPoint(p["D"], p["gap_mean"], p["gap_se"], tuple(p["seeds"]),
+                          values=tuple(e - p["e_pred"] for e in p["per_seed_e"])) for p in obj["points"]]
     g = fit_gap(ladder)
     assert obj["gap_inf"] == pytest.approx(g.core.fit.e_inf, rel=1e-12)
     assert obj["z"] == pytest.approx(g.core.z, rel=1e-12)
