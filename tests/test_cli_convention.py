@@ -138,7 +138,7 @@ def test_verdicts_are_reported_as_they_are_decided(monkeypatch):
     events = []
     real = runner.run_claim
 
-    def spy(claim, progress=None):
+    def spy(claim, progress=None, cache=None):
         events.append(("run", claim.id))
         return real(claim, progress=progress)
 
