@@ -22,17 +22,19 @@ One seed of the real variant costs about 0.1 s of CPU at d = 4, 1 s at d = 8, 3.
 d = 12, 25-34 s at d = 14 and 57 s at d = 16 (one BLAS thread, matrix-free solver from d = 5 on;
 docs/benchmarks.md); the controls are cheaper.  docs/kernel-finite-size.json (docs/kernel.md, "Finite
 size: a finding") is the kernel learner with ten fresh seeds per d (seeds 1000-1009, n_test 4000, the
-settings of `icl-symbolic extrapolate --features hermite:2`) for d = 4..12, merged with the ordinary
-excess at ten seeds and the earlier three-seed controls (d = 14, 16 with ten seeds was started and
-stopped for lack of machine time; extend it with --ds 14,16 and --merge):
+settings of `icl-symbolic extrapolate --features hermite:2`) for d = 4..14, merged with the ordinary
+excess at ten seeds and the earlier three-seed controls (d = 16 with ten seeds was started and
+stopped for lack of machine time; extend it with --ds 16 and --merge):
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/kernel_finite_size.py --ds 4,6,8,10,12 \
         --seeds 10 --seed0 1000 --n-test 4000 --variants real --no-ordinary --out real.json
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/kernel_finite_size.py --ds 14 --jobs 2 \
+        --seeds 10 --seed0 1000 --n-test 4000 --variants real --no-ordinary --out real14.json
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/kernel_finite_size.py --ds "" \
         --seeds 10 --seed0 1000 --n-test 2000 --out ordinary.json          # plain attention, f = g, d = 27
     git show 418b501:docs/kernel-finite-size.json > old.json
     python benchmarks/kernel_finite_size.py --ds "" --no-ordinary --merge ordinary.json --merge real.json \
-        --merge old.json:features,gaussian --out docs/kernel-finite-size.json
+        --merge real14.json --merge old.json:features,gaussian --out docs/kernel-finite-size.json
 
 (old.json: the earlier docs/kernel-finite-size.json, whose controls have three seeds, 0-2, n_test 2000.)
 """
