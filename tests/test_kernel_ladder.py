@@ -291,7 +291,8 @@ def test_the_gap_claim_holds_and_can_fail(tmp_path, monkeypatch):
     assert r.verdict == "holds" and r.ok, r.detail
     assert "power law c D^-p" in r.detail and "FAILS" not in r.detail
     assert not run(2.0, 3.0).ok                            # not faster than 1/D^2
-    assert run(0.5, 2.0, n_seeds=4).verdict == "error"
+    with pytest.raises(ICLError, match=">= 10 seeds"):      # refused when the claim file is loaded
+        run(0.5, 2.0, n_seeds=4)
     real = kernel_ladder.kernel_prediction
     monkeypatch.setattr(kernel_ladder, "kernel_prediction", lambda *a, **k: real(*a, **k) - 0.5)
     shifted = run(0.5, 2.0)

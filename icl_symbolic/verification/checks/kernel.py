@@ -13,6 +13,7 @@ import sympy
 from scipy import stats
 
 from ...errors import ICLError
+from ...stats import MIN_SEEDS
 from ...kernel import kernel_curve, kernel_spectrum
 from ...kernel_ladder import POWER, extrapolate_kernel, judge_gap_decay
 from ...kernel_sim import simulate_kernel
@@ -22,10 +23,6 @@ from ..judge import z_to_t
 from ..registry import Param, Outcome, _text, check_kind
 from .common import _lazy_family, _num, _pretty
 
-try:                                  # the project's minimum seeds per simulated point
-    from ...stats import MIN_SEEDS
-except ImportError:                   # before icl_symbolic/stats.py is merged
-    MIN_SEEDS = 10
 
 QUANTITIES = ("rho_eff", "captured_power", "e")
 _SIM_CACHE: dict = {}
@@ -92,7 +89,7 @@ def _sim(f, rho, d, alpha, kappa, tau, lam, features, control, seeds, n_test, pr
     "kappa": Param("number", True, doc="k/D"),
     "tau": Param("number", True, doc="n/D^2"),
     "lam": Param("number", False, 0.0, "ridge"),
-    "n_seeds": Param("int", False, MIN_SEEDS, f"seeds (seed0, seed0 + 1, ...), at least {MIN_SEEDS}"),
+    "n_seeds": Param("seed_count", False, MIN_SEEDS, f"seeds (seed0, seed0 + 1, ...), at least {MIN_SEEDS}"),
     "seed0": Param("int", False, 20261007, "first seed"),
     "n_test": Param("int", False, 2000, "test prompts per seed"),
     "versus": Param("str", True, doc="'theory' (the kernel prediction), 'below' or 'above' a bound, or "
@@ -105,8 +102,6 @@ def check_kernel_simulation(claim, progress=None) -> Outcome:
     prediction (tolerance z SE + bias_rel |prediction|), or below/above a bound by z SE
     (one-sided, Student t with n_seeds - 1 dof)."""
     p = claim.parsed
-    if p["n_seeds"] < MIN_SEEDS:
-        raise ICLError(f"n_seeds = {p['n_seeds']}: a simulated point needs at least {MIN_SEEDS} seeds")
     f = _text(claim.params["f"])
     rho = float(sympy.N(p["rho"], 17))
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
@@ -151,7 +146,8 @@ def check_kernel_simulation(claim, progress=None) -> Outcome:
     "kappa": Param("number", True, doc="k/D"),
     "tau": Param("number", True, doc="n/D^2"),
     "lam": Param("number", False, 0.0, "ridge"),
-    "n_seeds": Param("int", False, MIN_SEEDS, f"seeds per dimension (seed0, seed0 + 1, ...), at least {MIN_SEEDS}"),
+    "n_seeds": Param("seed_count", False, MIN_SEEDS,
+                     f"seeds per dimension (seed0, seed0 + 1, ...), at least {MIN_SEEDS}"),
     "seed0": Param("int", False, 0, "first seed"),
     "n_test": Param("int", False, 4000, "test prompts per seed"),
     "rate_min": Param("number", True, doc="the power-law rate p of the gap (c D^-p) lies above this ..."),
@@ -168,8 +164,6 @@ def check_kernel_gap_decay(claim, progress=None) -> Outcome:
     resolves with 90 % power.
     """
     p = claim.parsed
-    if p["n_seeds"] < MIN_SEEDS:
-        raise ICLError(f"n_seeds = {p['n_seeds']}: a simulated point needs at least {MIN_SEEDS} seeds")
     f = _text(claim.params["f"])
     rho = float(sympy.N(p["rho"], 17))
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
