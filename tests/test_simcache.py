@@ -11,36 +11,14 @@ import pytest
 
 from icl_symbolic import simcache
 from icl_symbolic.cli import main
-from icl_symbolic.verification import claimfile, runner
+from icl_symbolic.verification import runner
 from icl_symbolic.verification.checks import simulation as checks_simulation
 
-LADDER = '''
-[[claim]]
-id = "c.ladder"
-source = "test"
-statement = 'x'
-method = "sim"
-tier = "full"
-check = "simulation_extrapolated"
-evidence = "simulation"
-f = "tanh(g)"
-rho = "0.1"
-d_list = [6, 8, 10]
-n_seeds = [12, 10, 10]
-alpha = 2
-kappa = 2
-tau = 2
-n_test = 50
-tolerance = { z = 3.29, reason = "test" }
-expected = "holds"
-'''
-
+from _claims import small_ladder_claims
 
 def _claim(tmp_path):
-    p = tmp_path / "c.toml"
-    p.write_text(LADDER)
-    (c,) = claimfile.load_file(str(p))
-    return c
+    """A real ladder d = 6, 8, 10 with 12 / 10 / 10 seeds (tests/_claims.py)."""
+    return small_ladder_claims(tmp_path)[0]
 
 
 def test_key_changes_with_every_input_and_the_seed():
