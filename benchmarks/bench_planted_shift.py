@@ -35,7 +35,7 @@ from icl_symbolic.values import Value
 from icl_symbolic.verification import runner
 from icl_symbolic.verification.checks import simulation as checks_simulation
 from icl_symbolic.verification.claimfile import load_claims, select
-from icl_symbolic.verification.judge import _z_parts
+from icl_symbolic.verification.judge import z_parts
 
 CLAIMS = ("result1.sim_sin_tau4", "result1.sim_sin_tau0.5", "result1.sim_tanh_tau0.5",
           "fig1.sim_result1_normalised")
@@ -67,7 +67,7 @@ def run(sets: int, shift: float, cache, progress, first: int = 0) -> dict:
             r0 = runner.run_claim(c, cache=cache)
             row = {"set": k, "claim": c.id, "holds_unshifted": r0.verdict == "holds", "z": r0.zscore,
                    "mde_rel": r0.mde_rel, "seconds": round(time.time() - t0, 1)}
-            se, lim, dof = _z_parts(r0.computed, r0.claimed, c.tolerance)
+            se, lim, dof = z_parts(r0.computed, r0.claimed, c.tolerance)
             ref = abs(float(r0.claimed.value))
             row["predicted_power"] = power(shift * ref, se, lim, dof)
             for sign in (+1, -1):

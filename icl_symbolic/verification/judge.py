@@ -46,7 +46,7 @@ class Tolerance:
 z_to_t = t_limit
 
 
-def _z_parts(computed, claimed, tol: Tolerance):
+def z_parts(computed, claimed, tol: Tolerance):
     """(combined SE, Student-t limit, dof or None) of a z tolerance."""
     se2 = sum(float(v.stderr) ** 2 for v in (computed, claimed) if v.stderr is not None)
     dofs = [v.n_samples - 1 for v in (computed, claimed)
@@ -77,15 +77,15 @@ def detectable(computed, claimed, tol: Tolerance, scale=None):
     >>> round(m, 4), round(r, 4)
     (0.0457, 0.0457)
     """
-    ref = abs(float(claimed.value)) if scale is None else abs(float(scale))
     if tol.kind == "exact":
         return 0.0, 0.0, "exact: any non-zero symbolic difference fails"
+    ref = abs(float(claimed.value)) if scale is None else abs(float(scale))
     if tol.kind in ("abs", "rel"):
         bound = tol.value if tol.kind == "abs" else tol.value * abs(float(claimed.value))
-        slack = sum(float(v.abs_err) for v in (computed, claimed) if v.abs_err is not None)
+        slack = sum(float(v.abs_err) for v in (computed, claimed) if v is not None and v.abs_err is not None)
         m = bound + slack
         return m, (m / ref if ref else None), "deterministic: any error beyond the tolerance fails"
-    se, zq, dof = _z_parts(computed, claimed, tol)
+    se, zq, dof = z_parts(computed, claimed, tol)
     bias = (tol.bias_rel or 0.0) * abs(float(claimed.value))
     m = mde_abs(se, zq + bias / se, dof, POWER) if se > 0 else float("inf")
     how = (f"90 % power at |z| <= {zq:.3g}" + (f" (t, {dof} dof)" if dof else "")
@@ -115,7 +115,7 @@ def compare(computed, claimed, tol: Tolerance):
         c, k = mpmath.mpf(computed.value), mpmath.mpf(claimed.value)
         diff = c - k
         if tol.kind == "z":
-            se, zq, dof = _z_parts(computed, claimed, tol)
+            se, zq, dof = z_parts(computed, claimed, tol)
             if se <= 0:
                 raise ICLError("a z tolerance needs a Monte-Carlo or simulation value with a standard error")
             se2 = se ** 2

@@ -115,13 +115,11 @@ def _pct(x: float) -> str:
 
 
 def _self_judged_mde(tol, claimed):
-    """The tolerance of a check that judges itself, as a relative error (None when it has no scale)."""
-    if tol.kind == "exact":
-        return 0.0, "exact: any non-zero symbolic difference fails"
-    if tol.kind == "rel":
-        return float(tol.value), "deterministic: any error beyond the relative tolerance fails"
-    if tol.kind == "abs" and claimed is not None and float(claimed.value) != 0:
-        return float(tol.value) / abs(float(claimed.value)), "deterministic: the absolute tolerance, relative"
+    """The tolerance of a check that judges itself, as a relative error (judge.detectable; None when
+    there is no relative scale or the tolerance is statistical)."""
+    if tol.kind == "exact" or (tol.kind in ("abs", "rel") and claimed is not None):
+        _, rel, how = detectable(None, claimed, tol)
+        return rel, how
     return None, f"the check judges itself ({tol.describe()}); no relative scale"
 
 

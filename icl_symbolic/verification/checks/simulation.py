@@ -282,8 +282,11 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
         holds = abs(z) > zq and extra_ok and fit_ok
         detail += (f"; z = {z:+.2f} vs limit {zq:.3g}: the extrapolated value "
                    f"{'is' if abs(z) > zq else 'is NOT'} separated from {ref:g}, as the claim states")
+        # the power of a separation claim: the smallest true separation from the reference it would find
+        _, sep_rel, how = detectable(computed, claimed, claim.tolerance)
         return Outcome(computed, claimed, detail, holds=holds, residual_expr="0" if holds else f"z = {z:+.2f}",
-                       figures=figs)
+                       figures=figs, mde_rel=sep_rel,
+                       mde_note=f"separation: {how}; the smallest true separation from {ref:g} it would detect")
 
     def diag_fn():
         if versus != "linear_equivalent":
