@@ -56,7 +56,7 @@ def main() -> int:
 
     import numpy as np
 
-    from icl_symbolic import slip_recall as R
+    from icl_symbolic.diagnosis import recall as R
 
     teachers = R.TEACHERS[:2] if args.quick else R.TEACHERS
     points = R.POINTS[:1] if args.quick else R.POINTS
@@ -129,7 +129,7 @@ def main() -> int:
             return 2
         head, rest = doc.split(BEGIN, 1)
         _, tail = rest.split(END, 1)
-        from icl_symbolic import io
+        from icl_symbolic.output import io
         io.write_text(path, head + BEGIN + "\n" + text + END + tail)
     return 0
 

@@ -39,7 +39,7 @@ CHECKS = {
 
 
 def main() -> int:
-    from icl_symbolic.extrapolate import extrapolate, run_ladder, theory_value
+    from icl_symbolic.studies.extrapolate import extrapolate, run_ladder, theory_value
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default=",".join(CHECKS))

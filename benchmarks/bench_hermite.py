@@ -35,8 +35,8 @@ def _naive_coeff(f_mp, m, dps):
 
 
 def bench_library(naive=True):
-    from icl_symbolic.expr import teacher
-    from icl_symbolic.library import LIBRARY, library_coeffs
+    from icl_symbolic.engine.expr import teacher
+    from icl_symbolic.engine.library import LIBRARY, library_coeffs
     t0 = time.perf_counter()
     res = library_coeffs(M=8, rho="0.1", digits=30)
     ours = time.perf_counter() - t0
@@ -57,7 +57,7 @@ def bench_library(naive=True):
 
 
 def bench_tanh():
-    from icl_symbolic.hermite import hermite_coeffs
+    from icl_symbolic.engine.hermite import hermite_coeffs
     t0 = time.perf_counter()
     r = hermite_coeffs("tanh(g)", M=20, digits=50)
     ours = time.perf_counter() - t0
@@ -87,7 +87,7 @@ def _sympy_stats_worker(name, q):
 
 
 def _ours_worker(name, q):
-    from icl_symbolic.hermite import hermite_coeffs
+    from icl_symbolic.engine.hermite import hermite_coeffs
     t0 = time.perf_counter()
     r = hermite_coeffs(f"{name}(g)", M=1, digits=30)
     dt = time.perf_counter() - t0

@@ -26,7 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from icl_symbolic import kernel, kernel_sim, simulation  # noqa: E402
+from icl_symbolic.kernel_learner import theory as kernel, simulation as kernel_sim
+from icl_symbolic.simulation import simulator as simulation  # noqa: E402
 
 F = "g + (g^2-1)/sqrt(2)"
 

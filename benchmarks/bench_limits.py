@@ -2,7 +2,7 @@
 the same inputs cost without the size limits (a subprocess with a time limit).
 
 The promise of docs/limits.md: no input of the grammar under 1 kB runs longer
-than 30 s in parse and validation (``icl_symbolic.expr.teacher``).  Corpora:
+than 30 s in parse and validation (``icl_symbolic.engine.expr.teacher``).  Corpora:
 the injection payloads of tests/test_injection.py and the hostile expressions
 of tests/test_audit_regressions.py.  For the expensive ones, the "without
 limits" column runs the operation the limits exist to prevent (the full
@@ -25,8 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from icl_symbolic.errors import ICLError  # noqa: E402
-from icl_symbolic.expr import teacher  # noqa: E402
+from icl_symbolic.core.errors import ICLError  # noqa: E402
+from icl_symbolic.engine.expr import teacher  # noqa: E402
 
 HOSTILE = {
     "He(20,He(20,g))": "expand",
@@ -42,8 +42,8 @@ def _unlimited(text, what):
     import mpmath
     import sympy
 
-    from icl_symbolic.expr import _kink_arguments, g
-    from icl_symbolic import expr as E
+    from icl_symbolic.engine.expr import _kink_arguments, g
+    from icl_symbolic.engine import expr as E
     limits = (E.MAX_DEGREE, E.MAX_EXPAND_TERMS)
     E.MAX_DEGREE, E.MAX_EXPAND_TERMS = 10 ** 9, 10 ** 30
     try:

@@ -27,8 +27,8 @@ def timed(fn, *a, **k):
 
 
 def main():
-    from icl_symbolic import gamma_error as E
-    from icl_symbolic import moments as M
+    from icl_symbolic.model import gamma_error as E
+    from icl_symbolic.model import moments as M
 
     print(f"machine: {platform.machine()}, {platform.system()}, python {platform.python_version()}, "
           f"numpy {np.__version__}")

@@ -12,7 +12,7 @@ For the paired claim (nonlinear teacher over its linear equivalent on the same s
 compared with 1) a wrong Result 1 means a ratio of 1 +- shift: the linear-equivalent
 side's per-seed errors are divided by 1 +- shift.  The detection rate over the 2K
 shifted runs is printed next to the rate the claims' own minimum detectable errors
-predict (the power at the planted shift, :func:`icl_symbolic.stats.power`).
+predict (the power at the planted shift, :func:`icl_symbolic.core.stats.power`).
 
     python benchmarks/bench_planted_shift.py --sets 5 --shift 0.02 --cache /tmp/shift-cache \
         --json docs/planted-shift.json
@@ -30,8 +30,8 @@ import time
 
 from threadpoolctl import threadpool_limits
 
-from icl_symbolic.stats import power
-from icl_symbolic.values import Value
+from icl_symbolic.core.stats import power
+from icl_symbolic.core.values import Value
 from icl_symbolic.verification import runner
 from icl_symbolic.verification.checks import simulation as checks_simulation
 from icl_symbolic.verification.claimfile import load_claims, select

@@ -33,8 +33,8 @@ import time
 import numpy as np
 from scipy import stats as sps
 
-from icl_symbolic.extrapolate import LadderPoint, fit_ladder
-from icl_symbolic.stats import mde_rel, power, t_limit
+from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder
+from icl_symbolic.core.stats import mde_rel, power, t_limit
 
 DS = (32, 48, 64, 96, 128)
 E_INF, C1 = 0.7, 1.3

@@ -53,8 +53,8 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from icl_symbolic.expr import teacher
-from icl_symbolic.simulation import cost_flops, estimate_memory, fit, sample_training_set, sizes
+from icl_symbolic.engine.expr import teacher
+from icl_symbolic.simulation.simulator import cost_flops, estimate_memory, fit, sample_training_set, sizes
 
 ALPHA, KAPPA, RHO, LAM = 2.0, 2.0, 0.1, 0.0
 SEED = 20261201

@@ -35,9 +35,9 @@ import numpy as np
 
 
 def main():
-    from icl_symbolic import theory as T
-    from icl_symbolic.covariance import resolve_covariance
-    from icl_symbolic.stieltjes import Stieltjes
+    from icl_symbolic.theory import asymptotic as T
+    from icl_symbolic.model.covariance import resolve_covariance
+    from icl_symbolic.theory.stieltjes import Stieltjes
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")

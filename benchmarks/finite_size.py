@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from icl_symbolic.simulation import simulate  # noqa: E402
-from icl_symbolic.theory import e_nonlinear  # noqa: E402
+from icl_symbolic.simulation.simulator import simulate  # noqa: E402
+from icl_symbolic.theory.asymptotic import e_nonlinear  # noqa: E402
 
 TEACHERS = {"g": 2.0, "sin(g)": 2.0, "tanh(g)": 2.0, "(g^2-1)/sqrt(2)": 8.0}   # teacher -> alpha
 

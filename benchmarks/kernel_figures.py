@@ -25,9 +25,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from icl_symbolic import kernel, kernel_sim, simulation  # noqa: E402
-from icl_symbolic.io import save_figure, write_json  # noqa: E402
-from icl_symbolic.plotting import kernel_crossover_figure, kernel_gap_figure  # noqa: E402
+from icl_symbolic.kernel_learner import theory as kernel, simulation as kernel_sim
+from icl_symbolic.simulation import simulator as simulation  # noqa: E402
+from icl_symbolic.output.io import save_figure, write_json  # noqa: E402
+from icl_symbolic.output.plotting import kernel_crossover_figure, kernel_gap_figure  # noqa: E402
 
 F = "g + (g^2-1)/sqrt(2)"
 RHO = 0.1

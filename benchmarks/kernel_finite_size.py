@@ -50,10 +50,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from icl_symbolic import kernel_sim, simulation  # noqa: E402
-from icl_symbolic.extrapolate import LadderPoint  # noqa: E402
-from icl_symbolic.io import write_json  # noqa: E402
-from icl_symbolic.kernel_ladder import fit_gap  # noqa: E402
+from icl_symbolic.kernel_learner import simulation as kernel_sim
+from icl_symbolic.simulation import simulator as simulation  # noqa: E402
+from icl_symbolic.studies.extrapolate import LadderPoint  # noqa: E402
+from icl_symbolic.output.io import write_json  # noqa: E402
+from icl_symbolic.kernel_learner.ladder import fit_gap  # noqa: E402
 
 F = "g + (g^2-1)/sqrt(2)"
 RHO = 0.1
@@ -78,7 +79,7 @@ def measure(d, point, seeds, n_test, variants, log, jobs=1):
 
 def ordinary(point, seeds, n_test, log, d=27):
     """Plain attention, linear teacher f = g, at d = 27 (= D of hermite:2 at d = 6)."""
-    from icl_symbolic.theory import e_nonlinear
+    from icl_symbolic.theory.asymptotic import e_nonlinear
 
     alpha, kappa, tau = point
     s = simulation.simulate("g", d, alpha, kappa, tau, RHO, seeds=seeds, n_test=n_test)

@@ -325,44 +325,46 @@ class Probe:
 
 
 def _fig1_tau2():
-    from icl_symbolic import theory
+    from icl_symbolic.theory import asymptotic as theory
     return float(theory.e_nonlinear("sin(g)", rho=0.1, alpha=2, kappa=2, tau=2))
 
 
 def _fig1_legend():
-    from icl_symbolic import hermite
+    from icl_symbolic.engine import hermite
     return float(hermite.hermite_coeffs("sin(g)", rho="0.1").noise_normalized.value)
 
 
 def _relu_rho_nonlinear():
-    from icl_symbolic import hermite
+    from icl_symbolic.engine import hermite
     return float(hermite.hermite_coeffs("relu(g)", rho="0.1").rho_nonlinear.value)
 
 
 def _eq11_kappa_half():
-    from icl_symbolic import hermite, theory
+    from icl_symbolic.engine import hermite
+    from icl_symbolic.theory import asymptotic as theory
     r = hermite.hermite_coeffs("sin(g)", rho="0.1")
     return float(theory.task_diversity_limit(0.5, float(r.rho_nonlinear.value), a1=float(r.a1.value), ratio=0.5))
 
 
 def _eq11_kappa_two():
-    from icl_symbolic import hermite, theory
+    from icl_symbolic.engine import hermite
+    from icl_symbolic.theory import asymptotic as theory
     r = hermite.hermite_coeffs("sin(g)", rho="0.1")
     return float(theory.task_diversity_limit(2.0, float(r.rho_nonlinear.value), a1=float(r.a1.value), ratio=0.5))
 
 
 def _a1zero_ridge():
-    from icl_symbolic import theory
+    from icl_symbolic.theory import asymptotic as theory
     return float(theory.e_nonlinear(a1=0.0, rho_nonlinear=0.5, alpha=2, kappa=2, tau=2, lam=0.1))
 
 
 def _a1zero_tau2():
-    from icl_symbolic import theory
+    from icl_symbolic.theory import asymptotic as theory
     return float(theory.e_nonlinear(a1=0.0, rho_nonlinear=0.5, alpha=2, kappa=2, tau=2))
 
 
 def _eq15_lam_tilde_limit():
-    from icl_symbolic import a1zero
+    from icl_symbolic.theory import a1zero
     D = a1zero.derive()
     s = D.symbols
     return float(D.lam_tilde_limit_below.subs({s["q"]: sympy.Rational(1, 4), s["tau"]: sympy.Rational(1, 2)}))
@@ -370,13 +372,13 @@ def _eq15_lam_tilde_limit():
 
 def _lemma1(name):
     def fn():
-        from icl_symbolic import moments
+        from icl_symbolic.model import moments
         return float(getattr(moments.conditional_moments("sin(g)", "0.1", d=64, ell=128), name).value)
     return fn
 
 
 def _simulated_fig1_point():
-    from icl_symbolic import simulation
+    from icl_symbolic.simulation import simulator as simulation
     res = simulation.simulate("sin(g)", d=32, alpha=2, kappa=2, tau=2, rho=0.1, seeds=tuple(range(10)),
                               n_test=200)
     return np.array([float(r.e) for r in res.runs])
@@ -444,7 +446,7 @@ def _E_us_wrong_isserlis(e, s):
 def _physicists_h(orig):
     @functools.wraps(orig)
     def h(m, x=None):
-        from icl_symbolic.symbols import g
+        from icl_symbolic.core.symbols import g
         x = g if x is None else x
         m = int(m)
         return sympy.expand(sympy.hermite(m, x)) / sympy.sqrt(2 ** m * sympy.factorial(m))
@@ -484,8 +486,8 @@ def _closed_form_scaled(factor):
 
 
 def _linear_scaled(f):
-    return (Patch("icl_symbolic.theory", "_error", scaled(f)),
-            Patch("icl_symbolic.theory", "e_linear_isotropic", _closed_form_scaled(f)))
+    return (Patch("icl_symbolic.theory.asymptotic", "_error", scaled(f)),
+            Patch("icl_symbolic.theory.asymptotic", "e_linear_isotropic", _closed_form_scaled(f)))
 
 
 MUTATIONS = (
@@ -499,31 +501,31 @@ MUTATIONS = (
              _linear_scaled(1.02), "fig1_theory_tau2", expect=("eq11.limit_kappa2",)),
     Mutation("linear_recipe_steps45_x1.005", "+0.5 % in steps 4-5 of the linear theory (the error formula "
              "given M, M')", "linear_recipe.linear_error x 1.005 (used by theory._error and, in SymPy, by "
-             "a1zero.derive)", (Patch("icl_symbolic.linear_recipe", "linear_error", scaled(1.005)),),
+             "a1zero.derive)", (Patch("icl_symbolic.theory.linear_recipe", "linear_error", scaled(1.005)),),
              "fig1_theory_tau2", expect=("coverage.a1zero_ridge_from_linear_recipe",)),
     Mutation("stieltjes_M_x1.01", "the Stieltjes transform M(nu) of the task covariance 1 % too large",
              "stieltjes.stieltjes (.M field) and stieltjes.stieltjes_isotropic (M) x 1.01",
-             (Patch("icl_symbolic.stieltjes", "stieltjes",
+             (Patch("icl_symbolic.theory.stieltjes", "stieltjes",
                     edited_result(lambda st: replace(st, M=st.M * 1.01))),
-              Patch("icl_symbolic.stieltjes", "stieltjes_isotropic",
+              Patch("icl_symbolic.theory.stieltjes", "stieltjes_isotropic",
                     edited_result(lambda mm: (mm[0] * 1.01, mm[1])))),
              "fig1_theory_tau2"),
     Mutation("result1_cov_scale_a1_not_a1sq", "Result 1 maps the task covariance to a1 C instead of a1^2 C "
              "(an a1^2 normalisation slip in Eq. (9))", "theory.e_nonlinear: .scaled(a1f * a1f) -> "
              ".scaled(abs(a1f))",
-             (Patch("icl_symbolic.theory", "e_nonlinear",
+             (Patch("icl_symbolic.theory.asymptotic", "e_nonlinear",
                     source_edit((".scaled(a1f * a1f)", ".scaled(abs(a1f))"))),),
              "fig1_theory_tau2", expect=("result1.homogeneity_*",)),
     Mutation("a1zero_fixed_point_2lam", "Eq. (15) fixed point with a wrong coefficient: chi0 = q/(q tau/(1 + chi0) "
              "+ 2 tau lam) (numeric root)", "a1zero.chi0_value: A = tau lam -> 2 tau lam, B = q tau + tau lam - q "
              "-> q tau + 2 tau lam - q",
-             (Patch("icl_symbolic.a1zero", "chi0_value",
+             (Patch("icl_symbolic.theory.a1zero", "chi0_value",
                     source_edit(("A = tau * lam", "A = 2.0 * tau * lam"),
                                 ("B = q * tau + tau * lam - q", "B = q * tau + 2.0 * tau * lam - q"))),),
              "a1zero_ridge_tau2", expect=("coverage.a1zero_ridge_branch",)),
     Mutation("a1zero_fixed_point_2lam_symbolic", "the same wrong Eq. (15) coefficient in the SymPy derivation",
              "a1zero.derive: tau * lam -> 2 * tau * lam in the fixed point and its quadratic",
-             (Patch("icl_symbolic.a1zero", "derive",
+             (Patch("icl_symbolic.theory.a1zero", "derive",
                     source_edit(("fixed = sp.Eq(chi, q / (q * tau / (1 + chi) + tau * lam))",
                                  "fixed = sp.Eq(chi, q / (q * tau / (1 + chi) + 2 * tau * lam))"),
                                 ("quad = sp.expand(chi * (q * tau + tau * lam * (1 + chi)) - q * (1 + chi))",
@@ -531,89 +533,89 @@ MUTATIONS = (
              "eq15_lam_tilde_limit", expect=("a1zero.eq15_lam_tilde",)),
     Mutation("a1zero_ridge_lam_for_lam_tilde", "the a1 = 0 ridge branch (lam > 0) with the bare ridge lam where the "
              "renormalised lam_tilde = lam (1 + chi0) belongs", "a1zero.e_a1zero: (q + lt) ** 2 -> (q + lam) ** 2",
-             (Patch("icl_symbolic.a1zero", "e_a1zero", source_edit(("(q + lt) ** 2", "(q + lam) ** 2"))),),
+             (Patch("icl_symbolic.theory.a1zero", "e_a1zero", source_edit(("(q + lt) ** 2", "(q + lam) ** 2"))),),
              "a1zero_ridge_tau2", expect=("coverage.a1zero_ridge_branch",)),
     Mutation("a1zero_eq10_drop_tau", "Eq. (10) above the peak without its factor tau: rho_nonlinear/(tau - 1)",
              "a1zero.e_a1zero: rho_nonlinear * tau / (tau - 1.0) -> rho_nonlinear / (tau - 1.0)",
-             (Patch("icl_symbolic.a1zero", "e_a1zero",
+             (Patch("icl_symbolic.theory.a1zero", "e_a1zero",
                     source_edit(("rho_nonlinear * tau / (tau - 1.0)", "rho_nonlinear / (tau - 1.0)"))),),
              "a1zero_eq10_tau2", expect=("notes.a1zero_tau_two", "a1zero.continuity_result1")),
     Mutation("eq11_limit_drop_ratio", "the Eq. (11) limit function below kappa = 1 without the tau/alpha ratio",
              "theory.task_diversity_limit: rho_nonlinear / (rho_f * ratio) -> rho_nonlinear / rho_f",
-             (Patch("icl_symbolic.theory", "task_diversity_limit",
+             (Patch("icl_symbolic.theory.asymptotic", "task_diversity_limit",
                     source_edit(("/ (rho_f * ratio)))", "/ rho_f))"))),),
              "eq11_limit_kappa0.5", expect=("coverage.eq11_limit_function_below",)),
     Mutation("eq11_limit_drop_a1sq", "the Eq. (11) limit function below kappa = 1 with the unseen signal (1 - kappa) "
              "not scaled by a1^2", "theory.task_diversity_limit: c * (1 - kappa) -> (1 - kappa)",
-             (Patch("icl_symbolic.theory", "task_diversity_limit",
+             (Patch("icl_symbolic.theory.asymptotic", "task_diversity_limit",
                     source_edit(("c * (1 - kappa)", "(1 - kappa)"))),),
              "eq11_limit_kappa0.5", expect=("coverage.eq11_limit_function_below",)),
     Mutation("eq11_limit_floor_over_a1sq", "the Eq. (11) floor above kappa = 1 in the normalised units of the "
              "equivalent linear teacher, rho_nonlinear/a1^2, instead of rho_nonlinear (the slips catalogue's "
              "a1^2 normalisation)", "theory.task_diversity_limit: return float(rho_nonlinear) -> "
              "return float(rho_nonlinear) / float(a1) ** 2",
-             (Patch("icl_symbolic.theory", "task_diversity_limit",
+             (Patch("icl_symbolic.theory.asymptotic", "task_diversity_limit",
                     source_edit(("return float(rho_nonlinear)\n",
                                  "return float(rho_nonlinear) / float(a1) ** 2\n"))),),
              "eq11_limit_kappa2", expect=("coverage.eq11_limit_function_above",)),
     Mutation("hermite_rho_f_for_rho_nonlinear", "rho_f used where rho_nonlinear belongs (Eq. (8): the a1^2 term not "
              "removed; the slips catalogue's total_for_residual)", "hermite.hermite_coeffs: rho_nl = rho_f - a1_sq -> "
-             "rho_nl = rho_f", (Patch("icl_symbolic.hermite", "hermite_coeffs",
+             "rho_nl = rho_f", (Patch("icl_symbolic.engine.hermite", "hermite_coeffs",
                                       source_edit(("rho_nl = rho_f - a1_sq", "rho_nl = rho_f"))),),
              "fig1_legend", expect=("notes.sin_rho_nonlinear", "fig1.legend_noise")),
     Mutation("hermite_noise_not_over_a1sq", "the normalised noise rho_nonlinear/a1^2 without the division by a1^2 "
              "(dropped a1^2 normalisation)", "hermite.hermite_coeffs: noise_norm = (rho_nl / a1_sq).value -> "
-             "rho_nl.value", (Patch("icl_symbolic.hermite", "hermite_coeffs",
+             "rho_nl.value", (Patch("icl_symbolic.engine.hermite", "hermite_coeffs",
                                     source_edit(("noise_norm = (rho_nl / a1_sq).value(",
                                                  "noise_norm = rho_nl.value("))),),
              "fig1_legend"),
     Mutation("hermite_drop_m0", "rho_nonlinear without the m = 0 term a0^2 (Eq. (8) sums over m != 1, m = 0 "
              "included)", "hermite.hermite_coeffs: rho_nl = rho_f - a1_sq -> rho_f - a1_sq - a0^2",
-             (Patch("icl_symbolic.hermite", "hermite_coeffs",
+             (Patch("icl_symbolic.engine.hermite", "hermite_coeffs",
                     source_edit(("rho_nl = rho_f - a1_sq",
                                  "rho_nl = rho_f - a1_sq - _Q.of(a_vals[0]) * _Q.of(a_vals[0])"))),),
              "relu_rho_nonlinear", expect=("eq8.rho_nonlinear_sum_includes_m0",)),
     Mutation("hermite_physicists", "the physicists' Hermite polynomials H_m/sqrt(2^m m!) (weight exp(-g^2)) "
              "instead of the probabilists' h_m = He_m/sqrt(m!) (slips catalogue: Hermite conventions)",
              "orthopoly.h at every lookup site (hermite, expr, ...)",
-             (Patch("icl_symbolic.orthopoly", "h", _physicists_h),), "fig1_legend",
+             (Patch("icl_symbolic.engine.orthopoly", "h", _physicists_h),), "fig1_legend",
              expect=("eq2.orthonormal_h2", "notes.sin_a1_squared")),
     Mutation("hermite_not_normalised", "He_m without the 1/sqrt(m!) (monic, not orthonormal)",
              "orthopoly.h -> orthopoly.he at every lookup site",
-             (Patch("icl_symbolic.orthopoly", "h", lambda orig: importlib.import_module("icl_symbolic.orthopoly").he),),
+             (Patch("icl_symbolic.engine.orthopoly", "h", lambda orig: importlib.import_module("icl_symbolic.engine.orthopoly").he),),
              "fig1_legend", expect=("eq2.orthonormal_h2",)),
     Mutation("lemma1_E_uuT_I_no_noise", "Lemma 1 with a wrong moment coefficient: E[u u^T|w] = (d/ell) E[f^2] I "
              "(the label noise rho left out of R = E[y^2|w])", "moments.symbolic_moments: E_uuT_I with rho = 0 "
              "(and the generated NumPy forms rebuilt from it)",
-             (Patch("icl_symbolic.moments", "symbolic_moments",
+             (Patch("icl_symbolic.model.moments", "symbolic_moments",
                     edited_result(_replace_moment("E_uuT_I", lambda e, s: e.subs(s["rho"], 0)))),
-              Patch("icl_symbolic._lemma1_forms", "KEY", constant("mutated"), here_only=True)),
+              Patch("icl_symbolic.model._lemma1_forms", "KEY", constant("mutated"), here_only=True)),
              "lemma1_E_uuT_I", expect=("lemma1.E_hh",)),
     Mutation("lemma1_E_us_isserlis", "Lemma 1's finite-ell term of E[u s|w] with 3 rho E_zf counted as rho E_zf "
              "(a wrong Isserlis coefficient, O(1/ell))", "moments.symbolic_moments: E_us - 2 rho E_zf/(ell omega)",
-             (Patch("icl_symbolic.moments", "symbolic_moments",
+             (Patch("icl_symbolic.model.moments", "symbolic_moments",
                     edited_result(_replace_moment("E_us", _E_us_wrong_isserlis))),
-              Patch("icl_symbolic._lemma1_forms", "KEY", constant("mutated"), here_only=True)),
+              Patch("icl_symbolic.model._lemma1_forms", "KEY", constant("mutated"), here_only=True)),
              "lemma1_E_us", expect=("lemma1.finite_ell_E_us_mc",)),
     Mutation("lemma1_drop_finite_ell_E_s2", "the finite-context term of E[s^2|w] dropped (only the ell -> infinity "
              "limit R^2 kept): a dropped finite-size term",
              "moments.symbolic_moments: E_s2 -> its ell -> infinity limit",
-             (Patch("icl_symbolic.moments", "symbolic_moments",
+             (Patch("icl_symbolic.model.moments", "symbolic_moments",
                     edited_result(_replace_moment("E_s2", _E_s2_leading))),
-              Patch("icl_symbolic._lemma1_forms", "KEY", constant("mutated"), here_only=True)),
+              Patch("icl_symbolic.model._lemma1_forms", "KEY", constant("mutated"), here_only=True)),
              "lemma1_E_s2", expect=("lemma1.finite_ell_E_s2_mc",)),
     Mutation("sim_sizes_d_plus_1", "d + 1 for d in the simulator's sizes: ell = alpha (d+1), k = kappa (d+1), "
              "n = tau (d+1)^2 at dimension d", "simulation.sizes at every lookup site",
-             (Patch("icl_symbolic.simulation", "sizes", _sizes_d_plus_1),), "sim_fig1_d32", simulator=True,
+             (Patch("icl_symbolic.simulation.simulator", "sizes", _sizes_d_plus_1),), "sim_fig1_d32", simulator=True,
              expect=("setup.finite_d_peak",)),
     Mutation("sim_task_variance_x1.02", "tasks drawn with 1.02 times the task covariance in the simulator",
              "covariance.sample_tasks as the simulator looks it up (simulation, kernel_sim): w x sqrt(1.02)",
-             (Patch("icl_symbolic.covariance", "sample_tasks", _scale_tasks,
-                    only_in=("icl_symbolic.simulation", "icl_symbolic.kernel_sim")),),
+             (Patch("icl_symbolic.model.covariance", "sample_tasks", _scale_tasks,
+                    only_in=("icl_symbolic.simulation.simulator", "icl_symbolic.kernel_learner.simulation")),),
              "sim_fig1_d32", simulator=True),
     Mutation("sim_label_noise_x1.02", "label noise rho x 1.02 in the simulator (training prompts, test prompts and "
              "the exact test functional)", "simulation._run_seed: the seed task's rho x 1.02",
-             (Patch("icl_symbolic.simulation", "_run_seed", edited_arguments(_noise_x102)),),
+             (Patch("icl_symbolic.simulation.simulator", "_run_seed", edited_arguments(_noise_x102)),),
              "sim_fig1_d32", simulator=True),
 )
 

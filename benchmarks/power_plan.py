@@ -7,9 +7,9 @@ extrapolated simulation claim (full and deep tier):
    least squares over the ladder points the cache holds for it; p is floored at 0.5);
 2. fits the cost per seed against d, t(d) = b d^q, from the stored seconds;
 3. predicts, for the claim's own ladder (d_list, n_seeds), the SE of the extrapolated
-   value (weighted 1/d fit, the same weights as icl_symbolic.extrapolate.fit_ladder),
+   value (weighted 1/d fit, the same weights as icl_symbolic.studies.extrapolate.fit_ladder),
    its Welch dof, the Student-t limit of the claim's z budget, the minimum detectable
-   relative error at 90 % power (icl_symbolic.stats.mde_abs) and the CPU seconds.
+   relative error at 90 % power (icl_symbolic.core.stats.mde_abs) and the CPU seconds.
 
 Prediction, not measurement: the deep tier's MDEs in docs/power.md come from here, with
 the spreads measured at d <= 96 extrapolated by the fitted power law.  A deep run
@@ -29,11 +29,11 @@ from collections import defaultdict
 import numpy as np
 import sympy
 
-from icl_symbolic.hermite import hermite_coeffs
-from icl_symbolic.simcache import SeedCache
-from icl_symbolic.stats import mde_abs, t_limit
+from icl_symbolic.engine.hermite import hermite_coeffs
+from icl_symbolic.simulation.cache import SeedCache
+from icl_symbolic.core.stats import mde_abs, t_limit
 from icl_symbolic.verification.claimfile import load_claims
-from icl_symbolic.verification.registry import _text
+from icl_symbolic.verification.registry import param_text
 
 
 def _setting(p, f, rho, d, tasks):
@@ -47,7 +47,7 @@ def _setting(p, f, rho, d, tasks):
 def _series(cache, claim):
     """{d: (per-seed statistic array, seconds per seed)} for the d the cache holds."""
     p = claim.parsed
-    f = _text(claim.params["f"])
+    f = param_text(claim.params["f"])
     rho = float(sympy.N(p["rho"], 17))
     out = {}
     ds = sorted(set(p["d_list"]))

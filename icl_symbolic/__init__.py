@@ -4,7 +4,7 @@ M. Letey, A. Rysmakhanov, Y. M. Lu, C. Pehlevan, J. A. Zavatone-Veth,
 *What can linear attention learn from nonlinear teachers in-context?*,
 arXiv:2610.10761v1 (2026).
 
-Every approximate number the package returns is a :class:`~icl_symbolic.values.Value`
+Every approximate number the package returns is a :class:`~icl_symbolic.core.values.Value`
 that says how it was obtained (exact SymPy, mpmath with digits and error
 estimate, Monte Carlo with standard error, or simulation with seeds).
 
@@ -26,14 +26,12 @@ verification machinery until something needs them.
 import importlib
 from typing import TYPE_CHECKING
 
-from ._version import __version__
-from .errors import ICLError
-from .values import Value
+from icl_symbolic._version import __version__
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.values import Value
 
 if TYPE_CHECKING:   # for type checkers and IDEs; at run time the names load lazily
-    from .api import (Diagnosis, HermiteResult, Moments, SimResult, SimSweep, TheoryCurve, VerifyResult,
-                      conditional_moments, diagnose, e_linear, e_nonlinear, hermite_coeffs, plot_simulation,
-                      plot_spectrum, plot_theory, simulate, verify)
+    from icl_symbolic.api import Diagnosis, HermiteResult, Moments, SimResult, SimSweep, TheoryCurve, VerifyResult, conditional_moments, diagnose, e_linear, e_nonlinear, hermite_coeffs, plot_simulation, plot_spectrum, plot_theory, simulate, verify
 
 #: the public names that live in :mod:`icl_symbolic.api`
 _API = ("hermite_coeffs", "e_nonlinear", "e_linear", "conditional_moments", "simulate", "verify", "diagnose",

@@ -1,12 +1,12 @@
-"""Tests of the a1 = 0 branch (Eq. 10 p. 3, Eq. 15 p. 10): icl_symbolic.a1zero."""
+"""Tests of the a1 = 0 branch (Eq. 10 p. 3, Eq. 15 p. 10): icl_symbolic.theory.a1zero."""
 
 import numpy as np
 import pytest
 import sympy
 from hypothesis import given, strategies as st
 
-from icl_symbolic import a1zero, theory as T
-from icl_symbolic.errors import ICLError
+from icl_symbolic.theory import a1zero, asymptotic as T
+from icl_symbolic.core.errors import ICLError
 
 
 @pytest.fixture(scope="module")

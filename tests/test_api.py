@@ -13,8 +13,8 @@ import mpmath
 import pytest
 
 import icl_symbolic as ics
-from icl_symbolic import defaults
-from icl_symbolic.theory import e_linear_isotropic
+from icl_symbolic.core import defaults
+from icl_symbolic.theory.asymptotic import e_linear_isotropic
 
 XSLOW = pytest.mark.slow
 

@@ -1,7 +1,7 @@
 """Appendix A (p. 7): concentration of sigma_w = |w|^2/d for tasks w ~ N(0, C), and Result 1's conditions.
 
 The Appendix A facts are checked against sampled tasks
-(:func:`icl_symbolic.covariance.sample_tasks`): E[sigma_w] = tr(C)/d and
+(:func:`icl_symbolic.model.covariance.sample_tasks`): E[sigma_w] = tr(C)/d and
 Var(sigma_w) = 2 tr(C^2)/d^2.  The standard error of the sample variance uses
 the exact fourth central moment of sigma_w = sum_i lam_i g_i^2 / d:
 mu_4 = (48 sum lam^4 + 12 (sum lam^2)^2) / d^4 (cumulants of lam (g^2 - 1):
@@ -12,7 +12,7 @@ Budget: two-sided 1e-3 per test, Bonferroni over its m comparisons.
 import numpy as np
 import pytest
 
-from icl_symbolic.covariance import appendix_a, from_array, resolve_covariance, sample_tasks
+from icl_symbolic.model.covariance import appendix_a, from_array, resolve_covariance, sample_tasks
 
 from _stats import z_bonferroni
 

@@ -1,4 +1,4 @@
-"""The proof step of Result 1 (Appendix C, p. 10) with f generic: icl_symbolic.appendix_c.
+"""The proof step of Result 1 (Appendix C, p. 10) with f generic: icl_symbolic.theory.appendix_c.
 
 The mutation cases (rho_f for rho_nonlinear, a1 for a1^2, a dropped 1/alpha term)
 run through `verify` in tests/test_mutations.py; here the library itself.
@@ -7,17 +7,17 @@ run through `verify` in tests/test_mutations.py; here the library itself.
 import sympy
 import pytest
 
-from icl_symbolic import appendix_c as C
+from icl_symbolic.theory import appendix_c as C
 
 
 def _gauss(expr, g):
-    """E[expr(g)], g ~ N(0, 1): polynomials by their Gaussian moments, others by icl_symbolic.gauss."""
+    """E[expr(g)], g ~ N(0, 1): polynomials by their Gaussian moments, others by icl_symbolic.engine.gauss."""
     poly = sympy.Poly(sympy.expand(expr), g) if expr.is_polynomial(g) else None
     if poly is not None:
         return sum(cf * (sympy.factorial2(k - 1) if k % 2 == 0 else 0)
                    for (k,), cf in poly.terms())
-    from icl_symbolic.expr import g as g0
-    from icl_symbolic.gauss import expect
+    from icl_symbolic.engine.expr import g as g0
+    from icl_symbolic.engine.gauss import expect
     return expect(expr.subs(g, g0)).exact
 
 
@@ -67,7 +67,7 @@ def test_omega_terms_involve_the_cubic_hermite_coefficient():
     """E[u|w] at first order in omega - 1 carries E[g^3 f] - 3 a1 = sqrt(6) a3."""
     r = C.reduce_to_linear()
     (u,) = [b for b in r.breaking if b.coefficient == "E_u"]
-    from icl_symbolic.expr import g
+    from icl_symbolic.engine.expr import g
     f = sympy.sin(g)
     a3 = _gauss(f * (g ** 3 - 3 * g) / sympy.sqrt(6), g)
     val = sympy.simplify(u.term.subs(_functionals(f, g)) / sympy.Symbol("(omega - 1)"))

@@ -17,10 +17,10 @@ import pytest
 import sympy
 
 from icl_symbolic.cli import main
-from icl_symbolic.errors import ICLError, ParseError
-from icl_symbolic.expr import parse_expr, teacher
-from icl_symbolic.gauss import expect
-from icl_symbolic.hermite import hermite_coeffs
+from icl_symbolic.core.errors import ICLError, ParseError
+from icl_symbolic.engine.expr import parse_expr, teacher
+from icl_symbolic.engine.gauss import expect
+from icl_symbolic.engine.hermite import hermite_coeffs
 
 
 def _cli(capsys, *argv):
@@ -111,7 +111,7 @@ def test_a_m_squared_at_working_precision(capsys, tmp_path):
 
 def test_zero_is_not_printed_with_false_digits():
     # a value indistinguishable from 0 with a large error is "uncertified", not "0.0 (15 digits)"
-    from icl_symbolic.gauss import mp_value
+    from icl_symbolic.engine.gauss import mp_value
     v = mp_value(mpmath.mpf("0.01"), mpmath.mpf("0.2"), 15)
     assert v.to_str(15) == "uncertified" and v.to_json()["value"] is None
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from icl_symbolic.cli import main
-from icl_symbolic.library import LIBRARY
+from icl_symbolic.engine.library import LIBRARY
 
 
 def _run(capsys, *argv):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from icl_symbolic import defaults
+from icl_symbolic.core import defaults
 from icl_symbolic.cli import COMMANDS, build_parser, main
 from icl_symbolic.verification import runner
 from icl_symbolic.verification.claimfile import load_claims, select

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from icl_symbolic.cli import main
-from icl_symbolic.theory import e_linear_isotropic
+from icl_symbolic.theory.asymptotic import e_linear_isotropic
 
 TAUS = (0.2, 0.4, 0.6, 0.8, 1.2, 1.5, 2, 3, 5, 8)
 

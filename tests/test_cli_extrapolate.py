@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from icl_symbolic.cli import main
-from icl_symbolic.covariance import resolve_covariance, sample_tasks
-from icl_symbolic.errors import ICLError
-from icl_symbolic.gamma_error import e_gamma_mc_tasks, e_gamma_sphere
-from icl_symbolic.simulation import simulate
+from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.model.gamma_error import e_gamma_mc_tasks, e_gamma_sphere
+from icl_symbolic.simulation.simulator import simulate
 
 
 @pytest.mark.parametrize("argv, msg", [

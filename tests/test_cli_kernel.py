@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from icl_symbolic import kernel, theory
+from icl_symbolic.kernel_learner import theory as kernel
+from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.cli import main
 
 EX = "g + (g^2-1)/sqrt(2)"

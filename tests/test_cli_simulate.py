@@ -26,7 +26,7 @@ def test_simulate_json_has_the_documented_keys(capsys):
     assert obj["d"] == 8 and obj["n"] == 128 and obj["seeds"] == [0, 1]
     assert obj["e_mean"] > 0 and obj["e_se"] > 0 and obj["e_mc_se"] > 0
     # e_theory is the library's Result 1 value, not something the CLI computes itself
-    from icl_symbolic.theory import e_nonlinear
+    from icl_symbolic.theory.asymptotic import e_nonlinear
     assert obj["e_theory"] == pytest.approx(float(e_nonlinear("tanh(g)", rho=0.1, alpha=2, kappa=2, tau=2)),
                                             rel=1e-12)
     # the same seeds reproduce the same numbers
@@ -83,7 +83,7 @@ def test_bad_input_one_line_exit_2(argv, match, capsys, tmp_path):
 @pytest.mark.sim
 def test_figure_command_writes_three_files(tmp_path, capsys, monkeypatch):
     """The figure command end to end with tiny settings (monkeypatched defaults: d = 6)."""
-    import icl_symbolic.figures as figs
+    import icl_symbolic.studies.figures as figs
     orig = figs.figure2_data
     monkeypatch.setattr(figs, "figure2_data",
                         lambda **kw: orig(**{**kw, "kappas": [0.5, 2.0], "alphas": [4.0], "n_test": 500}))

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from icl_symbolic import theory as T
+from icl_symbolic.theory import asymptotic as T
 from icl_symbolic.cli import main
 
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from icl_symbolic.covariance import appendix_a, from_array, resolve_covariance, sample_tasks
-from icl_symbolic.errors import ICLError
+from icl_symbolic.model.covariance import appendix_a, from_array, resolve_covariance, sample_tasks
+from icl_symbolic.core.errors import ICLError
 
 
 @pytest.mark.parametrize("spec", ["identity", "powerlaw:0.9", "powerlaw:2", "spiked:0.5:5", "lowrank:0.25", "lowrank:3"])

@@ -1,4 +1,4 @@
-"""Scale-mismatch diagnosis (icl_symbolic.verification.diagnose).
+"""Scale-mismatch diagnosis (icl_symbolic.diagnosis.scale).
 
 Paper: Eq. (8), p. 3; Result 1, Eq. (9), p. 3; Fig. 1 caption, p. 3-4.
 """
@@ -8,15 +8,15 @@ import pytest
 import sympy
 from hypothesis import example, given, strategies as st
 
-from icl_symbolic.verification import diagnose as D
-from icl_symbolic.errors import ICLError
+from icl_symbolic.diagnosis import scale as D
+from icl_symbolic.core.errors import ICLError
 
 SIN = dict(a1=mpmath.exp(mpmath.mpf(-1) / 2), E_f2=(1 - mpmath.exp(-2)) / 2, rho=mpmath.mpf("0.1"))
 
 
 def test_family_merges_equal_rational_functions():
     fam = D.family()
-    keys = [D._key(c.expr) for c in fam]
+    keys = [D.expr_key(c.expr) for c in fam]
     assert len(keys) == len(set(keys))
     c = D.match_family("rho_nonlinear/a1^2 + 1")
     assert c.name == "rho_f/a1^2" and "(a1^2 + rho_nonlinear)/a1^2" in c.aliases

@@ -4,11 +4,11 @@ import re
 
 import sympy
 
-from icl_symbolic.display import Quantity, html_table, latex_table, text_table
-from icl_symbolic.hermite import hermite_coeffs
-from icl_symbolic.moments import conditional_moments
-from icl_symbolic.theory import curve
-from icl_symbolic.values import Value
+from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
+from icl_symbolic.engine.hermite import hermite_coeffs
+from icl_symbolic.model.moments import conditional_moments
+from icl_symbolic.theory.asymptotic import curve
+from icl_symbolic.core.values import Value
 
 
 def test_tables_show_only_certified_digits_and_say_how():

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import sympy
 
-from icl_symbolic.errors import ICLError, ParseError, ValidityError
-from icl_symbolic.expr import g, parse_expr, teacher
-from icl_symbolic.library import LIBRARY
+from icl_symbolic.core.errors import ICLError, ParseError, ValidityError
+from icl_symbolic.engine.expr import g, parse_expr, teacher
+from icl_symbolic.engine.library import LIBRARY
 
 
 # -- numbers and operators ------------------------------------------------------

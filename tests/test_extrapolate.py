@@ -1,7 +1,7 @@
 """Extrapolation in 1/d on planted ladders (a test helper, not the simulator).
 
 Paper: the theory holds as d -> infinity (Result 1, Eq. (9); Eq. (10); Eq. (11), p. 3-4);
-icl_symbolic.extrapolate fits e(d) = e_inf + c1/d (+ c2/d^2) to simulations at several d.
+icl_symbolic.studies.extrapolate fits e(d) = e_inf + c1/d (+ c2/d^2) to simulations at several d.
 """
 
 import math
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from icl_symbolic.errors import ICLError
-from icl_symbolic.extrapolate import LadderPoint, bonferroni_z, extrapolate, fit_ladder, welch_dof
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.studies.extrapolate import LadderPoint, bonferroni_z, extrapolate, fit_ladder, welch_dof
 
 LADDER = (32, 48, 64, 96, 128)
 

@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from icl_symbolic import figures
-from icl_symbolic.errors import ICLError
-from icl_symbolic.simulation import simulate
+from icl_symbolic.studies import figures
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.simulation.simulator import simulate
 
 TINY1 = dict(d=6, taus=[0.5, 3.0], n_test=500)
 
@@ -49,7 +49,7 @@ def test_figure1_files_csv_and_metadata(tmp_path):
     assert float(r0["e"]) == pytest.approx(float(res.e), rel=1e-12)
     assert float(r0["e_mc"]) == pytest.approx(float(res.e_mc), rel=1e-12)
     # theory rows are the theory module's numbers
-    from icl_symbolic.theory import e_linear
+    from icl_symbolic.theory.asymptotic import e_linear
     th = [r for r in rows if r["kind"] == "theory" and r["series"] == "theory g, rho=0.1"]
     assert len(th) > 50
     for r in th[::25]:
@@ -84,7 +84,7 @@ def test_figure_a1zero_theory_is_eq10(tmp_path):
 @pytest.mark.sim
 def test_interrupted_figure_leaves_no_files(tmp_path, monkeypatch):
     """Ctrl-C during the simulations, or a failure while writing: no output file at all."""
-    from icl_symbolic import simulation as sim
+    from icl_symbolic.simulation import simulator as sim
     calls = {"n": 0}
     real = sim._run_seed
 

@@ -9,9 +9,9 @@ import sympy
 
 from icl_symbolic.cli import main
 from icl_symbolic.cli._args import parse_grid
-from icl_symbolic.errors import ICLError, ParseError
-from icl_symbolic.io import atomic_path, write_json
-from icl_symbolic.values import Value
+from icl_symbolic.core.errors import ICLError, ParseError
+from icl_symbolic.output.io import atomic_path, write_json
+from icl_symbolic.core.values import Value
 
 
 def test_value_provenance_strings():

@@ -26,9 +26,9 @@ import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from icl_symbolic.errors import ICLError
-from icl_symbolic.expr import g, parse_expr
-from icl_symbolic.gauss import expect
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.expr import g, parse_expr
+from icl_symbolic.engine.gauss import expect
 
 BUDGET = 60.0   # seconds per expression, parse to result or refusal (shared 2-core machine)
 

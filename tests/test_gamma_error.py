@@ -11,11 +11,11 @@ import sympy
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from icl_symbolic import gamma_error as E
-from icl_symbolic import moments as M
-from icl_symbolic.errors import ICLError
-from icl_symbolic.gauss import expect
-from icl_symbolic.expr import g, teacher
+from icl_symbolic.model import gamma_error as E
+from icl_symbolic.model import moments as M
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.gauss import expect
+from icl_symbolic.engine.expr import g, teacher
 
 from _examples import examples
 from _stats import z_bonferroni
@@ -218,7 +218,7 @@ def test_given_w_property(f, d, ell, rho, scale, seed):
 def test_non_integrable_teachers_are_rejected_not_integrated():
     """The float quadrature alone would return a finite number for 1/g; the gauss checks reject
     it, and a teacher whose E[f^4] diverges at large omega (reached by chi^2_d/d) too."""
-    from icl_symbolic.errors import ValidityError
+    from icl_symbolic.core.errors import ValidityError
 
     with pytest.raises(ValidityError):
         E.e_gamma_isotropic(np.eye(2), None, "1/g", 0.1, 2, 3)

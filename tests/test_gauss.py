@@ -5,9 +5,9 @@ import mpmath
 import pytest
 import sympy
 
-from icl_symbolic.errors import ICLError, ValidityError
-from icl_symbolic.expr import g, parse_expr
-from icl_symbolic.gauss import exact_expectation, exact_moments, expect, to_rational
+from icl_symbolic.core.errors import ICLError, ValidityError
+from icl_symbolic.engine.expr import g, parse_expr
+from icl_symbolic.engine.gauss import exact_expectation, exact_moments, expect, to_rational
 
 S = sympy.Rational
 pi, e = sympy.pi, sympy.E

@@ -12,10 +12,10 @@ import sympy
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from icl_symbolic.errors import ICLError, ValidityError
-from icl_symbolic.expr import g, parse_expr
-from icl_symbolic.gauss import exact_expectation
-from icl_symbolic.hermite import h, he, hermite_coeffs, stein_coefficient
+from icl_symbolic.core.errors import ICLError, ValidityError
+from icl_symbolic.engine.expr import g, parse_expr
+from icl_symbolic.engine.gauss import exact_expectation
+from icl_symbolic.engine.hermite import h, he, hermite_coeffs, stein_coefficient
 
 from _examples import examples
 

@@ -25,9 +25,9 @@ import time
 import pytest
 
 from icl_symbolic.cli import main
-from icl_symbolic.errors import ICLError
-from icl_symbolic.expr import parse_expr, teacher
-from icl_symbolic.gauss import expect
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.expr import parse_expr, teacher
+from icl_symbolic.engine.gauss import expect
 
 _BASE = [
     "__import__('os').system('touch pwned')",

@@ -1,4 +1,4 @@
-"""Kernel learner theory (icl_symbolic.kernel): mode split, block spectrum, identity = Result 1.
+"""Kernel learner theory (icl_symbolic.kernel_learner.theory): mode split, block spectrum, identity = Result 1.
 
 The independent route: the teacher is projected onto the multivariate Hermite
 basis by exact Gaussian integration in SymPy (product moments E[z^gamma H_alpha(z)]),
@@ -16,9 +16,10 @@ import pytest
 import sympy
 from hypothesis import given, settings, strategies as st
 
-from icl_symbolic import kernel, theory
-from icl_symbolic.errors import ICLError
-from icl_symbolic.hermite import h
+from icl_symbolic.kernel_learner import theory as kernel
+from icl_symbolic.theory import asymptotic as theory
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.hermite import h
 
 Z = sympy.symbols("z0:3", real=True)
 V = sympy.symbols("v0:3", real=True)
@@ -114,7 +115,7 @@ def test_mode_split_spectrum_and_residual_are_exact(coeffs, K, law):
 def test_projection_recovers_a_m_blocks_on_the_sphere(coeffs, p, q):
     """For a rational unit task direction u, theta_alpha = a_m sqrt(m!/alpha!) u^alpha with a_m from
     the Hermite engine, for every degree m <= 3, and E[f^2] - sum_(m<=3) a_m^2 = a_0^2 + sum_(m>3) a_m^2."""
-    from icl_symbolic.hermite import hermite_coeffs
+    from icl_symbolic.engine.hermite import hermite_coeffs
 
     d, K = 3, 3
     tt = sympy.Rational(p, q)

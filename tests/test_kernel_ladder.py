@@ -1,6 +1,6 @@
 """The kernel learner's finite-size gap extrapolated in 1/D (our extension, not the paper's; docs/kernel.md).
 
-icl_symbolic.kernel_ladder: per-seed gap e_sim(d) - e_pred(d) of the kernel learner, fitted
+icl_symbolic.kernel_learner.ladder: per-seed gap e_sim(d) - e_pred(d) of the kernel learner, fitted
 gap_inf + c1/D (+ c2/D^2) by extrapolate.fit_ladder and tested against 0; the rate by a power
 law (extrapolate.fit_power_law).  Planted ladders test the statistics; one small real ladder
 (d = 3, 4, 5) and the command line test the plumbing.  `extrapolate --features identity` is
@@ -16,12 +16,12 @@ import pytest
 from scipy import stats
 
 from icl_symbolic.cli import main
-from icl_symbolic.errors import ICLError
-from icl_symbolic.extrapolate import LadderPoint, fit_power_law
-from icl_symbolic.kernel import kernel_curve
-from icl_symbolic.kernel_ladder import fit_gap, judge_gap_decay, kernel_ladder_check, rate_dof, run_kernel_ladder
-from icl_symbolic.kernel_sim import simulate_kernel
-from icl_symbolic.simulation import estimate_memory, sizes
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.studies.extrapolate import LadderPoint, fit_power_law
+from icl_symbolic.kernel_learner.theory import kernel_curve
+from icl_symbolic.kernel_learner.ladder import fit_gap, judge_gap_decay, kernel_ladder_check, rate_dof, run_kernel_ladder
+from icl_symbolic.kernel_learner.simulation import simulate_kernel
+from icl_symbolic.simulation.simulator import estimate_memory, sizes
 
 F = "g + (g^2-1)/sqrt(2)"
 DS_D = (14, 27, 44, 65, 90)          # D of hermite:2 at d = 4, 6, 8, 10, 12
@@ -278,7 +278,7 @@ def test_the_gap_claim_holds_and_can_fail(tmp_path, monkeypatch):
     """The check kind behind kernel.gap_resolved_decays_roughly_like_1_over_D: holds on a real ladder
     (d = 4, 6, 8, ten seeds, a wide band); fails for a wrong rate band, for a prediction shifted by a
     constant (the gap then levels off) and refuses fewer than ten seeds."""
-    from icl_symbolic import kernel_ladder
+    from icl_symbolic.kernel_learner import ladder as kernel_ladder
     from icl_symbolic.verification.runner import verify
 
     def run(lo, hi, n_seeds=10):
@@ -302,7 +302,7 @@ def test_the_gap_claim_holds_and_can_fail(tmp_path, monkeypatch):
 def test_gap_decay_check_kind_sets_its_power(tmp_path, monkeypatch):
     """The check kind on a planted ladder (the simulation replaced): its verdict is judge_gap_decay's,
     and it reports mde_rel (the rate's resolution at 90 % power, relative) and how it was obtained."""
-    from icl_symbolic import kernel_ladder
+    from icl_symbolic.kernel_learner import ladder as kernel_ladder
     from icl_symbolic.verification.checks import kernel as kernel_checks
     from icl_symbolic.verification.claimfile import load_claims
 

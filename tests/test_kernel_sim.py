@@ -1,4 +1,4 @@
-"""Simulation of the kernel learner (icl_symbolic.kernel_sim) and ``simulate --features``.
+"""Simulation of the kernel learner (icl_symbolic.kernel_learner.simulation) and ``simulate --features``.
 
 Tolerances: simulation-vs-simulation comparisons are in standard errors (3-4 SE,
 false-alarm budget about 1e-3 per comparison for roughly Gaussian means);
@@ -12,9 +12,10 @@ import math
 import numpy as np
 import pytest
 
-from icl_symbolic import kernel, kernel_sim, simulation
+from icl_symbolic.kernel_learner import theory as kernel, simulation as kernel_sim
+from icl_symbolic.simulation import simulator as simulation
 from icl_symbolic.cli import main
-from icl_symbolic.errors import ICLError
+from icl_symbolic.core.errors import ICLError
 
 pytestmark = pytest.mark.sim
 
@@ -206,7 +207,7 @@ def test_bound_claim_needs_its_whole_band_and_reports_its_power(tmp_path, monkey
 
     from scipy import stats
 
-    from icl_symbolic.values import Value
+    from icl_symbolic.core.values import Value
     from icl_symbolic.verification.checks import kernel as kernel_checks
     from icl_symbolic.verification.claimfile import load_claims
 

@@ -1,4 +1,4 @@
-"""Tests of the matrix-free solver (icl_symbolic.matfree) and its use by the simulator:
+"""Tests of the matrix-free solver (icl_symbolic.simulation.matfree) and its use by the simulator:
 operator and preconditioner against explicit matrices, CG against the dense solvers,
 minimum norm, the auto solver near the interpolation peak, certified residuals,
 memory refusal, and the dense least-squares fallback (minimum norm at every d)."""
@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _examples import examples
-from icl_symbolic import matfree as mf
-from icl_symbolic import simulation as sim
-from icl_symbolic.errors import ICLError
-from icl_symbolic.prompts import sample_prompts
+from icl_symbolic.simulation import matfree as mf
+from icl_symbolic.simulation import simulator as sim
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.model.prompts import sample_prompts
 
 def _explicit(X, V):
     return np.einsum("ni,na->nia", X, V).reshape(X.shape[0], -1)

@@ -13,9 +13,9 @@ import sympy
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from icl_symbolic import moments as M
-from icl_symbolic.errors import ICLError
-from icl_symbolic.expr import g, teacher
+from icl_symbolic.model import moments as M
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.expr import g, teacher
 
 from _examples import examples
 from _stats import z_bonferroni
@@ -78,7 +78,7 @@ def test_omega_scaling_of_the_linear_teacher():
 
 def test_a1_matches_the_hermite_engine():
     """E_u at omega = 1 is a1 = E[g f(g)] (Eq. 2, p. 2); E_y2 is rho_f (Eq. 8, p. 3)."""
-    from icl_symbolic.hermite import hermite_coeffs
+    from icl_symbolic.engine.hermite import hermite_coeffs
 
     for f in ("sin(g)", "g**3", "relu(g)"):
         m = M.conditional_moments(f, "0.1", d=4, ell=3, omega=1, digits=20)
@@ -267,7 +267,7 @@ def test_vectorisation_order_of_E_hhT_and_E_yH():
 
 def test_E_yH_matrix_against_monte_carlo():
     """E[y_test H|w] = (1/d)[E_yH_ww w w^T, E_yH_w w] entrywise (6 entries, z = 3.59)."""
-    from icl_symbolic.prompts import sample_prompts
+    from icl_symbolic.model.prompts import sample_prompts
 
     d, ell, rho = 2, 4, 0.1
     w = np.array([1.2, 0.5])
@@ -297,11 +297,11 @@ def test_mc_moments_is_reproducible_and_validates():
 
 
 def test_lemma1_forms_cache_is_current():
-    """The shipped cache of the simplified moments (icl_symbolic/_lemma1_forms.py) was generated from
+    """The shipped cache of the simplified moments (icl_symbolic/model/_lemma1_forms.py) was generated from
     the current derivation and equals it term by term; otherwise regenerate it with
-    ``python -c "from icl_symbolic.moments import write_lemma1_forms; write_lemma1_forms()"``."""
-    from icl_symbolic import _lemma1_forms
-    from icl_symbolic import moments as M
+    ``python -c "from icl_symbolic.model.moments import write_lemma1_forms; write_lemma1_forms()"``."""
+    from icl_symbolic.model import _lemma1_forms
+    from icl_symbolic.model import moments as M
     assert _lemma1_forms.KEY == M.derivation_key(), "stale cache: regenerate (see docstring)"
     fresh = M.derive_symbolic_moments()
     cached = _lemma1_forms.forms()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from icl_symbolic import a1zero, theory
+from icl_symbolic.theory import a1zero, asymptotic as theory
 from icl_symbolic.verification import registry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,7 +98,7 @@ def test_every_mutation_installs_against_the_current_library():
 
 
 def test_a_mutation_whose_edit_is_gone_is_reported_not_installed():
-    bad = mh.Mutation("gone", "-", "-", (mh.Patch("icl_symbolic.theory", "task_diversity_limit",
+    bad = mh.Mutation("gone", "-", "-", (mh.Patch("icl_symbolic.theory.asymptotic", "task_diversity_limit",
                                                   mh.source_edit(("no such text", "x"))),), "eq11_limit_kappa2")
     rec = mh.run_mutation(bad, "quick", {}, {}, ["notes.a1zero_tau_two"])
     assert "no such text" in rec["error"] and rec["failed"] == []

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from icl_symbolic import io
+from icl_symbolic.output import io
 from icl_symbolic.cli import coeffs as cli_coeffs
 from icl_symbolic.cli import main
-from icl_symbolic.errors import ICLError
+from icl_symbolic.core.errors import ICLError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,8 +44,8 @@ def _refused(rc, out, err, match=None):
 def no_compute(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("computed before refusing bad input")
-    monkeypatch.setattr("icl_symbolic.hermite.hermite_coeffs", boom)
-    monkeypatch.setattr("icl_symbolic.theory.curve", boom)
+    monkeypatch.setattr("icl_symbolic.engine.hermite.hermite_coeffs", boom)
+    monkeypatch.setattr("icl_symbolic.theory.asymptotic.curve", boom)
     monkeypatch.setattr("icl_symbolic.cli.simulate.simulate_many", boom)
     monkeypatch.setattr("icl_symbolic.cli.simulate.simulate_kernel", boom)
 

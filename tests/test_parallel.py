@@ -1,4 +1,4 @@
-"""Tests of icl_symbolic.parallel and of --jobs / --scheduler: results identical to a serial run."""
+"""Tests of icl_symbolic.core.parallel and of --jobs / --scheduler: results identical to a serial run."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from icl_symbolic import parallel
-from icl_symbolic import simulation as sim
+from icl_symbolic.core import parallel
+from icl_symbolic.simulation import simulator as sim
 from icl_symbolic.cli import main
-from icl_symbolic.errors import ICLError
+from icl_symbolic.core.errors import ICLError
 from icl_symbolic.verification.claimfile import load_claims, select
 from icl_symbolic.verification.runner import run_claims
 

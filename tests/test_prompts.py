@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from icl_symbolic.errors import ICLError
-from icl_symbolic.prompts import sample_prompts
-from icl_symbolic.simulation import simulate
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.model.prompts import sample_prompts
+from icl_symbolic.simulation.simulator import simulate
 
 from _stats import t_bonferroni, z_bonferroni
 

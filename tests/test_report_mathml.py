@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from icl_symbolic.mathml import latex_to_mathml
+from icl_symbolic.output.mathml import latex_to_mathml
 from icl_symbolic.verification.claimfile import load_claims
 from icl_symbolic.verification.report import render_html, render_markdown
 from icl_symbolic.verification.runner import ClaimResult, summarize

@@ -1,4 +1,4 @@
-"""The per-seed simulation cache (icl_symbolic.simcache): keyed by every input, resumable.
+"""The per-seed simulation cache (icl_symbolic.simulation.cache): keyed by every input, resumable.
 
 A deep verification run takes hours; a killed run must continue from the seeds it
 stored, and a stored seed must never be reused for a different setting or after the
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from icl_symbolic import simcache
+from icl_symbolic.simulation import cache as simcache
 from icl_symbolic.cli import main
 from icl_symbolic.verification import runner
 from icl_symbolic.verification.checks import simulation as checks_simulation
@@ -36,11 +36,13 @@ def test_digest_covers_the_simulator_source(monkeypatch, tmp_path):
     fake_root = tmp_path / "pkg"
     fake_root.mkdir()
     from pathlib import Path
-    real = Path(simcache.__file__).resolve().parent
+    real = Path(simcache.__file__).resolve().parent.parent
     for name in simcache.SIMULATOR_MODULES:
+        (fake_root / f"{name}.py").parent.mkdir(parents=True, exist_ok=True)
         (fake_root / f"{name}.py").write_bytes((real / f"{name}.py").read_bytes())
-    (fake_root / "simulation.py").write_bytes((real / "simulation.py").read_bytes() + b"\n# edited\n")
-    monkeypatch.setattr(simcache, "__file__", str(fake_root / "simcache.py"))
+    edited = fake_root / "simulation" / "simulator.py"
+    edited.write_bytes(edited.read_bytes() + b"\n# edited\n")
+    monkeypatch.setattr(simcache, "__file__", str(fake_root / "simulation" / "cache.py"))
     simcache.simulator_digest.cache_clear()
     try:
         assert simcache.simulator_digest() != before

@@ -1,4 +1,4 @@
-"""Tests of icl_symbolic.simulation: solvers, sizes, memory refusal, determinism, and
+"""Tests of icl_symbolic.simulation.simulator: solvers, sizes, memory refusal, determinism, and
 simulation against the exact test functional and against the theory.
 
 Statistical budget (STYLE.md): two-sided false-alarm 1e-3 per test, Bonferroni over
@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icl_symbolic import simulation as sim
-from icl_symbolic.errors import ICLError
-from icl_symbolic.prompts import sample_prompts
+from icl_symbolic.simulation import simulator as sim
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.model.prompts import sample_prompts
 
 from _examples import examples
 from _stats import t_bonferroni, z_bonferroni
@@ -226,7 +226,7 @@ def test_simulation_matches_result1_theory_linear_sin_tanh():
     Student-t (11 df) at two-sided 1e-3/6 each, plus the finite-size allowance C_FS/d.
     Negative control: the Fig. 1 caption's normalised noise 1.447 (instead of 0.447) gives a
     theory the sin simulation must reject."""
-    from icl_symbolic import theory
+    from icl_symbolic.theory import asymptotic as theory
 
     m = 6
     for f in ("g", "sin(g)", "tanh(g)"):
@@ -248,7 +248,7 @@ def test_simulation_matches_eq10_for_a1_zero_teacher():
     which comes from the fluctuating s = mean y^2), tau in {0.5, 3}: 2 comparisons at
     two-sided 1e-3/2, plus C_FS_A1ZERO/d.  Negative control: Eq. (10) with the E[f^2] of the
     unnormalised g^2 - 1 (rho_nonlinear = 2.1 instead of 1.1) is rejected."""
-    from icl_symbolic import theory
+    from icl_symbolic.theory import asymptotic as theory
 
     for tau in (0.5, 3.0):
         r = sim.simulate("(g^2-1)/sqrt(2)", d=24, alpha=8, kappa=2, tau=tau, rho=0.1, seeds=range(S_THEORY),
@@ -270,7 +270,7 @@ def test_non_isotropic_simulation_matches_general_covariance_theory(C_train, C_t
     allowance C_FS/d (measured gap x d ~ 1 at d = 24 and 40 for these cases).
     Negative controls: forgetting the a1^2 scaling of the covariances (noise rho_nonlinear on
     unscaled C) is rejected, and for the low-rank cases so is the isotropic theory."""
-    from icl_symbolic import theory
+    from icl_symbolic.theory import asymptotic as theory
 
     kw = dict(rho=0.1, alpha=2, kappa=2, tau=3)
     r = sim.simulate("tanh(g)", d=24, C_train=C_train, C_test=C_test, seeds=range(S_THEORY), n_test=2000, **kw)
@@ -333,7 +333,7 @@ def test_finite_size_gap_shrinks_with_d(f, alpha):
     """The finite-size allowance is justified by the gap shrinking with d: the relative gap
     (sim/theory - 1) at d = 48 is smaller than at d = 16 by more than t SE (16 seeds each,
     tau = 3, Student-t 30 df at two-sided 1e-3/2), and gap x d stays below the allowance."""
-    from icl_symbolic import theory
+    from icl_symbolic.theory import asymptotic as theory
 
     e_th = float(theory.e_nonlinear(f, rho=0.1, alpha=alpha, kappa=2, tau=3))
     gaps = {}

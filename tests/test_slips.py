@@ -1,4 +1,4 @@
-"""The error-model catalogue (icl_symbolic.slips, slip_curves, slip_recall).
+"""The error-model catalogue (icl_symbolic.diagnosis.slips, slip_curves, slip_recall).
 
 Paper: Eq. (8), p. 3; Result 1, Eq. (9), p. 3; Fig. 1 caption and figure, p. 3-4.
 """
@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import sympy
 
-from icl_symbolic import slip_curves as SC
-from icl_symbolic import slip_recall as R
-from icl_symbolic import slips as S
-from icl_symbolic.errors import ICLError
-from icl_symbolic.theory import e_linear_isotropic
+from icl_symbolic.diagnosis import curves as SC
+from icl_symbolic.diagnosis import recall as R
+from icl_symbolic.diagnosis import slips as S
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.theory.asymptotic import e_linear_isotropic
 
 SIN = "sin(g)"
 
@@ -141,7 +141,7 @@ def test_mean_and_hermite_energy_models_use_independent_values():
     # a0 = E[relu] = 1/sqrt(2 pi); res_He = a0^2 + sum_{m>=2} a_m^2/m!
     assert abs(float(ctx.values["a0"]) - 1 / math.sqrt(2 * math.pi)) < 1e-15
     h = sympy.Symbol("g")
-    from icl_symbolic.gauss import expect
+    from icl_symbolic.engine.gauss import expect
     a2 = float(expect(sympy.Max(h, 0) * (h ** 2 - 1) / sympy.sqrt(2)).value)
     assert float(ctx.values["res_He"]) > float(ctx.values["a0"]) ** 2 + a2 ** 2 / 2 - 1e-15
     assert float(ctx.values["res_He"]) < float(ctx.values["a0"]) ** 2 + a2 ** 2 / 2 + 1e-3

@@ -1,4 +1,4 @@
-"""icl_symbolic.stats: Student-t limits, seed SEs, power and minimum detectable error, and their calibration.
+"""icl_symbolic.core.stats: Student-t limits, seed SEs, power and minimum detectable error, and their calibration.
 
 The calibration tests plant ladders e(d) = e_inf + c1/d with skewed, heavy-tailed
 per-seed noise (standardised lognormal, sigma = 1: skewness 6.2) whose sd is
@@ -16,9 +16,10 @@ import pytest
 from scipy import stats as sps
 
 from _stats import z_bonferroni
-from icl_symbolic import extrapolate, stats
-from icl_symbolic.errors import ICLError
-from icl_symbolic.extrapolate import LadderPoint, fit_ladder
+from icl_symbolic.studies import extrapolate
+from icl_symbolic.core import stats
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder
 from icl_symbolic.verification import judge
 
 DS = (32, 48, 64, 96, 128)

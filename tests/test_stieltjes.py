@@ -1,4 +1,4 @@
-"""Tests of the deterministic Stieltjes transform M(nu), M'(nu) (icl_symbolic.stieltjes)."""
+"""Tests of the deterministic Stieltjes transform M(nu), M'(nu) (icl_symbolic.theory.stieltjes)."""
 
 import math
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import example, given, strategies as st
 
-from icl_symbolic.covariance import resolve_covariance
-from icl_symbolic.errors import ICLError
-from icl_symbolic.stieltjes import empirical_stieltjes, solve_a, stieltjes, stieltjes_isotropic
+from icl_symbolic.model.covariance import resolve_covariance
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.theory.stieltjes import empirical_stieltjes, solve_a, stieltjes, stieltjes_isotropic
 
 from _stats import z_bonferroni
 

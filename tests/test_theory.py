@@ -1,14 +1,14 @@
-"""Tests of the theory engine (icl_symbolic.theory): linear theory, Result 1, Eq. (11)."""
+"""Tests of the theory engine (icl_symbolic.theory.asymptotic): linear theory, Result 1, Eq. (11)."""
 
 import itertools
 
 import numpy as np
 import pytest
 
-from icl_symbolic import theory as T
-from icl_symbolic.covariance import resolve_covariance
-from icl_symbolic.errors import ICLError
-from icl_symbolic.stieltjes import stieltjes
+from icl_symbolic.theory import asymptotic as T
+from icl_symbolic.model.covariance import resolve_covariance
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.theory.stieltjes import stieltjes
 
 from _stats import z_bonferroni
 

@@ -9,7 +9,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icl_symbolic.values import Value
+from icl_symbolic.core.values import Value
 
 
 def mp(val, err, digits=30):

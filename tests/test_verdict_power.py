@@ -11,9 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from icl_symbolic.errors import ICLError
-from icl_symbolic.stats import MIN_SEEDS
-from icl_symbolic.values import Value
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.stats import MIN_SEEDS
+from icl_symbolic.core.values import Value
 from icl_symbolic.verification import claimfile, runner
 from icl_symbolic.verification.judge import Tolerance, compare, detectable
 
@@ -147,7 +147,7 @@ def test_every_shipped_simulation_claim_has_at_least_the_minimum_seeds():
 def test_a_ladder_claim_reports_its_mde_in_json(tmp_path, monkeypatch):
     """A planted ladder e(d) = theory + 0.5/d with seed noise: the verdict carries mde_rel, and it
     matches the judge's formula applied to the extrapolated value."""
-    from icl_symbolic.theory import e_nonlinear
+    from icl_symbolic.theory.asymptotic import e_nonlinear
     from icl_symbolic.verification.checks import simulation as checks_simulation
 
     th = float(e_nonlinear("tanh(g)", rho=0.1, alpha=2, kappa=2, tau=3).value)

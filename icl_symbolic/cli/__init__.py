@@ -14,13 +14,13 @@ module of the command being run (:func:`build_parser` with ``only``); the
 top-level ``--help`` and an unknown command import them all.
 
 Plots: the library builds matplotlib figures without ``pyplot``
-(:mod:`icl_symbolic.plotting`); :func:`main` selects the non-interactive Agg
+(:mod:`icl_symbolic.output.plotting`); :func:`main` selects the non-interactive Agg
 backend once, for the whole command line, so a command never opens a window.
 
-Error policy: any :class:`~icl_symbolic.errors.ICLError` (and argument errors)
+Error policy: any :class:`~icl_symbolic.core.errors.ICLError` (and argument errors)
 ends the command with ONE line ``icl-symbolic: error: ...`` on stderr and exit
 status 2; an interrupt exits 130.  Output files are written atomically
-(:mod:`icl_symbolic.io`), so failures never leave partial files.
+(:mod:`icl_symbolic.output.io`), so failures never leave partial files.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ import sys
 import textwrap
 import threading
 
-from .._version import __version__
-from ..errors import ICLError
-from ..io import check_output_path, transaction
-from ._args import rewrite_legacy
+from icl_symbolic._version import __version__
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.output.io import check_output_path, transaction
+from icl_symbolic.cli._args import rewrite_legacy
 
 PROG = "icl-symbolic"
 

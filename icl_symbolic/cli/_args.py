@@ -6,7 +6,7 @@ it to a file, ``--csv FILE``, ``--plot FILE``, ``--report FILE`` write files, an
 ``--quiet`` silences progress (:func:`add_output_options`).  A command's JSON is
 always one object whose rows are the list ``points`` (:func:`document`); numbers
 that do not exist (a divergence) are ``null`` next to a ``reason``, never NaN or
-Infinity (:func:`json_text`).  Defaults come from :mod:`icl_symbolic.defaults`.
+Infinity (:func:`json_text`).  Defaults come from :mod:`icl_symbolic.core.defaults`.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import __version__
-from ..errors import ICLError
-from ..io import json_safe, write_text
-from ..parallel import check_jobs, resolve_scheduler
+from icl_symbolic import __version__
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.output.io import json_safe, write_text
+from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
 
 MAX_GRID = 100_000
 
@@ -106,7 +106,7 @@ def add_output_options(parser, *, csv: str | None = None, plot: str | None = Non
     ``--report`` (added when a help text is given) write files; ``--quiet`` silences progress.
 
     All files are written only after all computation succeeded, atomically
-    (:mod:`icl_symbolic.io`); check their suffixes first with :func:`check_output_paths`.
+    (:mod:`icl_symbolic.output.io`); check their suffixes first with :func:`check_output_paths`.
     """
     parser.add_argument("--json", action="store_true",
                         help="print the result as one JSON object (its rows in 'points') to stdout, "
@@ -208,7 +208,7 @@ def rewrite_legacy(argv) -> list:
 
 
 def add_parallel_options(p, what: str) -> None:
-    """``--jobs`` and ``--scheduler`` (:func:`icl_symbolic.parallel.map_sweep`), one spelling for every command."""
+    """``--jobs`` and ``--scheduler`` (:func:`icl_symbolic.core.parallel.map_sweep`), one spelling for every command."""
     p.add_argument("--jobs", default="1", help=f"worker processes for {what} (default 1; results are identical "
                    "for any value)")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (default: "

@@ -1,7 +1,7 @@
 """``icl-symbolic appendix-a``: the Appendix A concentration facts and Result 1's conditions.
 
 Paper: Appendix A, p. 7.  Parsing and formatting only; the mathematics is
-:func:`icl_symbolic.covariance.appendix_a`.
+:func:`icl_symbolic.model.covariance.appendix_a`.
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from __future__ import annotations
 import csv
 import io as _io
 
-from .. import defaults
-from ..covariance import appendix_a, resolve_covariance
-from ..errors import ICLError
-from ..io import write_text
-from ._args import add_output_options, check_output_paths, document, emit_json, epilog
+from icl_symbolic.core import defaults
+from icl_symbolic.model.covariance import appendix_a, resolve_covariance
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.output.io import write_text
+from icl_symbolic.cli._args import add_output_options, check_output_paths, document, emit_json, epilog
 
 
 def register(subparsers) -> None:
@@ -35,7 +35,7 @@ FIELDS = ("name", "d", "mean_sigma", "var_sigma", "effective_rank", "trace_ok", 
 
 
 def run(args) -> int:
-    """One line (or JSON point) per covariance, from :func:`icl_symbolic.covariance.appendix_a`."""
+    """One line (or JSON point) per covariance, from :func:`icl_symbolic.model.covariance.appendix_a`."""
     if args.d < 1:
         raise ICLError(f"--d must be a positive integer, got {args.d}")
     check_output_paths(args)

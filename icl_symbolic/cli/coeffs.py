@@ -1,7 +1,7 @@
 """``icl-symbolic coeffs``: Hermite coefficients, a1 and rho_nonlinear of a teacher.
 
 Paper: Eq. (2), p. 2 and Eq. (8), p. 3.  Parsing and formatting only; the
-mathematics is :func:`icl_symbolic.hermite.hermite_coeffs`.
+mathematics is :func:`icl_symbolic.engine.hermite.hermite_coeffs`.
 """
 
 from __future__ import annotations
@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 
 
-from .. import defaults
-from ..errors import ICLError
-from ..hermite import hermite_coeffs
-from ..io import save_figure, write_text
-from ..library import library_coeffs
-from ..plotting import spectrum_figure
-from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog,
-                    progress_printer)
+from icl_symbolic.core import defaults
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.hermite import hermite_coeffs
+from icl_symbolic.output.io import save_figure, write_text
+from icl_symbolic.engine.library import library_coeffs
+from icl_symbolic.output.plotting import spectrum_figure
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog, progress_printer
 
 _FIELDS = (("E_f2", "E[f^2]"), ("a1_sq", "a1^2"), ("rho_f", "rho_f = rho + E[f^2]"),
            ("rho_nonlinear", "rho_nonlinear = rho_f - a1^2"),

@@ -1,9 +1,9 @@
 """``icl-symbolic diagnose``: which slip turns what the derivation needs into what was claimed.
 
 Parsing and formatting only.  Numbers are named within the teacher's family by
-:func:`icl_symbolic.verification.diagnose.diagnose_value`; the error models of the
-catalogue are tried by :mod:`icl_symbolic.slips` (numbers, formulas) and
-:mod:`icl_symbolic.slip_curves` (curves).  See docs/diagnose.md.
+:func:`icl_symbolic.diagnosis.scale.diagnose_value`; the error models of the
+catalogue are tried by :mod:`icl_symbolic.diagnosis.slips` (numbers, formulas) and
+:mod:`icl_symbolic.diagnosis.curves` (curves).  See docs/diagnose.md.
 """
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ import argparse
 import mpmath
 import numpy as np
 
-from .. import defaults, io
-from ..errors import ICLError
-from ..expr import parse_expr
-from ..plotting import slip_curve_figure
-from ..slip_curves import curve_on_grid, explain_curve, read_curve
-from ..slips import catalogue, diagnose_formula, diagnose_number, parse_quantity, teacher_context
-from ..verification.diagnose import diagnose_value, to_mpf, tolerance_from_text
-from ._args import (add_output_options, check_output_paths, document, emit_json, epilog, parse_int,
-                    parse_number)
+from icl_symbolic.core import defaults
+from icl_symbolic.output import io
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.expr import parse_expr
+from icl_symbolic.output.plotting import slip_curve_figure
+from icl_symbolic.diagnosis.curves import curve_on_grid, explain_curve, read_curve
+from icl_symbolic.diagnosis.slips import catalogue, diagnose_formula, diagnose_number, parse_quantity, teacher_context
+from icl_symbolic.diagnosis.scale import diagnose_value, to_mpf, tolerance_from_text
+from icl_symbolic.cli._args import add_output_options, check_output_paths, document, emit_json, epilog, parse_int, parse_number
 
 STATUSES = ("0 the claim is explained by an error model, is consistent with the requirement, or (--value "
             "alone) is a quantity of the family; 1 nothing in the family or the catalogue explains it; 2 bad input "

@@ -2,14 +2,14 @@
 
     icl-symbolic extrapolate "sin(g)" --d 32,48,64,96,128 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 4 --json
 
-A thin layer over :mod:`icl_symbolic.extrapolate` (the fit, the model choice,
-the z-score) and :mod:`icl_symbolic.simulation`.  ``--json`` prints one object
+A thin layer over :mod:`icl_symbolic.studies.extrapolate` (the fit, the model choice,
+the z-score) and :mod:`icl_symbolic.simulation.simulator`.  ``--json`` prints one object
 with ``e_inf``, ``e_inf_se``, ``e_theory``, ``z``, ``z_limit``, ``holds``,
 ``model``, ``model_reason``, ``chi2``, ``dof``, ``tasks``, ``points``
 (``[{d, e_mean, e_se, seeds, seconds}]``) and the inputs.
 
 ``--features hermite:K`` (the kernel learner, our extension; docs/kernel.md) runs
-:func:`icl_symbolic.kernel_ladder.extrapolate_kernel` instead: the per-seed gap
+:func:`icl_symbolic.kernel_learner.ladder.extrapolate_kernel` instead: the per-seed gap
 e_sim(d) - e_pred(d) fitted against 1/D, gap_inf tested against 0; ``--json``
 then has ``gap_inf``, ``gap_inf_se``, ``z``, ``z_limit``, ``holds``, ``model``,
 ``power_law`` and ``points`` (``[{d, D, e_mean, e_se, e_pred, gap_mean, gap_se, ...}]``).
@@ -21,16 +21,15 @@ from __future__ import annotations
 import argparse
 import time
 
-from .. import defaults
-from ..errors import ICLError
-from ..extrapolate import MODELS, extrapolate, ladder_memory_check, run_ladder, theory_value
-from ..io import save_figure, write_csv
-from ..kernel import parse_features
-from ..kernel_ladder import extrapolate_kernel
-from ..kernel_sim import DEFAULT_N_TEST_KERNEL
-from ..plotting import extrapolation_figure
-from ._args import (add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog,
-                    parse_grid, parse_int, parse_number, parse_parallel, progress_printer)
+from icl_symbolic.core import defaults
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.studies.extrapolate import MODELS, extrapolate, ladder_memory_check, run_ladder, theory_value
+from icl_symbolic.output.io import save_figure, write_csv
+from icl_symbolic.kernel_learner.theory import parse_features
+from icl_symbolic.kernel_learner.ladder import extrapolate_kernel
+from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
+from icl_symbolic.output.plotting import extrapolation_figure
+from icl_symbolic.cli._args import add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_grid, parse_int, parse_number, parse_parallel, progress_printer
 
 EPILOG = epilog(
     "0 the extrapolated e_inf agrees with the theory (|z| within the limit; with --features hermite:K: the "
@@ -163,7 +162,7 @@ def _print(res) -> None:
 
 def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, scheduler, m,
                 fa) -> int:
-    """``--features hermite:K``: the kernel learner's gap ladder (icl_symbolic.kernel_ladder)."""
+    """``--features hermite:K``: the kernel learner's gap ladder (icl_symbolic.kernel_learner.ladder)."""
     if args.tasks != "gaussian":
         raise ICLError("--features hermite:K simulates Gaussian tasks only (drop --tasks sphere)")
     if args.C_train != "identity" or (args.C_test is not None and args.C_test != "identity"):

@@ -1,4 +1,4 @@
-"""``icl-symbolic figure``: a thin layer over :mod:`icl_symbolic.figures`.
+"""``icl-symbolic figure``: a thin layer over :mod:`icl_symbolic.studies.figures`.
 
     icl-symbolic figure 1 --out fig1/
     icl-symbolic figure 1 --quick
@@ -6,9 +6,9 @@
 
 from __future__ import annotations
 
-from ..errors import ICLError
-from ..figures import FIGURES, make_figure
-from ._args import EXIT_OK_BAD_INPUT, add_parallel_options, epilog, parse_int, parse_parallel, progress_printer
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.studies.figures import FIGURES, make_figure
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_parallel_options, epilog, parse_int, parse_parallel, progress_printer
 
 
 def register(subparsers) -> None:

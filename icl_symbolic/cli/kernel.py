@@ -2,9 +2,9 @@
 
     icl-symbolic kernel "g + (g^2-1)/sqrt(2)" --features hermite:2 --rho 0.1 --alpha 16 --kappa 4 --tau 4
 
-Parsing and formatting only; the mathematics is :mod:`icl_symbolic.kernel`
+Parsing and formatting only; the mathematics is :mod:`icl_symbolic.kernel_learner.theory`
 (mode split, block spectrum, rho_eff) on top of the linear theory engine
-(:func:`icl_symbolic.theory.e_linear`).  Not a result of the paper: the paper
+(:func:`icl_symbolic.theory.asymptotic.e_linear`).  Not a result of the paper: the paper
 (Result 1, Eq. (9), p. 3) covers ``--features identity``, which reproduces
 ``icl-symbolic theory`` exactly.
 """
@@ -18,12 +18,13 @@ import sys
 
 import numpy as np
 
-from .. import defaults, kernel, theory
-from ..errors import ICLError
-from ..io import save_figure, write_text
-from ..plotting import kernel_curve_figure
-from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog,
-                    parse_grid)
+from icl_symbolic.core import defaults
+from icl_symbolic.kernel_learner import theory as kernel
+from icl_symbolic.theory import asymptotic as theory
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.output.io import save_figure, write_text
+from icl_symbolic.output.plotting import kernel_curve_figure
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog, parse_grid
 
 DEFAULT_D = 16
 _SWEPT = ("alpha", "kappa", "lam", "tau")

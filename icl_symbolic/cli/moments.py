@@ -1,7 +1,7 @@
 """``icl-symbolic moments``: Lemma 1 population moments, exact / leading order / Monte Carlo.
 
 Paper: Appendix B, Lemma 1, Eqs. (12)-(14), p. 8-9.  Parsing and formatting
-only; the mathematics is :mod:`icl_symbolic.moments`.
+only; the mathematics is :mod:`icl_symbolic.model.moments`.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import sys
 
 import numpy as np
 
-from .. import defaults
-from .. import moments as M
-from ..errors import ICLError
-from ..io import save_figure, write_text
-from ..moments import MEANING, finite_ell_gaps
-from ..plotting import finite_ell_figure
-from ._args import EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog
+from icl_symbolic.core import defaults
+from icl_symbolic.model import moments as M
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.output.io import save_figure, write_text
+from icl_symbolic.model.moments import MEANING, finite_ell_gaps
+from icl_symbolic.output.plotting import finite_ell_figure
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog
 
 #: The JSON keys scripts rely on: one per scalar coefficient.
 JSON_KEYS = ("E_y2", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s2")

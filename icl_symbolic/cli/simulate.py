@@ -1,4 +1,4 @@
-"""``icl-symbolic simulate``: a thin layer over :mod:`icl_symbolic.simulation`.
+"""``icl-symbolic simulate``: a thin layer over :mod:`icl_symbolic.simulation.simulator`.
 
     icl-symbolic simulate "sin(g)" --d 64 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 5
     icl-symbolic simulate "tanh(g)" --d 32 --tau 0.5,2,4 --json
@@ -6,7 +6,7 @@
 ``simulate --json`` prints one object whose ``points`` hold, per point, the
 inputs and ``e_mean``, ``e_se`` (exact functional, mean and SE over seeds),
 ``e_mc_mean``, ``e_mc_se`` (Monte-Carlo test error), ``e_theory`` (Result 1 /
-Eq. (10) from :mod:`icl_symbolic.theory`; null at the ridgeless peak tau = 1,
+Eq. (10) from :mod:`icl_symbolic.theory.asymptotic`; null at the ridgeless peak tau = 1,
 with ``e_theory_reason`` saying so)
 and ``seconds``.  Progress goes to stderr.
 """
@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import itertools
 
-from .. import defaults, theory
-from ..errors import ICLError
-from ..expr import check_float64, teacher
-from ..gamma_error import check_teacher
-from ..io import save_figure, write_csv
-from ..kernel import parse_features
-from ..kernel_sim import DEFAULT_N_TEST_KERNEL, check_kernel_run, simulate_kernel
-from ..peak import is_peak
-from ..plotting import sweep_figure
-from ..simulation import memory_share, simulate_many
-from ._args import (EXIT_OK_BAD_INPUT, add_output_options, add_parallel_options, check_output_paths, document,
-                    emit_json, epilog, parse_grid, parse_int, parse_number, parse_parallel, progress_printer)
+from icl_symbolic.core import defaults
+from icl_symbolic.theory import asymptotic as theory
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.expr import check_float64, teacher
+from icl_symbolic.model.gamma_error import check_teacher
+from icl_symbolic.output.io import save_figure, write_csv
+from icl_symbolic.kernel_learner.theory import parse_features
+from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL, check_kernel_run, simulate_kernel
+from icl_symbolic.theory.peak import is_peak
+from icl_symbolic.output.plotting import sweep_figure
+from icl_symbolic.simulation.simulator import memory_share, simulate_many
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_grid, parse_int, parse_number, parse_parallel, progress_printer
 
 
 #: command-line limits (docs/limits.md); the simulator refuses what does not fit in memory
@@ -161,7 +161,7 @@ def _print_point(o):
 
 
 def run_kernel(args) -> int:
-    """``simulate --features``: the kernel learner (:func:`icl_symbolic.kernel_sim.simulate_kernel`)."""
+    """``simulate --features``: the kernel learner (:func:`icl_symbolic.kernel_learner.simulation.simulate_kernel`)."""
     if args.features is None:
         raise ICLError("--control needs --features")
     if args.C_train != "identity" or (args.C_test not in (None, "identity")):

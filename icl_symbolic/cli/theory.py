@@ -1,7 +1,7 @@
 """``icl-symbolic theory``: asymptotic ICL error curves for a teacher f (Result 1 / Eq. 10).
 
 Paper: Result 1, Eq. (9), p. 3; Eq. (10), p. 3; Appendix A, p. 7.  Parsing and
-formatting only; the mathematics is :func:`icl_symbolic.theory.curve`.
+formatting only; the mathematics is :func:`icl_symbolic.theory.asymptotic.curve`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import time
 
 import numpy as np
 
-from .. import defaults, theory
-from ..errors import ICLError
-from ..io import save_figure, write_text
-from ..plotting import theory_curve_figure
-from ._args import (EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog,
-                    parse_grid)
+from icl_symbolic.core import defaults
+from icl_symbolic.theory import asymptotic as theory
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.output.io import save_figure, write_text
+from icl_symbolic.output.plotting import theory_curve_figure
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog, parse_grid
 
 _SWEPT = ("rho", "alpha", "kappa", "lam", "tau")
 _PAPER = "arXiv:2610.10761v1, Result 1 Eq. (9) p. 3; Eq. (10) p. 3"

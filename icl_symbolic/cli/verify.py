@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import sys
 
-from .. import io
-from ..verification.claimfile import TIERS, load_claims, select
-from ..verification.evidence import format_tally, tally
-from ..verification.report import render
-from ..verification.runner import format_line, run_claims, run_tier, summarize, summary_line
-from ._args import (add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog,
-                    parse_parallel)
+from icl_symbolic.output import io
+from icl_symbolic.verification.claimfile import TIERS, load_claims, select
+from icl_symbolic.verification.evidence import format_tally, tally
+from icl_symbolic.verification.report import render
+from icl_symbolic.verification.runner import format_line, run_claims, run_tier, summarize, summary_line
+from icl_symbolic.cli._args import add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_parallel
 
 EPILOG_VERIFY = epilog(
     "0 every claim has its expected verdict; 1 some claim failed, errored or is unavailable; "

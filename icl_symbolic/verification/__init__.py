@@ -5,14 +5,12 @@
 ``registry``    what a check kind is; parsing of its parameters
 ``checks/``     the check kinds, one module per paper unit, in one table
 ``judge``       tolerances and the comparison of computed with claimed values
-``diagnose``    scale-mismatch diagnosis over the Hermite family
 ``evidence``    what kind of evidence a claim is, tallied per paper result
 ``runner``      running claims: verdicts, summary, one-line formats
 ``report``      Markdown / HTML reports of a run
 ==============  ================================================================
 
 ``report`` formats what ``runner`` returns; ``runner`` uses ``claimfile`` and
-``checks``; ``checks`` use ``registry``, ``judge`` and ``diagnose``.  The
-layers are listed, and enforced, in ``tests/test_layering.py`` and
-``docs/ARCHITECTURE.md``.
+``checks``; ``checks`` use ``registry``, ``judge`` and :mod:`icl_symbolic.diagnosis.scale`.  The
+folder rules are import-linter contracts in ``pyproject.toml`` (docs/ARCHITECTURE.md).
 """

@@ -27,7 +27,7 @@ number, a figure caption) written as data in a TOML file under
 Running claims and their verdicts are in :mod:`icl_symbolic.verification.runner`.
 
 User text in claim files is never evaluated as Python: every expression goes
-through :func:`icl_symbolic.expr.parse_expr` with an explicit variable
+through :func:`icl_symbolic.engine.expr.parse_expr` with an explicit variable
 whitelist, at load time, so a malformed file fails before anything runs.
 """
 
@@ -40,11 +40,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ClaimFileError, ICLError
-from .checks import REGISTRY
-from .diagnose import validate_expected_diagnosis
-from .evidence import EVIDENCE, NOT_COUNTED
-from .judge import Tolerance
+from icl_symbolic.core.errors import ClaimFileError, ICLError
+from icl_symbolic.verification.checks import REGISTRY
+from icl_symbolic.diagnosis.scale import validate_expected_diagnosis
+from icl_symbolic.verification.evidence import EVIDENCE, NOT_COUNTED
+from icl_symbolic.verification.judge import Tolerance
 
 try:  # Python >= 3.11
     import tomllib

@@ -3,7 +3,7 @@
 :class:`Tolerance` is the ``tolerance`` table of a claim (``exact``, ``abs``,
 ``rel`` or ``z`` in standard errors, with an optional finite-size bias budget
 ``bias_rel``); :func:`compare` applies it to two
-:class:`~icl_symbolic.values.Value`.  The claim format is in
+:class:`~icl_symbolic.core.values.Value`.  The claim format is in
 ``docs/claims-format.md``.
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import mpmath
 import sympy
 
-from ..errors import ICLError
-from ..stats import mde_abs, t_limit
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.stats import mde_abs, t_limit
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Tolerance:
 
 
 #: The claim's normal z budget as a Student-t limit at the SE's dof: the one definition is
-#: :func:`icl_symbolic.stats.t_limit` (dof None: z itself; dof <= 0 refused, no SE means no test).
+#: :func:`icl_symbolic.core.stats.t_limit` (dof None: z itself; dof <= 0 refused, no SE means no test).
 z_to_t = t_limit
 
 
@@ -65,13 +65,13 @@ def detectable(computed, claimed, tol: Tolerance, scale=None):
     For a ``z`` tolerance it is the smallest true offset of the computed value from
     the claimed one that the test flags with probability >= :data:`POWER` (90 %) at
     the claim's false-alarm budget: the offset delta with P(|delta + SE T| > limit)
-    = 0.9, T Student t at the value's dof (:func:`icl_symbolic.stats.mde_abs`); a
+    = 0.9, T Student t at the value's dof (:func:`icl_symbolic.core.stats.mde_abs`); a
     bias budget ``bias_rel`` widens the limit by that much.  For ``rel``/``abs`` it
     is the tolerance itself (an error beyond it fails with certainty), for
     ``exact`` 0.  ``mde_rel`` divides by ``scale`` (default: |claimed|); None when
     that is 0.
 
-    >>> from icl_symbolic.values import Value
+    >>> from icl_symbolic.core.values import Value
     >>> a, b = Value(1.0, "mc", stderr=0.01, n_samples=10**6), Value(1.0, "numeric")
     >>> m, r, how = detectable(a, b, Tolerance("z", 3.29, "x"))
     >>> round(m, 4), round(r, 4)
@@ -96,7 +96,7 @@ def detectable(computed, claimed, tol: Tolerance, scale=None):
 def compare(computed, claimed, tol: Tolerance):
     """Apply a tolerance: returns ``(holds, residual, zscore, text)``.
 
-    ``computed`` and ``claimed`` are :class:`~icl_symbolic.values.Value`.
+    ``computed`` and ``claimed`` are :class:`~icl_symbolic.core.values.Value`.
     ``exact``: the symbolic difference must simplify to 0 (both exact).
     ``abs``/``rel``: the absolute difference, plus the computed value's own
     error estimate, within the tolerance (the estimate is *added* to the

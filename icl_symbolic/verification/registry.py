@@ -1,7 +1,7 @@
 """Check kinds: the registry that maps a claim's ``check`` name to library code.
 
 A claim file names a check (``check = "hermite_value"``) and gives its
-parameters; the check computes a :class:`~icl_symbolic.values.Value` from the
+parameters; the check computes a :class:`~icl_symbolic.core.values.Value` from the
 library (never re-deriving the mathematics here) and the claimed value, and
 :func:`icl_symbolic.verification.judge.compare` applies the claim's tolerance.  Each kind
 declares
@@ -11,7 +11,7 @@ declares
 * ``needs``: the library modules it calls; a claim whose module has not landed
   is reported ``unavailable: needs ...`` (never skipped silently).
 
-Expressions are parsed by :func:`icl_symbolic.expr.parse_expr` with an explicit
+Expressions are parsed by :func:`icl_symbolic.engine.expr.parse_expr` with an explicit
 variable whitelist per parameter type:
 
 ``teacher``  an expression in ``g`` (the teacher f or an integrand F(g));
@@ -38,11 +38,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .. import a1zero, theory
-from ..errors import ClaimFileError, ICLError
-from ..stats import MIN_SEEDS
-from ..expr import parse_expr
-from ..values import Value
+from icl_symbolic.theory import a1zero, asymptotic as theory
+from icl_symbolic.core.errors import ClaimFileError, ICLError
+from icl_symbolic.core.stats import MIN_SEEDS
+from icl_symbolic.engine.expr import parse_expr
+from icl_symbolic.core.values import Value
 
 HERMITE_NAMES = ("a1", "E_f2", "rho", "rho_f", "rho_nonlinear") + tuple(f"a{m}" for m in range(31) if m != 1)
 
@@ -141,7 +141,7 @@ def describe(registry: dict) -> str:
 # Parameter parsing (safe: only through expr.parse_expr)
 # ---------------------------------------------------------------------------
 
-def _text(v) -> str:
+def param_text(v) -> str:
     if isinstance(v, bool):
         raise ICLError("expected an expression, got a boolean")
     if isinstance(v, int):
@@ -155,33 +155,33 @@ def _text(v) -> str:
     raise ICLError(f"expected an expression string or a number, got {type(v).__name__}")
 
 
-def _parse(text, variables):
-    return parse_expr(_text(text), variables=tuple(variables))
+def parse_claim_expr(text, variables):
+    return parse_expr(param_text(text), variables=tuple(variables))
 
 
 def _parse_param(spec: Param, v, params):
     t = spec.type
     if t == "teacher":
-        return _parse(v, ("g",))
+        return parse_claim_expr(v, ("g",))
     if t == "const":
-        e = _parse(v, ())
+        e = parse_claim_expr(v, ())
         if e.free_symbols:
             raise ICLError("must be a constant")
         return e
     if t == "family":
-        return _parse(v, HERMITE_NAMES)
+        return parse_claim_expr(v, HERMITE_NAMES)
     if t == "sweepfamily":
-        return _parse(v, HERMITE_NAMES + SWEEP_NAMES)
+        return parse_claim_expr(v, HERMITE_NAMES + SWEEP_NAMES)
     if t == "symexpr":
         syms = params.get("symbols")
         if not isinstance(syms, list) or not all(isinstance(s, str) for s in syms):
             raise ICLError("needs a 'symbols' list of names")
-        return _parse(v, syms)
+        return parse_claim_expr(v, syms)
     if t == "formtable":
         syms = params.get("symbols", list(MOMENT_SYMBOLS))
         if not isinstance(v, dict) or not v:
             raise ICLError("must be a non-empty table of name = expression")
-        return {k: _parse(e, syms) for k, e in v.items()}
+        return {k: parse_claim_expr(e, syms) for k, e in v.items()}
     if t == "symtable":
         syms = params.get("symbols")
         if not isinstance(v, dict):
@@ -192,7 +192,7 @@ def _parse_param(spec: Param, v, params):
         for k, e in v.items():
             if k not in syms:
                 raise ICLError(f"substitution for {k!r}, which is not in 'symbols'")
-            out[k] = _parse(e, syms)
+            out[k] = parse_claim_expr(e, syms)
         return out
     if t == "int":
         if isinstance(v, bool) or not isinstance(v, int):
@@ -249,7 +249,7 @@ THEORY_FUNCTIONS = {
     "e_a1zero": theory.e_a1zero, "task_diversity_limit": theory.task_diversity_limit,
     "chi0_value": a1zero.chi0_value, "lam_tilde_value": a1zero.lam_tilde_value,
 }
-_PASS_THROUGH = ("f", "C_train", "C_test")
+PASS_THROUGH = ("f", "C_train", "C_test")
 
 
 def _parse_call(v):
@@ -278,19 +278,19 @@ def _parse_call(v):
                 raise ICLError(f"argument {k} is an empty list")
         out = []
         for it in items:
-            if k in _PASS_THROUGH:
+            if k in PASS_THROUGH:
                 if not isinstance(it, str):
                     raise ICLError(f"argument {k} must be a string")
                 if k == "f":
-                    _parse(it, ("g",))
+                    parse_claim_expr(it, ("g",))
                 out.append(it)
             elif isinstance(it, bool):
                 raise ICLError(f"argument {k}: booleans are not accepted")
             else:
-                out.append(_parse(it, HERMITE_NAMES))
+                out.append(parse_claim_expr(it, HERMITE_NAMES))
         parsed_args[k] = out if isinstance(a, list) else out[0]
     _check_signature(fn, parsed_args)
-    scale = _parse(v.get("scale", 1), HERMITE_NAMES)
+    scale = parse_claim_expr(v.get("scale", 1), HERMITE_NAMES)
     return {"function": fn, "args": parsed_args, "scale": scale, "length": length}
 
 

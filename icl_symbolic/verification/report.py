@@ -17,10 +17,10 @@ import html
 import re
 from pathlib import Path
 
-from ..errors import ICLError
-from ..mathml import latex_to_mathml
-from .runner import summary_line
-from .evidence import EVIDENCE, tally, tally_rows
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.output.mathml import latex_to_mathml
+from icl_symbolic.verification.runner import summary_line
+from icl_symbolic.verification.evidence import EVIDENCE, tally, tally_rows
 
 _EVIDENCE_NOTE = ("Evidence per paper result: claims that came out as expected / claims run, "
                   "[+n] skipped (need --full or --tier deep). A claim counts as evidence for a paper result only if a "

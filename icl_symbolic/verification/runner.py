@@ -17,13 +17,13 @@ import importlib
 import time
 from dataclasses import dataclass, field
 
-from ..errors import ICLError
-from ..parallel import check_jobs, map_sweep, resolve_scheduler
-from ..simcache import SeedCache, use_cache
-from .checks import REGISTRY
-from .claimfile import TIERS, Claim, load_claims, select
-from .diagnose import expected_diagnosis_ok
-from .judge import compare, detectable
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.parallel import check_jobs, map_sweep, resolve_scheduler
+from icl_symbolic.simulation.cache import SeedCache, use_cache
+from icl_symbolic.verification.checks import REGISTRY
+from icl_symbolic.verification.claimfile import TIERS, Claim, load_claims, select
+from icl_symbolic.diagnosis.scale import expected_diagnosis_ok
+from icl_symbolic.verification.judge import compare, detectable
 
 
 @dataclass
@@ -144,7 +144,7 @@ def _needs_available(kind):
 
 def run_claim(claim: Claim, progress=None, cache=None) -> ClaimResult:
     """Run one claim and judge it; ``progress`` (callable(str) or None) gets a long check's steps;
-    ``cache``: a folder for per-seed simulation results (:mod:`icl_symbolic.simcache`), or None."""
+    ``cache``: a folder for per-seed simulation results (:mod:`icl_symbolic.simulation.cache`), or None."""
     with use_cache(cache):
         return _run_claim(claim, progress)
 
@@ -226,7 +226,7 @@ def run_claims(claims, full: bool = False, progress=None, on_result=None, jobs: 
     ``tier``: ``quick`` (the default), ``full`` (``full=True`` means the same) or ``deep``;
     a run covers its own tier and every cheaper one (:data:`~.claimfile.TIERS`).
     ``cache``: a folder where simulated seeds are stored and found again, so that a killed
-    run resumes (:mod:`icl_symbolic.simcache`; on a Dask cluster, a folder every worker sees).
+    run resumes (:mod:`icl_symbolic.simulation.cache`; on a Dask cluster, a folder every worker sees).
 
     ``progress``: None (silent), a callable taking one line of text, or a text
     stream (e.g. ``sys.stderr``): one line per claim, and the steps of long
@@ -234,7 +234,7 @@ def run_claims(claims, full: bool = False, progress=None, on_result=None, jobs: 
     as soon as each verdict is decided, in claim order (the CLI prints it at once);
     with it, the per-claim progress line is left out (the verdict line takes its place).
 
-    ``jobs`` / ``scheduler``: the claims run through :func:`icl_symbolic.parallel.map_sweep`,
+    ``jobs`` / ``scheduler``: the claims run through :func:`icl_symbolic.core.parallel.map_sweep`,
     on ``jobs`` worker processes or a Dask cluster (one claim per item; the steps of a
     long check are then not reported).  Every claim runs with one BLAS thread whatever
     ``jobs`` is, and each check seeds its own random streams, so the verdicts and

@@ -28,9 +28,8 @@ unit, listed in that module's ``KINDS`` and reached from :data:`REGISTRY` here.
 
 from __future__ import annotations
 
-from .. import registry
-from . import (a1zero, appendix_a, appendix_c, coverage, hermite, identities, kernel, moments, setup, simulation,
-               theory)
+from icl_symbolic.verification import registry
+from icl_symbolic.verification.checks import a1zero, appendix_a, appendix_c, coverage, hermite, identities, kernel, moments, setup, simulation, theory
 
 _MODULES = (setup, hermite, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation, kernel,
             coverage)

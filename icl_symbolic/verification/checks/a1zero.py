@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import sympy
 
-from ...errors import ICLError
-from ..registry import Param, Outcome, check_kind
-from .common import _pretty, a1zero_derivation
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.verification.registry import Param, Outcome, check_kind
+from icl_symbolic.verification.checks.common import pretty, a1zero_derivation
 
 
 @check_kind("a1zero_limit", params={
@@ -17,11 +17,11 @@ from .common import _pretty, a1zero_derivation
                      "symbols of the paper's forms"),
     "below": Param("symexpr", True, doc="the paper's form for tau < 1 (lam -> 0)"),
     "above": Param("symexpr", True, doc="the paper's form for tau > 1 (lam -> 0)"),
-}, needs=(("a1zero", "a1 = 0 derivation"),), needs_attrs={"a1zero": ("derive",)})
+}, needs=(("theory.a1zero", "a1 = 0 derivation"),), needs_attrs={"theory.a1zero": ("derive",)})
 def check_a1zero_limit(claim) -> Outcome:
     """The a1 = 0 branch (Eq. 10, p. 3; Eq. 15, p. 10) derived in SymPy vs the paper's forms.
 
-    :func:`icl_symbolic.a1zero.derive` solves the fixed point for chi0, takes
+    :func:`icl_symbolic.theory.a1zero.derive` solves the fixed point for chi0, takes
     lam -> 0 for tau < 1 and tau > 1, and evaluates the linear recipe with zero
     task covariance; both branches must equal the forms the claim writes.
     """
@@ -41,11 +41,11 @@ def check_a1zero_limit(claim) -> Outcome:
         paper = paper.xreplace({s: by_name.get(s.name, s) for s in paper.free_symbols})
         res.append((lab, derived, paper, sympy.simplify(sympy.together(derived - paper))))
     bad = [r for r in res if r[3] != 0]
-    txt = "; ".join(f"{lab}: derived {_pretty(dv)}, paper {_pretty(pp)}" for lab, dv, pp, _ in res)
+    txt = "; ".join(f"{lab}: derived {pretty(dv)}, paper {pretty(pp)}" for lab, dv, pp, _ in res)
     if not bad:
         return Outcome(detail=f"{q}: {txt}", holds=True, residual_expr="0")
-    return Outcome(detail=f"{q}: {txt}; residual " + "; ".join(f"{lab}: {_pretty(r)}" for lab, _, _, r in bad),
-                   holds=False, residual_expr="; ".join(_pretty(r[3]) for r in bad))
+    return Outcome(detail=f"{q}: {txt}; residual " + "; ".join(f"{lab}: {pretty(r)}" for lab, _, _, r in bad),
+                   holds=False, residual_expr="; ".join(pretty(r[3]) for r in bad))
 
 
 KINDS = (check_a1zero_limit.kind,)

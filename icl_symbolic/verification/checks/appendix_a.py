@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from ...covariance import appendix_a, resolve_covariance, sample_tasks
-from ...errors import ICLError
-from ...values import Value
-from ..registry import Param, Outcome, check_kind
-from .common import _pretty
+from icl_symbolic.model.covariance import appendix_a, resolve_covariance, sample_tasks
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.values import Value
+from icl_symbolic.verification.registry import Param, Outcome, check_kind
+from icl_symbolic.verification.checks.common import pretty
 
 
 @check_kind("appendix_a", params={
@@ -23,11 +23,11 @@ from .common import _pretty
     "symbols": Param("str_list", False, ["tr_C", "tr_C2", "d"], "symbols of formula"),
     "n_tasks": Param("int", False, 20000, "tasks sampled"),
     "seed": Param("int", True, doc="seed of numpy.random.default_rng"),
-}, needs=(("covariance", "task covariances"),), needs_attrs={"covariance": ("resolve_covariance",)})
+}, needs=(("model.covariance", "task covariances"),), needs_attrs={"model.covariance": ("resolve_covariance",)})
 def check_appendix_a(claim) -> Outcome:
     """Appendix A, p. 7: moments of sigma_w = |w|^2/d for w ~ N(0, C), by Monte Carlo.
 
-    Tasks come from :func:`icl_symbolic.covariance.sample_tasks`; the sample
+    Tasks come from :func:`icl_symbolic.model.covariance.sample_tasks`; the sample
     mean (SE = std/sqrt(n)) or the sample variance (SE from the fourth central
     moment, sqrt((m4 - s^4)/n)) is compared with the claimed formula evaluated
     at tr(C), tr(C^2) in standard errors (tolerance kind z).
@@ -55,18 +55,18 @@ def check_appendix_a(claim) -> Outcome:
     val = float(sympy.N(f.xreplace({s: env[s.name] for s in f.free_symbols if s.name in env}), 17))
     computed = Value(est, "mc", stderr=se, n_samples=n, seeds=(p["seed"],),
                      note=f"{p['statistic']} of |w|^2/d, w ~ N(0, {p['C']}), d={cov.d}")
-    claimed = Value(val, "numeric", note=f"{_pretty(f)} at tr C = {cov.trace:.6g}, tr C^2 = {cov.trace_sq:.6g}")
+    claimed = Value(val, "numeric", note=f"{pretty(f)} at tr C = {cov.trace:.6g}, tr C^2 = {cov.trace_sq:.6g}")
     if se > 0.05 * abs(val):
         raise ICLError(f"SE {se:.3g} is more than 5% of the claimed {val:.3g}; increase n_tasks")
     return Outcome(computed, claimed, f"{p['statistic']}(|w|^2/d) = {est:.6g} (SE {se:.2g}) vs "
-                   f"{_pretty(f)} = {val:.6g} for C = {p['C']}, d = {cov.d}")
+                   f"{pretty(f)} = {val:.6g} for C = {p['C']}, d = {cov.d}")
 
 
 @check_kind("appendix_a_condition", params={
     "C": Param("str", True, doc="covariance family"),
     "d": Param("int", True, doc="dimension"),
     "claimed": Param("bool", True, doc="whether Result 1's conditions hold (tr C = d, tr C^2 = o(d^2))"),
-}, needs=(("covariance", "task covariances"),), needs_attrs={"covariance": ("appendix_a",)})
+}, needs=(("model.covariance", "task covariances"),), needs_attrs={"model.covariance": ("appendix_a",)})
 def check_appendix_a_condition(claim) -> Outcome:
     """Result 1's conditions (p. 3; Appendix A, p. 7) for a covariance family: true or false."""
     p = claim.parsed

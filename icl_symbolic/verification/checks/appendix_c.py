@@ -1,7 +1,7 @@
 """Check kind ``appendix_c``: the proof step of Result 1 (Appendix C, p. 10), f generic.
 
-The mathematics is in :mod:`icl_symbolic.appendix_c`; this module only reads
-the claim's parameters, calls :func:`icl_symbolic.appendix_c.reduce_to_linear`
+The mathematics is in :mod:`icl_symbolic.theory.appendix_c`; this module only reads
+the claim's parameters, calls :func:`icl_symbolic.theory.appendix_c.reduce_to_linear`
 and judges.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import sympy
 
-from ...appendix_c import family_to_symbols, parse_form, reduce_to_linear
-from ...errors import ICLError
-from ..registry import HERMITE_NAMES, Outcome, Param, _parse, check_kind
-from .common import _pretty
+from icl_symbolic.theory.appendix_c import family_to_symbols, parse_form, reduce_to_linear
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.verification.registry import HERMITE_NAMES, Outcome, Param, parse_claim_expr, check_kind
+from icl_symbolic.verification.checks.common import pretty
 
 PARTS = ("moments", "error", "finite_size")
 
@@ -35,8 +35,8 @@ def _forms(v, where_key):
                    "error -> {e = leading e(Gamma|w)}; finite_size -> {coefficient = 1/ell term}; "
                    "expressions in a1, rho, rho_f, alpha, d, ell, E_g2f2, E_gf3, E_f4, E_g3f and the "
                    "quadratic forms wAw, bw, Aw2, bAw, trAtA, b2"),
-}, needs=(("appendix_c", "Appendix C reduction"), ("moments", "Lemma 1 moments")),
-   needs_attrs={"appendix_c": ("reduce_to_linear",)})
+}, needs=(("theory.appendix_c", "Appendix C reduction"), ("model.moments", "Lemma 1 moments")),
+   needs_attrs={"theory.appendix_c": ("reduce_to_linear",)})
 def check_appendix_c(claim) -> Outcome:
     """Appendix C (p. 10): nonlinear moments and test error = those of the equivalent linear teacher.
 
@@ -50,16 +50,16 @@ def check_appendix_c(claim) -> Outcome:
     """
     p = claim.parsed
     forms = _forms(p["forms"], "forms") if p["forms"] is not None else {}
-    cov_scale, rho_eq = (_parse(v, HERMITE_NAMES) if isinstance(v, str) else v
+    cov_scale, rho_eq = (parse_claim_expr(v, HERMITE_NAMES) if isinstance(v, str) else v
                          for v in (p["cov_scale"], p["rho_eq"]))
     red = reduce_to_linear(family_to_symbols(cov_scale), family_to_symbols(rho_eq))
-    mapping = f"equivalent linear teacher: task covariance x {_pretty(red.cov_scale)}, noise {_pretty(red.rho_eq)}"
+    mapping = f"equivalent linear teacher: task covariance x {pretty(red.cov_scale)}, noise {pretty(red.rho_eq)}"
     bad, parts = [], []
     part = p["part"]
     if part == "moments":
         for k, diff in red.differences.items():
             if diff != 0:
-                bad.append(f"{k}: nonlinear {_pretty(red.nonlinear[k])} vs linear {_pretty(red.linear[k])}")
+                bad.append(f"{k}: nonlinear {pretty(red.nonlinear[k])} vs linear {pretty(red.linear[k])}")
         derived = red.nonlinear
         unknown = set(forms) - set(derived)
         if unknown:
@@ -67,11 +67,11 @@ def check_appendix_c(claim) -> Outcome:
         parts.append(f"{len(red.differences)} leading-order coefficients compared")
     elif part == "error":
         if red.error_difference != 0:
-            bad.append(f"e(Gamma|w) differs by {_pretty(red.error_difference)}")
+            bad.append(f"e(Gamma|w) differs by {pretty(red.error_difference)}")
         derived = {"e": red.error_nonlinear}
         if set(forms) - {"e"}:
             raise ICLError("forms for part 'error' take only the key 'e'")
-        parts.append(f"leading e(Gamma|w) = {_pretty(red.error_nonlinear)}")
+        parts.append(f"leading e(Gamma|w) = {pretty(red.error_nonlinear)}")
     else:
         if not red.holds:
             bad.append("the leading orders differ, so the finite-size terms are not the only difference")
@@ -83,12 +83,12 @@ def check_appendix_c(claim) -> Outcome:
         missing = set(derived) - set(forms)
         if forms and missing:
             bad.append(f"derived 1/ell terms not written in the claim: {', '.join(sorted(missing))}")
-        parts.append("breaking terms: " + "; ".join(f"{b.coefficient}: {_pretty(b.term)} [{b.order}]"
+        parts.append("breaking terms: " + "; ".join(f"{b.coefficient}: {pretty(b.term)} [{b.order}]"
                                                     for b in red.breaking))
     for k, form in forms.items():
         diff = sympy.simplify(derived[k] - form)
         if diff != 0:
-            bad.append(f"{k}: derived {_pretty(derived[k])}, claim writes {_pretty(form)}")
+            bad.append(f"{k}: derived {pretty(derived[k])}, claim writes {pretty(form)}")
     if forms:
         parts.append(f"{len(forms)} written form(s) compared")
     detail = mapping + "; " + "; ".join(parts)

@@ -11,17 +11,17 @@ import mpmath
 import sympy
 from scipy import stats
 
-from ...a1zero import derive
-from ...errors import ICLError
-from ...extrapolate import z_limit
-from ...hermite import hermite_coeffs
-from ...propagation import evaluate_at
-from ...values import Value
-from ..diagnose import diagnose_value, slip_report
-from ..registry import _text
+from icl_symbolic.theory.a1zero import derive
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.studies.extrapolate import z_limit
+from icl_symbolic.engine.hermite import hermite_coeffs
+from icl_symbolic.core.propagation import evaluate_at
+from icl_symbolic.core.values import Value
+from icl_symbolic.diagnosis.scale import diagnose_value, slip_report
+from icl_symbolic.verification.registry import param_text
 
 
-def _pretty(e) -> str:
+def pretty(e) -> str:
     return str(e).replace("**", "^")
 
 
@@ -29,14 +29,14 @@ _A1Z_CACHE: list = []
 
 
 def a1zero_derivation():
-    """:func:`icl_symbolic.a1zero.derive` (about a second), once per run; its result is immutable."""
+    """:func:`icl_symbolic.theory.a1zero.derive` (about a second), once per run; its result is immutable."""
     if not _A1Z_CACHE:
         _A1Z_CACHE.append(derive())
     return _A1Z_CACHE[0]
 
 
 def _teacher_text(claim, key="f"):
-    return _text(claim.params[key])
+    return param_text(claim.params[key])
 
 
 @functools.lru_cache(maxsize=256)
@@ -60,7 +60,7 @@ def hermite_values(claim, M: int = 2, digits: int = 30):
 
 def evaluate_with(expr, vals: dict, digits: int = 30, note: str = "") -> Value:
     """Evaluate ``expr`` at named Values (``vals``: symbol name -> Value) by
-    :func:`icl_symbolic.propagation.evaluate_at`: exact when every input is exact
+    :func:`icl_symbolic.core.propagation.evaluate_at`: exact when every input is exact
     (simplified), else with first-order error propagation."""
     syms = {s.name: s for s in expr.free_symbols}
     missing = [n for n in syms if n not in vals]
@@ -70,7 +70,7 @@ def evaluate_with(expr, vals: dict, digits: int = 30, note: str = "") -> Value:
 
 
 def ladder_limit_and_fit(fit, z_budget: float) -> tuple[float, str]:
-    """For a claim on a fitted ladder (:func:`icl_symbolic.extrapolate.fit_ladder`): the claim's
+    """For a claim on a fitted ladder (:func:`icl_symbolic.studies.extrapolate.fit_ladder`): the claim's
     normal ``z_budget`` as a Student-t limit at the fit's Welch dof, and why the fitted model does
     not describe the ladder ('' when it does: its chi^2 p-value is not below the claim's
     two-sided false-alarm rate)."""
@@ -99,7 +99,7 @@ def _diag_tol(claim, claimed: Value):
     return None
 
 
-def _family_diagnosis(claim, claimed: Value, vals, required_expr):
+def family_diagnosis(claim, claimed: Value, vals, required_expr):
     base = {k: vals[k] for k in ("a1", "E_f2", "rho")}
     req = required_expr if (required_expr is not None and _is_family(required_expr)) else None
 
@@ -107,20 +107,20 @@ def _family_diagnosis(claim, claimed: Value, vals, required_expr):
         tol = _diag_tol(claim, claimed)
         d = diagnose_value(claimed.value, values=base, tol=tol, required=req)
         if required_expr is not None and "f" in claim.params:
-            d.slips = slip_report(claimed.value, _text(claim.params["f"]), claim.parsed["rho"],
+            d.slips = slip_report(claimed.value, param_text(claim.params["f"]), claim.parsed["rho"],
                                   required=required_expr, tol=tol)
         return d
     return fn
 
 
-def _num(e, vals_fn) -> float:
+def numeric_value(e, vals_fn) -> float:
     if not e.free_symbols:
         return float(sympy.N(e, 20))
     vals = vals_fn()
     return float(evaluate_with(e, vals, 20).value)
 
 
-def _lazy_family(claim):
+def lazy_family(claim):
     """name -> Value of the claim's teacher family (computed once, on first use)."""
     box = []
 

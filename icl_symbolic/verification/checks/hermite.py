@@ -8,12 +8,12 @@ import mpmath
 import numpy as np
 import sympy
 
-from ...errors import ICLError
-from ...expr import teacher
-from ...gauss import expect
-from ...values import Value
-from ..registry import Param, Outcome, _text, check_kind
-from .common import _family_diagnosis, _pretty, const_value, evaluate_with, hermite_values
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.expr import teacher
+from icl_symbolic.engine.gauss import expect
+from icl_symbolic.core.values import Value
+from icl_symbolic.verification.registry import Param, Outcome, param_text, check_kind
+from icl_symbolic.verification.checks.common import family_diagnosis, pretty, const_value, evaluate_with, hermite_values
 
 
 @check_kind("hermite_value", params={
@@ -23,11 +23,11 @@ from .common import _family_diagnosis, _pretty, const_value, evaluate_with, herm
     "claimed": Param("const", True, doc="the paper's number or closed form"),
     "M": Param("int", False, None, "highest Hermite order computed (default: from the quantity)"),
     "digits": Param("int", False, 30, "working digits"),
-}, needs=(("hermite", "Hermite coefficients"),), needs_attrs={"hermite": ("hermite_coeffs",)})
+}, needs=(("engine.hermite", "Hermite coefficients"),), needs_attrs={"engine.hermite": ("hermite_coeffs",)})
 def check_hermite_value(claim) -> Outcome:
     """A quantity of the Hermite family of f at noise rho (Eq. 2, p. 2; Eq. 8, p. 3).
 
-    Values come from :func:`icl_symbolic.hermite.hermite_coeffs` (exact when
+    Values come from :func:`icl_symbolic.engine.hermite.hermite_coeffs` (exact when
     SymPy finds closed forms, mpmath quadrature otherwise); the quantity is
     evaluated exactly or with first-order error propagation.  On a mismatch the
     claimed number is diagnosed against the family.
@@ -39,20 +39,20 @@ def check_hermite_value(claim) -> Outcome:
     res, vals = hermite_values(claim, M=M, digits=p["digits"])
     computed = evaluate_with(q, vals, p["digits"], note=f"{q} for f = {claim.params['f']}")
     claimed = const_value(p["claimed"], p["digits"])
-    detail = (f"{_pretty(q)} = {computed.to_str(12)} [{computed.provenance()}] vs claimed "
-              f"{_text(claim.params['claimed'])}")
-    return Outcome(computed, claimed, detail, diagnosis_fn=_family_diagnosis(claim, claimed, vals, q))
+    detail = (f"{pretty(q)} = {computed.to_str(12)} [{computed.provenance()}] vs claimed "
+              f"{param_text(claim.params['claimed'])}")
+    return Outcome(computed, claimed, detail, diagnosis_fn=family_diagnosis(claim, claimed, vals, q))
 
 
 @check_kind("gauss_expectation", params={
     "F": Param("teacher", True, doc="integrand F(g), g ~ N(0, 1)"),
     "claimed": Param("const", True, doc="claimed value of E[F(g)]"),
     "digits": Param("int", False, 30, "digits"),
-}, needs=(("gauss", "Gaussian expectations"),), needs_attrs={"gauss": ("expect",)})
+}, needs=(("engine.gauss", "Gaussian expectations"),), needs_attrs={"engine.gauss": ("expect",)})
 def check_gauss_expectation(claim) -> Outcome:
-    """E[F(g)] for g ~ N(0, 1) by :func:`icl_symbolic.gauss.expect` (exact or mpmath)."""
+    """E[F(g)] for g ~ N(0, 1) by :func:`icl_symbolic.engine.gauss.expect` (exact or mpmath)."""
     p = claim.parsed
-    computed = expect(_text(claim.params["F"]), digits=p["digits"])
+    computed = expect(param_text(claim.params["F"]), digits=p["digits"])
     claimed = const_value(p["claimed"], p["digits"])
     return Outcome(computed, claimed,
                    f"E[{claim.params['F']}] = {computed.to_str(12)} [{computed.provenance()}]")
@@ -76,7 +76,7 @@ def check_mc_expectation(claim) -> Outcome:
     n = p["n"]
     if not 100 <= n <= 50_000_000:
         raise ICLError("n must be between 100 and 5e7")
-    F = teacher(_text(claim.params["F"]))
+    F = teacher(param_text(claim.params["F"]))
     rng = np.random.default_rng(p["seed"])
     total, total2, done = 0.0, 0.0, 0
     while done < n:

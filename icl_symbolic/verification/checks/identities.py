@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import sympy
 
-from ...errors import ICLError
-from ...expr import check_cost
-from ..diagnose import family_expr
-from ..registry import Param, Outcome, check_kind
-from .common import _pretty
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.expr import check_cost
+from icl_symbolic.diagnosis.scale import family_expr
+from icl_symbolic.verification.registry import Param, Outcome, check_kind
+from icl_symbolic.verification.checks.common import pretty
 
 
 #: simplify is given at most this many operations (SymPy's count_ops)
@@ -31,10 +31,10 @@ def check_family_identity(claim) -> Outcome:
     p = claim.parsed
     diff = sympy.simplify(family_expr(p["lhs"]) - family_expr(p["rhs"]))
     if diff == 0:
-        return Outcome(detail=f"{_pretty(p['lhs'])} - ({_pretty(p['rhs'])}) cancels to 0 from Eq. (8)",
+        return Outcome(detail=f"{pretty(p['lhs'])} - ({pretty(p['rhs'])}) cancels to 0 from Eq. (8)",
                        holds=True, residual_expr="0")
-    return Outcome(detail=f"{_pretty(p['lhs'])} - ({_pretty(p['rhs'])}) = {_pretty(diff)}, not 0",
-                   holds=False, residual_expr=_pretty(diff))
+    return Outcome(detail=f"{pretty(p['lhs'])} - ({pretty(p['rhs'])}) = {pretty(diff)}, not 0",
+                   holds=False, residual_expr=pretty(diff))
 
 
 @check_kind("symbolic_identity", params={
@@ -69,9 +69,9 @@ def check_symbolic_identity(claim) -> Outcome:
                        f"operations (limit {MAX_SIMPLIFY_OPS} for simplify, see docs/limits.md)")
     diff = sympy.simplify(lhs - rhs)
     if diff == 0:
-        return Outcome(detail=f"{_pretty(lhs)} - ({_pretty(rhs)}) simplifies to 0",
+        return Outcome(detail=f"{pretty(lhs)} - ({pretty(rhs)}) simplifies to 0",
                        holds=True, residual_expr="0")
-    return Outcome(detail=f"lhs - rhs = {_pretty(diff)}, not 0", holds=False, residual_expr=_pretty(diff))
+    return Outcome(detail=f"lhs - rhs = {pretty(diff)}, not 0", holds=False, residual_expr=pretty(diff))
 
 
 KINDS = (check_family_identity.kind, check_symbolic_identity.kind)

@@ -1,6 +1,6 @@
 """Check kinds for the kernel learner (OUR extension beyond the paper; docs/kernel.md):
-values of the D-dimensional prediction (:mod:`icl_symbolic.kernel`) and simulations
-of linear attention on Hermite features (:mod:`icl_symbolic.kernel_sim`).
+values of the D-dimensional prediction (:mod:`icl_symbolic.kernel_learner.theory`) and simulations
+of linear attention on Hermite features (:mod:`icl_symbolic.kernel_learner.simulation`).
 
 These back claims of icl-symbolic's own (derivations/12_kernel_learner.toml), not
 claims of arXiv:2610.10761; the identity-feature claim ties them to Result 1
@@ -12,16 +12,16 @@ from __future__ import annotations
 import sympy
 from scipy import stats
 
-from ...errors import ICLError
-from ...stats import MIN_SEEDS
-from ...kernel import kernel_curve, kernel_spectrum
-from ...kernel_ladder import POWER, extrapolate_kernel, judge_gap_decay
-from ...kernel_sim import simulate_kernel
-from ...theory import e_nonlinear
-from ...values import Value
-from ..judge import z_to_t
-from ..registry import Param, Outcome, _text, check_kind
-from .common import _lazy_family, _num, _pretty
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.stats import MIN_SEEDS
+from icl_symbolic.kernel_learner.theory import kernel_curve, kernel_spectrum
+from icl_symbolic.kernel_learner.ladder import POWER, extrapolate_kernel, judge_gap_decay
+from icl_symbolic.kernel_learner.simulation import simulate_kernel
+from icl_symbolic.theory.asymptotic import e_nonlinear
+from icl_symbolic.core.values import Value
+from icl_symbolic.verification.judge import z_to_t
+from icl_symbolic.verification.registry import Param, Outcome, param_text, check_kind
+from icl_symbolic.verification.checks.common import lazy_family, numeric_value, pretty
 
 
 QUANTITIES = ("rho_eff", "captured_power", "e")
@@ -42,13 +42,13 @@ _SIM_CACHE: dict = {}
     "claimed": Param("family", False, None, "claimed value (may use a1, a2, ..., rho_f, rho_nonlinear, rho)"),
     "versus": Param("str", False, "", "'theory': Result 1 (e_nonlinear) at the same alpha, kappa, tau, lam",
                     choices=("", "theory")),
-}, needs=(("kernel", "kernel learner theory"),), needs_attrs={"kernel": ("kernel_curve", "kernel_spectrum")})
+}, needs=(("kernel_learner.theory", "kernel learner theory"),), needs_attrs={"kernel_learner.theory": ("kernel_curve", "kernel_spectrum")})
 def check_kernel_value(claim) -> Outcome:
     """A number of the kernel learner's theory (rho_eff, captured power, predicted error) vs a claim."""
     p = claim.parsed
     if (p["versus"] == "") == (p["claimed"] is None):
         raise ICLError("give exactly one of 'claimed' and 'versus'")
-    f = _text(claim.params["f"])
+    f = param_text(claim.params["f"])
     rho = float(sympy.N(p["rho"], 17))
     d = p["d"] or None
     note = "kernel learner theory (docs/kernel.md), float64"
@@ -62,8 +62,8 @@ def check_kernel_value(claim) -> Outcome:
         y = float(e_nonlinear(f, rho=rho, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"], lam=p["lam"]))
         other = "Result 1, e_nonlinear, same alpha, kappa, tau, lam"
     else:
-        y = _num(p["claimed"], _lazy_family(claim))
-        other = _pretty(p["claimed"])
+        y = numeric_value(p["claimed"], lazy_family(claim))
+        other = pretty(p["claimed"])
     where = f"{p['features']}, d={d if d else 'inf'}, tasks={p['tasks']}"
     return Outcome(Value(x, "numeric", note=note), Value(y, "numeric", note=other),
                    f"{p['quantity']} ({where}) = {x:.12g} vs {other} = {y:.12g}")
@@ -95,14 +95,14 @@ def _sim(f, rho, d, alpha, kappa, tau, lam, features, control, seeds, n_test, pr
     "versus": Param("str", True, doc="'theory' (the kernel prediction), 'below' or 'above' a bound, or "
                     "'above_theory' (above bound x prediction)", choices=("theory", "below", "above", "above_theory")),
     "bound": Param("family", False, None, "the bound for versus = below/above (a factor for above_theory)"),
-}, needs=(("kernel_sim", "kernel learner simulation"),), needs_attrs={"kernel_sim": ("simulate_kernel",)},
+}, needs=(("kernel_learner.simulation", "kernel learner simulation"),), needs_attrs={"kernel_learner.simulation": ("simulate_kernel",)},
    reports_progress=True)
 def check_kernel_simulation(claim, progress=None) -> Outcome:
     """Simulated error of the kernel learner (query-exact, mean and SE over seeds) against its
     prediction (tolerance z SE + bias_rel |prediction|), or below/above a bound by z SE
     (one-sided, Student t with n_seeds - 1 dof)."""
     p = claim.parsed
-    f = _text(claim.params["f"])
+    f = param_text(claim.params["f"])
     rho = float(sympy.N(p["rho"], 17))
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
     r = _sim(f, rho, p["d"], p["alpha"], p["kappa"], p["tau"], p["lam"], p["features"], p["control"], seeds,
@@ -117,8 +117,8 @@ def check_kernel_simulation(claim, progress=None) -> Outcome:
     if p["bound"] is None:
         raise ICLError("versus = below/above needs 'bound'")
     factor = p["versus"] == "above_theory"
-    bound = _num(p["bound"], _lazy_family(claim))
-    bound_txt = _pretty(p["bound"])
+    bound = numeric_value(p["bound"], lazy_family(claim))
+    bound_txt = pretty(p["bound"])
     if factor:
         bound, bound_txt = bound * r.e_theory, f"{bound_txt} x prediction {r.e_theory:.5g}"
     t = z_to_t(claim.tolerance.value, len(seeds) - 1)
@@ -152,19 +152,19 @@ def check_kernel_simulation(claim, progress=None) -> Outcome:
     "n_test": Param("int", False, 4000, "test prompts per seed"),
     "rate_min": Param("number", True, doc="the power-law rate p of the gap (c D^-p) lies above this ..."),
     "rate_max": Param("number", True, doc="... and below this, with its whole one-sided Student-t band"),
-}, needs=(("kernel_ladder", "kernel learner gap ladder"),),
-   needs_attrs={"kernel_ladder": ("extrapolate_kernel", "judge_gap_decay")}, reports_progress=True)
+}, needs=(("kernel_learner.ladder", "kernel learner gap ladder"),),
+   needs_attrs={"kernel_learner.ladder": ("extrapolate_kernel", "judge_gap_decay")}, reports_progress=True)
 def check_kernel_gap_decay(claim, progress=None) -> Outcome:
     """The kernel learner's finite-size gap e_sim(d) - e_pred(d) on a ladder of d
-    (:func:`icl_symbolic.kernel_ladder.extrapolate_kernel`): resolved and positive at every D,
+    (:func:`icl_symbolic.kernel_learner.ladder.extrapolate_kernel`): resolved and positive at every D,
     and decaying like D^-p with rate_min < p < rate_max
-    (:func:`icl_symbolic.kernel_ladder.judge_gap_decay`; each part one-sided at the claim's z
+    (:func:`icl_symbolic.kernel_learner.ladder.judge_gap_decay`; each part one-sided at the claim's z
     as Student t).  The 1/D fit gap_inf + c1/D is reported, not judged.  A large SE makes
     the claim fail, never hold; ``mde_rel`` is the relative change of the rate the ladder
     resolves with 90 % power.
     """
     p = claim.parsed
-    f = _text(claim.params["f"])
+    f = param_text(claim.params["f"])
     rho = float(sympy.N(p["rho"], 17))
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
     ds = sorted(set(p["d_list"]))

@@ -8,22 +8,22 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from ...errors import ICLError
-from ...moments import conditional_moments, leading_order, mc_moments
-from ...values import Value
-from ..registry import MOMENT_SYMBOLS, Param, Outcome, _text, check_kind
-from .common import _pretty
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.model.moments import conditional_moments, leading_order, mc_moments
+from icl_symbolic.core.values import Value
+from icl_symbolic.verification.registry import MOMENT_SYMBOLS, Param, Outcome, param_text, check_kind
+from icl_symbolic.verification.checks.common import pretty
 
 
 @check_kind("moments_leading", params={
     "forms": Param("formtable", True, doc="table: moment name -> the paper's leading-order form, "
                    "names from moments.PAPER_LEADING (E_y2, d*E_yx written dE_yx, E_u, E_uuT_I, ...)"),
     "symbols": Param("str_list", False, list(MOMENT_SYMBOLS), "symbols of the forms"),
-}, needs=(("moments", "Lemma 1 moments"),), needs_attrs={"moments": ("leading_order",)})
+}, needs=(("model.moments", "Lemma 1 moments"),), needs_attrs={"model.moments": ("leading_order",)})
 def check_moments_leading(claim) -> Outcome:
     """Lemma 1 (Appendix B, Eqs. 12-14, p. 8-9): leading-order moments equal the paper's forms.
 
-    The limits come from :func:`icl_symbolic.moments.leading_order` (exact
+    The limits come from :func:`icl_symbolic.model.moments.leading_order` (exact
     finite-size moments reduced symbolically with ell = alpha d, d -> infinity,
     omega -> 1); ``forms`` (in a1, rho_f, rho, alpha) is what the paper writes,
     one entry per coefficient (a block of E[h h^T | w] is several entries).
@@ -44,10 +44,10 @@ def check_moments_leading(claim) -> Outcome:
         orders = sorted({t.order for t in lo.dropped if t.moment == name})
         drop = f" (drops {n_drop} term(s): {', '.join(orders)})" if n_drop else ""
         if diff == 0:
-            parts.append(f"{key} -> {_pretty(lim)}{drop}")
+            parts.append(f"{key} -> {pretty(lim)}{drop}")
         else:
-            parts.append(f"{key}: limit {_pretty(lim)} but paper {_pretty(paper)}")
-            bad.append(f"{key}: {_pretty(diff)}")
+            parts.append(f"{key}: limit {pretty(lim)} but paper {pretty(paper)}")
+            bad.append(f"{key}: {pretty(diff)}")
     if not bad:
         return Outcome(detail="leading order matches: " + "; ".join(parts), holds=True, residual_expr="0")
     return Outcome(detail="; ".join(parts) + "; differences " + "; ".join(bad), holds=False,
@@ -73,19 +73,19 @@ def _leading_order():
     "n": Param("int", False, 40000, "number of sampled prompts"),
     "seed": Param("int", True, doc="seed of numpy.random.default_rng"),
     "max_rel_se": Param("number", False, 0.05, "the SE must be below this fraction of |exact|"),
-}, needs=(("moments", "Lemma 1 moments"),), needs_attrs={"moments": ("conditional_moments", "mc_moments")})
+}, needs=(("model.moments", "Lemma 1 moments"),), needs_attrs={"model.moments": ("conditional_moments", "mc_moments")})
 def check_moments_mc(claim) -> Outcome:
     """Lemma 1 at finite size (Appendix B, p. 8-9): exact conditional moment vs Monte Carlo.
 
-    :func:`icl_symbolic.moments.conditional_moments` gives the exact
+    :func:`icl_symbolic.model.moments.conditional_moments` gives the exact
     finite-(d, ell) coefficient, including the 1/ell terms the paper drops;
-    :func:`icl_symbolic.moments.mc_moments` estimates it from sampled prompts
+    :func:`icl_symbolic.model.moments.mc_moments` estimates it from sampled prompts
     with the task w = sqrt(omega) (1, ..., 1) fixed.  Judged in SE (kind z).
     """
     p = claim.parsed
     if not 2 <= p["n"] <= 2_000_000:
         raise ICLError("n must be between 2 and 2e6")
-    ftxt = _text(claim.params["f"])
+    ftxt = param_text(claim.params["f"])
     ex = conditional_moments(ftxt, str(p["rho"]), p["d"], p["ell"], omega=str(p["omega"]))
     name = p["moment"]
     if not hasattr(ex, name):

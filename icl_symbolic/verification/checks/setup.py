@@ -1,6 +1,6 @@
 """Check kind ``setup``: the model of Sec. 2, Eqs. (1), (3)-(7), p. 2-3, as the simulator implements it.
 
-``ridge_normalisation``  Eq. (6): the structured solver of :mod:`icl_symbolic.simulation`
+``ridge_normalisation``  Eq. (6): the structured solver of :mod:`icl_symbolic.simulation.simulator`
                          (Kronecker Gram / kernel form, never the n x d(d+1) feature
                          matrix) against the explicit features ``h = vec(x_test [u^T, s])``
                          and ``((n/d) lam I + H^T H)^{-1} H^T y`` by NumPy; a wrong
@@ -18,10 +18,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ...errors import ICLError
-from ...simulation import fit_gamma, predict, simulate, sizes
-from ..judge import z_to_t
-from ..registry import Outcome, Param, check_kind
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.simulation.simulator import fit_gamma, predict, simulate, sizes
+from icl_symbolic.verification.judge import z_to_t
+from icl_symbolic.verification.registry import Outcome, Param, check_kind
 
 PARTS = ("ridge_normalisation", "parameter_count", "peak_position")
 
@@ -40,7 +40,7 @@ def _explicit_ridge(X, V, y, lam):
     "lam": Param("number", False, 0.3, "ridge lam for ridge_normalisation"),
     "n_seeds": Param("int", False, 6, "seeds for peak_position"),
     "seed0": Param("int", False, 20261007, "first seed"),
-}, needs=(("simulation", "simulation"),), needs_attrs={"simulation": ("fit_gamma",)}, reports_progress=True)
+}, needs=(("simulation.simulator", "simulation"),), needs_attrs={"simulation.simulator": ("fit_gamma",)}, reports_progress=True)
 def check_setup(claim, progress=None) -> Outcome:
     """Sec. 2, Eqs. (1), (3)-(7), p. 2-3: Eq. (6)'s normalisation, d(d+1) parameters, the finite-d peak."""
     p = claim.parsed

@@ -14,18 +14,18 @@ import json
 import numpy as np
 import sympy
 
-from ...errors import ICLError
-from ...extrapolate import LadderPoint, fit_ladder
-from ...plotting import extrapolation_figure, png_bytes, seed_figure
-from ...simcache import active_cache
-from ...stats import MIN_SEEDS
-from ...simulation import seed_mean, simulate
-from ...theory import e_nonlinear
-from ...values import Value
-from ..diagnose import explain_ratio, slip_report_sweep
-from ..judge import detectable, z_to_t
-from ..registry import HERMITE_NAMES, Param, Outcome, _parse, _text, check_kind
-from .common import _lazy_family, _num, _pretty, ladder_limit_and_fit
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder
+from icl_symbolic.output.plotting import extrapolation_figure, png_bytes, seed_figure
+from icl_symbolic.simulation.cache import active_cache
+from icl_symbolic.core.stats import MIN_SEEDS
+from icl_symbolic.simulation.simulator import seed_mean, simulate
+from icl_symbolic.theory.asymptotic import e_nonlinear
+from icl_symbolic.core.values import Value
+from icl_symbolic.diagnosis.scale import explain_ratio, slip_report_sweep
+from icl_symbolic.verification.judge import detectable, z_to_t
+from icl_symbolic.verification.registry import HERMITE_NAMES, Param, Outcome, parse_claim_expr, param_text, check_kind
+from icl_symbolic.verification.checks.common import lazy_family, numeric_value, pretty, ladder_limit_and_fit
 
 
 _SIM_CACHE: dict = {}
@@ -41,7 +41,7 @@ def _per_seed(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, t
     """Per-seed simulated ICL errors (exact test functional; Monte Carlo only where it is missing).
 
     Each (setting, seed) is simulated once per process (``_SIM_CACHE``) and, when the
-    run has a cache folder (:func:`icl_symbolic.simcache.active_cache`, ``verify
+    run has a cache folder (:func:`icl_symbolic.simulation.cache.active_cache`, ``verify
     --cache DIR``), once per folder: a killed run resumes from its stored seeds.
     ``progress``: callable(str) or None.  Returns a float array in the order of ``seeds``.
     """
@@ -90,8 +90,8 @@ def _per_seed(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, t
     "versus_rho": Param("family", False, None, "noise of the other side (family expression; default rho)"),
     "scale": Param("family", False, 1, "multiplies the other side (e.g. a1^2)"),
     "plot": Param("bool", False, False, "embed a per-seed figure in reports"),
-}, needs=(("simulation", "simulated training"), ("theory", "theory")),
-   needs_attrs={"simulation": ("simulate",)}, reports_progress=True)
+}, needs=(("simulation.simulator", "simulated training"), ("theory.asymptotic", "theory")),
+   needs_attrs={"simulation.simulator": ("simulate",)}, reports_progress=True)
 def check_simulation(claim, progress=None) -> Outcome:
     """Simulated ICL error (Eq. 6-7) vs theory or a second simulation on the same seeds.
 
@@ -105,15 +105,15 @@ def check_simulation(claim, progress=None) -> Outcome:
     p = claim.parsed
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
     rho_value = float(sympy.N(p["rho"], 17))
-    ftxt = _text(claim.params["f"])
+    ftxt = param_text(claim.params["f"])
     per_seed = [float(x) for x in _per_seed(ftxt, rho_value, p["d"], p["alpha"], p["kappa"], p["tau"], seeds,
                                             p["lam"], p["n_test"], progress)]
     mine = seed_mean(per_seed, seeds, "mean over seeds (exact test functional per seed)")
-    fam = _lazy_family(claim)
-    scale = _num(p["scale"], fam) if not isinstance(p["scale"], int) else float(p["scale"])
-    vf = _text(claim.params["versus_f"]) if p["versus_f"] is not None else ftxt
-    vr = _num(p["versus_rho"], fam) if p["versus_rho"] is not None else rho_value
-    sc_txt = "" if p["scale"] == 1 else f"{_pretty(p['scale'])} * "
+    fam = lazy_family(claim)
+    scale = numeric_value(p["scale"], fam) if not isinstance(p["scale"], int) else float(p["scale"])
+    vf = param_text(claim.params["versus_f"]) if p["versus_f"] is not None else ftxt
+    vr = numeric_value(p["versus_rho"], fam) if p["versus_rho"] is not None else rho_value
+    sc_txt = "" if p["scale"] == 1 else f"{pretty(p['scale'])} * "
     if p["versus"] == "theory":
         th = e_nonlinear(vf, rho=vr, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"])
         other = Value(scale * float(th.value), "numeric", note="theory, d -> infinity")
@@ -130,7 +130,7 @@ def check_simulation(claim, progress=None) -> Outcome:
         se_pair = float(np.std(diffs, ddof=1) / np.sqrt(len(diffs))) if len(diffs) > 1 else None
         mine = Value(float(np.mean(per_seed)), "sim", stderr=se_pair, n_samples=len(seeds),
                      seeds=tuple(seeds), note="mean over seeds; stderr = SE of the per-seed paired differences")
-        other = Value(float(np.mean(other_seed)), "numeric", note=f"{_pretty(p['scale'])} x simulation, same seeds")
+        other = Value(float(np.mean(other_seed)), "numeric", note=f"{pretty(p['scale'])} x simulation, same seeds")
         what = f"{sc_txt}simulated e({vf}, rho={vr:.6g}) on the same seeds"
         ratios = [a / b for a, b in zip(per_seed, other_seed)]
         pair_note = "; SE from paired per-seed differences"
@@ -193,12 +193,12 @@ def check_simulation(claim, progress=None) -> Outcome:
     "seed0": Param("int", False, 20261007, "first seed"),
     "n_test": Param("int", False, 2000, "test prompts per seed"),
     "plot": Param("bool", False, False, "embed the fit in reports"),
-}, needs=(("simulation", "simulated training"), ("theory", "theory"), ("extrapolate", "1/d extrapolation")),
-   needs_attrs={"simulation": ("simulate",), "extrapolate": ("fit_ladder",)}, reports_progress=True)
+}, needs=(("simulation.simulator", "simulated training"), ("theory.asymptotic", "theory"), ("studies.extrapolate", "1/d extrapolation")),
+   needs_attrs={"simulation.simulator": ("simulate",), "studies.extrapolate": ("fit_ladder",)}, reports_progress=True)
 def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     """Simulations on a ladder of d, extrapolated to d -> infinity (no bias budget).
 
-    :func:`icl_symbolic.extrapolate.fit_ladder` fits e(d) = e_inf + c1/d (a
+    :func:`icl_symbolic.studies.extrapolate.fit_ladder` fits e(d) = e_inf + c1/d (a
     c2/d^2 term only when the data need it) weighted by the per-d seed SEs;
     e_inf is compared in its SE (the claim's z, converted to Student t at the
     fit's Welch-Satterthwaite dof) with the theory, with 1 (the paired Result 1
@@ -210,7 +210,7 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     """
     p = claim.parsed
     rho_value = float(sympy.N(p["rho"], 17))
-    ftxt = _text(claim.params["f"])
+    ftxt = param_text(claim.params["f"])
     ds = sorted(set(p["d_list"]))
     counts = p["n_seeds"] if isinstance(p["n_seeds"], list) else [p["n_seeds"]] * len(p["d_list"])
     if len(counts) != len(p["d_list"]):
@@ -223,7 +223,7 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
         return _per_seed(f, rho, d, p["alpha"], p["kappa"], p["tau"], seeds_at[d], p["lam"], p["n_test"], progress,
                          tasks=tasks, C_train=p["C_train"], C_test=C_test)
 
-    fam = _lazy_family(claim)
+    fam = lazy_family(claim)
     versus = p["versus"]
     extra_ok, extra_why, extra_txt = True, "", ""
     if versus == "theory":
@@ -232,13 +232,13 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
         ref, ref_note, what = th, "theory, d -> infinity (Result 1 / Eq. (10))", "e"
         series = {d: per_seed(ftxt, rho_value, d, p["tasks"]) for d in ds}
     elif versus == "linear_equivalent":
-        sc = p["scale"] if isinstance(p["scale"], sympy.Basic) else _parse(str(p["scale"]), HERMITE_NAMES)
-        scale = _num(sc, fam)
-        rho_lin = _num(_parse("rho_nonlinear/a1^2", HERMITE_NAMES), fam)
+        sc = p["scale"] if isinstance(p["scale"], sympy.Basic) else parse_claim_expr(str(p["scale"]), HERMITE_NAMES)
+        scale = numeric_value(sc, fam)
+        rho_lin = numeric_value(parse_claim_expr("rho_nonlinear/a1^2", HERMITE_NAMES), fam)
         series = {d: per_seed(ftxt, rho_value, d, p["tasks"]) / (scale * per_seed("g", rho_lin, d, p["tasks"]))
                   for d in ds}
         ref, ref_note = 1.0, "Result 1 with homogeneity: e_f = a1^2 e_linear(rho_nonlinear/a1^2)"
-        what = f"e_f / ({_pretty(p['scale'])} e_linear(rho = {rho_lin:.6g})) per seed"
+        what = f"e_f / ({pretty(p['scale'])} e_linear(rho = {rho_lin:.6g})) per seed"
     else:
         series = {d: per_seed(ftxt, rho_value, d, "gaussian") - per_seed(ftxt, rho_value, d, "sphere") for d in ds}
         ref, ref_note, what = 0.0, "both task laws have the same d -> infinity limit", "e_gaussian - e_sphere per seed"

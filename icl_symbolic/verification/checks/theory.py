@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import sympy
 
-from ...errors import ICLError
-from ...plotting import check_sweep_figure, png_bytes
-from ...values import Value
-from ..diagnose import _key, explain_ratio, slip_report_sweep
-from ..judge import compare
-from ..registry import _PASS_THROUGH, SWEEP_NAMES, THEORY_FUNCTIONS, Param, Outcome, _text, check_kind
-from .common import _lazy_family, _num, _pretty
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.output.plotting import check_sweep_figure, png_bytes
+from icl_symbolic.core.values import Value
+from icl_symbolic.diagnosis.scale import expr_key, explain_ratio, slip_report_sweep
+from icl_symbolic.verification.judge import compare
+from icl_symbolic.verification.registry import PASS_THROUGH, SWEEP_NAMES, THEORY_FUNCTIONS, Param, Outcome, param_text, check_kind
+from icl_symbolic.verification.checks.common import lazy_family, numeric_value, pretty
 
 
 def _call_points(call, vals_fn):
@@ -25,15 +25,15 @@ def _call_points(call, vals_fn):
         kwargs = {}
         for k, a in call["args"].items():
             item = a[i] if isinstance(a, list) else a
-            if k in _PASS_THROUGH:
+            if k in PASS_THROUGH:
                 kwargs[k] = item
             else:
-                kwargs[k] = int(item) if item.is_Integer else _num(item, vals_fn)
+                kwargs[k] = int(item) if item.is_Integer else numeric_value(item, vals_fn)
                 if isinstance(a, list):
                     sweep.setdefault(k, []).append(kwargs[k])
         out = fn(**kwargs)
         x = float(out.value) if isinstance(out, Value) else float(out)
-        results.append(x * _num(call["scale"], vals_fn))
+        results.append(x * numeric_value(call["scale"], vals_fn))
     return results, sweep
 
 
@@ -58,8 +58,8 @@ def _judge_points(claim, xs, ys):
     "claimed": Param("sweepfamily", False, None, "claimed value (may use a1, rho_f, rho_nonlinear, ... "
                      "and the swept argument names alpha, kappa, tau, lam)"),
     "plot": Param("bool", False, False, "embed a figure of the sweep in reports"),
-}, needs=(("theory", "asymptotic ICL error"), ("a1zero", "a1 = 0 branch")),
-   needs_attrs={"theory": ("e_linear", "e_nonlinear")})
+}, needs=(("theory.asymptotic", "asymptotic ICL error"), ("theory.a1zero", "a1 = 0 branch")),
+   needs_attrs={"theory.asymptotic": ("e_linear", "e_nonlinear")})
 def check_theory_value(claim) -> Outcome:
     """A value of the asymptotic theory (Result 1 Eq. 9; Eq. 10; Eq. 11) against a claim.
 
@@ -75,7 +75,7 @@ def check_theory_value(claim) -> Outcome:
     p = claim.parsed
     if (p["versus"] is None) == (p["claimed"] is None):
         raise ICLError("give exactly one of 'claimed' and 'versus'")
-    fam = _lazy_family(claim)
+    fam = lazy_family(claim)
     xs, sweep = _call_points(p["call"], fam)
     if p["versus"] is not None:
         ys, _ = _call_points(p["versus"], fam)
@@ -89,14 +89,14 @@ def check_theory_value(claim) -> Outcome:
             point = {k: v[j] for k, v in sweep.items()}
             for k, a in p["call"]["args"].items():   # scalar arguments too
                 if k in SWEEP_NAMES and k not in point and not isinstance(a, list):
-                    point[k] = _num(a, fam)
+                    point[k] = numeric_value(a, fam)
             e = ce.xreplace({s: sympy.Float(point[s.name], 17) for s in ce.free_symbols
                              if s.name in SWEEP_NAMES and s.name in point})
             left = [s.name for s in e.free_symbols if s.name in SWEEP_NAMES]
             if left:
                 raise ICLError(f"claimed uses {', '.join(left)}, which the call does not set")
-            ys.append(_num(e, fam))
-        other = _pretty(ce)
+            ys.append(numeric_value(e, fam))
+        other = pretty(ce)
     if len(ys) != len(xs):
         raise ICLError("the two sides sweep different numbers of points")
     i, _ = _judge_points(claim, xs, ys)
@@ -119,13 +119,13 @@ def check_theory_value(claim) -> Outcome:
             d, what = explain_ratio(xs[i], ys[i], base, tol=_ratio_tol(claim, xs[i], ys[i]))
             if d is not None:
                 d.slips = slip_report_sweep([(x, y, _claimed_tol(claim, x, y)) for x, y in zip(xs, ys)],
-                                            _text(claim.params["f"]), claim.parsed["rho"], i)
+                                            param_text(claim.params["f"]), claim.parsed["rho"], i)
             if d is None or d.best is None:
                 return d
             # the same relation must hold at every point of a sweep, not only the worst one
             for x, y in zip(xs, ys):
                 dj, wj = explain_ratio(x, y, base, tol=_ratio_tol(claim, x, y))
-                if dj is None or dj.best is None or wj != what or _key(dj.best.expr) != _key(d.best.expr):
+                if dj is None or dj.best is None or wj != what or expr_key(dj.best.expr) != expr_key(d.best.expr):
                     # no single family quantity explains the whole sweep: no diagnosis
                     d.subject = (f"the {what} is not the same family quantity at every point of the "
                                  f"sweep; at the worst point it")
@@ -163,14 +163,14 @@ def _describe_call(call) -> str:
     args = ", ".join(f"{k}={_short(v)}" for k, v in call["args"].items())
     s = f"{call['function']}({args})"
     if call["scale"] != 1:
-        s = f"{_pretty(call['scale'])} * {s}"
+        s = f"{pretty(call['scale'])} * {s}"
     return s
 
 
 def _short(v):
     if isinstance(v, list):
         return f"[{_short(v[0])} .. {_short(v[-1])}]" if len(v) > 1 else f"[{_short(v[0])}]"
-    return _pretty(v) if not isinstance(v, str) else v
+    return pretty(v) if not isinstance(v, str) else v
 
 
 KINDS = (check_theory_value.kind,)

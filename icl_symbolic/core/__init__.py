@@ -1,0 +1,1 @@
+"""Foundations: the Value result type, error propagation, seed statistics, symbols, costs, errors, defaults."""

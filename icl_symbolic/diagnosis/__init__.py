@@ -1,0 +1,1 @@
+"""Diagnosis: the catalogue of error models (slips), curve fits, scale search, planted recall."""

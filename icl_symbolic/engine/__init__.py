@@ -1,0 +1,1 @@
+"""The symbolic-numeric engine: the expression language, Gaussian expectations, Hermite coefficients."""

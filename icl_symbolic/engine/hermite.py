@@ -1,0 +1,407 @@
+r"""Hermite coefficients a_m of a teacher f and the paper's effective noise.
+
+Paper: Sec. 2, Eq. (2), p. 2 (Hermite expansion) and Eq. (8), p. 3
+(rho_f, rho_nonlinear); Result 1, Eq. (9), p. 3 uses a1 and rho_nonlinear.
+
+Convention (stated once, here)
+------------------------------
+``h_m`` is the *orthonormal probabilists'* Hermite polynomial
+
+.. math::  h_m(g) = \mathrm{He}_m(g) / \sqrt{m!}, \qquad
+           \mathbb{E}_{g\sim N(0,1)}[h_m(g) h_j(g)] = \delta_{mj},
+
+where ``He_m`` is monic with weight ``exp(-g^2/2)`` (SymPy ``hermite_prob_poly``;
+*not* the physicists' ``H_m`` that ``sympy.hermite``, ``mpmath.hermite`` and
+``numpy.polynomial.hermite`` compute).  Then
+
+* ``a_m = E[f(g) h_m(g)]``, in particular ``a_0 = E[f]`` and ``a1 = E[g f(g)]``;
+* ``E[f^2] = sum_m a_m^2`` (Parseval);
+* ``rho_f = rho + E[f^2]`` and ``rho_nonlinear = rho_f - a1^2 = rho + sum_{m != 1} a_m^2``
+  (the m = 0 term included);
+* Stein's lemma: ``a_m = E[f^{(m)}(g)] / sqrt(m!)`` for smooth f.
+
+Examples
+--------
+>>> r = hermite_coeffs("sin(g)", M=3, rho="0.1")
+>>> r.a1.exact, r.E_f2.exact
+(exp(-1/2), 1/2 - exp(-2)/2)
+>>> r.rho_nonlinear.exact
+-exp(-1) - exp(-2)/2 + 3/5
+>>> r.noise_normalized.to_str(6)     # Fig. 1 legend value (the caption says 1.447)
+'0.447029'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mpmath
+import sympy
+from mpmath.libmp import to_fixed
+
+from icl_symbolic._version import __version__
+from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
+from icl_symbolic.core.errors import ICLError, ValidityError
+from icl_symbolic.engine.expr import MAX_HERMITE_ORDER, Teacher, g, teacher
+from icl_symbolic.engine.gauss import in_range, singular_candidates, callable_digits, check_integrable, check_panels, exact_expectation, exact_moments, mp_expect_vector, mp_value, oscillation_splits, probe_callable, singular_mass_bound, to_rational
+from icl_symbolic.engine.orthopoly import h, he
+from icl_symbolic.core.values import Value, certified_digits
+
+__all__ = ["he", "h", "hermite_coeffs", "HermiteResult", "stein_coefficient"]
+
+PAPER = "arXiv:2610.10761, Sec. 2, Eq. (2) p. 2 and Eq. (8) p. 3"
+
+
+# ---------------------------------------------------------------------------
+# quantities that stay exact when their inputs are exact
+# ---------------------------------------------------------------------------
+
+class _Q:
+    """A number with an absolute error and, when available, its closed form."""
+
+    def __init__(self, val, err, exact=None):
+        self.val, self.err, self.exact = val, err, exact
+
+    @classmethod
+    def of(cls, v: Value):
+        return cls(mpmath.mpf(v.value), mpmath.mpf(v.abs_err or 0), v.exact if v.method == "exact" else None)
+
+    def _ex(self, other, op):
+        if self.exact is not None and other.exact is not None:
+            return sympy.expand(op(self.exact, other.exact))
+        return None
+
+    def __add__(self, o):
+        return _Q(self.val + o.val, self.err + o.err, self._ex(o, lambda a, b: a + b))
+
+    def __sub__(self, o):
+        return _Q(self.val - o.val, self.err + o.err, self._ex(o, lambda a, b: a - b))
+
+    def __mul__(self, o):
+        return _Q(self.val * o.val, abs(self.val) * o.err + abs(o.val) * self.err + self.err * o.err,
+                  self._ex(o, lambda a, b: a * b))
+
+    def __truediv__(self, o):
+        val = self.val / o.val
+        err = (self.err + abs(val) * o.err) / (abs(o.val) - o.err)
+        return _Q(val, err, self._ex(o, lambda a, b: a / b))
+
+    def value(self, digits, note):
+        if self.exact is not None:
+            return Value.from_exact(self.exact, digits=digits, note=note)
+        return mp_value(self.val, self.err, digits, note)
+
+
+@dataclass(frozen=True)
+class HermiteResult:
+    """Hermite coefficients of f and the effective-noise quantities (Eq. 2, Eq. 8).
+
+    ``a[m]`` is ``E[f(g) h_m(g)]``; every field is a :class:`Value` except
+    ``noise_normalized`` (None when a1 = 0 exactly or |a1| is below its error)
+    and ``signal_fraction`` (None when E[f^2] = 0).
+    """
+
+    expr: object
+    label: str
+    rho: object
+    digits: int
+    M: int
+    a: tuple
+    E_f2: Value
+    a1: Value
+    a1_sq: Value
+    rho_f: Value
+    rho_nonlinear: Value
+    noise_normalized: Value | None
+    signal_fraction: Value | None
+    parseval_residual: Value
+    method: str
+    notes: tuple = ()
+
+    # -- display: a compact table (the full record is to_json()) -------------
+    _NAMES = (("a1", "a_1"), ("E_f2", "\\mathbb{E}[f^2]"), ("rho_f", "\\rho_f"),
+              ("rho_nonlinear", "\\rho_{\\rm nonlinear}"),
+              ("noise_normalized", "\\rho_{\\rm nonlinear}/a_1^2"))
+
+    def _rows(self):
+        plain = {"E_f2": "E[f^2]", "noise_normalized": "rho_nonlinear/a1^2"}
+        return [Quantity(plain.get(name, name), tex, getattr(self, name))
+                for name, tex in self._NAMES]
+
+    def _title(self) -> str:
+        return (f"Hermite coefficients of f(g) = {self.label}, rho = {self.rho} "
+                f"({self.method}, {self.digits} digits; Eq. (2), Eq. (8))")
+
+    def _footer(self) -> str:
+        shown = ", ".join(v.to_str(6) for v in self.a[:9]) + (", ..." if self.M > 8 else "")
+        notes = f"; {len(self.notes)} note(s) in .notes" if self.notes else ""
+        return f"  a_0..a_{self.M} = {shown}  (full: .a, .to_json()){notes}"
+
+    def __repr__(self) -> str:
+        return text_table(self._title(), self._rows(), min(self.digits, 16), self._footer())
+
+    def _repr_html_(self) -> str:
+        return html_table(self._title(), self._rows(), min(self.digits, 16), self._footer().strip())
+
+    def _repr_latex_(self) -> str:
+        return latex_table(self._title(), self._rows(), min(self.digits, 16))
+
+    @property
+    def spectrum(self) -> list:
+        """Hermite energy spectrum a_m^2, m = 0..M (mpmath numbers at the working precision)."""
+        with mpmath.workdps(self.digits + 20):
+            return [+(mpmath.mpf(v.value) ** 2) for v in self.a]
+
+    def spectrum_values(self) -> tuple:
+        """a_m^2 as :class:`Value` s: exact squares, or the square with its propagated error bound.
+
+        Computed at ``digits + 20`` working digits, so that ``--digits 40`` prints
+        40 correct digits of a_m^2 (not a 53-bit square).
+        """
+        out = []
+        with mpmath.workdps(self.digits + 20):
+            for m, v in enumerate(self.a):
+                q = _Q.of(v)
+                out.append((q * q).value(self.digits, f"a_{m}^2"))
+        return tuple(out)
+
+    def to_json(self) -> dict:
+        """The JSON document of ``icl-symbolic coeffs --json`` (numbers as decimal strings)."""
+        def s(v):
+            return None if v is None else v.to_str(self.digits)
+
+        a_exact = [str(v.exact) if v.method == "exact" else None for v in self.a]
+        named = {k: getattr(self, k) for k in ("E_f2", "a1", "a1_sq", "rho_f", "rho_nonlinear",
+                                               "noise_normalized", "signal_fraction", "parseval_residual")}
+        return {
+            "expr": self.label,
+            "sympy": None if self.expr is None else str(self.expr),
+            "rho": str(self.rho),
+            "digits": self.digits,
+            "M": self.M,
+            "a": [s(v) for v in self.a],
+            "a_exact": None if all(x is None for x in a_exact) else a_exact,
+            **{k: s(v) for k, v in named.items()},
+            "exact": {k: (str(v.exact) if v is not None and v.method == "exact" else None)
+                      for k, v in named.items()},
+            "method": self.method,
+            "provenance": {"a": [v.to_json() for v in self.a],
+                           **{k: (None if v is None else v.to_json()) for k, v in named.items()}},
+            "notes": list(self.notes),
+            "convention": "a_m = E[f(g) h_m(g)], h_m = He_m/sqrt(m!) orthonormal probabilists' Hermite",
+            "paper": PAPER,
+            "software": f"icl-symbolic {__version__}",
+        }
+
+
+def _hermite_matrix(M):
+    """Rows: coefficients of h_m in the monomials g^j (exact)."""
+    rows = []
+    for m in range(M + 1):
+        p = sympy.Poly(h(m), g)
+        rows.append([p.coeff_monomial(g ** j) for j in range(M + 1)])
+    return rows
+
+
+def _simplify(e):
+    e = sympy.expand(e)
+    return sympy.powsimp(e)
+
+
+def _mp_coefficients(T: Teacher, M: int, digits: int, need_f2: bool):
+    """[(val, err, cert)] for a_0..a_M (and E[f^2] last when need_f2), one shared quadrature.
+
+    h_m(t) comes from the three-term recurrence
+    h_{m+1} = (t h_m - sqrt(m) h_{m-1}) / sqrt(m+1), applied to s f(t)
+    (s = node weight x Gaussian density), so f is evaluated once per node.
+    """
+    consts = {}
+
+    def fixed_scaled(t, s, Q):
+        # fixed point with Q fractional bits: h_m(t) * 2**Q as Python ints; the
+        # recurrence has no cancellation for |t| > 2 sqrt(M) and is O(1)-stable below.
+        if Q not in consts:
+            consts[Q] = ([to_fixed(mpmath.sqrt(m)._mpf_, Q) for m in range(M + 2)],
+                         [to_fixed((1 / mpmath.sqrt(m + 1))._mpf_, Q) for m in range(M + 1)])
+        sq, isq = consts[Q]
+        f = T.mp(t)
+        if not isinstance(f, mpmath.mpf):
+            if isinstance(f, mpmath.mpc) or isinstance(f, complex):
+                if f.imag != 0 and abs(f.imag) > abs(f.real) * mpmath.mpf(10) ** (-digits - 5):
+                    raise ValidityError(f"f = {T.label} is complex-valued at g = {mpmath.nstr(t, 8)}")
+                f = f.real
+            f = mpmath.mpf(f)
+        sf = s * f
+        sign, man, exp, _ = sf._mpf_
+        man = -man if sign else man
+        tf = to_fixed(t._mpf_, Q)
+
+        def scale(hv):  # sf * hv * 2**-Q, expressed with Q fractional bits
+            v = man * hv
+            return v << exp if exp >= 0 else v >> -exp
+
+        prev, cur = 0, 1 << Q
+        out = [scale(cur)]
+        for m in range(M):
+            prev, cur = cur, ((((tf * cur) >> Q) - ((sq[m] * prev) >> Q)) * isq[m]) >> Q
+            out.append(scale(cur))
+        if need_f2:
+            out.append(to_fixed((sf * f)._mpf_, Q))
+        return out
+
+    singular = tuple(singular_candidates(T.expr)) if T.expr is not None else ()
+    bps = in_range(tuple(T.breakpoints) + singular + tuple(oscillation_splits(T.expr, digits, 1, T.label)),
+                    digits)
+    check_panels(bps, T.label, T.expr, digits, M + 2)
+    res = mp_expect_vector(fixed_scaled, M + 1 + int(need_f2), 1, digits, bps, scaled=True, fixed=True)
+    if singular:
+        # the mass near integrable singularities that the nodes cannot reach; for a_m the
+        # factor |h_m(r)| <= 1.09 exp(r^2/4) (Cramer's inequality) bounds the Hermite weight
+        hmax = max(mpmath.mpf("1.09") * mpmath.exp(mpmath.mpf(str(sympy.N(r, 30))) ** 2 / 4) for r in singular)
+        b_f = singular_mass_bound(T.mp, singular, digits) * hmax
+        b_f2 = singular_mass_bound(lambda t: T.mp(t) ** 2, singular, digits) if need_f2 else 0
+        res = [(v, e + (b_f2 if need_f2 and i == M + 1 else b_f), c) for i, (v, e, c) in enumerate(res)]
+        res = [(v, e, certified_digits(v, e, digits)) for v, e, _ in res]
+    return res
+
+
+def hermite_coeffs(f, M: int = 8, rho=0, digits: int = 30, exact: bool = True) -> HermiteResult:
+    """Hermite coefficients a_0..a_M of f and the Eq. (8) quantities.
+
+    Paper: Eq. (2), p. 2 (a_m = E[f(g) h_m(g)]) and Eq. (8), p. 3.
+
+    Parameters
+    ----------
+    f : str | sympy.Expr | Teacher | callable
+        The teacher; strings are parsed by :func:`icl_symbolic.engine.expr.parse_expr`.
+        Callables (which must accept mpmath numbers) use the mpmath path only.
+    M : int
+        Highest order (0 <= M <= 200).
+    rho : number, str or Rational
+        Label-noise variance (``"0.1"`` is exactly 1/10); must be >= 0.
+    digits : int
+        Significant digits for the mpmath path and for printing.
+    exact : bool
+        Try closed forms first (default); False forces mpmath (used by tests).
+
+    Returns
+    -------
+    HermiteResult
+        ``method`` is ``"exact"`` when every field is a closed form, ``"mpmath"``
+        when none is, ``"mixed"`` otherwise.
+
+    Examples
+    --------
+    >>> r = hermite_coeffs("tanh(g)", M=3, rho="0.1", digits=20)
+    >>> r.a1.to_str(15), r.E_f2.to_str(15), r.rho_nonlinear.to_str(15)
+    ('0.605705509602159', '0.394294490397841', '0.12741532603543')
+    >>> r.method
+    'mpmath'
+    >>> hermite_coeffs("g**3").parseval_residual.exact
+    0
+    >>> [v.exact for v in hermite_coeffs("g**3", M=3).a]
+    [0, 3, 0, sqrt(6)]
+    """
+    if not isinstance(M, int) or isinstance(M, bool) or not 0 <= M <= MAX_HERMITE_ORDER:
+        raise ICLError(f"M must be an integer between 0 and {MAX_HERMITE_ORDER}, got {M!r}")
+    if not isinstance(digits, int) or isinstance(digits, bool) or not 1 <= digits <= 1000:
+        raise ICLError(f"digits must be an integer between 1 and 1000, got {digits!r}")
+    rho_ex = to_rational(rho, "rho")
+    if rho_ex.is_negative:
+        raise ICLError(f"rho is a noise variance and must be >= 0, got {rho}")
+    T = teacher(f)
+    notes = []
+    if T.expr is None:
+        probe_callable(T)
+    try:
+        # a polynomial is in every L^p of the Gaussian, however large its coefficients (the
+        # growth probe would call 1e1000*g "not in L^2"); its integrals are exact
+        if T.expr is None or not T.expr.is_polynomial(g):
+            check_integrable(lambda t: T.mp(t) ** 2, 1, "f^2",
+                             singular_candidates(T.expr) if T.expr is not None else ())
+    except ValidityError as exc:
+        raise ValidityError(f"f = {T.label} is not in L^2(N(0,1)): {exc}") from None
+
+    M_out, M = M, max(M, 1)          # a1 is always computed (needed for Eq. 8)
+    a_vals = E_f2 = None
+    if exact and T.expr is not None:
+        mom = exact_moments(T.expr, M)
+        if mom is not None:
+            rows = _hermite_matrix(M)
+            a_vals = [Value.from_exact(_simplify(sum(c * mu for c, mu in zip(row, mom))), digits,
+                                       note=f"a_{m} = E[f h_{m}]") for m, row in enumerate(rows)]
+        ef2 = exact_expectation(T.expr ** 2)
+        if ef2 is not None:
+            E_f2 = Value.from_exact(_simplify(ef2), digits, note="E[f^2]")
+    if a_vals is None or E_f2 is None:
+        res = _mp_coefficients(T, M, digits, need_f2=E_f2 is None)
+        cap = callable_digits(T)
+        if cap is not None:
+            # |E[delta f h_m]| <= delta sqrt(E[f^2]) for a relative evaluation error delta
+            scale = mpmath.sqrt(abs(res[-1][0])) if E_f2 is None else mpmath.sqrt(abs(mpmath.mpf(E_f2.value)))
+            floor = mpmath.mpf(10) ** -cap * max(scale, 1) * 2
+            res = [(v, max(e, floor if i <= M else floor * scale), c) for i, (v, e, c) in enumerate(res)]
+            notes.append(f"the Python callable delivers about {cap} significant digits; errors include that")
+        if a_vals is None:
+            a_vals = [mp_value(v, e, digits, note=f"a_{m} = E[f h_{m}]") for m, (v, e, _) in enumerate(res[:M + 1])]
+        if E_f2 is None:
+            v, e, _ = res[-1]
+            E_f2 = mp_value(v, e, digits, note="E[f^2]")
+
+    a1_v = a_vals[1]
+    M, a_vals = M_out, a_vals[:M_out + 1]
+    with mpmath.workdps(digits + 20):
+        rho_q = _Q(mpmath.mpf(str(sympy.N(rho_ex, digits + 20))), mpmath.mpf(0), rho_ex)
+        a1_q = _Q.of(a1_v)
+        ef2_q = _Q.of(E_f2)
+        a1_sq = a1_q * a1_q
+        rho_f = rho_q + ef2_q
+        rho_nl = rho_f - a1_sq
+        resid = ef2_q
+        for v in a_vals:
+            q = _Q.of(v)
+            resid = resid - q * q
+        a1_zero = (a1_q.exact is not None and a1_q.exact == 0) or abs(a1_q.val) <= a1_q.err
+        if a1_zero:
+            noise_norm = None
+            notes.append("a1 = 0" + (" exactly" if a1_q.exact is not None else
+                                     f" within its error {mpmath.nstr(a1_q.err, 3)}")
+                         + ": rho_nonlinear/a1^2 is undefined (the a1 = 0 branch, Eq. (10), applies)")
+        else:
+            noise_norm = (rho_nl / a1_sq).value(digits, "rho_nonlinear / a1^2 (Fig. 1 legend)")
+        ef2_zero = (ef2_q.exact is not None and ef2_q.exact == 0) or abs(ef2_q.val) <= ef2_q.err
+        if ef2_zero:
+            signal = None
+            notes.append("E[f^2] = 0: the signal fraction a1^2/E[f^2] is undefined")
+        else:
+            signal = (a1_sq / ef2_q).value(digits, "a1^2 / E[f^2]")
+        fields = dict(
+            a1_sq=a1_sq.value(digits, "a1^2"),
+            rho_f=rho_f.value(digits, "rho_f = rho + E[f^2] (Eq. 8)"),
+            rho_nonlinear=rho_nl.value(digits, "rho_nonlinear = rho_f - a1^2 (Eq. 8)"),
+            parseval_residual=resid.value(digits, f"E[f^2] - sum_(m<={M}) a_m^2"),
+        )
+    all_vals = [*a_vals, a1_v, E_f2, *fields.values()]
+    kinds = {v.method for v in all_vals}
+    method = "exact" if kinds == {"exact"} else ("mpmath" if "exact" not in kinds else "mixed")
+    if any(v.method == "mpmath" and v.digits is not None and v.digits < digits for v in all_vals):
+        notes.append("some values have fewer certified digits than requested (see provenance)")
+    return HermiteResult(expr=T.expr, label=T.label, rho=rho_ex, digits=digits, M=M, a=tuple(a_vals),
+                         E_f2=E_f2, a1=a1_v, noise_normalized=noise_norm, signal_fraction=signal,
+                         method=method, notes=tuple(notes), **fields)
+
+
+def stein_coefficient(f, m: int):
+    """a_m from Stein's lemma, E[f^(m)(g)] / sqrt(m!), exact (smooth f only), or None.
+
+    An independent route to a_m used by the property tests.
+
+    >>> stein_coefficient("exp(g)", 3)
+    sqrt(6)*exp(1/2)/6
+    """
+    T = teacher(f)
+    if T.expr is None:
+        raise ICLError("Stein's lemma needs a SymPy teacher")
+    d = sympy.diff(T.expr, g, int(m))
+    ex = exact_expectation(d)
+    return None if ex is None else _simplify(ex / sympy.sqrt(sympy.factorial(int(m))))

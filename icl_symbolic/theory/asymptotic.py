@@ -1,0 +1,674 @@
+"""Asymptotic ICL error of the reduced linear-attention model: the theory engine.
+
+Paper: Result 1, Eq. (9), p. 3 (nonlinear -> linear map); Appendix C, p. 10;
+Eq. (10) and Eq. (15), p. 3 and p. 10 (the a1 = 0 branch, see
+:mod:`icl_symbolic.theory.a1zero`); Eq. (11), p. 3-4 (task-diversity limit);
+Appendix A, p. 7 (conditions of Result 1).
+
+``e_linear(C_train, C_test, rho, alpha, kappa, tau, lam)`` is the linear-task
+theory of Lu et al. (arXiv:2405.11751) and Letey, Lu, Pehlevan (2025) as
+restated in ``docs/linear-theory.md``:
+
+1. ridgeless: ``xi = 0`` if tau > 1; for tau < 1, ``xi > 0`` solves
+   ``xi M(xi + rho_tr/alpha) = 1 - tau``;
+   ridge lam > 0: ``xi = eps > 0`` solves
+   ``1 - tau + tau lam/eps - eps M(eps + rho_tr/alpha) = 0``;
+2. ``nu = rho_tr/alpha + xi``; ``M = M(nu)``, ``M' = M'(nu)`` from the
+   deterministic equation (:mod:`icl_symbolic.theory.stieltjes`);
+3. ``F = (a C_train + nu I)^{-1}``, ``F2 = F (a' C_train + I) F``;
+4. ``c = (rho + nu - nu^2 M - xi (1 - 2 nu M - nu^2 M')) / (tau - (1 - 2 xi M - xi^2 M'))``;
+5. ``e = rho + (rho_te/alpha)(1 + (c - 2 nu) M + (xi c - nu^2) M')
+   + c (1/d) tr(C_test F) - (c xi - nu^2) (1/d) tr(C_test F2)``,
+
+with ``rho_tr = tr(C_train)/d + rho``, ``rho_te = tr(C_test)/d + rho``.  Traces
+are taken in C_train's eigenbasis: only the eigenvalues lambda_j of C_train and
+the diagonal t_j = (V^T C_test V)_jj of C_test in that basis enter
+(:class:`TaskSpectra`).  Both root equations have a strictly monotone left-hand
+side and are solved by bracketing (Brent), so no starting guess is involved.
+
+Numbers returned here are deterministic float64 evaluations of the
+d -> infinity formula (``Value`` method ``numeric``); their error is rounding
+and root-finding at relative tolerance 4 eps, far below any finite-d effect.
+
+Conventions chosen where the paper is silent: a named covariance family needs
+a dimension ``d`` (``identity`` alone does not: the theory is d-free for it);
+``C_test=None`` means C_test = C_train; ``lam`` is the ridge of Eq. (6),
+regulariser ``(n/d) lam I``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import sympy as sp
+from scipy.optimize import brentq
+
+from icl_symbolic.theory import a1zero
+from icl_symbolic.model.covariance import appendix_a, resolve_covariance
+from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.hermite import hermite_coeffs
+from icl_symbolic.theory.linear_recipe import linear_error
+from icl_symbolic.theory.peak import DIVERGES, check_not_peak, is_peak
+from icl_symbolic.theory.stieltjes import Stieltjes, stieltjes, stieltjes_isotropic
+from icl_symbolic.core.values import Value
+
+_RTOL = 4 * np.finfo(float).eps
+
+__all__ = [
+    "TaskSpectra", "task_spectra", "e_linear", "e_linear_isotropic", "e_nonlinear",
+    "e_nonlinear_normalized", "e_a1zero", "TeacherMoments", "teacher_moments", "curve",
+    "TheoryCurve", "task_diversity_limit", "task_diversity_sequence", "appendix_a_warnings",
+    "check_parameters", "derive_task_diversity", "TaskDiversityDerivation", "sweep",
+]
+
+e_a1zero = a1zero.e_a1zero
+
+
+# ----------------------------------------------------------------------------
+# covariances -> the two spectra the theory needs
+# ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TaskSpectra:
+    """Eigenvalues of C_train and the diagonal of C_test in C_train's eigenbasis.
+
+    ``train[j] = lambda_j``, ``test_diag[j] = (V^T C_test V)_jj`` where V holds
+    C_train's eigenvectors.  Everything ``e_linear`` needs (Appendix C, p. 10).
+    """
+
+    train: np.ndarray
+    test_diag: np.ndarray
+    label: str = ""
+
+    @property
+    def d(self) -> int:
+        return int(self.train.shape[0])
+
+    @property
+    def tr_train(self) -> float:
+        """tr(C_train)/d."""
+        return float(np.mean(self.train))
+
+    @property
+    def tr_test(self) -> float:
+        """tr(C_test)/d."""
+        return float(np.mean(self.test_diag))
+
+    def scaled(self, c: float) -> "TaskSpectra":
+        """The spectra of (c C_train, c C_test); Result 1 uses c = a1^2."""
+        return TaskSpectra(self.train * c, self.test_diag * c, f"{c:g}*({self.label})")
+
+
+def _is_identity_name(spec) -> bool:
+    return isinstance(spec, str) and spec.strip().lower() == "identity"
+
+
+def _is_family_name(spec) -> bool:
+    """A named family (needs d), as opposed to a Covariance, an array or a .npy path."""
+    return isinstance(spec, str) and not spec.strip().lower().endswith(".npy")
+
+
+def _resolve_pair(C_train, C_test, d):
+    """Resolve both covariances; with ``d=None`` a named family takes its size from the other one."""
+    if d is None:
+        if _is_family_name(C_train) and not _is_family_name(C_test):
+            cte = resolve_covariance(C_test, None)
+            return resolve_covariance(C_train, cte.d), cte
+    ctr = resolve_covariance(C_train, d)
+    return ctr, resolve_covariance(C_test, ctr.d)
+
+
+def task_spectra(C_train="identity", C_test=None, d: int | None = None) -> TaskSpectra:
+    """Resolve C_train, C_test (Covariance, family name, .npy path, matrix or spectrum).
+
+    ``C_test=None`` means C_test = C_train.  With ``d=None`` and both covariances
+    ``"identity"`` the one-point spectrum [1] is used (the theory for C = I does not
+    depend on d); otherwise a named family takes its size from the other covariance
+    (a matrix, spectrum, ``.npy`` or Covariance).  A ``TaskSpectra`` passes through unchanged.
+
+    >>> sp = task_spectra("powerlaw:1", "identity", d=4)
+    >>> round(sp.tr_train, 12), sp.test_diag.tolist()
+    (1.0, [1.0, 1.0, 1.0, 1.0])
+    """
+    if isinstance(C_train, TaskSpectra):
+        if C_test is not None:
+            raise ICLError("pass either a TaskSpectra or two covariances, not both")
+        return C_train
+    if C_test is None:
+        C_test = C_train
+    if d is None and _is_identity_name(C_train) and _is_identity_name(C_test):
+        return TaskSpectra(np.ones(1), np.ones(1), "identity")
+    ctr, cte = _resolve_pair(C_train, C_test, d)
+    return TaskSpectra(np.asarray(ctr.eigvals, float), cte.diag_in_basis_of(ctr),
+                       f"C_train={ctr.name}, C_test={cte.name}")
+
+
+def appendix_a_warnings(C_train="identity", C_test=None, d: int | None = None) -> list[str]:
+    """Appendix A (p. 7) messages for each covariance whose Result-1 conditions fail.
+
+    Returns one line per failing (or undecidable) covariance; empty when both hold.
+    """
+    if C_test is None:
+        C_test = C_train
+    if d is None and _is_identity_name(C_train) and _is_identity_name(C_test):
+        return []
+    out = []
+    ctr, cte = _resolve_pair(C_train, C_test, d)
+    for role, cov in (("C_train", ctr), ("C_test", cte)):
+        info = appendix_a(cov)
+        if info.holds is not True:
+            out.append(f"{role}: {info.message()}")
+    return out
+
+
+# ----------------------------------------------------------------------------
+# parameter checks
+# ----------------------------------------------------------------------------
+#: supported range of alpha, kappa, tau (and upper bound of rho, lam): see docs/limits.md
+PARAM_MIN = 1e-6
+PARAM_MAX = 1e9
+#: at most this many points in one theory sweep (the product of the grids)
+MAX_POINTS = 1_000_000
+
+
+def check_parameters(rho, alpha, kappa, tau, lam=0.0) -> None:
+    """One-line ICLError for parameters outside the theory's domain."""
+    for name, v in (("rho", rho), ("alpha", alpha), ("kappa", kappa), ("tau", tau), ("lam", lam)):
+        if not (isinstance(v, (int, float, np.floating, np.integer)) and math.isfinite(v)):
+            raise ICLError(f"{name} must be a finite number, got {v!r}")
+    for name, v, lo in (("alpha", alpha, PARAM_MIN), ("kappa", kappa, PARAM_MIN), ("tau", tau, PARAM_MIN),
+                        ("rho", rho, 0.0), ("lam", lam, 0.0)):
+        if v > PARAM_MAX or (0 < v < PARAM_MIN) and lo > 0:
+            raise ICLError(f"{name} = {v:g} is outside the supported range [{lo:g}, {PARAM_MAX:g}] "
+                           "(float64 cancellation beyond; see docs/limits.md)")
+    if alpha <= 0:
+        raise ICLError(f"alpha = l/d must be > 0, got {alpha:g}")
+    if kappa <= 0:
+        raise ICLError(f"kappa = k/d must be > 0, got {kappa:g}")
+    if tau <= 0:
+        raise ICLError(f"tau = n/d^2 must be > 0, got {tau:g}")
+    if rho < 0:
+        raise ICLError(f"rho (noise variance) must be >= 0, got {rho:g}")
+    if lam < 0:
+        raise ICLError(f"lam (ridge) must be >= 0, got {lam:g}")
+    check_not_peak(tau, lam)
+
+
+# ----------------------------------------------------------------------------
+# the general recipe (steps 1-5)
+# ----------------------------------------------------------------------------
+def _increasing_root(fun, lo: float, hi: float) -> float:
+    """Root of an increasing function with fun(lo) < 0; expands hi until fun(hi) > 0."""
+    for _ in range(2000):
+        if fun(hi) > 0:
+            break
+        lo, hi = hi, hi * 2.0
+    else:  # pragma: no cover - cannot happen for the monotone equations used here
+        raise ICLError("root bracket not found")
+    return brentq(fun, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=500)
+
+
+def _solve_xi(mfun, r: float, tau: float, lam: float) -> float:
+    """Step 1: xi (ridgeless, tau < 1), 0 (ridgeless, tau > 1), or eps (ridge)."""
+    if lam == 0:
+        if tau > 1:
+            return 0.0
+        # phi(xi) = xi M(xi + r) - (1 - tau): increasing (nu M(nu) increases), phi(0) < 0
+        return _increasing_root(lambda xi: xi * mfun(xi + r).M - (1.0 - tau), 0.0, max(r, 1.0))
+    # h(eps) = 1 - tau + tau lam/eps - eps M(eps + r): decreasing from +inf to -tau.
+    # Solve -h = 0 with the bracket (lo, hi) found by expansion downwards and upwards.
+    def negh(eps):
+        return -(1.0 - tau + tau * lam / eps - eps * mfun(eps + r).M)
+    lo = max(r, 1.0)
+    for _ in range(2000):
+        if negh(lo) < 0:
+            break
+        lo *= 0.5
+    return _increasing_root(negh, lo, 2.0 * lo)
+
+
+def _error(sp: TaskSpectra, rho, alpha, kappa, tau, lam, mfun=None) -> float:
+    """Steps 1-5 of the recipe for one parameter point (``mfun(nu) -> Stieltjes``)."""
+    if mfun is None:
+        train = sp.train
+
+        def mfun(nu):
+            return stieltjes(nu, train, kappa)
+    rho_tr = sp.tr_train + rho
+    rho_te = sp.tr_test + rho
+    r = rho_tr / alpha
+    xi = _solve_xi(mfun, r, tau, lam)
+    nu = r + xi
+    st = mfun(nu)
+    D = st.a * sp.train + nu
+    trF = float(np.mean(sp.test_diag / D))
+    trF2 = float(np.mean(sp.test_diag * (st.a_prime * sp.train + 1.0) / (D * D)))
+    e = linear_error(st.M, st.M_prime, rho, alpha, tau, xi, rho_tr, rho_te, trF, trF2)
+    # an MSE is >= rho >= 0; a NaN or a value below rho (beyond round-off) is cancellation in
+    # float64, not an answer: refuse instead of printing it (kappa = 1e-300 gave -6e283)
+    if not math.isfinite(e) or e < rho - 1e-9 * max(1.0, abs(e), rho):
+        raise ICLError(f"the theory is numerically unreliable at rho={rho:g}, alpha={alpha:g}, "
+                       f"kappa={kappa:g}, tau={tau:g}, lam={lam:g} (float64 gives e = {e:.3g}); "
+                       "see docs/limits.md")
+    return e
+
+
+def e_linear(C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau=0.5, lam=0.0,
+             *, d: int | None = None) -> float:
+    """Asymptotic ICL error for LINEAR tasks y = x^T w + eps, w ~ N(0, C_train).
+
+    Paper: the function e_ICL^linear of Result 1, Eq. (9), p. 3 (Appendix C,
+    p. 10), as given in docs/linear-theory.md (Lu et al. 2024; Letey, Lu, Pehlevan 2025).
+
+    Parameters
+    ----------
+    C_train, C_test : Covariance, family name, .npy path, matrix or spectrum
+        task covariances (``C_test=None``: same as C_train); or a ``TaskSpectra``
+        as ``C_train`` with ``C_test=None``.  C_test need not commute with C_train.
+    rho : noise variance (>= 0).
+    alpha : context length ratio l/d.    kappa : task diversity k/d.
+    tau : pretraining ratio n/d^2 (tau = 1 needs lam > 0).
+    lam : ridge (regulariser (n/d) lam I, Eq. (6)); 0 is the ridgeless limit.
+    d : dimension for named families (not needed for ``identity``).
+
+    Returns
+    -------
+    float : the d -> infinity error (deterministic, float64).
+
+    Examples
+    --------
+    >>> e = e_linear("identity", None, rho=0.1, alpha=2, kappa=2, tau=3)
+    >>> abs(e - e_linear_isotropic(0.1, 2, 2, 3)) < 1e-13
+    True
+    """
+    check_parameters(rho, alpha, kappa, tau, lam)
+    sp = task_spectra(C_train, C_test, d)
+    return _error(sp, rho, alpha, kappa, tau, lam)
+
+
+def _iso_mfun(kappa, c=1.0):
+    def mfun(nu):
+        M, Mp = stieltjes_isotropic(nu, kappa, c)
+        M, Mp = float(M), float(Mp)
+        return Stieltjes(nu, M, Mp, 1.0 - 1.0 / kappa + nu * M / kappa, kappa)
+    return mfun
+
+
+def e_linear_isotropic(rho, alpha, kappa, tau, lam=0.0) -> float:
+    """Closed form for C_train = C_test = I (docs/linear-theory.md, "Isotropic closed form").
+
+    With ``x = (1 + rho)/alpha``, ``m = M_kappa(x)``, ``mu = x M_{kappa/tau}(x)``:
+
+    * tau < 1: ``e = tau (1+x)/(1-tau) (1 - tau (1-mu)^2 - (x - rho)/x mu) - 2 tau (1 - mu) + rho + 1``
+    * tau > 1: with ``K = 1/(1 - kappa (m/(kappa + m))^2)`` (``k`` in the reference, a local
+      quantity, not the task count), ``e = (K - 1/(tau-1)) (1+x) (x m)^2 + (3 - 2 tau)/(tau - 1) m x^2
+      + ((1+rho)/(tau-1) m + 1) x + rho m/(tau-1) + rho``.
+
+    Ridge (lam > 0): the recipe of :func:`e_linear` with the closed-form M of c I
+    (the eps equation has no closed form).
+
+    >>> round(e_linear_isotropic(0.0, 1e9, 2.0, 1e9), 6)   # alpha, tau -> inf, kappa > 1: e -> rho = 0
+    0.0
+    """
+    check_parameters(rho, alpha, kappa, tau, lam)
+    if lam > 0:
+        return _error(TaskSpectra(np.ones(1), np.ones(1), "identity"), rho, alpha, kappa, tau, lam,
+                      _iso_mfun(kappa))
+    x = (1.0 + rho) / alpha
+    if tau < 1:
+        mu = x * float(stieltjes_isotropic(x, kappa / tau)[0])
+        return (tau * (1 + x) / (1 - tau) * (1 - tau * (1 - mu) ** 2 - (x - rho) / x * mu)
+                - 2 * tau * (1 - mu) + rho + 1)
+    m = float(stieltjes_isotropic(x, kappa)[0])
+    K = 1.0 / (1.0 - kappa * (m / (kappa + m)) ** 2)
+    return ((K - 1 / (tau - 1)) * (1 + x) * (x * m) ** 2 + (3 - 2 * tau) / (tau - 1) * m * x * x
+            + ((1 + rho) / (tau - 1) * m + 1) * x + rho * m / (tau - 1) + rho)
+
+
+# ----------------------------------------------------------------------------
+# Result 1: teachers
+# ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TeacherMoments:
+    """a1 and E[f^2] of a teacher (Eq. 2, Eq. 8, p. 3), independent of rho.
+
+    ``rho_f(rho) = rho + E[f^2]``, ``rho_nonlinear(rho) = rho + E[f^2] - a1^2``.
+    """
+
+    a1: Value
+    E_f2: Value
+    label: str = ""
+    source: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def a1_is_zero(self) -> bool:
+        return _is_zero(self.a1)
+
+    def rho_f(self, rho: float) -> float:
+        return float(rho) + float(self.E_f2)
+
+    def rho_nonlinear(self, rho: float) -> float:
+        return float(rho) + float(self.E_f2) - float(self.a1) ** 2
+
+
+def _is_zero(v) -> bool:
+    if isinstance(v, Value):
+        if v.exact is not None:
+            try:
+                return bool(v.exact == 0) or v.exact.is_zero is True
+            except AttributeError:
+                return v.exact == 0
+        tol = float(v.abs_err) if v.abs_err is not None else 0.0
+        return abs(float(v.value)) <= tol
+    return float(v) == 0.0
+
+
+def teacher_moments(f, digits: int = 30) -> TeacherMoments:
+    """a1 and E[f^2] from the Hermite engine (``hermite.hermite_coeffs`` at rho = 0).
+
+    ``f`` is an expression string (parsed by ``expr.parse_expr``, never evaluated
+    as Python), a SymPy expression, a callable, or a ``TeacherMoments``.
+    """
+    if isinstance(f, TeacherMoments):
+        return f
+    res = hermite_coeffs(f, M=1, rho=0, digits=digits)
+    label = getattr(res, "label", None) or (f if isinstance(f, str) else str(f))
+    return TeacherMoments(res.a1, res.E_f2, str(label), res)
+
+
+def _moments_from(f, a1, rho_nonlinear, rho, digits):
+    """(a1: float, rho_nonlinear: float, moments or None)."""
+    if a1 is not None or rho_nonlinear is not None:
+        if a1 is None or rho_nonlinear is None:
+            raise ICLError("give both a1 and rho_nonlinear, or a teacher f")
+        a1f, rnl = float(a1), float(rho_nonlinear)
+        if not (math.isfinite(a1f) and math.isfinite(rnl)) or rnl < 0:
+            raise ICLError(f"need finite a1 and rho_nonlinear >= 0, got a1={a1f}, rho_nonlinear={rnl}")
+        return (0.0 if _is_zero(a1) else a1f), rnl, None
+    if f is None:
+        raise ICLError("give a teacher f, or a1 and rho_nonlinear")
+    if rho is None or not (float(rho) >= 0 and math.isfinite(float(rho))):
+        raise ICLError(f"rho (noise variance) must be a finite number >= 0, got {rho!r}")
+    tm = teacher_moments(f, digits)
+    return (0.0 if tm.a1_is_zero else float(tm.a1)), tm.rho_nonlinear(rho), tm
+
+
+def e_nonlinear(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau=0.5,
+                lam=0.0, digits: int = 30, *, d=None, a1=None, rho_nonlinear=None) -> Value:
+    """Result 1, Eq. (9), p. 3: ``e_linear(a1^2 C_train, a1^2 C_test, rho_nonlinear)``.
+
+    ``a1`` and ``rho_nonlinear`` come from the Hermite engine for teacher ``f`` at
+    noise variance ``rho`` (Eq. 8, p. 3), or are given directly (then ``f`` and
+    ``rho`` are not used).  a1 = 0 dispatches to Eq. (10) (:func:`e_a1zero`).
+    The paper states Result 1 at lam -> 0; for lam > 0 the same map is applied with
+    the same lam (the equivalent linear teacher has the same feature moments, Lemma 1,
+    hence the same regularised normal equations at leading order).
+
+    Examples
+    --------
+    >>> v = e_nonlinear(a1=0.0, rho_nonlinear=0.3, alpha=2, kappa=2, tau=0.5)
+    >>> round(float(v), 12), v.method
+    (0.6, 'numeric')
+    """
+    a1f, rnl, _ = _moments_from(f, a1, rho_nonlinear, rho, digits)
+    check_parameters(rnl, alpha, kappa, tau, lam)
+    if a1f == 0.0:
+        return Value(e_a1zero(rnl, alpha=alpha, tau=tau, lam=lam), "numeric",
+                     note="a1 = 0 branch, Eq. (10)/(15), p. 3/p. 10")
+    sp = task_spectra(C_train, C_test, d).scaled(a1f * a1f)
+    e = _error(sp, rnl, alpha, kappa, tau, lam)
+    return Value(e, "numeric", note="Result 1, Eq. (9), p. 3: e_linear(a1^2 C_train, a1^2 C_test, "
+                 "rho_nonlinear), deterministic equivalent (d -> infinity)")
+
+
+def e_nonlinear_normalized(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0,
+                           tau=0.5, lam=0.0, digits: int = 30, *, d=None, a1=None,
+                           rho_nonlinear=None) -> Value:
+    """Result 1 through homogeneity: ``a1^2 e_linear(C_train, C_test, rho_nonlinear/a1^2)``.
+
+    Homogeneity ``e(c C, c C, c rho; lam) = c e(C, C, rho; lam/c)`` (scaling the labels
+    by sqrt(c)); at lam = 0 this is ``c e(C, C, rho)``, which is what makes the
+    Fig. 1 legend value rho_nonlinear/a1^2 = 0.447... (not the caption's 1.447...)
+    the noise of the normalised linear teacher.  For lam > 0 the ridge is rescaled
+    to lam/a1^2 so that both forms agree.  a1 = 0 dispatches to Eq. (10).
+    """
+    a1f, rnl, _ = _moments_from(f, a1, rho_nonlinear, rho, digits)
+    check_parameters(rnl, alpha, kappa, tau, lam)
+    if a1f == 0.0:
+        return Value(e_a1zero(rnl, alpha=alpha, tau=tau, lam=lam), "numeric",
+                     note="a1 = 0 branch, Eq. (10)/(15), p. 3/p. 10")
+    c = a1f * a1f
+    sp = task_spectra(C_train, C_test, d)
+    e = c * _error(sp, rnl / c, alpha, kappa, tau, lam / c)
+    return Value(e, "numeric", note="a1^2 e_linear(C_train, C_test, rho_nonlinear/a1^2) "
+                 "(homogeneity form of Result 1, Eq. (9), p. 3)")
+
+
+# ----------------------------------------------------------------------------
+# curves
+# ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TheoryCurve:
+    """A grid of theory points (cartesian product, tau varying fastest).
+
+    ``columns``: dict of equal-length arrays ``rho, alpha, kappa, tau, lam,
+    rho_nonlinear, e``.  ``moments``: the teacher's a1, E[f^2] (or None for a plain
+    linear teacher given by rho).  ``branch``: ``"result1"`` or ``"a1zero"``.
+    """
+
+    columns: dict
+    moments: TeacherMoments | None
+    branch: str
+    spectra_label: str = ""
+
+    def __len__(self):
+        return len(self.columns["e"])
+
+    @property
+    def e(self) -> np.ndarray:
+        return self.columns["e"]
+
+    # -- display: the swept parameters and e, at most 12 rows ----------------
+    def _rows(self, limit: int = 12):
+        c = self.columns
+        swept = [k for k in ("rho", "alpha", "kappa", "lam", "tau") if np.unique(c[k]).size > 1] or ["tau"]
+        tex = {"rho": "\\rho", "alpha": "\\alpha", "kappa": "\\kappa", "lam": "\\lambda", "tau": "\\tau"}
+        return [Quantity(", ".join(f"{k}={c[k][i]:g}" for k in swept),
+                         ",\\ ".join(f"{tex[k]}={c[k][i]:g}" for k in swept),
+                         Value(float(c["e"][i]), "numeric", note=DIVERGES if math.isinf(c["e"][i]) else ""))
+                for i in range(min(len(self), limit))]
+
+    def _title(self) -> str:
+        who = f"f(g) = {self.moments.label}" if self.moments is not None else "given a1, rho_nonlinear"
+        eq = "Result 1, Eq. (9)" if self.branch == "result1" else "a1 = 0 branch, Eq. (10)"
+        fixed = ", ".join(f"{k} = {self.columns[k][0]:g}" for k in ("rho", "alpha", "kappa", "lam", "tau")
+                          if np.unique(self.columns[k]).size == 1)
+        return f"ICL error e (d -> infinity, {eq}) for {who}; {fixed}"
+
+    def _footer(self) -> str:
+        more = len(self) - len(self._rows())
+        return f"  ... {more} more points (.points(), .columns)" if more > 0 else ""
+
+    def __repr__(self) -> str:
+        return text_table(self._title(), self._rows(), 10, self._footer())
+
+    def _repr_html_(self) -> str:
+        return html_table(self._title(), self._rows(), 10, self._footer().strip())
+
+    def _repr_latex_(self) -> str:
+        return latex_table(self._title(), self._rows(), 10)
+
+    def points(self) -> list[dict]:
+        """One dict per point: the parameters, ``e`` and ``reason`` (None, or why ``e`` is inf)."""
+        keys = ("alpha", "kappa", "tau", "lam", "rho", "rho_nonlinear", "e")
+        return [{**{k: float(self.columns[k][i]) for k in keys},
+                 "reason": DIVERGES if math.isinf(self.columns["e"][i]) else None} for i in range(len(self))]
+
+
+def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau=0.5, lam=0.0,
+          *, d=None, a1=None, rho_nonlinear=None, digits: int = 30, progress=None) -> TheoryCurve:
+    """Theory curve over the cartesian grid of ``rho, alpha, kappa, lam, tau`` (each scalar or 1-D).
+
+    Teacher: ``f`` (Hermite engine, computed ONCE; rho_nonlinear(rho) = rho + E[f^2] - a1^2),
+    or precomputed ``a1`` with ``rho_nonlinear`` (then ``rho`` must be a single value or None and
+    is only recorded), or neither (the plain linear teacher ``g``: a1 = 1, rho_nonlinear = rho).
+    ``progress(i, n)`` is called after each point.  Result 1 (Eq. 9, p. 3) or Eq. (10).
+    A ridgeless point at tau = 1 (the interpolation peak) is part of the sweep with
+    ``e = inf`` and the reason :data:`DIVERGES` in :meth:`TheoryCurve.points`.
+
+    >>> cv = curve(a1=0.0, rho_nonlinear=0.2, rho=0.1, tau=[0.5, 0.9, 2.0])
+    >>> [round(float(x), 12) for x in cv.e]
+    [0.4, 2.0, 0.4]
+    """
+    if rho is None:
+        if a1 is None:
+            raise ICLError("rho (noise variance) is needed unless a1 and rho_nonlinear are given")
+        rho = float("nan")      # not used with precomputed (a1, rho_nonlinear); recorded as NaN
+    grids = {name: np.atleast_1d(np.asarray(v, dtype=float)) for name, v in
+             (("rho", rho), ("alpha", alpha), ("kappa", kappa), ("lam", lam), ("tau", tau))}
+    for name, arr in grids.items():
+        if arr.ndim != 1 or arr.size == 0:
+            raise ICLError(f"{name}: expected a number or a 1-D list of numbers")
+    moments = None
+    if a1 is not None or rho_nonlinear is not None:
+        a1f, rnl0, _ = _moments_from(None, a1, rho_nonlinear, None, digits)
+        if grids["rho"].size != 1:
+            raise ICLError("with precomputed rho_nonlinear, rho cannot be swept (give the teacher f)")
+        def rnl_of(r):
+            return rnl0
+    elif f is not None:
+        moments = teacher_moments(f, digits)
+        a1f = 0.0 if moments.a1_is_zero else float(moments.a1)
+        rnl_of = moments.rho_nonlinear
+    else:
+        a1f = 1.0
+
+        def rnl_of(r):
+            return float(r)
+    n_points = math.prod(len(grids[k]) for k in ("rho", "alpha", "kappa", "lam", "tau"))
+    if n_points > MAX_POINTS:
+        raise ICLError(f"the sweep has {n_points:.3g} points (the product of the grids); "
+                       f"limit {MAX_POINTS} (see docs/limits.md)")
+    rows = list(itertools.product(grids["rho"], grids["alpha"], grids["kappa"], grids["lam"], grids["tau"]))
+    for r, al, ka, la, ta in rows:   # validate everything before computing anything
+        ta_ok = 2.0 if is_peak(ta, la) else ta      # the peak is a point of the sweep, marked inf
+        if not np.isnan(r):
+            check_parameters(r, al, ka, ta_ok, la)
+        check_parameters(rnl_of(r), al, ka, ta_ok, la)
+    sp = None if a1f == 0.0 else task_spectra(C_train, C_test, d).scaled(a1f * a1f)
+    n = len(rows)
+    cols = {k: np.empty(n) for k in ("rho", "alpha", "kappa", "lam", "tau", "rho_nonlinear", "e")}
+    for i, (r, al, ka, la, ta) in enumerate(rows):
+        rnl = rnl_of(r)
+        if is_peak(ta, la):
+            e = math.inf
+        elif sp is None:
+            e = e_a1zero(rnl, alpha=al, tau=ta, lam=la)
+        else:
+            e = _error(sp, rnl, al, ka, ta, la)
+        for k, v in (("rho", r), ("alpha", al), ("kappa", ka), ("lam", la), ("tau", ta),
+                     ("rho_nonlinear", rnl), ("e", e)):
+            cols[k][i] = v
+        if progress is not None:
+            progress(i + 1, n)
+    return TheoryCurve(cols, moments, "a1zero" if sp is None else "result1",
+                       "" if sp is None else sp.label)
+
+
+sweep = curve
+
+
+# ----------------------------------------------------------------------------
+# Eq. (11): the task-diversity limit
+# ----------------------------------------------------------------------------
+def task_diversity_limit(kappa, rho_nonlinear, a1=1.0, ratio=0.5) -> float:
+    """Limit of Result 1 as alpha, tau -> infinity with tau = ratio * alpha, C = I (Eq. 11, p. 3-4).
+
+    Derived (here, from the isotropic tau > 1 closed form; see
+    :func:`derive_task_diversity`):
+
+    * kappa >= 1: ``rho_nonlinear`` (the paper's Eq. 11; it holds at kappa = 1 too);
+    * kappa < 1: ``rho_nonlinear + a1^2 (1 - kappa) (1 + rho_nonlinear / (rho_f * ratio))``,
+      ``rho_f = a1^2 + rho_nonlinear``: the unseen fraction 1 - kappa of the task
+      directions costs its signal a1^2 (1 - kappa), plus a term that depends on how
+      fast tau grows relative to alpha (ratio = tau/alpha).
+
+    >>> task_diversity_limit(2.0, 0.127415, a1=0.6)
+    0.127415
+    >>> round(task_diversity_limit(0.5, 0.1, a1=1.0, ratio=1.0), 12)   # 0.1 + 0.5 (1 + 0.1/1.1)
+    0.645454545455
+    """
+    if kappa <= 0 or ratio <= 0 or rho_nonlinear < 0:
+        raise ICLError("need kappa > 0, ratio = tau/alpha > 0 and rho_nonlinear >= 0")
+    if kappa >= 1:
+        return float(rho_nonlinear)
+    c = float(a1) ** 2
+    rho_f = c + rho_nonlinear
+    return float(rho_nonlinear + c * (1 - kappa) * (1 + rho_nonlinear / (rho_f * ratio)))
+
+
+def task_diversity_sequence(kappa, rho_nonlinear, a1=1.0, ratio=0.5, alphas=(1e1, 1e2, 1e3, 1e4, 1e5)):
+    """Result 1 (C = I) along alpha -> infinity with tau = ratio * alpha: list of (alpha, tau, e).
+
+    Numerical side of Eq. (11), p. 3-4: the values approach :func:`task_diversity_limit`.
+    """
+    out = []
+    for al in alphas:
+        ta = ratio * al
+        if is_peak(ta):
+            ta = math.nextafter(1.0, 2.0)
+        e = float(e_nonlinear(a1=a1, rho_nonlinear=rho_nonlinear, alpha=al, kappa=kappa, tau=ta))
+        out.append((float(al), float(ta), e))
+    return out
+
+
+@dataclass(frozen=True)
+class TaskDiversityDerivation:
+    """SymPy limits of the isotropic linear error as alpha, tau -> infinity, tau = t alpha (Eq. 11).
+
+    In the normalised units of Result 1 (C = I, noise rho = rho_nonlinear/a1^2; multiply
+    by a1^2 for the nonlinear error): ``limit_above`` (kappa > 1), ``limit_at_one``
+    (kappa = 1), ``limit_below`` (kappa < 1, as a function of kappa, rho, t).
+    """
+
+    symbols: dict
+    error: object          # the tau > 1 isotropic error with x = (1+rho) s, tau = t/s, s = 1/alpha
+    limit_above: object
+    limit_at_one: object
+    limit_below: object
+    paper_eq11_holds: bool      # limit_above == rho (i.e. rho_nonlinear after the map)
+    matches_closed_form: bool   # limit_below == rho + (1-kappa)(1 + rho/((1+rho) t))
+
+
+def derive_task_diversity() -> TaskDiversityDerivation:
+    """Symbolic Eq. (11), p. 3-4: lim e for alpha, tau -> infinity with tau/alpha = t fixed, C = I.
+
+    Uses the isotropic tau > 1 closed form (tau -> infinity is eventually > 1) with
+    s = 1/alpha -> 0+.  kappa > 1 is encoded as kappa = 1 + p, kappa < 1 as
+    kappa = 1/(1 + p), p > 0.  Takes about 3 s.
+    """
+
+    s, t, rho, p, kappa = sp.symbols("s t rho p kappa", positive=True)
+
+    def error(kap):
+        x = (1 + rho) * s
+        tau = t / s
+        B = x + 1 - 1 / kap
+        m = 2 / (B + sp.sqrt(B ** 2 + 4 * x / kap))
+        K = 1 / (1 - kap * (m / (kap + m)) ** 2)
+        return ((K - 1 / (tau - 1)) * (1 + x) * (x * m) ** 2 + (3 - 2 * tau) / (tau - 1) * m * x ** 2
+                + ((1 + rho) / (tau - 1) * m + 1) * x + rho * m / (tau - 1) + rho)
+
+    above = sp.simplify(sp.limit(error(1 + p), s, 0, "+"))
+    at_one = sp.simplify(sp.limit(error(sp.Integer(1)), s, 0, "+"))
+    below = sp.limit(error(1 / (1 + p)), s, 0, "+")
+    below = sp.factor(sp.simplify(below.subs(p, 1 / kappa - 1)))
+    closed = rho + (1 - kappa) * (1 + rho / ((1 + rho) * t))
+    return TaskDiversityDerivation(
+        symbols={"s": s, "t": t, "rho": rho, "kappa": kappa}, error=error(kappa),
+        limit_above=above, limit_at_one=at_one, limit_below=below,
+        paper_eq11_holds=bool(sp.simplify(above - rho) == 0),
+        matches_closed_form=bool(sp.simplify(below - closed) == 0))
