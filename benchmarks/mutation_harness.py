@@ -55,7 +55,6 @@ import json
 import math
 import pkgutil
 import platform
-import re
 import sys
 import textwrap
 import time
@@ -67,17 +66,13 @@ import numpy as np
 import sympy
 
 import icl_symbolic
+from icl_symbolic.core import caches
 from icl_symbolic.verification import claimfile, runner
 from icl_symbolic.verification.checks import REGISTRY
 
 TIERS = ("quick", "full", "deep")
 #: relative change of the paper-facing number from which a mutation must be caught
 PAPER_FACING_THRESHOLD = 0.01
-#: module-level containers that are caches (cleared around each mutation)
-_CACHE_NAME = re.compile(r"^_[A-Z0-9_]*(CACHE|FUNCS)[A-Z0-9_]*$")
-#: the caches of simulations (kept for theory mutations, emptied for simulator mutations)
-SIM_CACHES = (("icl_symbolic.verification.checks.simulation", "_SIM_CACHE"),
-              ("icl_symbolic.verification.checks.kernel", "_SIM_CACHE"))
 
 
 # ---------------------------------------------------------------------------
@@ -267,47 +262,29 @@ def constant(value):
 # ---------------------------------------------------------------------------
 # caches
 # ---------------------------------------------------------------------------
-def _sim_cache_objects():
-    out = []
-    for mod, attr in SIM_CACHES:
-        m = sys.modules.get(mod)
-        if m is not None and isinstance(getattr(m, attr, None), dict):
-            out.append(getattr(m, attr))
-    return out
-
-
 def clear_caches(keep_simulations: bool = True) -> int:
-    """Clear every cache of the library; returns how many were cleared.
+    """Empty the library's registered caches (:mod:`icl_symbolic.core.caches`); returns how many.
 
-    functools caches (anything with ``cache_clear``) and module-level dicts/lists named
-    like ``_..._CACHE`` / ``_NUMPY_FUNCS``; the simulation caches only when
-    ``keep_simulations`` is false.
+    The in-process simulation results are kept when ``keep_simulations`` (a theory
+    mutation does not change them) and emptied otherwise.
     """
-    keep = {id(c) for c in _sim_cache_objects()} if keep_simulations else set()
-    n = 0
-    for _, mod in _library_modules():
-        for attr, val in list(vars(mod).items()):
-            if callable(getattr(val, "cache_clear", None)) and getattr(val, "__module__", "").startswith(
-                    "icl_symbolic"):
-                val.cache_clear()
-                n += 1
-            elif _CACHE_NAME.match(attr) and isinstance(val, (dict, list)) and id(val) not in keep:
-                val.clear()
-                n += 1
+    n = caches.clear("derived")
+    if not keep_simulations:
+        n += caches.clear("simulation")
     return n
 
 
 @contextlib.contextmanager
 def fresh_simulations():
     """Run with empty simulation caches; put the clean ones back afterwards."""
-    caches = _sim_cache_objects()
-    saved = [dict(c) for c in caches]
-    for c in caches:
+    stores = [c.store for c in caches.registered("simulation")]
+    saved = [dict(c) for c in stores]
+    for c in stores:
         c.clear()
     try:
         yield
     finally:
-        for c, s in zip(caches, saved):
+        for c, s in zip(stores, saved):
             c.clear()
             c.update(s)
 

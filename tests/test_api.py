@@ -16,13 +16,13 @@ import icl_symbolic as ics
 from icl_symbolic.core import defaults
 from icl_symbolic.theory.asymptotic import e_linear_isotropic
 
+from _reference import gauss_mp
+
 XSLOW = pytest.mark.slow
 
 
 def _gauss(fun, dps=60):
-    with mpmath.workdps(dps):
-        return mpmath.quad(lambda t: fun(t) * mpmath.exp(-t * t / 2), [-mpmath.inf, 0, mpmath.inf]) \
-            / mpmath.sqrt(2 * mpmath.pi)
+    return gauss_mp(fun, dps=dps)
 
 
 def test_notebook_session_hermite_coeffs():

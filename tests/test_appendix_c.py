@@ -9,13 +9,13 @@ import pytest
 
 from icl_symbolic.theory import appendix_c as C
 
+from _reference import gauss_poly
+
 
 def _gauss(expr, g):
     """E[expr(g)], g ~ N(0, 1): polynomials by their Gaussian moments, others by icl_symbolic.engine.gauss."""
-    poly = sympy.Poly(sympy.expand(expr), g) if expr.is_polynomial(g) else None
-    if poly is not None:
-        return sum(cf * (sympy.factorial2(k - 1) if k % 2 == 0 else 0)
-                   for (k,), cf in poly.terms())
+    if expr.is_polynomial(g):
+        return gauss_poly(expr, g)
     from icl_symbolic.engine.expr import g as g0
     from icl_symbolic.engine.gauss import expect
     return expect(expr.subs(g, g0)).exact

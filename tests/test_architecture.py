@@ -24,7 +24,10 @@ check kind names in ``needs`` (modules its check module already imports at the t
 from __future__ import annotations
 
 import ast
+import importlib
 import os
+import pkgutil
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +35,9 @@ from pathlib import Path
 
 import grimp
 import pytest
+
+import icl_symbolic
+from icl_symbolic.core import caches
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -222,3 +228,52 @@ def test_every_folder_is_in_the_layers():
     assert folders - data_only == placed, (folders - data_only) ^ placed
     stray = sorted(p.name for p in ROOT.glob("*.py") if p.name not in ("__init__.py", "__main__.py", "_version.py"))
     assert not stray, f"modules outside the folders: {stray}"
+
+
+def unregistered_caches(modules) -> list[str]:
+    """Module-level caches not made by :mod:`icl_symbolic.core.caches`: functions with a
+    ``cache_clear`` defined in the package, and dicts/lists named like ``_..._CACHE``."""
+    known_store = {id(c.store) for c in caches.registered() if c.store is not None}
+    bad = []
+    for mod in modules:
+        for attr, val in vars(mod).items():
+            clear = getattr(val, "cache_clear", None)
+            if callable(clear) and getattr(val, "__module__", "") == mod.__name__ and \
+                    not any(c.owner == f"{mod.__name__}.{getattr(val, '__qualname__', attr)}"
+                            for c in caches.registered()):
+                bad.append(f"{mod.__name__}.{attr}")
+            elif CACHE_NAME.match(attr) and isinstance(val, (dict, list)) and id(val) not in known_store:
+                bad.append(f"{mod.__name__}.{attr}")
+    return bad
+
+
+CACHE_NAME = re.compile(r"^_[A-Z0-9_]*(CACHE|FUNCS|MEMO)[A-Z0-9_]*$")
+
+
+def _all_modules():
+    mods = []
+    for info in pkgutil.walk_packages(icl_symbolic.__path__, "icl_symbolic."):
+        if not info.name.endswith("__main__"):
+            mods.append(importlib.import_module(info.name))
+    return mods
+
+
+def test_every_cache_has_an_owner_and_a_public_clear():
+    assert unregistered_caches(_all_modules()) == []
+    n = len(caches.registered())
+    assert n >= 20 and caches.clear() == n
+    assert {c.kind for c in caches.registered("simulation")} == {"simulation"}
+
+
+def test_the_cache_rule_catches_a_hand_made_cache():
+    import functools
+    import types
+    fake = types.ModuleType("icl_symbolic.planted")
+
+    @functools.lru_cache(maxsize=2)
+    def f(x):
+        return x
+    f.__module__ = fake.__name__
+    fake.f = f
+    fake._PLANTED_CACHE = {}
+    assert sorted(unregistered_caches([fake])) == ["icl_symbolic.planted._PLANTED_CACHE", "icl_symbolic.planted.f"]

@@ -21,23 +21,16 @@ from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.hermite import h
 
+from _reference import gauss_poly, normal_moment
+
 Z = sympy.symbols("z0:3", real=True)
 V = sympy.symbols("v0:3", real=True)
 _t = sympy.Symbol("t", real=True)
 
 
-def _dfact(n):
-    return math.prod(range(n - 1, 0, -2)) if n > 0 else 1
-
-
-def _gauss_1d(n):
-    return 0 if n % 2 else _dfact(n)
-
-
 def _h1d_moment(n, a):
     """E[t^n h_a(t)], t ~ N(0, 1), exactly."""
-    poly = sympy.Poly(sympy.expand(_t ** n * h(a, _t)), _t)
-    return sum(c * _gauss_1d(k[0]) for k, c in poly.terms())
+    return gauss_poly(_t ** n * h(a, _t), _t)
 
 
 def _projection(f_expr, d, K):
@@ -54,7 +47,7 @@ def _projection(f_expr, d, K):
                 tot += c * math.prod(_h1d_moment(expo[i], alpha[i]) for i in range(d))
             out.append(sympy.expand(tot))
     f2 = sympy.Poly(sympy.expand(f_expr.subs(_t, s) ** 2), *zs)
-    ef2 = sympy.expand(sum(c * math.prod(_gauss_1d(e) for e in expo) for expo, c in f2.terms()))
+    ef2 = sympy.expand(sum(c * math.prod(normal_moment(e) for e in expo) for expo, c in f2.terms()))
     return out, ef2
 
 
@@ -66,7 +59,7 @@ def _task_average(expr, d, law):
         if any(e % 2 for e in expo):
             continue
         n = sum(expo)
-        num = math.prod(_dfact(e) for e in expo)
+        num = math.prod(normal_moment(e) for e in expo)
         if law == "gaussian":
             den = d ** (n // 2)
         else:

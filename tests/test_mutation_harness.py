@@ -15,6 +15,7 @@ import pytest
 
 from icl_symbolic.theory import a1zero, asymptotic as theory
 from icl_symbolic.verification import registry
+from icl_symbolic.core.caches import registered as registered_caches
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -108,10 +109,9 @@ def test_a_mutation_whose_edit_is_gone_is_reported_not_installed():
 def test_simulator_mutations_run_on_empty_simulation_caches_and_get_the_clean_ones_back():
     """A simulator mutation must not reuse clean simulations, and must not leave its own behind;
     a theory mutation keeps them (clear_caches(keep_simulations=True))."""
-    from icl_symbolic.verification.checks import kernel as kernel_checks
-    from icl_symbolic.verification.checks import simulation as sim_checks
     mh.import_library()
-    caches = (sim_checks._SIM_CACHE, kernel_checks._SIM_CACHE)
+    caches = tuple(c.store for c in registered_caches("simulation"))
+    assert len(caches) == 2          # the simulation and kernel-learner check kinds
     saved = [dict(c) for c in caches]
     try:
         for c in caches:             # earlier tests in this process may have filled them

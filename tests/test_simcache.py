@@ -13,6 +13,7 @@ from icl_symbolic.simulation import cache as simcache
 from icl_symbolic.cli import main
 from icl_symbolic.verification import runner
 from icl_symbolic.verification.checks import simulation as checks_simulation
+from icl_symbolic.core import caches
 
 from _claims import small_ladder_claims
 
@@ -78,13 +79,13 @@ def test_a_killed_run_resumes_from_its_stored_seeds(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         calls.append((kw["d"], kw["seeds"]))
         return real(*a, **kw)
-    checks_simulation.clear_cache()
+    caches.clear("simulation")
     monkeypatch.setattr(checks_simulation, "simulate", killed_after_first)
     with pytest.raises(KeyboardInterrupt):
         runner.run_claim(claim, cache=cache)
     assert len(simcache.SeedCache(cache)) == 12       # the 12 seeds of d = 6 were stored
 
-    checks_simulation.clear_cache()                     # a new process: nothing in memory
+    caches.clear("simulation")                     # a new process: nothing in memory
     resumed = []
 
     def counting(*a, **kw):
@@ -93,7 +94,7 @@ def test_a_killed_run_resumes_from_its_stored_seeds(tmp_path, monkeypatch):
     monkeypatch.setattr(checks_simulation, "simulate", counting)
     r = runner.run_claim(claim, cache=cache)
     assert sorted(resumed) == [(8, 10), (10, 10)]       # d = 6 came from the folder
-    checks_simulation.clear_cache()
+    caches.clear("simulation")
     monkeypatch.setattr(checks_simulation, "simulate", real)
     fresh = runner.run_claim(claim)                     # no cache at all
     assert r.verdict == fresh.verdict

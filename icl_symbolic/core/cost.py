@@ -28,10 +28,11 @@ The limits themselves (:data:`icl_symbolic.engine.expr.MAX_DEGREE`,
 
 from __future__ import annotations
 
-from functools import lru_cache
 from math import comb
 
 import sympy
+
+from icl_symbolic.core.caches import memoize
 
 #: estimates are capped here (they only need to be compared with limits far below)
 CAP = 10 ** 30
@@ -43,7 +44,7 @@ def _cap(n: int) -> int:
     return n if n < CAP else CAP
 
 
-@lru_cache(maxsize=4096)
+@memoize(maxsize=4096)
 def _terms(e, trig: int) -> int:
     if e.is_Atom:
         return 1
@@ -75,7 +76,7 @@ def expand_terms(e, trig: int = 1) -> int:
     return _terms(sympy.S(e), int(trig))
 
 
-@lru_cache(maxsize=4096)
+@memoize(maxsize=4096)
 def _degree(e) -> tuple:
     """(degree of e as a polynomial in its symbols, largest degree of any sub-expression)."""
     if e.is_Symbol:

@@ -93,6 +93,25 @@ def t_limit(z_budget: float, dof: float | None) -> float:
     return float(stats.t.isf(stats.norm.sf(z), nu))
 
 
+def sample_se(x, axis=None):
+    """Standard error of the mean of i.i.d. samples along ``axis``: sd (ddof = 1) / sqrt(n).
+
+    The one definition for seeds, Monte-Carlo draws and test points alike
+    (an array along ``axis``, a float for ``axis=None``); n < 2 gives NaN.
+
+    >>> round(float(sample_se([1.0, 2.0, 3.0, 6.0])), 6)
+    1.080123
+    >>> sample_se(np.array([[1.0, 2.0], [3.0, 6.0]]), axis=0).tolist()
+    [1.0, 2.0]
+    """
+    x = np.asarray(x, dtype=float)
+    n = x.size if axis is None else x.shape[axis]
+    if n < 2:
+        shape = () if axis is None else tuple(np.delete(x.shape, axis))
+        return np.full(shape, np.nan) if shape else float("nan")
+    return x.std(axis=axis, ddof=1) / math.sqrt(n)
+
+
 def seed_mean_se(values: Sequence[float]) -> tuple[float, float | None, int]:
     """Mean over seeds, its standard error (sample sd with ddof = 1, over sqrt(n)), and n.
 
@@ -107,7 +126,7 @@ def seed_mean_se(values: Sequence[float]) -> tuple[float, float | None, int]:
     arr = np.asarray(values, dtype=float).ravel()
     if arr.size == 0:
         raise ICLError("no seeds: a mean over seeds needs at least one value")
-    se = float(arr.std(ddof=1) / math.sqrt(arr.size)) if arr.size > 1 else None
+    se = float(sample_se(arr)) if arr.size > 1 else None
     return float(arr.mean()), se, int(arr.size)
 
 

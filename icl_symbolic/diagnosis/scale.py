@@ -37,7 +37,6 @@ E[sin^2 g] = (1 - e^{-2})/2):
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 import mpmath
@@ -48,6 +47,7 @@ from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.diagnosis.slips import catalogue, diagnose_number, rerank, teacher_context, to_mpf, tolerance_from_text
 from icl_symbolic.core.values import Value
+from icl_symbolic.core.caches import memoize
 
 # Base symbols of the family.  a1 may be negative or zero; E_f2 > 0; rho >= 0.
 a1 = sympy.Symbol("a1", real=True)
@@ -109,7 +109,7 @@ def expr_key(expr) -> str:
     return sympy.srepr(sympy.cancel(sympy.together(expr)))
 
 
-@functools.lru_cache(maxsize=1)
+@memoize(maxsize=1)
 def family() -> tuple:
     """The deduplicated candidate family (symbolic, computed once).
 
@@ -147,13 +147,13 @@ def family() -> tuple:
                            description=merged[k][3]) for k in order)
 
 
-@functools.lru_cache(maxsize=1)
+@memoize(maxsize=1)
 def _family_keys() -> dict:
     """id(candidate) -> canonical key, computed once."""
     return {id(c): expr_key(c.expr) for c in family()}
 
 
-@functools.lru_cache(maxsize=1)
+@memoize(maxsize=1)
 def _compiled() -> tuple:
     """The family as mpmath functions of (a1, E_f2, rho), in :func:`family` order."""
     return tuple(sympy.lambdify(BASE_SYMBOLS, c.expr, modules="mpmath") for c in family())

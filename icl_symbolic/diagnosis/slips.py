@@ -34,7 +34,6 @@ required (f = sin, rho = 0.1) is explained by the offset by one, tied with
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.core.symbols import g
 from icl_symbolic.engine.gauss import expect
 from icl_symbolic.engine.hermite import hermite_coeffs
+from icl_symbolic.core.caches import memoize
 
 try:  # Python >= 3.11
     import tomllib
@@ -313,7 +313,7 @@ def read_text_limited(path, limit: int, what: str) -> str:
     return text
 
 
-@functools.lru_cache(maxsize=1)
+@memoize(maxsize=1)
 def _shipped():
     text = resources.files("icl_symbolic").joinpath("data/slips.toml").read_text(encoding="utf-8")
     return _models_from_doc(_read_toml(text, "slips.toml"), "slips.toml", "shipped")
@@ -394,7 +394,7 @@ class Context:
         return err
 
 
-@functools.lru_cache(maxsize=4096)
+@memoize(maxsize=4096)
 def _lambdify(syms, expr):
     return sympy.lambdify(syms, expr, modules="mpmath")
 
@@ -424,7 +424,7 @@ def setting_values(d=None, alpha=None, kappa=None, tau=None, lam=None) -> dict:
 HERMITE_ORDER = 16
 
 
-@functools.lru_cache(maxsize=64)
+@memoize(maxsize=64)
 def _teacher_numbers(f: str, digits: int):
     """a0, a1, a2, E_f2, res_He (with its tail bound) and Efp for teacher text ``f``."""
     with mpmath.workdps(digits + 10):

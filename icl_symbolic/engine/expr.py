@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable
@@ -47,6 +46,7 @@ from icl_symbolic.core.cost import composed_hermite_cost, degree, expand_terms
 from icl_symbolic.core.errors import ICLError, ParseError, ValidityError
 from icl_symbolic.engine.orthopoly import h, he
 from icl_symbolic.core.symbols import g
+from icl_symbolic.core.caches import memoize
 
 MAX_LENGTH = 10_000
 MAX_DEPTH = 64
@@ -483,7 +483,7 @@ def real_zeros(u, x=None, lo=-KINK_RANGE, hi=KINK_RANGE, digits=40, limit=MAX_KI
         return sorted({sympy.Float(mpmath.nstr(r, digits + 5), digits + 5) for r in roots}, key=float)
 
 
-@lru_cache(maxsize=256)
+@memoize(maxsize=256)
 def _scan_sign_changes(u, x, lo, hi, limit):
     """Brackets [a, b] each holding one sign change of u, found by a refined float64 scan.
 

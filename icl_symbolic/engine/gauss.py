@@ -57,7 +57,6 @@ Examples
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import mpmath
 import numpy as np
@@ -68,6 +67,7 @@ from icl_symbolic.core.cost import expand_terms, poly_degree
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.engine.expr import HugeArgument, KinkError, Teacher, ae_simplify, breakpoints_of, g, parse_expr, real_zeros, resolve_kinks, teacher
 from icl_symbolic.core.values import Value, certified_digits
+from icl_symbolic.core.caches import memoize
 
 __all__ = ["expect", "callable_digits", "oscillation_splits", "singular_mass_bound", "check_panels", "exact_expectation", "exact_moments", "mp_expect_vector", "mp_value",
            "check_integrable", "to_rational", "float_expect"]
@@ -578,7 +578,7 @@ def check_integrable(fmp, omega=1, label="F", singular=()):
 # mpmath quadrature
 # ---------------------------------------------------------------------------
 
-@lru_cache(maxsize=1)
+@memoize(maxsize=1)
 def _rule():
     return TanhSinh(mpmath.mp)
 

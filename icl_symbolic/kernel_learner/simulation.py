@@ -40,7 +40,6 @@ A control's error is |v - w~|^2/D + rho_eff exactly over the query.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -57,6 +56,8 @@ from icl_symbolic.model.prompts import sample_prompts
 from icl_symbolic.core.parallel import concurrent_runs, map_sweep, resolve_scheduler
 from icl_symbolic.simulation.simulator import Sizes, check_memory, check_rho_lam, check_seeds, choose_solver, memory_share, seed_mean, sizes, train
 from icl_symbolic.core.values import Value
+from icl_symbolic.core.stats import sample_se
+from icl_symbolic.core.caches import memoize
 
 __all__ = ["KernelSeedRun", "KernelSimResult", "simulate_kernel", "check_kernel_run", "kernel_prediction",
            "DEFAULT_N_TEST_KERNEL"]
@@ -126,7 +127,7 @@ class KernelSimResult:
 
 
 def _mean_se(x: np.ndarray, seed: int, note: str) -> Value:
-    return Value(float(x.mean()), "mc", stderr=float(x.std(ddof=1) / math.sqrt(x.size)), n_samples=int(x.size),
+    return Value(float(x.mean()), "mc", stderr=float(sample_se(x)), n_samples=int(x.size),
                  seeds=(seed,), note=note)
 
 
@@ -172,7 +173,7 @@ def check_kernel_run(d: int, alpha: float, kappa: float, tau: float, features="h
     return sz
 
 
-@functools.lru_cache(maxsize=8)
+@memoize(maxsize=8)
 def _setup(f, features: str, d: int, rho: float):
     """The teacher, its exact mode split, the D-dimensional spectrum and the feature map at d
     (computed once per process for a given run: the seeds of a run share them)."""

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import sys
 from fractions import Fraction
-from functools import lru_cache
 
 import numpy as np
 import sympy
@@ -52,6 +51,8 @@ from icl_symbolic.model.moments import omega as omega_sym
 from icl_symbolic.model.moments import rho as rho_sym
 from icl_symbolic.model.prompts import sample_prompts
 from icl_symbolic.core.values import Value
+from icl_symbolic.core.stats import sample_se
+from icl_symbolic.core.caches import memoize
 
 # Quadratic-form symbols of e(Gamma|w)
 qA, qb, nAw2, bAw, trAtA, b2 = sympy.symbols("wAw bw Aw2 bAw trAtA b2", real=True)
@@ -193,7 +194,7 @@ def functionals_float(f, omegas, L: float = 16.0):
     return float_expect(integrands, omegas, t.breakpoints, L=L, label=t.label)
 
 
-@lru_cache(maxsize=256)
+@memoize(maxsize=256)
 def _functionals_at(key, t_holder, omegas: tuple):
     vals, errs = functionals_float(t_holder[0], np.array(omegas))
     return vals, errs
@@ -209,7 +210,7 @@ class _Holder(tuple):
         return isinstance(other, _Holder) and self[1] == other[1]
 
 
-@lru_cache(maxsize=256)
+@memoize(maxsize=256)
 def _validated(key, t_holder, om_check: float) -> bool:
 
     t = t_holder[0]
@@ -468,7 +469,7 @@ def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = F
          "bAw": AW @ b, "trAtA": float(np.sum(A * A)), "b2": float(b @ b)}
     e, err = _e_at(t, rho_value, dd, ell_i, om, q, functionals=(Fv, Fe))
     mean = float(np.mean(e))
-    se = float(np.std(e, ddof=1) / np.sqrt(len(e)))
+    se = float(sample_se(e))
     abs_err = float(np.mean(err))
     note = f"e(Gamma), w ~ N(0, {cov.name}): mean over {n_tasks} tasks of the exact e(Gamma|w)"
     if se > 0 and abs_err > 0.1 * se:
@@ -509,5 +510,5 @@ def e_gamma_mc_prompts(A, b, f, rho, ell, n, rng, C_test="identity", w=None, pro
         if progress:
             print(f"e_gamma_mc_prompts: {done}/{n} prompts", file=sys.stderr, flush=True)
     r = np.concatenate(sq)
-    return Value(value=float(r.mean()), method="mc", stderr=float(r.std(ddof=1) / np.sqrt(len(r))),
+    return Value(value=float(r.mean()), method="mc", stderr=float(sample_se(r)),
                  n_samples=len(r), seeds=seeds, note="Monte-Carlo ICL test error on fresh prompts")

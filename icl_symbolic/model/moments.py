@@ -49,7 +49,6 @@ import hashlib
 import inspect
 import sys
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +65,8 @@ from icl_symbolic.engine.gauss import expect, mp_expect_vector, to_rational
 from icl_symbolic.model.prompts import sample_prompts
 from icl_symbolic.core.propagation import evaluate_at
 from icl_symbolic.core.values import Value
+from icl_symbolic.core.stats import sample_se
+from icl_symbolic.core.caches import memoize, store
 
 # ---------------------------------------------------------------------------
 # Symbols (names follow the paper)
@@ -191,7 +192,7 @@ def symbolic_moments() -> dict:
     return dict(_symbolic_moments())
 
 
-@lru_cache(maxsize=1)
+@memoize(maxsize=1)
 def _symbolic_moments() -> dict:
     """The simplified moments: from the shipped cache :mod:`icl_symbolic.model._lemma1_forms` when it was
     generated from the current derivation (same :func:`derivation_key`), else derived now.
@@ -368,7 +369,7 @@ def evaluate(expr, subs: dict, functionals: dict, digits: int = 30, note: str = 
                        digits, note)
 
 
-_NUMPY_FUNCS = {}
+_NUMPY_FUNCS = store(__name__ + "._NUMPY_FUNCS")
 
 
 def moment_functions() -> dict:
@@ -608,7 +609,7 @@ def _to_paper_notation(expr):
     return expr.subs({_FUNC["E_zf"](1): a1, _FUNC["E_f2"](1): rho_f - rho})
 
 
-@lru_cache(maxsize=1)
+@memoize(maxsize=1)
 def _leading_reduction():
     """The symbolic reduction of :func:`leading_order` (cached): (exact, limits, dropped)."""
     eps = sympy.Symbol("eps", positive=True)
@@ -880,4 +881,4 @@ def mc_hhT(f, rho, w, ell, n, rng):
     v = np.concatenate([P.u, P.s[:, None]], axis=1)
     h = np.einsum("na,nb->nab", P.x_test, v).reshape(int(n), -1)
     hh = np.einsum("ni,nj->nij", h, h)
-    return hh.mean(axis=0), hh.std(axis=0, ddof=1) / np.sqrt(int(n))
+    return hh.mean(axis=0), sample_se(hh, axis=0)

@@ -24,7 +24,6 @@ A cache folder is only read and written when the caller names one.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import os
@@ -33,6 +32,7 @@ from pathlib import Path
 
 from icl_symbolic._version import __version__
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.caches import memoize
 
 #: Modules whose source determines a simulated number (digested into every key).
 SIMULATOR_MODULES = ("simulation/simulator", "model/prompts", "model/covariance", "model/gamma_error",
@@ -42,7 +42,7 @@ SIMULATOR_MODULES = ("simulation/simulator", "model/prompts", "model/covariance"
 FORMAT = 1
 
 
-@functools.lru_cache(maxsize=1)
+@memoize(maxsize=1)
 def simulator_digest() -> str:
     """SHA-256 (hex, first 16) of the package version and the simulator modules' source bytes."""
     h = hashlib.sha256(f"icl-symbolic {__version__} format {FORMAT}".encode())

@@ -69,6 +69,7 @@ from icl_symbolic.core.parallel import check_jobs, concurrent_runs, map_sweep, r
 from icl_symbolic.model.prompts import sample_prompts
 from icl_symbolic.core.stats import seed_mean_se
 from icl_symbolic.core.values import Value
+from icl_symbolic.core.stats import sample_se
 
 #: Cholesky is accepted when the reciprocal 1-norm condition estimate exceeds this
 #: (relative solution error then at most ~ eps / RCOND_MIN ~ 1e-5, in practice far less).
@@ -574,7 +575,7 @@ def mc_test_error(Gamma, f_numpy, cov_test: Covariance, ell: int, rho: float, n_
     W = sample_tasks(cov_test, n_test, rng_tasks, law=law)
     P = sample_prompts(f_numpy, W, ell, rho, rng_prompts, method=sampler)
     sq = (predict(Gamma, P) - P.y_test) ** 2
-    return Value(float(sq.mean()), "mc", stderr=float(sq.std(ddof=1) / math.sqrt(n_test)), n_samples=n_test,
+    return Value(float(sq.mean()), "mc", stderr=float(sample_se(sq)), n_samples=n_test,
                  seeds=None if seed is None else (seed,),
                  note="MC test error on fresh prompts with fresh tasks from N(0, C_test)")
 

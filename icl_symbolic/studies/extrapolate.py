@@ -55,6 +55,7 @@ from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.simulation.simulator import check_memory, simulate, sizes
 from icl_symbolic.core.stats import jackknife_se, seed_mean_se, t_limit
 from icl_symbolic.theory.asymptotic import e_nonlinear
+from icl_symbolic.core.stats import sample_se
 
 #: p-value below which a fit model is rejected (model choice, Birge inflation).
 P_MODEL = 0.05
@@ -247,7 +248,7 @@ def _jackknife_coef_se(ds, V: np.ndarray, order: int, model: str = "auto") -> np
 
     def coef_of(v):
         m = v.mean(axis=1)
-        se = v.std(axis=1, ddof=1) / math.sqrt(v.shape[1])
+        se = sample_se(v, axis=1)
         if not np.all(se > 0):
             return np.full(order + 1, np.nan)
         coef = _choose_model(ds, m, se, model)[0][0]
@@ -312,11 +313,6 @@ def fit_power_law(points: Sequence[LadderPoint]) -> PowerLaw | None:
     infl = math.sqrt(chi2 / dof) if dof > 0 and chi2 > dof else 1.0
     return PowerLaw(float(math.exp(beta[0])), float(-beta[1]), float(math.sqrt(cov[1, 1])) * infl, chi2,
                     dof, len(good), len(points) - len(good), infl)
-
-
-#: The normal z budget as a Student-t limit at the fit's dof: the one definition is
-#: :func:`icl_symbolic.core.stats.t_limit` (dof <= 0 is refused rather than given an infinite limit).
-z_limit = t_limit
 
 
 def bonferroni_z(false_alarm: float, m: int = 1) -> float:
@@ -404,7 +400,7 @@ def extrapolate(points: Sequence[LadderPoint], e_theory: float | None = None, *,
     z = zl = None
     if e_theory is not None:
         z = (fit.e_inf - e_theory) / fit.e_inf_se
-        zl = z_limit(bonferroni_z(false_alarm, m), fit.e_inf_dof)
+        zl = t_limit(bonferroni_z(false_alarm, m), fit.e_inf_dof)
     return Extrapolation(
         teacher=str(meta.get("teacher", "")), tasks=str(meta.get("tasks", "gaussian")),
         alpha=float(meta.get("alpha", math.nan)), kappa=float(meta.get("kappa", math.nan)),
@@ -482,6 +478,6 @@ def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks
     return (points, values) if per_seed else points
 
 
-__all__ = ["LadderPoint", "Fit", "Extrapolation", "PowerLaw", "fit_ladder", "fit_power_law", "welch_dof", "z_limit",
+__all__ = ["LadderPoint", "Fit", "Extrapolation", "PowerLaw", "fit_ladder", "fit_power_law", "welch_dof",
            "bonferroni_z", "check_ladder",
            "extrapolate", "run_ladder", "ladder_memory_check", "theory_value", "P_MODEL", "LR_CHI2_1", "MODELS"]

@@ -59,7 +59,6 @@ step).  Simulations (``derivations/05_result1_eq9.toml``, extrapolated to
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import sympy
 
@@ -67,6 +66,7 @@ from icl_symbolic.model import moments as M
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.model.gamma_error import e_gamma_symbolic
+from icl_symbolic.core.caches import memoize
 
 # Symbols of this module (a1 positive: see "Sign of a1" above).
 a1 = sympy.Symbol("a1", positive=True)
@@ -113,7 +113,7 @@ def family_to_symbols(expr):
     return sympy.simplify(expr.subs({names[n]: sub[n] for n in names}))
 
 
-@lru_cache(maxsize=8)
+@memoize(maxsize=8)
 def _gauss_moment(n: int):
     """E[z^n] for z ~ N(0, omega), by SymPy integration (not a table)."""
     z = sympy.Symbol("z", real=True)
@@ -139,7 +139,7 @@ def _generic(expr):
     return expr.subs({M.d: d, M.ell: ell, M.rho: rho, M.omega: omega})
 
 
-@lru_cache(maxsize=1)
+@memoize(maxsize=1)
 def nonlinear_moments() -> dict:
     """Exact conditional moments of the nonlinear teacher, f generic (Lemma 1, p. 8-9, finite d, ell, omega)."""
     return {k: _generic(v) for k, v in M.symbolic_moments().items()}
@@ -273,7 +273,7 @@ def error_functional(coeffs: dict):
     return sympy.expand(tmpl.subs(sub))
 
 
-@lru_cache(maxsize=16)
+@memoize(maxsize=16)
 def _reduce_cached(cov_scale_s: str, rho_eq_s: str):
     cov_scale = sympy.sympify(cov_scale_s, locals=_SYM)
     rho_eq = sympy.sympify(rho_eq_s, locals=_SYM)

@@ -47,6 +47,7 @@ from scipy.optimize import brentq
 
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.values import Value
+from icl_symbolic.core.stats import sample_se
 
 _RTOL = 4 * np.finfo(float).eps
 
@@ -164,7 +165,7 @@ def empirical_stieltjes(nu, eigvals, kappa, d, rng, repeats=10, eigvecs=None):
         s = np.linalg.eigvalsh(W.T @ W / k)
         out[r] = np.mean(1.0 / (s[None, :] + nu[:, None]), axis=1)
     mean = out.mean(axis=0)
-    se = out.std(axis=0, ddof=1) / math.sqrt(repeats) if repeats > 1 else np.full(nu.size, np.nan)
+    se = sample_se(out, axis=0) if repeats > 1 else np.full(nu.size, np.nan)
     vals = [Value(float(m), "mc", stderr=float(e), n_samples=repeats,
                   note=f"(1/d) tr (S + nu I)^-1, d={d}, k={k}, nu={x:g}") for m, e, x in zip(mean, se, nu)]
     return vals, out

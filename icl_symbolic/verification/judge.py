@@ -41,18 +41,13 @@ class Tolerance:
         return f"{self.kind} {self.value:g}"
 
 
-#: The claim's normal z budget as a Student-t limit at the SE's dof: the one definition is
-#: :func:`icl_symbolic.core.stats.t_limit` (dof None: z itself; dof <= 0 refused, no SE means no test).
-z_to_t = t_limit
-
-
 def z_parts(computed, claimed, tol: Tolerance):
     """(combined SE, Student-t limit, dof or None) of a z tolerance."""
     se2 = sum(float(v.stderr) ** 2 for v in (computed, claimed) if v.stderr is not None)
     dofs = [v.n_samples - 1 for v in (computed, claimed)
             if v.method == "sim" and v.stderr is not None and v.n_samples]
     dof = min(dofs) if dofs else None
-    return se2 ** 0.5, z_to_t(tol.value, dof), dof
+    return se2 ** 0.5, t_limit(tol.value, dof), dof
 
 
 #: The power at which the minimum detectable error is stated.

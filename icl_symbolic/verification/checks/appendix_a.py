@@ -12,6 +12,7 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.values import Value
 from icl_symbolic.verification.registry import Param, Outcome, check_kind
 from icl_symbolic.verification.checks.common import pretty
+from icl_symbolic.core.stats import sample_se
 
 
 @check_kind("appendix_a", params={
@@ -42,7 +43,7 @@ def check_appendix_a(claim) -> Outcome:
     W = W if W.shape[0] == n else W.T
     sig = np.einsum("ij,ij->i", W, W) / cov.d
     if p["statistic"] == "mean":
-        est, se = float(sig.mean()), float(sig.std(ddof=1) / np.sqrt(n))
+        est, se = float(sig.mean()), float(sample_se(sig))
     elif p["statistic"] == "var":
         c = sig - sig.mean()
         s2 = float(np.mean(c ** 2)) * n / (n - 1)

@@ -5,27 +5,26 @@ propagation, and the scale-mismatch diagnosis hook.
 
 from __future__ import annotations
 
-import functools
 
-import mpmath
 import sympy
 from scipy import stats
 
 from icl_symbolic.theory.a1zero import derive
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.studies.extrapolate import z_limit
+from icl_symbolic.core.stats import t_limit
 from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.core.propagation import evaluate_at
 from icl_symbolic.core.values import Value
 from icl_symbolic.diagnosis.scale import diagnose_value, slip_report
 from icl_symbolic.verification.registry import param_text
+from icl_symbolic.core.caches import memoize, store
 
 
 def pretty(e) -> str:
     return str(e).replace("**", "^")
 
 
-_A1Z_CACHE: list = []
+_A1Z_CACHE = store(__name__ + "._A1Z_CACHE", list)
 
 
 def a1zero_derivation():
@@ -39,7 +38,7 @@ def _teacher_text(claim, key="f"):
     return param_text(claim.params[key])
 
 
-@functools.lru_cache(maxsize=256)
+@memoize(maxsize=256)
 def _hermite_cached(f_text: str, rho_text: str, M: int, digits: int):
     """hermite_coeffs, once per (teacher text, rho, M, digits) in a run (results are immutable)."""
     return hermite_coeffs(f_text, M=M, rho=rho_text, digits=digits)
@@ -78,7 +77,7 @@ def ladder_limit_and_fit(fit, z_budget: float) -> tuple[float, str]:
     why = ""
     if fit.p_value is not None and fit.p_value < p_min:
         why = f"the fitted model must describe the ladder (chi2 p-value {fit.p_value:.2g} < {p_min:.2g})"
-    return z_limit(z_budget, fit.e_inf_dof), why
+    return t_limit(z_budget, fit.e_inf_dof), why
 
 
 def const_value(e, digits: int = 30, note: str = "claimed") -> Value:

@@ -13,19 +13,19 @@ import sympy
 from scipy import stats
 
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.stats import MIN_SEEDS
+from icl_symbolic.core.stats import MIN_SEEDS, t_limit
 from icl_symbolic.kernel_learner.theory import kernel_curve, kernel_spectrum
 from icl_symbolic.kernel_learner.ladder import POWER, extrapolate_kernel, judge_gap_decay
 from icl_symbolic.kernel_learner.simulation import simulate_kernel
 from icl_symbolic.theory.asymptotic import e_nonlinear
 from icl_symbolic.core.values import Value
-from icl_symbolic.verification.judge import z_to_t
 from icl_symbolic.verification.registry import Param, Outcome, param_text, check_kind
 from icl_symbolic.verification.checks.common import lazy_family, numeric_value, pretty
+from icl_symbolic.core.caches import store
 
 
 QUANTITIES = ("rho_eff", "captured_power", "e")
-_SIM_CACHE: dict = {}
+_SIM_CACHE = store(__name__ + "._SIM_CACHE", kind="simulation")
 
 
 @check_kind("kernel_value", params={
@@ -121,13 +121,13 @@ def check_kernel_simulation(claim, progress=None) -> Outcome:
     bound_txt = pretty(p["bound"])
     if factor:
         bound, bound_txt = bound * r.e_theory, f"{bound_txt} x prediction {r.e_theory:.5g}"
-    t = z_to_t(claim.tolerance.value, len(seeds) - 1)
+    t = t_limit(claim.tolerance.value, len(seeds) - 1)
     lo, hi = float(mine) - t * mine.stderr, float(mine) + t * mine.stderr
     holds = hi < bound if p["versus"] == "below" else lo > bound
     detail = (f"{head}; {'upper' if p['versus'] == 'below' else 'lower'} end of the {t:.3g}-SE band = "
               f"{hi if p['versus'] == 'below' else lo:.5g} vs bound {bound_txt} = {bound:.5g}")
     relation = "<" if p["versus"] == "below" else ">"
-    mde = (t + z_to_t(stats.norm.isf(1 - POWER), len(seeds) - 1)) * mine.stderr
+    mde = (t + t_limit(stats.norm.isf(1 - POWER), len(seeds) - 1)) * mine.stderr
     false_hold = stats.norm.sf(claim.tolerance.value)
     note = (f"a true e on the wrong side of the bound holds with probability <= {false_hold:.1g}; the claim "
             f"holds with {POWER:.0%} power once the true e is {mde:.3g} ({mde / abs(bound):.1%} of the bound) "

@@ -13,6 +13,7 @@ from icl_symbolic.model.moments import conditional_moments, leading_order, mc_mo
 from icl_symbolic.core.values import Value
 from icl_symbolic.verification.registry import MOMENT_SYMBOLS, Param, Outcome, param_text, check_kind
 from icl_symbolic.verification.checks.common import pretty
+from icl_symbolic.core.caches import store
 
 
 @check_kind("moments_leading", params={
@@ -54,7 +55,7 @@ def check_moments_leading(claim) -> Outcome:
                    residual_expr="; ".join(bad))
 
 
-_LO_CACHE: list = []
+_LO_CACHE = store(__name__ + "._LO_CACHE", list)
 
 
 def _leading_order():

@@ -20,8 +20,9 @@ import numpy as np
 
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.simulation.simulator import fit_gamma, predict, simulate, sizes
-from icl_symbolic.verification.judge import z_to_t
+from icl_symbolic.core.stats import t_limit
 from icl_symbolic.verification.registry import Outcome, Param, check_kind
+from icl_symbolic.core.stats import sample_se
 
 PARTS = ("ridge_normalisation", "parameter_count", "peak_position")
 
@@ -95,9 +96,9 @@ def check_setup(claim, progress=None) -> Outcome:
         others = [i for i in range(len(ns)) if i != i_peak]
         j = max(others, key=lambda i: mean[i])
         diff = logs[i_peak] - logs[j]
-        z = float(diff.mean() / (diff.std(ddof=1) / np.sqrt(diff.size)))
+        z = float(diff.mean() / sample_se(diff))
 
-        zq = z_to_t(claim.tolerance.value, diff.size - 1)
+        zq = t_limit(claim.tolerance.value, diff.size - 1)
         bad = []
         if int(np.argmax(mean)) != i_peak:
             bad.append(f"the largest mean log-error is at n = {ns[int(np.argmax(mean))]}")

@@ -23,17 +23,17 @@ from icl_symbolic.simulation.simulator import seed_mean, simulate
 from icl_symbolic.theory.asymptotic import e_nonlinear
 from icl_symbolic.core.values import Value
 from icl_symbolic.diagnosis.scale import explain_ratio, slip_report_sweep
-from icl_symbolic.verification.judge import detectable, z_to_t
+from icl_symbolic.core.stats import t_limit
+from icl_symbolic.verification.judge import detectable
 from icl_symbolic.verification.registry import HERMITE_NAMES, Param, Outcome, parse_claim_expr, param_text, check_kind
 from icl_symbolic.verification.checks.common import lazy_family, numeric_value, pretty, ladder_limit_and_fit
+from icl_symbolic.core.stats import sample_se
+from icl_symbolic.core.caches import store
 
 
-_SIM_CACHE: dict = {}
-
-
-def clear_cache() -> None:
-    """Forget the in-process per-seed errors (the owner of ``_SIM_CACHE``; tests call this)."""
-    _SIM_CACHE.clear()
+#: per-seed errors of this process, by (setting, seed); emptied by
+#: ``icl_symbolic.core.caches.clear("simulation")``
+_SIM_CACHE = store(__name__ + "._SIM_CACHE", kind="simulation")
 
 
 def _per_seed(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, tasks="gaussian",
@@ -127,7 +127,7 @@ def check_simulation(claim, progress=None) -> Outcome:
         # Paired by seed: the SE is that of the per-seed differences, carried by the
         # simulated side; the other side is then treated as a reference (stderr 0).
         diffs = [a - b for a, b in zip(per_seed, other_seed)]
-        se_pair = float(np.std(diffs, ddof=1) / np.sqrt(len(diffs))) if len(diffs) > 1 else None
+        se_pair = float(sample_se(diffs)) if len(diffs) > 1 else None
         mine = Value(float(np.mean(per_seed)), "sim", stderr=se_pair, n_samples=len(seeds),
                      seeds=tuple(seeds), note="mean over seeds; stderr = SE of the per-seed paired differences")
         other = Value(float(np.mean(other_seed)), "numeric", note=f"{pretty(p['scale'])} x simulation, same seeds")
@@ -146,8 +146,8 @@ def check_simulation(claim, progress=None) -> Outcome:
         vals = fam()
         base = {k: vals[k] for k in ("a1", "E_f2", "rho")}
         r = float(np.mean(ratios))
-        r_se = float(np.std(ratios, ddof=1) / np.sqrt(len(ratios))) if len(ratios) > 1 else 0.0
-        tol_r = z_to_t(z_lim, len(ratios) - 1) * r_se + bias_rel * abs(r)
+        r_se = float(sample_se(ratios)) if len(ratios) > 1 else 0.0
+        tol_r = t_limit(z_lim, len(ratios) - 1) * r_se + bias_rel * abs(r)
         d, what2 = explain_ratio(r, 1.0, base, tol=tol_r)
         if d is not None:
             d.subject = f"the mean per-seed ratio simulated/{'theory' if p['versus'] == 'theory' else 'other'}"
@@ -244,7 +244,7 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
         ref, ref_note, what = 0.0, "both task laws have the same d -> infinity limit", "e_gaussian - e_sphere per seed"
     # per-seed values go with each point: with one seed count at every d, fit_ladder's SE is the
     # delete-one-seed jackknife (the Welch SE under-covers on planted ladders, docs/power.md)
-    points = [LadderPoint(d, float(v.mean()), float(v.std(ddof=1) / np.sqrt(v.size)), tuple(seeds_at[d]),
+    points = [LadderPoint(d, float(v.mean()), float(sample_se(v)), tuple(seeds_at[d]),
                           values=tuple(float(x) for x in v))
               for d, v in series.items()]
     fit = fit_ladder(points, p["model"])
