@@ -59,8 +59,8 @@ sys.path.insert(0, str(HERE))
 
 from bench_simulate import explicit_bytes, memory_ok, predicted, time_cell  # noqa: E402
 
-from icl_symbolic.kernel_learner import theory as kernel, simulation as kernel_sim
-from icl_symbolic.simulation import matfree, simulator as simulation
+from icl_symbolic.kernel_learner import theory as kernel, simulation as kernel_sim  # noqa: E402
+from icl_symbolic.simulation import matfree, simulator as simulation  # noqa: E402
 from icl_symbolic.model import prompts  # noqa: E402
 from icl_symbolic.model.covariance import resolve_covariance, sample_tasks  # noqa: E402
 from icl_symbolic.engine.expr import teacher  # noqa: E402

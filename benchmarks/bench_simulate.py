@@ -136,7 +136,8 @@ def solver_table(repeat, budget, DS=DS, TAUS=TAUS):
             rng = np.random.default_rng(SEED + d)
             tasks = rng.standard_normal((sz.k, d))
             X, V, y = sample_training_set(f, tasks, sz.n, sz.ell, RHO, np.random.default_rng(SEED + 1))
-            row, sols = {}, {}
+            row = {}
+            sols = {}
             for path in ("cg", "dense", "explicit"):
                 pt = predicted(path, sz)
                 if pt > budget or not memory_ok(path, sz):
@@ -164,7 +165,7 @@ def solver_table(repeat, budget, DS=DS, TAUS=TAUS):
             print(f"| {d} | {tau:g} | {sz.n} | {sz.p} | {row['cg']:.3f} ({info.iterations}) | {cell('dense')} "
                   f"{('(' + dense_path + ')') if dense_path else ''} | {cell('explicit')} | {ratio('dense')} | "
                   f"{ratio('explicit')} | {rel('dense')} | {rel('explicit')} |", flush=True)
-            del X, V, y, sols
+            del X, V, y
     print("\nfitted scaling exponents (time ~ d^a at fixed tau; ~ tau^b at fixed d; only measured cells):")
     for path in ("cg", "dense", "explicit"):
         parts = []

@@ -7,9 +7,7 @@ Gaussian (or uniform-sphere) moments.  None of this uses the addition theorem, t
 harmonic decomposition or the lambda_{m,l} formula that the module implements.
 """
 
-import itertools
 import math
-from fractions import Fraction
 
 import numpy as np
 import pytest

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from icl_symbolic.model import moments as M
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.engine.expr import g, teacher
+from icl_symbolic.engine.expr import teacher
 
 from _examples import examples
 from _stats import z_bonferroni

@@ -252,7 +252,7 @@ class _Parser:
     def _checked_pow(self, base, expo, tok):
         if expo.free_symbols:
             # a non-constant exponent is only allowed on a positive constant base (2**g)
-            if base.free_symbols or not (base.is_positive is True):
+            if base.free_symbols or base.is_positive is not True:
                 self.error("a variable exponent needs a positive constant base (use exp(...))", tok)
             return sympy.Pow(base, expo)
         if not expo.is_real:

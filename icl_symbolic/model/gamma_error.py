@@ -497,7 +497,7 @@ def e_gamma_mc_prompts(A, b, f, rho, ell, n, rng, C_test="identity", w=None, pro
     gen, seeds = rng_and_seeds(rng)
     cov = None if w is not None else resolve_covariance(C_test, dd)
     block = max(1, (1 << 22) // (ell_i * dd))
-    total, total2, done = 0.0, 0.0, 0
+    done = 0
     sq = []
     while done < n:
         mcount = min(block, int(n) - done)

@@ -188,7 +188,7 @@ def render_html(results, summary, meta=None) -> str:
                     f"<td>{e(r.claim.source)}</td></tr>")
     ev_rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>"
                       for row in tally_rows(tally(results)))
-    body = [f"<h1>icl-symbolic verification report</h1>",
+    body = ["<h1>icl-symbolic verification report</h1>",
             "<p>Paper: Letey, Rysmakhanov, Lu, Pehlevan, Zavatone-Veth, <em>What can linear attention "
             "learn from nonlinear teachers in-context?</em>, arXiv:2610.10761v1.</p>",
             f"<p>Generated {e(when)}. Mode: {e(meta.get('mode', 'quick'))}. Files: "
