@@ -20,7 +20,7 @@ import numpy as np
 
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.simulation.simulator import fit_gamma, predict, simulate, sizes
-from icl_symbolic.core.stats import t_limit
+from icl_symbolic.core.stats import mde_abs, t_limit
 from icl_symbolic.verification.registry import Outcome, Param, check_kind
 from icl_symbolic.core.stats import sample_se
 
@@ -99,6 +99,10 @@ def check_setup(claim, progress=None) -> Outcome:
         z = float(diff.mean() / sample_se(diff))
 
         zq = t_limit(claim.tolerance.value, diff.size - 1)
+        # the power of this separation test: the smallest true excess of the peak (as a factor on the
+        # error) that it finds with probability 0.9 at its one-sided limit
+        mde_log = mde_abs(float(sample_se(diff)), zq, diff.size - 1)
+        mde = float(np.expm1(mde_log))
         bad = []
         if int(np.argmax(mean)) != i_peak:
             bad.append(f"the largest mean log-error is at n = {ns[int(np.argmax(mean))]}")
@@ -109,9 +113,12 @@ def check_setup(claim, progress=None) -> Outcome:
                   f"peak is at n = d(d+1) = {d * (d + 1)} (tau = (d+1)/d = {(d + 1) / d:.4g}), above the "
                   f"next-highest n = {ns[j]} by a factor {np.exp(diff.mean()):.3g} (paired z = {z:+.2f}, "
                   f"one-sided limit {zq:.3g})")
+    power = {} if part != "peak_position" else {
+        "mde_rel": mde, "mde_note": "separation: the smallest excess of the peak's error over the next-highest "
+                                    "grid point (relative) that this paired test finds with probability 0.9"}
     if not bad:
-        return Outcome(detail=detail, holds=True, residual_expr="0")
-    return Outcome(detail=detail + "; fails: " + "; ".join(bad), holds=False, residual_expr="; ".join(bad))
+        return Outcome(detail=detail, holds=True, residual_expr="0", **power)
+    return Outcome(detail=detail + "; fails: " + "; ".join(bad), holds=False, residual_expr="; ".join(bad), **power)
 
 
 KINDS = (check_setup.kind,)
