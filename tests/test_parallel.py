@@ -13,6 +13,9 @@ from icl_symbolic.cli import main
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.verification.claimfile import load_claims, select
 from icl_symbolic.verification.runner import run_claims
+from icl_symbolic.core import caches
+from icl_symbolic.simulation.cache import SeedCache
+from icl_symbolic.verification.checks import simulation as checks_simulation
 
 from _claims import small_ladder_claims
 
@@ -76,7 +79,7 @@ def test_jobs_and_scheduler_bad_input_one_line(capsys, monkeypatch):
 
 
 @pytest.mark.sim
-def test_dask_local_cluster_same_numbers(tmp_path):
+def test_dask_local_cluster_same_numbers(tmp_path, monkeypatch):
     """Through joblib's dask backend on a LocalCluster: the same numbers as the serial run."""
     pytest.importorskip("dask.distributed")
     from dask.distributed import LocalCluster
@@ -87,11 +90,22 @@ def test_dask_local_cluster_same_numbers(tmp_path):
         assert parallel.map_sweep(_blas_work, [3, 4], scheduler=cluster.scheduler_address) == \
             parallel.map_sweep(_blas_work, [3, 4])
         claims = small_ladder_claims(tmp_path) + select(load_claims(None), ["eq8.*"])
-        on_dask = run_claims(claims, full=True, scheduler=cluster.scheduler_address)
+        store = tmp_path / "seed-cache"
+        on_dask = run_claims(claims, full=True, scheduler=cluster.scheduler_address, cache=store)
     assert _strip_timings(got.to_json()) == _strip_timings(ref.to_json())
     serial = run_claims(claims, full=True)
     assert [_strip_timings(r.to_json()) for r in on_dask] == [_strip_timings(r.to_json()) for r in serial]
     assert any(r.claim.full for r in serial) and all(r.ok for r in serial)
+    # the Dask workers stored every seed they simulated: a rerun (a new process, say after the
+    # run was killed) reads them all and simulates nothing
+    assert len(SeedCache(store)) > 0
+    caches.clear("simulation")
+
+    def no_simulation(*a, **kw):
+        raise AssertionError("simulated although every seed is in the cache")
+    monkeypatch.setattr(checks_simulation, "simulate", no_simulation)
+    resumed = run_claims(claims, full=True, cache=store)
+    assert [_strip_timings(r.to_json()) for r in resumed] == [_strip_timings(r.to_json()) for r in serial]
 
 
 def test_memory_check_counts_concurrent_runs():
