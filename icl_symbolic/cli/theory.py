@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from icl_symbolic.core import defaults
+from icl_symbolic.theory import finite_d
 from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import save_figure, write_text
@@ -50,6 +51,11 @@ def register(subparsers) -> None:
                    f"(default: the size of a --ctrain/--ctest .npy file, else {defaults.D}; the "
                    f"identity theory does not depend on d)")
     p.add_argument("--digits", type=int, default=defaults.DIGITS, help="digits for the Hermite coefficients")
+    p.add_argument("--order", type=int, default=0, choices=(0, 1),
+                   help="1: add the O(1/d) finite-d terms at dimension --d (icl_symbolic.theory.finite_d; identity "
+                        "covariances, ridgeless, Gaussian tasks) and print the corrected value next to the limit")
+    p.add_argument("--terms", default=None, help="with --order 1: comma list of finite-d terms to switch on "
+                   "(default all: sizes, param_count, task_norm, bank_resolvent, radial, wishart)")
     add_output_options(p, csv="write the points as CSV (e = inf at a diverging point)",
                        plot="plot the curve(s)")
     p.set_defaults(func=run)
@@ -88,6 +94,8 @@ def run(args) -> int:
 
     _check_args(args)
     grids = {name: parse_grid(getattr(args, name), name, args.log) for name in _SWEPT}
+    if getattr(args, "order", 0) == 1:
+        return _run_finite_d(args, grids)
     d = args.d
     specs = [args.ctrain] + ([args.ctest] if args.ctest is not None else [])
     if d is None and any(_needs_d(sp) for sp in specs) and not any(_is_npy(sp) for sp in specs):
@@ -117,6 +125,62 @@ def run(args) -> int:
     if not args.json:
         print(curve_table(cv, doc))
     return 0
+
+
+#: Largest grid --order 1 evaluates (each a1 = 0 or radial point may run a Monte Carlo over prompts).
+MAX_FINITE_D_POINTS = 50
+
+
+def _run_finite_d(args, grids) -> int:
+    """``theory EXPR --d D --order 1``: limit and corrected value per point (icl_symbolic.theory.finite_d)."""
+    if args.d is None:
+        raise ICLError("--order 1 needs --d (the dimension the correction is for)")
+    if args.ctrain.strip().lower() != "identity" or (args.ctest is not None
+                                                     and args.ctest.strip().lower() != "identity"):
+        raise ICLError("--order 1 is implemented for identity task covariances only")
+    if np.any(np.asarray(grids["lam"].values if hasattr(grids["lam"], "values") else grids["lam"]) != 0):
+        raise ICLError("--order 1 is implemented for the ridgeless fit (--lam 0) only")
+    terms = None if args.terms is None else [t.strip() for t in args.terms.split(",") if t.strip()]
+    pts = [(float(r), float(a), float(k), float(t)) for r in np.ravel(_values(grids["rho"]))
+           for a in np.ravel(_values(grids["alpha"])) for k in np.ravel(_values(grids["kappa"]))
+           for t in np.ravel(_values(grids["tau"]))]
+    if len(pts) > MAX_FINITE_D_POINTS:
+        raise ICLError(f"--order 1 evaluates at most {MAX_FINITE_D_POINTS} points, the grid has {len(pts)}")
+    rows = []
+    for rho, alpha, kappa, tau in pts:
+        try:
+            fd = finite_d.e_nonlinear_finite(args.expr, rho=rho, alpha=alpha, kappa=kappa, tau=tau, d=args.d,
+                                             order=1, terms=terms)
+        except ICLError as exc:
+            rows.append({"rho": rho, "alpha": alpha, "kappa": kappa, "tau": tau, "limit": None,
+                         "corrected": None, "reason": str(exc)})
+            continue
+        rows.append({"rho": rho, "alpha": alpha, "kappa": kappa, "tau": tau, "limit": fd.limit,
+                     "corrected": fd.corrected, "corrected_mc_se": fd.stderr, "gap_pct": 100 * fd.gap,
+                     "terms": {t.name: t.delta for t in fd.terms}, "sources": {t.name: t.source for t in fd.terms}})
+    doc = document("theory", rows, expr=args.expr, d=args.d, order=1,
+                   method="d -> infinity limit (Result 1, Eq. (9); Eq. (10) for a1 = 0) plus the O(1/d) terms "
+                          "of icl_symbolic.theory.finite_d (docs/finite-d.md); ridgeless, C = I, Gaussian tasks; the "
+                          "radial term averages over one prompt's law by Monte Carlo (corrected_mc_se)")
+    emit_json(args, doc)
+    if not args.json:
+        print(f"ICL error of f(g) = {args.expr} at d = {args.d}: d -> infinity limit and finite-d correction "
+              f"(docs/finite-d.md)")
+        print(f"{'rho':>6} {'alpha':>7} {'kappa':>7} {'tau':>7} {'limit':>10} {'corrected':>10} {'gap %':>8}  terms")
+        for r in rows:
+            if r["corrected"] is None:
+                print(f"{r['rho']:6g} {r['alpha']:7g} {r['kappa']:7g} {r['tau']:7g} {'-':>10} {'-':>10} {'-':>8}  "
+                      f"{r['reason']}")
+                continue
+            terms_txt = ", ".join(f"{k} {v:+.4f}" for k, v in r["terms"].items())
+            se = f" (MC SE {r['corrected_mc_se']:.1e})" if r["corrected_mc_se"] else ""
+            print(f"{r['rho']:6g} {r['alpha']:7g} {r['kappa']:7g} {r['tau']:7g} {r['limit']:10.6f} "
+                  f"{r['corrected']:10.6f} {r['gap_pct']:+8.2f}  {terms_txt}{se}")
+    return 0
+
+
+def _values(g):
+    return getattr(g, "values", g)
 
 
 # -- formatting ---------------------------------------------------------------

@@ -1,0 +1,552 @@
+"""Finite-d (O(1/d)) corrections to the asymptotic ICL error.
+
+The theory of the paper (Letey et al., arXiv:2610.10761, Result 1, Eq. (9), p. 3;
+Eq. (10), p. 3 for a1 = 0) and of the linear theory it reuses (Lu et al.,
+arXiv:2405.11751; docs/linear-theory.md) is a limit d -> infinity at fixed
+alpha = ell/d, kappa = k/d, tau = n/d^2.  A simulation at d = 32-64 sits a few
+percent (up to 30 % for the a1 = 0 teacher) away from it (docs/finite-size.md).
+This module adds, on top of the limit, each finite-d effect that can be derived
+or cited, each with its own switch, so a user sees which piece explains what.
+
+Terms (applied in this order; each term's contribution is the change of the
+error when it is switched on after the ones before it):
+
+``sizes`` (exact)
+    The simulator's integer sizes ell = round(alpha d), k = round(kappa d),
+    n = round(tau d^2) (``simulation.sizes``): alpha, kappa, tau are replaced by
+    ell/d, k/d, n/d^2.  Zero when the products are integers.
+``param_count`` (derived here)
+    The model has p = d(d+1) trained parameters (A: d x d and b: d; paper Eq. (5),
+    p. 2), not d^2: the interpolation threshold of the min-norm / least-squares
+    fit is n = p, i.e. tau = (d+1)/d.  The limit recipe depends on n and the
+    parameter count only through their ratio (its xi equation
+    ``xi M(xi + r) = 1 - tau`` is the interpolation constraint n/p = tau), so
+    tau is replaced by tau_eff = n/(d(d+1)).  The b-column features x_test s
+    are d pure-noise directions (E[y_test x_test s] = 0 for a fresh task):
+    this is how they enter at O(1/d).
+``task_norm`` (derived here)
+    Gaussian tasks w ~ N(0, I): omega = |w|^2/d ~ chi^2_d/d (E omega = 1,
+    E omega^2 = 1 + 2/d).  Given omega the teacher is f(sqrt(omega) g), whose
+    linear coefficient is beta(omega) = E[f(sqrt(omega) g) g]/sqrt(omega) and
+    nonlinear remainder rho_nl(omega) = E f(sqrt(omega) g)^2 - omega beta^2 + rho.
+    Result 1 (Eq. (9)) is applied with the task-averaged second moments
+    a1_eff^2 = E[omega beta(omega)^2], rho_nl_eff = E[E f^2 | omega] - a1_eff^2 + rho
+    (exact chi^2 quadrature).  Zero for the linear teacher (beta = 1), whose
+    Gaussian task norms are already inside the limit's Marchenko-Pastur law;
+    for f = (g^2-1)/sqrt 2 it gives rho_nl_eff = rho + 1 + 3/d exactly.
+    Neglected: the heteroscedasticity of rho_nl(omega) across tasks, and the
+    non-Gaussian norm law of the equivalent tasks beta(omega) w.
+``bank_resolvent`` (cited: Bai and Silverstein 2004)
+    The task-bank resolvent has a finite-k mean shift:
+    E (1/d) tr (S + nu)^-1 = M_kappa(nu) + g(-nu)/d + o(1/d) for S = W W^T/k, W
+    with i.i.d. N(0, 1) entries, with (real Gaussian case, population I)
+    g(z) = c m^3 (1+m)^-3 / (1 - c m^2 (1+m)^-2)^2, c = d/k, m = -(1-c)/z + c M
+    the companion transform (Z. D. Bai and J. W. Silverstein, "CLT for linear
+    spectral statistics of large-dimensional sample covariance matrices",
+    Ann. Probab. 32 (2004) 553-605, Thm 1.1, Eq. (1.6)).  The recipe is
+    evaluated with M -> M + g/d and M' -> M' + g'/d (the traces (1/d) tr F =
+    M, (1/d) tr F2 = -M' for C = I).  The fluctuation of M is O(1/d^2) in the
+    mean error and is not included.
+``radial`` (derived here)
+    The features h = x_test (x) [u; s] are Kronecker products: after whitening,
+    the squared norm r^2 = |x_test|^2 (v^T E[vv^T]^-1 v)/(d+1) fluctuates with a
+    relative variance of O(1/d) (2/d from |x_test|^2 alone, more from |u|^2
+    and the heavy-tailed s), whereas a Gaussian vector in p = d(d+1) dimensions
+    has O(1/d^2).  The ridgeless fit on h = r z is the fit on z with targets
+    y/r (min-norm, n < p) or the r^2-weighted least-squares fit on z with
+    targets y/r (n > p).
+
+    *a1 = 0.*  The target is pure (heteroscedastic) noise for the regression
+    (E[y_test h] = 0), and the leave-one-out deterministic equivalent of an
+    elliptical design (El Karoui, Ann. Appl. Probab. 19 (2009) 2362; Couillet
+    and Liao, Random Matrix Methods for Machine Learning, CUP 2022, Sec. 2.2.3)
+    gives, with (r^2, y^2) of one prompt (Gaussian tasks):
+
+    * n < p (min-norm interpolation): e = E[y^2] + n E[y^2/r^2]/(p - n);
+    * n > p (least squares): delta solves E[1/(1 + r^2 delta)] = 1 - p/n and
+      e = E[y^2] + delta E[y^2 r^2/(1+r^2 delta)^2] / E[r^2/(1+r^2 delta)^2].
+
+    With r = 1 these are Eq. (10) with p = d(d+1).  Replaces the Eq. (10)
+    value (so it contains ``param_count`` and ``task_norm`` for a1 = 0).
+    Checked against brute-force Kronecker regressions in tests/test_finite_d.py.
+
+    *a1 != 0* (:func:`e_radial_signal`).  The signal and its misfit scale with
+    r_x = |x_test| (so r_x drops out of the min-norm fit), the label noise
+    does not; r_v is taken within a task (tasks on the sphere |w|^2 = d: the
+    spread of |w| across tasks is already inside the limit's Marchenko-Pastur
+    law and in ``task_norm``).  The targets y/r then carry the signal times
+    E[1/r_v] (n < p) or E[r_v] (n > p) plus an extra residual, which enters
+    the recipe as label noise (the recipe is affine in it), and the test
+    prediction r_t z^T gamma picks up E[r_v] and E[r_v^2] factors.  Less
+    certain than the a1 = 0 branch: the choice of the within-task law was made
+    after comparing with d = 32 simulations (docs/finite-d.md says so), and the
+    n > p branch ignores how the r^2 weights interact with the finite task
+    bank.
+
+    The one-prompt expectations are Monte Carlo (``radial_moments``, with SE).
+    Assumption stated: the whitened direction h/r behaves like an isotropic
+    vector for the resolvent (quadratic forms of the leave-one-out resolvent
+    fluctuate only through r).
+``wishart`` (classical, exact for Gaussian features)
+    Exact finite-n inverse-Wishart means E[W^-1] = I/(m - q - 1): the min-norm
+    and least-squares variance factors n/(p - n) and p/(n - p) become
+    n/(p - n - 1) and p/(n - p - 1).  O(1/d^2); applied to the a1 = 0 branch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.linalg import eigh_tridiagonal
+
+from icl_symbolic.core.caches import memoize
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.expr import teacher
+from icl_symbolic.theory.linear_recipe import linear_error
+from icl_symbolic.model.prompts import sample_prompts
+from icl_symbolic.theory.stieltjes import stieltjes_isotropic
+
+#: The correction terms, in the order they are applied.
+TERMS = ("sizes", "param_count", "task_norm", "bank_resolvent", "radial", "wishart")
+
+SOURCES = {
+    "sizes": "exact: the simulator's integer sizes ell, k, n (simulation.sizes)",
+    "param_count": "derived here: p = d(d+1) parameters (paper Eq. (5)), tau -> n/(d(d+1))",
+    "task_norm": "derived here: Gaussian task norms omega ~ chi^2_d/d, a1_eff^2 and rho_nl_eff by exact "
+                 "chi^2 quadrature (Result 1, Eq. (9)); E omega^2 = 1 + 2/d",
+    "bank_resolvent": "cited: Bai & Silverstein, Ann. Probab. 32 (2004) 553, Thm 1.1 Eq. (1.6), mean of "
+                      "tr (S + nu)^-1 at finite k (real Gaussian)",
+    "radial": "derived here: the Kronecker features' norm fluctuation; elliptical leave-one-out deterministic "
+              "equivalent (El Karoui 2009; Couillet & Liao 2022) for a1 = 0, target rescaling y/r for a1 != 0; "
+              "one-prompt expectations by Monte Carlo",
+    "wishart": "classical: exact inverse-Wishart means, n/(p-n-1) and p/(n-p-1) (a1 = 0 branch)",
+}
+
+
+@dataclass(frozen=True)
+class Term:
+    """One correction: its name, its contribution (error with it minus error without it, the
+    terms before it switched on), its source, and a note on how the number was obtained."""
+
+    name: str
+    delta: float
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class FiniteD:
+    """The d -> infinity limit, the corrected value, and the contribution of each term."""
+
+    d: int
+    limit: float
+    corrected: float
+    terms: tuple
+    inputs: dict = field(default_factory=dict)
+    stderr: float = 0.0          # Monte-Carlo SE of the corrected value (radial term), 0 otherwise
+
+    @property
+    def gap(self) -> float:
+        """Relative correction (corrected/limit - 1)."""
+        return self.corrected / self.limit - 1.0
+
+    def table(self) -> str:
+        """A plain-text table of the terms."""
+        rows = [f"d -> infinity limit           {self.limit:.6f}"]
+        for t in self.terms:
+            rows.append(f"  + {t.name:<26}{t.delta:+.6f}   [{t.source}]" + (f" ({t.note})" if t.note else ""))
+        se = f" +- {self.stderr:.1e} (MC)" if self.stderr else ""
+        rows.append(f"corrected at d = {self.d:<12}{self.corrected:.6f}{se}   ({100 * self.gap:+.2f} % vs limit)")
+        return "\n".join(rows)
+
+    def __repr__(self) -> str:
+        return self.table()
+
+
+def _resolve_terms(order: int, terms) -> tuple:
+    if order not in (0, 1):
+        raise ICLError(f"order must be 0 (the limit) or 1 (the O(1/d) terms), got {order!r}")
+    if order == 0:
+        return ()
+    if terms is None:
+        return TERMS
+    terms = tuple(terms)
+    bad = [t for t in terms if t not in TERMS]
+    if bad:
+        raise ICLError(f"unknown finite-d term(s) {bad}; known: {', '.join(TERMS)}")
+    return tuple(t for t in TERMS if t in terms)
+
+
+def _check_d(d) -> int:
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2:
+        raise ICLError(f"d must be an integer >= 2, got {d!r}")
+    return int(d)
+
+
+def round_half_up(x: float) -> int:
+    """Nearest integer, halves up (the simulator's convention, ``simulation.sizes``)."""
+    return int(math.floor(x + 0.5))
+
+
+def finite_sizes(d: int, alpha: float, kappa: float, tau: float) -> tuple:
+    """(ell, k, n) as the simulator draws them at dimension d."""
+    return (max(1, round_half_up(alpha * d)), max(1, round_half_up(kappa * d)), max(1, round_half_up(tau * d * d)))
+
+
+# ----------------------------------------------------------------------------
+# bank_resolvent: Bai-Silverstein mean correction of the resolvent trace
+# ----------------------------------------------------------------------------
+def bs_mean_correction(nu: float, kappa: float) -> float:
+    """g(-nu): lim [E tr (S + nu)^-1 - d M_kappa(nu)] for S = W W^T/k, W d x k i.i.d. N(0, 1).
+
+    Bai and Silverstein, Ann. Probab. 32 (2004) 553, Thm 1.1, Eq. (1.6) (real case, E X^4 = 3,
+    population T = I): with c = d/k = 1/kappa and the companion transform
+    m = -(1 - c)/z + c M at z = -nu,  g = c m^3 (1+m)^-3 / (1 - c m^2 (1+m)^-2)^2.
+    Checked against Monte-Carlo resolvent traces at d = 8-32 in tests/test_finite_d.py.
+
+    >>> round(bs_mean_correction(0.55, 2.0), 6)
+    0.128472
+    """
+    c = 1.0 / kappa
+    M = float(stieltjes_isotropic(nu, kappa)[0])
+    z = -nu
+    m = -(1.0 - c) / z + c * M
+    return c * m ** 3 * (1.0 + m) ** -3 / (1.0 - c * m * m * (1.0 + m) ** -2) ** 2
+
+
+def _mfun(kappa: float, d: int | None):
+    """(M, M') of the isotropic bank at nu; with the Bai-Silverstein mean shift when d is given."""
+    def f(nu):
+        M, Mp = stieltjes_isotropic(nu, kappa)
+        M, Mp = float(M), float(Mp)
+        if d is not None:
+            h = 1e-5 * max(nu, 1e-3)
+            g = bs_mean_correction(nu, kappa)
+            gp = (bs_mean_correction(nu + h, kappa) - bs_mean_correction(nu - h, kappa)) / (2 * h)
+            M, Mp = M + g / d, Mp + gp / d
+        return M, Mp
+    return f
+
+
+def e_iso(rho: float, alpha: float, kappa: float, tau: float, mfun=None) -> float:
+    """Steps 1-5 of the ridgeless recipe (docs/linear-theory.md) for C_train = C_test = I,
+    with the traces written through the bank's resolvent: (1/d) tr F = M, (1/d) tr F2 = -M'.
+
+    ``mfun(nu) -> (M, M')``; default the d -> infinity transform M_kappa.  With the default it
+    reproduces ``theory.e_linear_isotropic`` (tested to 1e-12).
+    """
+    if mfun is None:
+        mfun = _mfun(kappa, None)
+    if tau == 1.0:
+        raise ICLError("the ridgeless error diverges at tau_eff = 1 (n = d(d+1)): no finite value")
+    rho_tr = 1.0 + rho
+    r = rho_tr / alpha
+    xi = 0.0
+    if tau < 1:
+        fun = lambda x: x * mfun(x + r)[0] - (1.0 - tau)       # noqa: E731  increasing in x
+        hi = max(r, 1.0)
+        while fun(hi) < 0:
+            hi *= 2.0
+        xi = brentq(fun, 0.0, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+    nu = r + xi
+    M, Mp = mfun(nu)
+    return float(linear_error(M, Mp, rho, alpha, tau, xi, rho_tr, rho_tr, M, -Mp))
+
+
+def e_iso_general(rho: float, alpha: float, kappa: float, tau: float, mfun, s_test: float = 1.0,
+                  extra_train_noise: float = 0.0) -> float:
+    """:func:`e_iso` with C_test = s_test I (rho_te = s_test + rho, traces s_test M and -s_test M') and
+    an extra label-noise variance on the TRAINING labels only (the recipe is affine in the label noise
+    rho of step 4; the test label noise stays rho).  Used by the a1 != 0 radial term."""
+    rho_tr = 1.0 + rho
+    r = rho_tr / alpha
+    xi = 0.0
+    if tau == 1.0:
+        raise ICLError("the ridgeless error diverges at tau_eff = 1 (n = d(d+1)): no finite value")
+    if tau < 1:
+        fun = lambda x: x * mfun(x + r)[0] - (1.0 - tau)       # noqa: E731
+        hi = max(r, 1.0)
+        while fun(hi) < 0:
+            hi *= 2.0
+        xi = brentq(fun, 0.0, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+    nu = r + xi
+    M, Mp = mfun(nu)
+    rl = rho + extra_train_noise
+    return float(linear_error(M, Mp, rl, alpha, tau, xi, rho_tr, s_test + rho, s_test * M, -s_test * Mp)
+                 - extra_train_noise)
+
+
+def e_radial_signal(rm: "RadialMoments", rho_p: float, rho_eps: float, alpha: float, kappa: float, tau: float,
+                    mfun) -> float:
+    """The radial (Kronecker norm) term for a1 != 0, in units of a1^2 (equivalent linear teacher with
+    noise rho_p = rho_nl/a1^2, of which rho_eps = rho/a1^2 is label noise that does not scale with
+    |x|).  Derived here (docs/finite-d.md, "radial, a1 != 0"); assumptions: r_x = |x_test| and
+    r_v = (v^T Sigma_v^-1 v/(d+1))^(1/2) are independent of the whitened feature direction; the signal
+    and its misfit scale with r_x, the label noise does not; the residual of the best linear predictor
+    acts on the fit as the recipe's label noise (the recipe is affine in it, exact).
+
+    * n < p: min-norm on h = r z equals min-norm on z with targets y/r: signal x m1 = E[1/r_v],
+      residual sigma~^2 = P_s Var(1/r_v) + sigma_s^2 E[1/r_v^2] + rho_eps E[1/(r_x^2 r_v^2)];
+    * n > p: least squares = weighted least squares on z (weights r^2) with targets y/r: signal x E[r_v],
+      residual weighted by r^2/(1 + r^2 delta)^2 and the variance factor delta/delta_0 (as for a1 = 0);
+    * test: prediction r_t z^T gamma against r_x s + eps: the cross term scales with E[r_v] x (signal
+      factor), the square with E[r_v^2] x (signal factor)^2; t_A = tr(A)/d and q (the prediction's
+      second moment) from the recipe with C_test = s I (affine in s, exact).
+    """
+    if rm.rx2 is None:
+        raise ICLError("the a1 != 0 radial term needs |x_test|^2 samples")
+    rx2, rv2 = rm.rx2, rm.r2 / rm.rx2
+    rv = np.sqrt(rv2)
+    Erv, m1, Erv2 = float(rv.mean()), float(np.mean(1.0 / rv)), float(rv2.mean())
+    nu0 = (1.0 + rho_p) / alpha
+    M0 = mfun(nu0)[0]
+    sig_res = rho_p + nu0 - nu0 * nu0 * M0          # residual of the best linear predictor (xi = 0)
+    P_s = 1.0 + rho_p - sig_res                       # the part it explains
+    sig_s = sig_res - rho_eps                         # the residual that scales with |x_test|
+    if tau < 1:
+        resid = P_s * float(np.var(1.0 / rv)) + sig_s * float(np.mean(1.0 / rv2)) + rho_eps * float(
+            np.mean(1.0 / (rx2 * rv2)))
+        factor = m1
+        extra = resid / m1 ** 2 - sig_res
+    else:
+        r2 = rm.r2
+        target = 1.0 - 1.0 / tau
+        fun = lambda dl: float(np.mean(1.0 / (1.0 + r2 * dl))) - target     # noqa: E731
+        hi = 2.0 / (tau - 1.0) + 1.0
+        while fun(hi) > 0:
+            hi *= 2.0
+        delta = brentq(fun, 0.0, hi, rtol=1e-13)
+        w = r2 / (1.0 + r2 * delta) ** 2
+        w = w / w.mean()
+        resid_r = P_s * (1.0 / rv - Erv) ** 2 + sig_s / rv2 + rho_eps / (rx2 * rv2)
+        factor = Erv
+        extra = float(np.mean(w * resid_r)) / Erv ** 2 * delta * (tau - 1.0) - sig_res
+    e1, t_A, q1 = recipe_parts(rho_p, alpha, kappa, tau, mfun, extra)
+    return e1 - 2.0 * (Erv * factor - 1.0) * t_A + (Erv2 * factor ** 2 - 1.0) * q1
+
+
+def recipe_parts(rho: float, alpha: float, kappa: float, tau: float, mfun, extra_train_noise: float = 0.0):
+    """(e, t_A, q): the recipe's error, t_A = tr(A)/d (the prediction's overlap with the signal) and
+    q = |A|_F^2/d (1 + (1 + rho)/alpha) (the prediction's second moment) of the trained A, read off the
+    recipe evaluated at C_test = I and 2 I: the test error of A is exactly
+    rho + s (1 - 2 t_A + q_A) + ((s + rho)/alpha) q_A with q_A = |A|_F^2/d (u = w + noise of variance
+    (s + rho)/alpha per coordinate), affine in s; needs rho > 0."""
+    if rho <= 0:
+        raise ICLError("recipe_parts needs rho > 0 (it separates |A|^2 through the noise term)")
+    e1 = e_iso_general(rho, alpha, kappa, tau, mfun, 1.0, extra_train_noise)
+    e2 = e_iso_general(rho, alpha, kappa, tau, mfun, 2.0, extra_train_noise)
+    slope = e2 - e1                                   # 1 - 2 t_A + q_A (1 + 1/alpha)
+    q_A = alpha * (e1 - rho - slope) / rho
+    t_A = (1.0 + q_A * (1.0 + (1.0 + rho) / alpha) - (e1 - rho)) / 2.0
+    return e1, t_A, q_A * (1.0 + (1.0 + rho) / alpha)
+
+
+# ----------------------------------------------------------------------------
+# task_norm: chi^2 averages of the teacher's Hermite moments
+# ----------------------------------------------------------------------------
+def _teacher(f):
+    return teacher(f)
+
+
+def gamma_rule(n: int, shape: float) -> tuple:
+    """n-point Gauss rule for the Gamma(shape, 1) law (generalised Gauss-Laguerre with weight
+    t^(shape-1) e^-t, normalised to 1), by Golub-Welsch on the Laguerre Jacobi matrix (diagonal
+    2j + shape, off-diagonal sqrt(j (j + shape - 1))); stable for large shape, where the library
+    weights overflow.  Exact for polynomials of degree <= 2n - 1."""
+    j = np.arange(n, dtype=float)
+    a = 2.0 * j + shape
+    b = np.sqrt(j[1:] * (j[1:] + shape - 1.0))
+    t, V = eigh_tridiagonal(a, b)
+    return t, V[0] ** 2
+
+
+def task_norm_moments(f, rho: float, d: int | None, n_gauss: int = 120, n_chi: int = 80) -> tuple:
+    """(a1_eff^2, rho_nl_eff) for teacher f: task-norm averages over omega ~ chi^2_d/d (d None: omega = 1).
+
+    beta(omega) = E[f(sqrt(omega) g) g]/sqrt(omega), a1_eff^2 = E[omega beta^2],
+    rho_nl_eff = E[f(sqrt(omega) g)^2] - a1_eff^2 + rho.  Gauss-Hermite (probabilists', n_gauss nodes)
+    in g and generalised Gauss-Laguerre (``gamma_rule``, n_chi nodes, omega = 2t/d, t ~ Gamma(d/2)) in omega;
+    both converge geometrically for the smooth teachers used here (tests compare with closed forms:
+    sin gives a1_eff^2 = E[omega e^-omega], the a1 = 0 teacher rho_nl_eff = rho + 1 + 3/d).
+    """
+    T = _teacher(f)
+    g, wg = np.polynomial.hermite_e.hermegauss(n_gauss)
+    wg = wg / wg.sum()
+    if d is None:
+        om, wo = np.array([1.0]), np.array([1.0])
+    else:
+        t, wo = gamma_rule(n_chi, d / 2.0)
+        om = 2.0 * t / d
+    z = np.sqrt(om)[:, None] * g[None, :]
+    fz = np.asarray(T.numpy(z), dtype=float)
+    b = (fz * g[None, :]) @ wg / np.sqrt(om)          # beta(omega)
+    Ef2 = (fz * fz) @ wg
+    a1sq = float(np.sum(wo * om * b * b))
+    return a1sq, float(np.sum(wo * Ef2)) - a1sq + float(rho)
+
+
+# ----------------------------------------------------------------------------
+# radial: elliptical deterministic equivalent (a1 = 0 branch)
+# ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RadialMoments:
+    """Samples of (r^2, y_test^2) of one prompt (Gaussian task), and their provenance."""
+
+    r2: np.ndarray
+    y2: np.ndarray
+    d: int
+    ell: int
+    note: str
+    rx2: np.ndarray | None = None     # |x_test|^2 (r^2 = rx2 rv2); None for synthetic laws
+
+    def mean_se(self, values: np.ndarray, batches: int = 50) -> tuple:
+        """Mean and batch-means SE of per-prompt values."""
+        v = np.asarray(values, dtype=float)
+        m = v.size // batches * batches
+        bm = v[:m].reshape(batches, -1).mean(axis=1)
+        return float(v.mean()), float(bm.std(ddof=1) / math.sqrt(batches))
+
+
+def radial_moments(f, rho: float, d: int, ell: int, n: int = 400_000, seed: int = 12345,
+                   law: str = "gaussian") -> RadialMoments:
+    """Monte Carlo over one prompt's law (Gaussian task, ``prompts.sample_prompts``, exact sampler):
+    r^2 = |x_test|^2 (v^T Sigma_v^-1 v)/(d + 1), v = [u; s], Sigma_v = E[v v^T] (estimated from the
+    same samples; it is c_u I (+) E[s^2] plus O(1/d) rank-one parts, which are kept), and y_test^2."""
+    T = _teacher(f)
+    rng = np.random.default_rng(seed)
+    r2, y2 = [], []
+    V_all, xt2 = [], []
+    chunk = 20_000
+    for start in range(0, n, chunk):
+        m = min(chunk, n - start)
+        W = rng.standard_normal((m, d))
+        if law == "sphere":
+            W *= math.sqrt(d) / np.linalg.norm(W, axis=1)[:, None]
+        P = sample_prompts(T.numpy, W, ell, rho, rng, method="fast")
+        V_all.append(np.concatenate([P.u, P.s[:, None]], axis=1))
+        xt2.append(np.einsum("md,md->m", P.x_test, P.x_test))
+        y2.append(P.y_test ** 2)
+    V = np.concatenate(V_all)
+    Sv = V.T @ V / V.shape[0]
+    L = np.linalg.cholesky(Sv)
+    Z = np.linalg.solve(L, V.T)
+    rx2 = np.concatenate(xt2)
+    r2 = rx2 * np.einsum("ij,ij->j", Z, Z) / (d + 1)
+    return RadialMoments(r2, np.concatenate(y2), d, ell,
+                         f"Monte Carlo over {n} prompts (seed {seed}), {law} tasks, exact fast sampler", rx2)
+
+
+@memoize(maxsize=64)
+def _radial_cached(f: str, rho: float, d: int, ell: int, n: int, law: str = "gaussian") -> RadialMoments:
+    return radial_moments(f, rho, d, ell, n=n, law=law)
+
+
+def e_radial(rm: RadialMoments, n: int, p: int, wishart: bool = False, Ey2: float | None = None) -> tuple:
+    """The a1 = 0 error with elliptical features (module docstring): (value, MC SE).
+
+    n < p: E[y^2] + n E[y^2/r^2]/(p - n [- 1]);  n > p: delta from E[1/(1 + r^2 delta)] = 1 - p/n,
+    E[y^2] + delta E[y^2 r^2/(1 + r^2 delta)^2]/E[r^2/(1 + r^2 delta)^2] (times (n-p)/(n-p-1) with
+    ``wishart``).  ``Ey2``: the exact E[y^2] (from :func:`task_norm_moments`); then only the small
+    terms y^2 (w(r) - 1) are averaged by Monte Carlo (a control variate: E[y^2 w] = Ey2 + E[y^2 (w - 1)]),
+    which cuts the SE several-fold.  SE by batch means over the prompt samples (delta held at its
+    estimate, whose own MC error enters through the weights only at second order).
+    """
+    r2, y2 = rm.r2, rm.y2
+    if n == p:
+        raise ICLError("the ridgeless error diverges at n = d(d+1): no finite value")
+    if n < p:
+        wgt = 1.0 / r2
+        factor = n / (p - n - (1 if wishart else 0))
+    else:
+        target = 1.0 - p / n
+        fun = lambda dl: float(np.mean(1.0 / (1.0 + r2 * dl))) - target     # noqa: E731  decreasing
+        hi = 2.0 * p / (n - p) + 1.0
+        while fun(hi) > 0:
+            hi *= 2.0
+        delta = brentq(fun, 0.0, hi, rtol=1e-13)
+        wgt = r2 / (1.0 + r2 * delta) ** 2
+        wgt = wgt / float(np.mean(wgt))
+        factor = delta * ((n - p) / (n - p - 1) if wishart else 1.0)
+    if Ey2 is None:
+        return rm.mean_se(y2 * (1.0 + factor * wgt))
+    m, se = rm.mean_se(y2 * (wgt - 1.0))
+    return Ey2 * (1.0 + factor) + factor * m, factor * se
+
+
+# ----------------------------------------------------------------------------
+# public entry points
+# ----------------------------------------------------------------------------
+def e_linear_finite(rho: float = 0.1, alpha: float = 1.0, kappa: float = 1.0, tau: float = 0.5, *, d: int,
+                    order: int = 1, terms=None) -> FiniteD:
+    """Linear teacher y = x^T w + eps, w ~ N(0, I), ridgeless: the limit plus the O(1/d) terms.
+
+    ``terms``: an iterable of names from :data:`TERMS` (default all that apply);
+    ``order = 0`` returns the limit.  Only isotropic tasks (C = I) and lam = 0.
+    """
+    return e_nonlinear_finite("g", rho=rho, alpha=alpha, kappa=kappa, tau=tau, d=d, order=order, terms=terms)
+
+
+def e_nonlinear_finite(f, rho: float = 0.1, alpha: float = 1.0, kappa: float = 1.0, tau: float = 0.5, *,
+                       d: int, order: int = 1, terms=None, mc_prompts: int = 400_000) -> FiniteD:
+    """Teacher f (Result 1, Eq. (9), p. 3; a1 = 0: Eq. (10)), ridgeless, C = I, Gaussian tasks:
+    the d -> infinity limit plus the O(1/d) terms of the module docstring, each switchable."""
+    d = _check_d(d)
+    use = _resolve_terms(order, terms)
+    a1sq0, rnl0 = task_norm_moments(f, rho, None)
+    a1_zero = a1sq0 < 1e-13
+    ell, k, n = finite_sizes(d, alpha, kappa, tau)
+    p = d * (d + 1)
+
+    def evaluate(on: tuple) -> tuple:
+        al, ka, ta = (ell / d, k / d, n / d ** 2) if "sizes" in on else (alpha, kappa, tau)
+        if "param_count" in on:
+            ta = (n if "sizes" in on else tau * d * d) / p
+        a1sq, rnl = task_norm_moments(f, rho, d) if "task_norm" in on else (a1sq0, rnl0)
+        if a1_zero:
+            if ta == 1.0:
+                raise ICLError("the ridgeless a1 = 0 error (Eq. (10)) diverges at n = p: no finite value")
+            if "radial" in on:
+                rm = _radial_cached(str(f), float(rho), d, ell, int(mc_prompts))
+                Ey2 = task_norm_moments(f, rho, d)[1]      # a1 = 0: E[y^2] = E f^2 + rho, exact
+                return e_radial(rm, n, p, wishart="wishart" in on, Ey2=Ey2)
+            # Eq. (10): pure noise fitting; wishart: exact inverse-Wishart factors at (n, p)
+            if "wishart" in on:
+                return _eq10_wishart(rnl, ta, p), 0.0
+            return (rnl / (1.0 - ta) if ta < 1 else rnl * ta / (ta - 1.0)), 0.0
+        mf = _mfun(ka, d if "bank_resolvent" in on else None)
+        if "radial" in on:
+            rm = _radial_cached(str(f), float(rho), d, ell, int(mc_prompts), "sphere")
+            return a1sq * e_radial_signal(rm, rnl / a1sq, rho / a1sq, al, ka, ta, mf), 0.0
+        return a1sq * e_iso(rnl / a1sq, al, ka, ta, mf), 0.0
+
+    limit, _ = evaluate(())
+    terms_out, prev, on, se = [], limit, (), 0.0
+    for t in use:
+        if a1_zero and t == "bank_resolvent":
+            continue                      # the a1 = 0 error does not depend on the task bank (Eq. (10))
+        if not a1_zero and t == "wishart":
+            continue                      # O(1/d^2); applied to the a1 = 0 branch only
+        on = on + (t,)
+        val, se = evaluate(on)
+        note = "MC, SE %.1e" % se if se else ("MC over one prompt's law" if t == "radial" else "")
+        terms_out.append(Term(t, val - prev, SOURCES[t], note))
+        prev = val
+    return FiniteD(d, limit, prev, tuple(terms_out),
+                   dict(f=str(f), rho=rho, alpha=alpha, kappa=kappa, tau=tau, ell=ell, k=k, n=n, p=p,
+                        a1_zero=a1_zero), stderr=se)
+
+
+def _eq10_wishart(rnl: float, tau_eff: float, p: int) -> float:
+    """Eq. (10) with the exact Gaussian inverse-Wishart factors: n < p: rnl (1 + n/(p - n - 1));
+    n > p: rnl (1 + p/(n - p - 1)), n = tau_eff p."""
+    nn = tau_eff * p
+    return rnl * (1.0 + nn / (p - nn - 1.0)) if nn < p else rnl * (1.0 + p / (nn - p - 1.0))
+
+
+__all__ = ["TERMS", "SOURCES", "Term", "FiniteD", "e_linear_finite", "e_nonlinear_finite", "e_iso",
+           "e_iso_general", "e_radial_signal", "recipe_parts", "gamma_rule",
+           "bs_mean_correction", "task_norm_moments", "radial_moments", "e_radial", "RadialMoments",
+           "finite_sizes"]
