@@ -104,7 +104,7 @@ def hermite_coeffs(f, *, rho=D.RHO, M: int = D.M, digits: int = D.DIGITS, exact:
 # Result 1, Eq. (9); Eq. (10)
 # ---------------------------------------------------------------------------
 def e_nonlinear(f, *, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.LAM, d=None,
-                C_train=D.C_TRAIN, C_test=None, digits: int = D.DIGITS):
+                C_train=D.C_TRAIN, C_test=None, digits: int = D.DIGITS, error: str = "icl"):
     """The d -> infinity ICL error for teacher ``f`` (Result 1, Eq. (9), p. 3; a1 = 0: Eq. (10)).
 
     With scalars, a :class:`Value` (``numeric``: a deterministic float64
@@ -112,22 +112,24 @@ def e_nonlinear(f, *, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.
     :class:`TheoryCurve` over their cartesian product; a ridgeless point at
     tau = 1 is marked as diverging (``e = inf`` with a reason) instead of
     stopping the sweep.  ``d`` matters only for non-identity covariance families.
+    ``error``: ``icl`` (default), ``idg`` (the test task is one of the k pretraining
+    tasks) or ``gap`` (icl - idg); docs/idg.md.
     """
     grids = {k: _grid(v, k) for k, v in (("rho", rho), ("alpha", alpha), ("kappa", kappa),
                                           ("tau", tau), ("lam", lam))}
     if any(isinstance(v, np.ndarray) for v in grids.values()):
-        return curve(f, C_train, C_test, digits=digits, d=d, **grids)
-    return _e_nonlinear(f, C_train, C_test, digits=digits, d=d, **grids)
+        return curve(f, C_train, C_test, digits=digits, d=d, error=error, **grids)
+    return _e_nonlinear(f, C_train, C_test, digits=digits, d=d, error=error, **grids)
 
 
 def e_linear(*, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.LAM, d=None,
-             C_train=D.C_TRAIN, C_test=None):
+             C_train=D.C_TRAIN, C_test=None, error: str = "icl"):
     """The ICL error of the linear teacher y = w^T x + noise (e_ICL^linear of Result 1, Eq. (9), p. 3).
 
     Same conventions as :func:`e_nonlinear` with f(g) = g (a1 = 1, rho_nonlinear = rho).
     """
     return e_nonlinear("g", rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=lam, d=d,
-                       C_train=C_train, C_test=C_test)
+                       C_train=C_train, C_test=C_test, error=error)
 
 
 # ---------------------------------------------------------------------------
@@ -187,9 +189,12 @@ def simulate(f, *, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.LAM
 
     ``seeds`` is a count (seeds ``seed, seed+1, ...``) or a list of seeds.  With
     scalars, a :class:`SimResult` (``.e``: exact test functional, mean and SE over
-    seeds; ``.e_mc``: Monte-Carlo test error); with a list for any of ``alpha,
+    seeds; ``.e_idg``: the IDG error of the same Gamma on its k pretraining tasks;
+    ``.e_mc``: Monte-Carlo test error); with a list for any of ``alpha,
     kappa, tau``, a :class:`SimSweep`.  ``options`` go to
-    :func:`icl_symbolic.simulation.simulator.simulate` (``solver``, ``sampler``, ``exact``, ...).
+    :func:`icl_symbolic.simulation.simulator.simulate` (``solver``, ``sampler``, ``exact``,
+    ``convention`` = ``"default"`` | ``"letey2024"`` | a dict of the convention fields, ...;
+    docs/conventions.md).
     """
     grids = {k: np.atleast_1d(_grid(v, k)) for k, v in (("alpha", alpha), ("kappa", kappa), ("tau", tau))}
     kw = dict(rho=_number(rho, "rho"), lam=_number(lam, "lam"), C_train=C_train,

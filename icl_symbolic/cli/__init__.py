@@ -49,6 +49,7 @@ COMMANDS = {
     "kernel": "kernel",
     "simulate": "simulate",
     "extrapolate": "extrapolate",
+    "reproduce": "reproduce",
     "figure": "figure",
     "verify": "verify",
     "diagnose": "diagnose",

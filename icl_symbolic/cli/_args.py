@@ -21,6 +21,7 @@ from icl_symbolic import __version__
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import json_safe, write_text
 from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
+from icl_symbolic.simulation.simulator import ASSIGNMENTS, CONVENTIONS, ROUNDINGS, resolve_convention
 
 MAX_GRID = 100_000
 
@@ -218,3 +219,29 @@ def add_parallel_options(p, what: str) -> None:
 def parse_parallel(args) -> tuple[int, str | None]:
     """``(jobs, scheduler address or None)`` from :func:`add_parallel_options`, validated before any work."""
     return check_jobs(parse_int(args.jobs, "jobs", 1)), resolve_scheduler(args.scheduler)
+
+
+def add_convention_options(p) -> None:
+    """The simulation conventions (docs/conventions.md): a preset and one option per open choice."""
+    g = p.add_argument_group("conventions (docs/conventions.md; each option overrides the preset)")
+    g.add_argument("--convention", default="default", choices=tuple(CONVENTIONS),
+                   help="preset: default (ours: round-robin, Gaussian tasks, paper rounding, no ridge floor) or "
+                        "letey2024 (the authors' simulations: random assignment, sphere pretraining tasks, Gaussian "
+                        "test tasks, k = floor(kappa d), n = round(tau d^2/k) k, ridge floor 1e-6)")
+    g.add_argument("--assignment", default=None, choices=ASSIGNMENTS,
+                   help="tasks over training prompts: round-robin (each task n/k times) or random (uniform draws)")
+    g.add_argument("--train-tasks", default=None, choices=("gaussian", "sphere"), help="pretraining-task law")
+    g.add_argument("--test-tasks", default=None, choices=("gaussian", "sphere"), help="test-task law")
+    g.add_argument("--rounding", default=None, choices=ROUNDINGS,
+                   help="paper: k = round(kappa d), n = round(tau d^2); floor-k: k = floor(kappa d), "
+                        "n = round(tau d^2/k) k")
+    g.add_argument("--ridge-floor", default=None, help="train with max(lam, this) (default 0; letey2024: 1e-6)")
+
+
+def parse_convention(args):
+    """The Convention of the parsed options (one-line ICLError on bad input, before any work)."""
+    floor = None if args.ridge_floor is None else parse_number(args.ridge_floor, "ridge-floor")
+    return resolve_convention(args.convention, getattr(args, "tasks", None), assignment=args.assignment,
+                              train_tasks=args.train_tasks, test_tasks=args.test_tasks, rounding=args.rounding,
+                              ridge_floor=floor)
+

@@ -29,7 +29,9 @@ from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.kernel_learner.ladder import extrapolate_kernel
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
 from icl_symbolic.output.plotting import extrapolation_figure
-from icl_symbolic.cli._args import add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_grid, parse_int, parse_number, parse_parallel, progress_printer
+from icl_symbolic.simulation.simulator import resolve_convention
+from icl_symbolic.theory.asymptotic import ERRORS
+from icl_symbolic.cli._args import add_convention_options, add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_convention, parse_grid, parse_int, parse_number, parse_parallel, progress_printer
 
 EPILOG = epilog(
     "0 the extrapolated e_inf agrees with the theory (|z| within the limit; with --features hermite:K: the "
@@ -58,8 +60,13 @@ def register(subparsers) -> None:
     p.add_argument("--lam", default=str(defaults.LAM), help="ridge lambda, regulariser (n/d) lam (0: min-norm)")
     p.add_argument("--seeds", default=str(defaults.SEEDS), help="seeds per d (the same seeds at every d)")
     p.add_argument("--seed", default="0", help="first seed (seeds are seed, seed+1, ...)")
-    p.add_argument("--tasks", default="gaussian", choices=("gaussian", "sphere"),
-                   help="task law: gaussian w ~ N(0, C) (the paper's) or sphere (|w|^2 = tr C)")
+    p.add_argument("--tasks", default=None, choices=("gaussian", "sphere"),
+                   help="task law of training and test tasks: gaussian w ~ N(0, C) (the paper's; default) or "
+                        "sphere (|w|^2 = tr C)")
+    p.add_argument("--error", default="icl", choices=ERRORS,
+                   help="which error is extrapolated: icl (fresh test tasks; default), idg (the same Gamma on its "
+                        "k pretraining tasks), gap (icl - idg per seed); docs/idg.md")
+    add_convention_options(p)
     p.add_argument("--ctrain", dest="C_train", default="identity",
                    help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)")
     p.add_argument("--ctest", dest="C_test", default=None, help="test task covariance (default: --ctrain)")
@@ -108,33 +115,43 @@ def run(args) -> int:
     fa = parse_number(args.false_alarm, "false-alarm")
     if not 0 < fa < 1:
         raise ICLError("--false-alarm must be in (0, 1)")
+    convention = parse_convention(args)
     check_output_paths(args)
     if kernel:
+        if convention != resolve_convention() or args.error != "icl":
+            raise ICLError("--features hermite:K runs the default convention and the ICL error only "
+                           "(drop --convention, the convention options and --error)")
         return _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, scheduler, m,
                            fa)
     C_test = args.C_test if args.C_test is not None else args.C_train
     # everything that can be refused is refused before the first simulation
-    e_th, th_note = theory_value(args.f, rho, alpha, kappa, tau, lam, args.C_train, C_test, d=max(ds))
+    e_th, th_note = theory_value(args.f, rho, alpha, kappa, tau, lam, args.C_train, C_test, d=max(ds),
+                                 error=args.error)
     ladder_memory_check(ds, alpha, kappa, tau, n_test)
     progress = progress_printer(args.quiet)
     t0 = time.monotonic()
     points = run_ladder(args.f, ds, alpha, kappa, tau, rho, lam, seeds=range(seed0, seed0 + n_seeds),
-                        tasks=args.tasks, C_train=args.C_train, C_test=C_test, jobs=jobs, n_test=n_test,
-                        progress=progress, scheduler=scheduler)
-    meta = {"teacher": args.f, "tasks": args.tasks, "alpha": alpha, "kappa": kappa, "tau": tau, "rho": rho,
-            "lam": lam, "C_train": args.C_train, "C_test": C_test}
+                        C_train=args.C_train, C_test=C_test, jobs=jobs, n_test=n_test,
+                        progress=progress, scheduler=scheduler, convention=convention, error=args.error)
+    meta = {"teacher": args.f, "tasks": convention.tasks, "alpha": alpha, "kappa": kappa, "tau": tau, "rho": rho,
+            "lam": lam, "C_train": args.C_train, "C_test": C_test, "error": args.error, "convention": convention}
     res = extrapolate(points, e_th, false_alarm=fa, m=m, model=args.model, meta=meta, theory_note=th_note,
                       seconds=time.monotonic() - t0)
     js = res.to_json()
     points = js.pop("points")
     doc = document("extrapolate", points, **js)
     if args.csv:
-        write_csv(args.csv, ["d", "e_mean", "e_se", "n_seeds", "seeds", "seconds"],
-                  [[p.d, repr(p.e_mean), repr(p.e_se), len(p.seeds), " ".join(map(str, p.seeds)), f"{p.seconds:.3f}"]
+        conv = res.convention
+        write_csv(args.csv, ["d", "e_mean", "e_se", "n_seeds", "seeds", "seconds", "error", "convention",
+                             "assignment", "train_tasks", "test_tasks", "rounding", "ridge_floor"],
+                  [[p.d, repr(p.e_mean), repr(p.e_se), len(p.seeds), " ".join(map(str, p.seeds)), f"{p.seconds:.3f}",
+                    res.error, conv["name"], conv["assignment"], conv["train_tasks"], conv["test_tasks"],
+                    conv["rounding"], conv["ridge_floor"]]
                    for p in res.points])
     if args.plot:
         f = res.fit
-        title = (f"{args.f}: alpha={alpha:g} kappa={kappa:g} tau={tau:g} rho={rho:g}, {args.tasks} tasks; "
+        title = (f"{args.f} ({args.error}): alpha={alpha:g} kappa={kappa:g} tau={tau:g} rho={rho:g}, "
+                 f"{convention.tasks} tasks, convention {convention.name}; "
                  f"e_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} vs theory {e_th:.4g} (z = {res.z:+.2f})")
         save_figure(extrapolation_figure(title, [p.d for p in res.points], [p.e_mean for p in res.points],
                                          [p.e_se for p in res.points], f.coef, e_th, n_seeds,
@@ -149,6 +166,9 @@ def _print(res) -> None:
     f = res.fit
     print(f"teacher {res.teacher}: alpha={res.alpha:g} kappa={res.kappa:g} tau={res.tau:g} rho={res.rho:g} "
           f"lam={res.lam:g}, C_train={res.C_train}, C_test={res.C_test}, {res.tasks} tasks")
+    c = res.convention
+    print(f"  error {res.error}; convention {c['name']}: assignment={c['assignment']}, train tasks={c['train_tasks']}, "
+          f"test tasks={c['test_tasks']}, rounding={c['rounding']}, ridge floor={c['ridge_floor']:g}")
     for p in res.points:
         print(f"  d = {p.d:>4}: e = {p.e_mean:.6g} +- {p.e_se:.2g}  ({len(p.seeds)} seeds, {p.seconds:.1f} s)"
               + (f"  gap {100 * (p.e_mean - res.e_theory) / res.e_theory:+.1f}%" if res.e_theory else ""))
@@ -163,7 +183,7 @@ def _print(res) -> None:
 def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, scheduler, m,
                 fa) -> int:
     """``--features hermite:K``: the kernel learner's gap ladder (icl_symbolic.kernel_learner.ladder)."""
-    if args.tasks != "gaussian":
+    if args.tasks not in (None, "gaussian"):
         raise ICLError("--features hermite:K simulates Gaussian tasks only (drop --tasks sphere)")
     if args.C_train != "identity" or (args.C_test is not None and args.C_test != "identity"):
         raise ICLError("--features hermite:K covers isotropic tasks only (C = I): drop --ctrain/--ctest")

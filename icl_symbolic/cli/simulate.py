@@ -25,8 +25,8 @@ from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL, check_kernel_run, simulate_kernel
 from icl_symbolic.theory.peak import is_peak
 from icl_symbolic.output.plotting import sweep_figure
-from icl_symbolic.simulation.simulator import memory_share, simulate_many
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_grid, parse_int, parse_number, parse_parallel, progress_printer
+from icl_symbolic.simulation.simulator import memory_share, resolve_convention, simulate_many
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_convention_options, add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_convention, parse_grid, parse_int, parse_number, parse_parallel, progress_printer
 
 
 #: command-line limits (docs/limits.md); the simulator refuses what does not fit in memory
@@ -59,8 +59,10 @@ def register(subparsers) -> None:
                    help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)")
     p.add_argument("--ctest", "--C-test", dest="C_test", default=None,
                    help="test task covariance (default: same as --ctrain)")
-    p.add_argument("--tasks", default="gaussian", choices=("gaussian", "sphere"),
-                   help="task law: gaussian w ~ N(0, C) (the paper's) or sphere (rescaled to |w|^2 = tr C)")
+    p.add_argument("--tasks", default=None, choices=("gaussian", "sphere"),
+                   help="task law of training and test tasks: gaussian w ~ N(0, C) (the paper's; default) or "
+                        "sphere (rescaled to |w|^2 = tr C); sets both --train-tasks and --test-tasks")
+    add_convention_options(p)
     p.add_argument("--solver", default="auto", choices=("auto", "gram", "kernel", "cg"),
                    help="training solver: auto (cost model; dense fallback when CG stalls), gram (dense normal "
                         "equations), kernel (dense dual), cg (matrix-free conjugate gradients); default auto")
@@ -80,16 +82,17 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _theory(f, C_train, C_test, d, rho, alpha, kappa, tau, lam):
-    """e_theory, or None at the ridgeless interpolation peak (where it diverges)."""
+def _theory(f, C_train, C_test, d, rho, alpha, kappa, tau, lam, error="icl"):
+    """e_theory (or the IDG theory), or None at the ridgeless interpolation peak (where it diverges)."""
     if is_peak(tau, lam):
         return None
     return float(theory.e_nonlinear(f, C_train=C_train, C_test=C_test, d=d, rho=rho, alpha=alpha,
-                                    kappa=kappa, tau=tau, lam=lam))
+                                    kappa=kappa, tau=tau, lam=lam, error=error))
 
 
 CSV_KEYS = ("teacher", "d", "ell", "k", "n", "alpha", "kappa", "tau", "rho", "lam", "C_train", "C_test",
-            "e_mean", "e_se", "e_mc_mean", "e_mc_se", "e_theory")
+            "e_mean", "e_se", "e_mc_mean", "e_mc_se", "e_idg_mean", "e_idg_se", "e_idg_theory",
+            "convention", "assignment", "train_tasks", "test_tasks", "rounding", "ridge_floor", "e_theory")
 
 
 def run(args) -> int:
@@ -107,6 +110,7 @@ def run(args) -> int:
     n_seeds = parse_int(args.seeds, "seeds", 1, MAX_SEEDS)
     seed0 = parse_int(args.seed, "seed", 0)
     n_test = parse_int(args.n_test if args.n_test is not None else "20000", "n-test", 2, MAX_N_TEST)
+    convention = parse_convention(args)
     check_output_paths(args)
     C_test = args.C_test if args.C_test is not None else args.C_train
     for name, grid in (("alpha", alphas), ("kappa", kappas), ("tau", taus)):
@@ -120,13 +124,15 @@ def run(args) -> int:
     progress = progress_printer(args.quiet)
     specs = [dict(f=args.f, d=d, alpha=float(alpha), kappa=float(kappa), tau=float(tau), rho=rho, lam=lam,
                   C_train=args.C_train, C_test=C_test, seeds=range(seed0, seed0 + n_seeds), n_test=n_test,
-                  solver=args.solver, sampler=args.sampler, exact=not args.no_exact, tasks=args.tasks)
+                  solver=args.solver, sampler=args.sampler, exact=not args.no_exact, convention=convention)
              for alpha, kappa, tau in points]
     out = []
     for res in simulate_many(specs, jobs=jobs, scheduler=scheduler, progress=progress):
         obj = res.to_json()
         obj["e_theory"] = _theory(args.f, args.C_train, C_test, d, rho, obj["alpha"], obj["kappa"], obj["tau"], lam)
         obj["e_theory_reason"] = theory.DIVERGES if obj["e_theory"] is None else None
+        obj["e_idg_theory"] = _theory(args.f, args.C_train, C_test, d, rho, obj["alpha"], obj["kappa"], obj["tau"],
+                                      lam, "idg")
         out.append(obj)
         if not args.json:
             _print_point(obj)
@@ -134,8 +140,10 @@ def run(args) -> int:
     if args.plot:
         save_figure(sweep_figure(out), args.plot)
     if args.csv:
-        write_csv(args.csv, CSV_KEYS, [["inf" if k == "e_theory" and o[k] is None else ("" if o[k] is None else o[k])
-                                        for k in CSV_KEYS] for o in out])
+        rows = [{**o, **{k: v for k, v in o["convention"].items() if k != "name"},
+                 "convention": o["convention"]["name"]} for o in out]
+        write_csv(args.csv, CSV_KEYS, [["inf" if k in ("e_theory", "e_idg_theory") and o[k] is None
+                                        else ("" if o[k] is None else o[k]) for k in CSV_KEYS] for o in rows])
     emit_json(args, document("simulate", out, f=args.f))
     return 0
 
@@ -150,13 +158,20 @@ def _print_point(o):
     print(f"teacher {o['teacher']}: d={o['d']} ell={o['ell']} k={o['k']} n={o['n']} "
           f"(alpha={o['alpha']:g}, kappa={o['kappa']:g}, tau={o['tau']:g}), rho={o['rho']:g}, lam={o['lam']:g}, "
           f"C_train={o['C_train']}, C_test={o['C_test']}, tasks={o['tasks']}")
+    c = o["convention"]
+    print(f"  convention {c['name']}: assignment={c['assignment']}, train tasks={c['train_tasks']}, "
+          f"test tasks={c['test_tasks']}, rounding={c['rounding']}, ridge floor={c['ridge_floor']:g}")
     for r in o["per_seed"]:
-        print(f"  seed {r['seed']}: e = {_fmt(r['e'])}  e_mc = {_fmt(r['e_mc'], r['e_mc_se'])}  "
+        print(f"  seed {r['seed']}: e = {_fmt(r['e'])}  e_idg = {_fmt(r['e_idg'])}  e_mc = {_fmt(r['e_mc'], r['e_mc_se'])}  "
               f"[{r['solver']}, {r['iterations']} it, residual {_fmt(r['residual'])}, {r['seconds']:.2f} s]")
     print(f"  e (exact functional, mean over {len(o['seeds'])} seeds) = {_fmt(o['e_mean'], o['e_se'])}")
     print(f"  e_mc (Monte Carlo, {o['n_test']} fresh prompts/seed)     = {_fmt(o['e_mc_mean'], o['e_mc_se'])}")
     theory_text = _fmt(o["e_theory"]) if o["e_theory"] is not None else f"inf ({o['e_theory_reason']})"
     print(f"  e_theory (d -> infinity, Result 1 / Eq. (10))         = {theory_text}")
+    if o["e_idg_mean"] is not None:
+        idg_th = _fmt(o["e_idg_theory"]) if o["e_idg_theory"] is not None else "inf"
+        print(f"  e_idg (IDG: same Gamma on its k pretraining tasks)    = {_fmt(o['e_idg_mean'], o['e_idg_se'])}"
+              f"  theory {idg_th}")
     print(f"  {o['seconds']:.2f} s")
 
 
@@ -164,6 +179,9 @@ def run_kernel(args) -> int:
     """``simulate --features``: the kernel learner (:func:`icl_symbolic.kernel_learner.simulation.simulate_kernel`)."""
     if args.features is None:
         raise ICLError("--control needs --features")
+    if parse_convention(args) != resolve_convention():
+        raise ICLError("--features simulates the default convention only (drop --convention, --tasks and the "
+                       "convention options)")
     if args.C_train != "identity" or (args.C_test not in (None, "identity")):
         raise ICLError("--features supports isotropic tasks only (--ctrain/--ctest identity)")
     if args.sampler != "fast" or args.no_exact:

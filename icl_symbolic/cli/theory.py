@@ -56,6 +56,10 @@ def register(subparsers) -> None:
                         "covariances, ridgeless, Gaussian tasks) and print the corrected value next to the limit")
     p.add_argument("--terms", default=None, help="with --order 1: comma list of finite-d terms to switch on "
                    "(default all: sizes, param_count, task_norm, bank_resolvent, radial, wishart)")
+    p.add_argument("--error", default="icl", choices=theory.ERRORS,
+                   help="icl: fresh test tasks (the paper's ICL error; default); idg: in-distribution "
+                        "generalisation, the test task is one of the k pretraining tasks; gap: icl - idg "
+                        "(docs/idg.md)")
     add_output_options(p, csv="write the points as CSV (e = inf at a diverging point)",
                        plot="plot the curve(s)")
     p.set_defaults(func=run)
@@ -111,7 +115,7 @@ def run(args) -> int:
     n = int(np.prod([g.size for g in grids.values()]))
     cv = theory.curve(moments, args.ctrain, ctest, rho=grids["rho"], alpha=grids["alpha"],
                       kappa=grids["kappa"], tau=grids["tau"], lam=grids["lam"], d=d,
-                      digits=args.digits, progress=_progress_printer(n, args.quiet))
+                      digits=args.digits, progress=_progress_printer(n, args.quiet), error=args.error)
     for w in warnings:
         print(f"icl-symbolic: warning: Appendix A: {w}", file=sys.stderr)
 
@@ -200,7 +204,7 @@ def json_document(cv, args, d, warnings) -> dict:
         expr=args.expr, a1=float(tm.a1), E_f2=float(tm.E_f2),
         rho=[float(r) for r in np.unique(cv.columns["rho"])],
         rho_f=_rho_values(cv, "rho_f"), rho_nonlinear=_rho_values(cv, "rho_nonlinear"),
-        branch=cv.branch, C_train=args.ctrain,
+        branch=cv.branch, error=cv.error, C_train=args.ctrain,
         C_test=args.ctest if args.ctest is not None else args.ctrain, d=d,
         method=("deterministic equivalent (d -> infinity), float64; Stieltjes transform from the "
                 "self-consistent equation by bracketing" if cv.branch == "result1"
@@ -214,9 +218,9 @@ def curve_csv(cv) -> str:
     buf = _io.StringIO()
     keys = ("alpha", "kappa", "tau", "lam", "rho", "rho_nonlinear", "e")
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(keys)
+    w.writerow(keys[:-1] + ("error", "e"))          # which error (icl, idg, gap) the column e holds
     for i in range(len(cv)):
-        w.writerow([repr(float(cv.columns[k][i])) for k in keys])
+        w.writerow([repr(float(cv.columns[k][i])) for k in keys[:-1]] + [cv.error, repr(float(cv.columns["e"][i]))])
     return buf.getvalue()
 
 
@@ -229,6 +233,9 @@ def curve_table(cv, doc) -> str:
              f"E[f^2] = {tm.E_f2.to_str(16)}  ({tm.E_f2.provenance()})",
              "rho_nonlinear = rho + E[f^2] - a1^2 = "
              + ", ".join(f"{x:.12g}" for x in rnl),
+             {"icl": "error: ICL (fresh test tasks)",
+              "idg": "error: IDG (the test task is one of the k pretraining tasks; docs/idg.md)",
+              "gap": "error: ICL - IDG gap (docs/idg.md)"}[cv.error],
              ("branch: Result 1, Eq. (9): e_linear(a1^2 C_train, a1^2 C_test, rho_nonlinear); "
               "deterministic equivalent, d -> infinity, float64" if cv.branch == "result1" else
               "branch: a1 = 0, Eq. (10) (lam > 0: Eq. (15) ridge curve); alpha, kappa do not matter at lam = 0"),

@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 
 from icl_symbolic.output import io
-from icl_symbolic.verification.claimfile import TIERS, load_claims, select
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.verification.claimfile import DEFAULT_PAPER, PAPERS, TIERS, load_claims, select
 from icl_symbolic.verification.evidence import format_tally, tally
 from icl_symbolic.verification.report import render
 from icl_symbolic.verification.runner import format_line, run_claims, run_tier, summarize, summary_line
@@ -33,6 +34,10 @@ def register(subparsers) -> None:
         epilog=EPILOG_VERIFY)
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="claim files, folders or globs (default: the shipped derivations)")
+    p.add_argument("--paper", default=DEFAULT_PAPER, choices=tuple(PAPERS) + ("all",),
+                   help="whose shipped claims to run when no FILE is given: letey2026 (arXiv:2610.10761, the "
+                        "paper checked; default), lu2024 (arXiv:2405.11751, derivations/lu2024/) or all; the "
+                        "evidence tally groups the results by paper")
     p.add_argument("--only", action="append", metavar="ID",
                    help="run only this claim id (glob patterns allowed; repeatable)")
     p.add_argument("--full", action="store_true",
@@ -56,7 +61,9 @@ def run(args) -> int:
     check_output_paths(args)            # reject a bad suffix before running anything
     jobs, scheduler = parse_parallel(args)
     tier = run_tier(args.full, args.tier)
-    claims = select(load_claims(args.files or None), args.only)
+    if args.files and args.paper != DEFAULT_PAPER:
+        raise ICLError("--paper selects the shipped claims; give either claim files or --paper")
+    claims = select(load_claims(args.files or None, args.paper), args.only)
     if args.list:
         for c in claims:
             print(f"{c.id:<36} {c.method:<8} {c.evidence:<12} {c.tier:<6}{c.expected:<9} "

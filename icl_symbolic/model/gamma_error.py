@@ -417,6 +417,60 @@ def _check_common(A, b, f, rho, ell):
     return A, b, dd, teacher(f), _rho_float(rho), _check_ell(ell)
 
 
+def _e_per_task(A, b, t, rho_value, ell_i, W, zero_msg):
+    """e(Gamma|w_j) for each row w_j of W, exact in d and ell, with its error bound (arrays).
+
+    The Gaussian functionals at omega_j = |w_j|^2/d are computed at each omega_j when there
+    are at most ``CHEB_DEGREE + 1`` rows (one value when all omega_j are equal), else taken
+    from a Chebyshev interpolant in sqrt(omega) over the range of the rows.
+    """
+    dd = A.shape[0]
+    om = np.einsum("nd,nd->n", W, W) / dd
+    if np.any(om <= 0):
+        raise ICLError(zero_msg)
+    sig = np.sqrt(om)
+    lo, hi = float(sig.min()), float(sig.max())
+    if hi - lo <= 1e-12 * hi:        # one omega (tasks on a sphere): the functionals directly
+        Fv, Fe = _cached_functionals(t, np.array([hi * hi]))
+        Fv = {k: np.broadcast_to(v, om.shape) for k, v in Fv.items()}
+        Fe = {k: np.broadcast_to(v, om.shape) for k, v in Fe.items()}
+    elif om.size <= CHEB_DEGREE + 1:  # fewer tasks than interpolation nodes: directly at each omega
+        Fv, Fe = _cached_functionals(t, om)
+    else:
+        pad = 1e-3 * max(hi - lo, hi)
+        lo, hi = max(lo - pad, 0.5 * lo), hi + pad
+        Fv, Fe = _cheb_functionals(t, lo, hi, sig)
+    AW = W @ A.T
+    q = {"wAw": np.einsum("nd,nd->n", W, AW), "bw": W @ b, "Aw2": np.einsum("nd,nd->n", AW, AW),
+         "bAw": AW @ b, "trAtA": float(np.sum(A * A)), "b2": float(b @ b)}
+    return _e_at(t, rho_value, dd, ell_i, om, q, functionals=(Fv, Fe))
+
+
+def e_gamma_tasks(A, b, f, rho, ell, W) -> Value:
+    """e(Gamma) averaged uniformly over the given finite set of tasks (rows of W), exactly.
+
+    The IDG (in-distribution generalisation) error of a trained Gamma when ``W`` holds
+    its k pretraining tasks: a fresh test prompt (fresh x_i, fresh noise, fresh query)
+    whose task is one of the k, each with probability 1/k (docs/idg.md).  Each
+    e(Gamma|w_j) is exact in d and ell (Lemma 1 moments, Appendix B, p. 8-9) and the
+    average over the k tasks is a finite sum, so the result has no sampling error:
+    ``numeric``, with ``abs_err`` the functionals' interpolation/quadrature error.
+
+    >>> import numpy as np
+    >>> W = np.array([[1.0, 1.0], [np.sqrt(2.0), 0.0]])      # |w|^2 = d = 2
+    >>> round(float(e_gamma_tasks(np.eye(2), None, "g", 0.1, 4, W)), 12)   # as e_gamma_sphere
+    0.9
+    """
+    A, b, dd, t, rho_value, ell_i = _check_common(A, b, f, rho, ell)
+    W = np.asarray(W, dtype=float)
+    if W.ndim != 2 or W.shape[1] != dd or W.shape[0] < 1 or not np.all(np.isfinite(W)):
+        raise ICLError(f"W must be a finite k x {dd} array of tasks, got shape {W.shape}")
+    e, err = _e_per_task(A, b, t, rho_value, ell_i, W, "a task has w = 0")
+    return Value(value=float(np.mean(e)), method="numeric", abs_err=float(np.mean(err)) + 1e-15 * abs(float(np.mean(e))),
+                 n_samples=int(W.shape[0]),
+                 note=f"e(Gamma) averaged over the {W.shape[0]} given tasks (exact e(Gamma|w) per task)")
+
+
 def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = False,
                      law: str = "gaussian") -> Value:
     """e(Gamma) for test tasks w ~ N(0, C_test): Monte Carlo over tasks, exact given each task.
@@ -453,21 +507,10 @@ def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = F
         raise ICLError("C_test is zero: no test tasks")
     gen, seeds = rng_and_seeds(rng)
     W = sample_tasks(cov, int(n_tasks), gen, law=law)
-    om = np.einsum("nd,nd->n", W, W) / dd
-    if np.any(om <= 0):
-        raise ICLError("a sampled task has w = 0 (C_test too degenerate)")
-    sig = np.sqrt(om)
-    lo, hi = float(sig.min()), float(sig.max())
-    pad = 1e-3 * max(hi - lo, hi)
-    lo, hi = max(lo - pad, 0.5 * lo), hi + pad
     if progress:
         print(f"e_gamma_mc_tasks: {n_tasks} tasks, functionals on {CHEB_DEGREE + 1} Chebyshev nodes",
               file=sys.stderr, flush=True)
-    Fv, Fe = _cheb_functionals(t, lo, hi, sig)
-    AW = W @ A.T
-    q = {"wAw": np.einsum("nd,nd->n", W, AW), "bw": W @ b, "Aw2": np.einsum("nd,nd->n", AW, AW),
-         "bAw": AW @ b, "trAtA": float(np.sum(A * A)), "b2": float(b @ b)}
-    e, err = _e_at(t, rho_value, dd, ell_i, om, q, functionals=(Fv, Fe))
+    e, err = _e_per_task(A, b, t, rho_value, ell_i, W, "a sampled task has w = 0 (C_test too degenerate)")
     mean = float(np.mean(e))
     se = float(sample_se(e))
     abs_err = float(np.mean(err))

@@ -125,6 +125,37 @@ def sweep_figure(points: list):
     return fig
 
 
+def reproduce_figure(points: list, xname: str, theory_curve=None, title: str = ""):
+    """``reproduce`` rows (dicts as in its JSON): theirs and ours with error bars (SE) against the
+    parameter ``xname``, one colour per value of the other swept parameters (e.g. d), and the
+    d -> infinity theory curve ``(xs, ys)`` when given.  Rows that disagree are ringed."""
+    fig, axes = _new_figure((6, 4.2))
+    ax = axes[0][0]
+    others = [k for k in ("d", "alpha", "kappa", "tau", "rho", "lam") if k != xname and len({p[k] for p in points}) > 1]
+    groups: dict = {}
+    for p in points:
+        groups.setdefault(tuple(p[k] for k in others), []).append(p)
+    for i, (key, rows) in enumerate(groups.items()):
+        rows = sorted(rows, key=lambda p: p[xname])
+        lab = ", ".join(f"{k}={v:g}" for k, v in zip(others, key))
+        color = f"C{i % 10}"
+        x = np.array([p[xname] for p in rows], dtype=float)
+        ax.errorbar(x, [p["theirs"] for p in rows], yerr=[p["theirs_se"] for p in rows], fmt="s", mfc="none",
+                    color=color, capsize=2, label=f"theirs {lab}".strip())
+        ax.errorbar(x * 1.02, [p["ours"] for p in rows], yerr=[p["ours_se"] for p in rows], fmt="o", color=color,
+                    capsize=2, label=f"ours {lab}".strip())
+        bad = [p for p in rows if not p["agrees"]]
+        if bad:
+            ax.plot([p[xname] for p in bad], [p["theirs"] for p in bad], "o", ms=14, mfc="none", color="red")
+    if theory_curve is not None and len(theory_curve[0]):
+        ax.plot(theory_curve[0], theory_curve[1], "k--", lw=1, label="theory (d -> infinity)")
+    ax.set_xlabel(xname)
+    ax.set_ylabel("error")
+    ax.set_title(title, fontsize=8)
+    ax.legend(fontsize=6)
+    return fig
+
+
 # ----------------------------------------------------------------------------
 # coeffs, theory, moments
 # ----------------------------------------------------------------------------

@@ -20,6 +20,12 @@ Conventions (the paper's ratios made integer; choices where it is silent)
   (mu = 0..n-1) uses task w_{mu mod k} (round robin, so every task is used
   floor(n/k) or ceil(n/k) times).
 * Test: fresh tasks from N(0, C_test), one per test prompt.
+* IDG error (in-distribution generalisation): the exact test functional of the same
+  trained Gamma averaged over the k pretraining tasks themselves
+  (:func:`icl_symbolic.model.gamma_error.e_gamma_tasks`; docs/idg.md).
+* These choices are one :class:`Convention` (``default``); each is a named option,
+  and the preset ``letey2024`` is the convention of the authors' simulations
+  (docs/conventions.md).  Every result records its convention.
 * vec is row-major: h[i (d+1) + j] = x_test[i] v[j], v = [u; s], so
   Gamma = gamma.reshape(d, d + 1) and A = Gamma[:, :d], b = Gamma[:, d].
 
@@ -87,6 +93,130 @@ SPEED = {"gram": 1.0, "cg": 0.7, "kernel": 0.5}
 CG_ALLOWANCE = 3.0
 
 
+
+# ----------------------------------------------------------------------------
+# conventions: the integer and sampling choices the paper leaves open
+# ----------------------------------------------------------------------------
+ASSIGNMENTS = ("round-robin", "random")
+ROUNDINGS = ("paper", "floor-k")
+
+
+def check_rounding(rounding: str) -> str:
+    if rounding not in ROUNDINGS:
+        raise ICLError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}")
+    return rounding
+
+
+@dataclass(frozen=True)
+class Convention:
+    """The simulation choices the paper (Sec. 2, p. 2-3) leaves open, as named options.
+
+    * ``assignment``: ``round-robin`` (prompt mu uses task mu mod k: each task
+      floor(n/k) or ceil(n/k) times) or ``random`` (each prompt's task drawn
+      uniformly from the k, independently; the stream is the fifth child of the
+      seed's SeedSequence, so the other four streams are unchanged);
+    * ``train_tasks``, ``test_tasks``: the law of the pretraining and of the test
+      tasks, ``gaussian`` (w ~ N(0, C)) or ``sphere`` (rescaled to |w|^2 = tr C);
+    * ``rounding``: ``paper`` or ``floor-k`` (:func:`sizes`);
+    * ``ridge_floor``: the ridge actually used is max(lam, ridge_floor) (a "ridgeless"
+      solve with a tiny ridge).
+
+    Presets (:data:`CONVENTIONS`): ``default`` (ours) and ``letey2024`` (the authors'
+    simulations; docs/conventions.md says where each choice comes from).
+    """
+
+    name: str = "default"
+    assignment: str = "round-robin"
+    train_tasks: str = "gaussian"
+    test_tasks: str = "gaussian"
+    rounding: str = "paper"
+    ridge_floor: float = 0.0
+
+    def __post_init__(self):
+        if self.assignment not in ASSIGNMENTS:
+            raise ICLError(f"unknown task assignment {self.assignment!r}; expected one of {', '.join(ASSIGNMENTS)}")
+        check_task_law(self.train_tasks)
+        check_task_law(self.test_tasks)
+        check_rounding(self.rounding)
+        rf = self.ridge_floor
+        if not (isinstance(rf, (int, float, np.integer, np.floating)) and math.isfinite(rf) and rf >= 0):
+            raise ICLError(f"ridge floor must be a finite number >= 0, got {rf!r}")
+
+    def lam(self, lam: float) -> float:
+        """The ridge used in training: max(lam, ridge_floor)."""
+        return max(float(lam), float(self.ridge_floor))
+
+    @property
+    def tasks(self) -> str:
+        """One word for the task laws: the law, or ``train/test`` when they differ."""
+        return self.train_tasks if self.train_tasks == self.test_tasks else f"{self.train_tasks}/{self.test_tasks}"
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "assignment": self.assignment, "train_tasks": self.train_tasks,
+                "test_tasks": self.test_tasks, "rounding": self.rounding, "ridge_floor": float(self.ridge_floor)}
+
+
+#: the named presets (``--convention NAME``)
+CONVENTIONS = {
+    "default": Convention(),
+    "letey2024": Convention("letey2024", assignment="random", train_tasks="sphere", test_tasks="gaussian",
+                            rounding="floor-k", ridge_floor=1e-6),
+}
+CONVENTION_FIELDS = ("assignment", "train_tasks", "test_tasks", "rounding", "ridge_floor")
+
+
+def resolve_convention(convention=None, tasks: str | None = None, **overrides) -> Convention:
+    """A :class:`Convention` from a preset name, a Convention or a dict, plus overrides.
+
+    ``tasks`` (the older single option) sets both task laws; ``overrides`` are
+    :data:`CONVENTION_FIELDS` (None = keep).  A preset changed by an override is
+    named ``<preset>+<field>=<value>,...`` so that outputs say what was run.
+
+    >>> resolve_convention("letey2024", rounding="paper").name
+    'letey2024+rounding=paper'
+    >>> resolve_convention(tasks="sphere").tasks
+    'sphere'
+    """
+    if convention is None:
+        base = CONVENTIONS["default"]
+    elif isinstance(convention, Convention):
+        base = convention
+    elif isinstance(convention, dict):
+        bad = set(convention) - set(CONVENTION_FIELDS) - {"name"}
+        if bad:
+            raise ICLError(f"unknown convention field(s) {', '.join(sorted(bad))}; expected {', '.join(CONVENTION_FIELDS)}")
+        base = Convention(**{"name": "custom", **convention})
+    elif isinstance(convention, str) and convention in CONVENTIONS:
+        base = CONVENTIONS[convention]
+    else:
+        raise ICLError(f"unknown convention {convention!r}; expected one of {', '.join(CONVENTIONS)}")
+    bad = set(overrides) - set(CONVENTION_FIELDS)
+    if bad:
+        raise ICLError(f"unknown convention option(s) {', '.join(sorted(bad))}")
+    ch = {k: v for k, v in overrides.items() if v is not None}
+    if tasks is not None:
+        check_task_law(tasks)
+        ch.setdefault("train_tasks", tasks)
+        ch.setdefault("test_tasks", tasks)
+    ch = {k: v for k, v in ch.items() if getattr(base, k) != v}
+    if not ch:
+        return base
+    name = base.name + "+" + ",".join(f"{k}={ch[k]:g}" if k == "ridge_floor" else f"{k}={ch[k]}"
+                                      for k in CONVENTION_FIELDS if k in ch)
+    if base.name == "default" and set(ch) <= {"train_tasks", "test_tasks"} and len({ch.get("train_tasks", "gaussian"),
+                                                                                      ch.get("test_tasks", "gaussian")}) == 1:
+        name = "default"       # --tasks sphere alone: the older option, recorded by the task laws
+    fields = {k: getattr(base, k) for k in CONVENTION_FIELDS}
+    fields.update(ch)
+    return Convention(name, **fields)
+
+
+def task_assignment(n: int, k: int, convention: Convention, rng: np.random.Generator | None) -> np.ndarray | None:
+    """Task index of each of the n training prompts: None for round robin (mu mod k), else uniform draws."""
+    if convention.assignment == "round-robin":
+        return None
+    return rng.integers(0, k, size=n)
+
 # ----------------------------------------------------------------------------
 # sizes and memory
 # ----------------------------------------------------------------------------
@@ -109,14 +239,23 @@ class Sizes:
         return self.d * (self.d + 1)
 
 
-def sizes(d, alpha, kappa, tau) -> Sizes:
-    """Integer sizes from the paper's ratios, rounding halves up.
+def sizes(d, alpha, kappa, tau, rounding: str = "paper") -> Sizes:
+    """Integer sizes from the paper's ratios (Sec. 2, p. 2).
+
+    ``rounding="paper"`` (our default): ell = round(alpha d), k = round(kappa d),
+    n = round(tau d^2), halves up.  ``rounding="floor-k"`` (the authors' simulations,
+    docs/conventions.md): k = floor(kappa d), n = round(tau d^2 / k) k (every task
+    the same number of times; Python's round, halves to even as numpy's), ell as in
+    ``paper``.
 
     >>> sizes(64, 2, 2, 2)
     Sizes(d=64, ell=128, k=128, n=8192)
     >>> sizes(32, 20, 0.5, 10).p
     1056
+    >>> sizes(20, 2, 0.33, 2), sizes(20, 2, 0.33, 2, "floor-k")
+    (Sizes(d=20, ell=40, k=7, n=800), Sizes(d=20, ell=40, k=6, n=798))
     """
+    check_rounding(rounding)
     if isinstance(d, bool) or not isinstance(d, (int, np.integer)) and not (isinstance(d, float) and d == int(d)):
         raise ICLError(f"d must be an integer, got {d!r}")
     d = int(d)
@@ -128,9 +267,17 @@ def sizes(d, alpha, kappa, tau) -> Sizes:
     for name, value in (("alpha", alpha), ("kappa", kappa), ("tau", tau)):
         if value * d > 1e12 or (name == "tau" and value * d * d > 1e12):
             raise ICLError(f"{name} = {value:g} at d = {d} gives more than 1e12 items; reduce {name}")
-    out = Sizes(d, _round_half_up(alpha * d), _round_half_up(kappa * d), _round_half_up(tau * d * d))
-    for name, value, ratio in (("ell = round(alpha d)", out.ell, "alpha"), ("k = round(kappa d)", out.k, "kappa"),
-                               ("n = round(tau d^2)", out.n, "tau")):
+    if rounding == "paper":
+        out = Sizes(d, _round_half_up(alpha * d), _round_half_up(kappa * d), _round_half_up(tau * d * d))
+        k_txt, n_txt = "k = round(kappa d)", "n = round(tau d^2)"
+    else:
+        k = int(math.floor(kappa * d + 1e-9))
+        if k < 1:
+            raise ICLError(f"k = floor(kappa d) is {k} at d = {d}; increase kappa")
+        out = Sizes(d, _round_half_up(alpha * d), k, int(round(tau * d * d / k)) * k)
+        k_txt, n_txt = "k = floor(kappa d)", "n = round(tau d^2/k) k"
+    for name, value, ratio in (("ell = round(alpha d)", out.ell, "alpha"), (k_txt, out.k, "kappa"),
+                               (n_txt, out.n, "tau")):
         if value < 1:
             raise ICLError(f"{name} is {value} at d = {d}; increase {ratio}")
     return out
@@ -520,10 +667,12 @@ def fit_gamma(X, V, y, lam: float = 0.0, solver: str = "auto"):
 # training and testing
 # ----------------------------------------------------------------------------
 def sample_training_set(f_numpy, tasks: np.ndarray, n: int, ell: int, rho: float, rng: np.random.Generator,
-                        sampler: str = "fast", progress: Callable[[str], None] | None = None, features=None):
+                        sampler: str = "fast", progress: Callable[[str], None] | None = None, features=None,
+                        assign: np.ndarray | None = None):
     """The n training prompts' features: X = x_test rows (n x d), V = [u, s] rows (n x (d+1)), y = y_test.
 
-    Prompt mu uses task ``tasks[mu mod k]``; drawn in chunks of :func:`chunk_rows` prompts
+    Prompt mu uses task ``tasks[mu mod k]`` (round robin), or ``tasks[assign[mu]]``
+    when ``assign`` is given (:func:`task_assignment`); drawn in chunks of :func:`chunk_rows` prompts
     (a function of d only, so a seed gives the same prompts whatever the solver).
     ``features`` (direct sampler only): a query-side feature map with attribute ``D``
     (:class:`icl_symbolic.kernel_learner.theory.FeatureTransform`); X is then n x D and V n x (D + 1).
@@ -532,7 +681,7 @@ def sample_training_set(f_numpy, tasks: np.ndarray, n: int, ell: int, rho: float
     if features is not None:
         d = int(features.D)          # the learner's input dimension
     m = chunk_rows(d)
-    idx_all = np.arange(n) % k
+    idx_all = np.arange(n) % k if assign is None else np.asarray(assign)
     X, V, y = np.empty((n, d)), np.empty((n, d + 1)), np.empty(n)
     last = time.monotonic()
     for start in range(0, n, m):
@@ -547,13 +696,14 @@ def sample_training_set(f_numpy, tasks: np.ndarray, n: int, ell: int, rho: float
 
 def train(f_numpy, tasks: np.ndarray, n: int, ell: int, rho: float, lam: float, rng: np.random.Generator,
           solver: str = "auto", sampler: str = "fast", progress: Callable[[str], None] | None = None,
-          max_memory: int | None = None, features=None):
-    """Train Gamma on n prompts; prompt mu uses task ``tasks[mu mod k]`` (Eq. (6), p. 3).
+          max_memory: int | None = None, features=None, assign: np.ndarray | None = None):
+    """Train Gamma on n prompts; prompt mu uses task ``tasks[mu mod k]`` (Eq. (6), p. 3),
+    or ``tasks[assign[mu]]``.
 
     ``features``: see :func:`sample_training_set` (Gamma is then D x (D + 1)).
     Returns ``(Gamma, FitInfo)`` (the solver path, CG iterations, certified residual).
     """
-    X, V, y = sample_training_set(f_numpy, tasks, n, ell, rho, rng, sampler, progress, features)
+    X, V, y = sample_training_set(f_numpy, tasks, n, ell, rho, rng, sampler, progress, features, assign)
     return fit(X, V, y, lam, solver, progress=progress, max_memory=max_memory)
 
 
@@ -580,6 +730,16 @@ def mc_test_error(Gamma, f_numpy, cov_test: Covariance, ell: int, rho: float, n_
                  note="MC test error on fresh prompts with fresh tasks from N(0, C_test)")
 
 
+def idg_error(Gamma, teacher, rho: float, ell: int, tasks: np.ndarray) -> Value:
+    """Exact IDG error of Gamma: e(Gamma|w_j) averaged uniformly over the k pretraining tasks w_j.
+
+    In-distribution generalisation (docs/idg.md): a fresh prompt whose task is one of
+    the pretraining tasks, :func:`icl_symbolic.model.gamma_error.e_gamma_tasks`.
+    """
+    d = Gamma.shape[0]
+    return gamma_error.e_gamma_tasks(Gamma[:, :d], Gamma[:, d], teacher, rho, ell, tasks)
+
+
 def exact_test_error(Gamma, teacher, rho: float, ell: int, cov_test: Covariance, rng: np.random.Generator,
                      n_tasks: int = 2000, law: str = "gaussian") -> Value:
     """Exact finite-size test error of Gamma (:mod:`icl_symbolic.model.gamma_error`).
@@ -603,7 +763,8 @@ def exact_test_error(Gamma, teacher, rho: float, ell: int, cov_test: Covariance,
 @dataclass(frozen=True)
 class SeedRun:
     """One seed: exact-functional error, Monte-Carlo error, the solve (path, CG iterations,
-    certified normal-equations residual), training and total time."""
+    certified normal-equations residual), training and total time; ``e_idg`` the exact
+    functional of the same Gamma over its k pretraining tasks (None without ``exact``)."""
 
     seed: int
     e: Value | None
@@ -614,6 +775,7 @@ class SeedRun:
     train_seconds: float
     seconds: float
     Gamma: np.ndarray | None = field(default=None, repr=False, compare=False)
+    e_idg: Value | None = None
 
     @property
     def how(self) -> str:
@@ -645,17 +807,21 @@ class SimResult:
     e_mc: Value
     seconds: float
     tasks: str = "gaussian"
+    e_idg: Value | None = None
+    convention: Convention = field(default_factory=Convention)
 
     # -- display --------------------------------------------------------------
     def _rows(self):
         rows = [Quantity("e (exact test functional)", "e", self.e)] if self.e is not None else []
+        if self.e_idg is not None:
+            rows.append(Quantity("e_idg (exact, over the k pretraining tasks)", "e_{\\rm IDG}", self.e_idg))
         return rows + [Quantity(f"e_mc ({self.n_test} test prompts/seed)", "e_{\\rm MC}", self.e_mc)]
 
     def _title(self) -> str:
         return (f"Simulated ICL error, f(g) = {self.teacher}: d = {self.d}, ell = {self.ell}, k = {self.k}, "
                 f"n = {self.n} (alpha = {self.alpha:g}, kappa = {self.kappa:g}, tau = {self.tau:g}), "
                 f"rho = {self.rho:g}, lam = {self.lam:g}, C_train = {self.C_train}, C_test = {self.C_test}, "
-                f"tasks = {self.tasks}")
+                f"tasks = {self.tasks}, convention = {self.convention.name}")
 
     def _footer(self) -> str:
         return f"  {len(self.runs)} seeds {list(self.seeds)}, {self.seconds:.1f} s (per seed: .runs)"
@@ -679,12 +845,15 @@ class SimResult:
             "teacher": self.teacher, "d": self.d, "alpha": self.alpha, "kappa": self.kappa, "tau": self.tau,
             "rho": self.rho, "lam": self.lam, "C_train": self.C_train, "C_test": self.C_test,
             "ell": self.ell, "k": self.k, "n": self.n, "seeds": list(self.seeds), "n_test": self.n_test,
-            "sampler": self.sampler, "tasks": self.tasks,
+            "sampler": self.sampler, "tasks": self.tasks, "convention": self.convention.to_json(),
             "e_mean": None if self.e is None else f(self.e.value),
             "e_se": None if self.e is None or self.e.stderr is None else f(self.e.stderr),
+            "e_idg_mean": None if self.e_idg is None else f(self.e_idg.value),
+            "e_idg_se": None if self.e_idg is None or self.e_idg.stderr is None else f(self.e_idg.stderr),
             "e_mc_mean": f(self.e_mc.value),
             "e_mc_se": None if self.e_mc.stderr is None else f(self.e_mc.stderr),
             "per_seed": [{"seed": r.seed, "e": None if r.e is None else f(r.e.value),
+                          "e_idg": None if r.e_idg is None else f(r.e_idg.value),
                           "e_mc": f(r.e_mc.value), "e_mc_se": f(r.e_mc.stderr), "solver": r.solver,
                           "iterations": r.iterations, "residual": f(r.residual),
                           "train_seconds": round(r.train_seconds, 3), "seconds": round(r.seconds, 3)}
@@ -722,29 +891,33 @@ class _SeedTask:
     max_memory: int | None
     progress: Callable[[str], None] | None = field(default=None, compare=False)
     label: str = ""
-    tasks: str = "gaussian"
+    convention: Convention = field(default_factory=Convention)
 
 
 def _run_seed(task: _SeedTask) -> SeedRun:
-    """One seed: tasks, training (Eq. (6)), MC and exact test error."""
+    """One seed: tasks, training (Eq. (6)), MC and exact test error, exact IDG error."""
     t0 = time.monotonic()
-    sz, progress = task.sz, task.progress
+    sz, progress, conv = task.sz, task.progress, task.convention
     T = _teacher(task.f)
+    lam = conv.lam(task.lam)
     if progress is not None:
         progress(f"{task.label}seed {task.seed}: d={sz.d} ell={sz.ell} k={sz.k} n={sz.n} "
-                 f"[{choose_solver(sz, task.solver, task.lam, task.max_memory)}]")
-    ss_tasks, ss_train, ss_test_tasks, ss_test = np.random.SeedSequence(task.seed).spawn(4)
-    tasks = sample_tasks(task.cov_train, sz.k, np.random.default_rng(ss_tasks), law=task.tasks)
-    Gamma, info = train(T.numpy, tasks, sz.n, sz.ell, task.rho, task.lam, np.random.default_rng(ss_train),
-                        task.solver, task.sampler, progress, task.max_memory)
+                 f"[{choose_solver(sz, task.solver, lam, task.max_memory)}]")
+    # the fifth stream (task assignment) leaves the first four as they were
+    ss_tasks, ss_train, ss_test_tasks, ss_test, ss_assign = np.random.SeedSequence(task.seed).spawn(5)
+    tasks = sample_tasks(task.cov_train, sz.k, np.random.default_rng(ss_tasks), law=conv.train_tasks)
+    assign = task_assignment(sz.n, sz.k, conv, np.random.default_rng(ss_assign))
+    Gamma, info = train(T.numpy, tasks, sz.n, sz.ell, task.rho, lam, np.random.default_rng(ss_train),
+                        task.solver, task.sampler, progress, task.max_memory, assign=assign)
     t_train = time.monotonic() - t0
     rng_test_tasks = np.random.default_rng(ss_test_tasks)
     e_mc = mc_test_error(Gamma, T.numpy, task.cov_test, sz.ell, task.rho, task.n_test, rng_test_tasks,
-                         np.random.default_rng(ss_test), task.sampler, task.seed, law=task.tasks)
+                         np.random.default_rng(ss_test), task.sampler, task.seed, law=conv.test_tasks)
     e = exact_test_error(Gamma, T, task.rho, sz.ell, task.cov_test, rng_test_tasks,
-                         law=task.tasks) if task.exact else None
+                         law=conv.test_tasks) if task.exact else None
+    e_idg = idg_error(Gamma, T, task.rho, sz.ell, tasks) if task.exact else None
     return SeedRun(task.seed, e, e_mc, info.solver, info.iterations, info.residual, t_train,
-                   time.monotonic() - t0, Gamma if task.keep_gamma else None)
+                   time.monotonic() - t0, Gamma if task.keep_gamma else None, e_idg)
 
 
 def check_rho_lam(rho, lam) -> None:
@@ -800,7 +973,7 @@ def simulate_many(specs: Sequence[dict], jobs: int = 1, scheduler: str | None = 
         for seed in pl["seeds"]:
             tasks.append(_SeedTask(pl["spec"], pl["sz"], pl["rho"], pl["lam"], pl["cov_train"], pl["cov_test"],
                                    seed, pl["n_test"], pl["solver"], pl["sampler"], pl["exact"], pl["keep_gamma"],
-                                   pl["max_memory"], progress if serial else None, label, pl["tasks"]))
+                                   pl["max_memory"], progress if serial else None, label, pl["convention"]))
     t_start = time.monotonic()
     runs = map_sweep(_run_seed, tasks, jobs=jobs, scheduler=address, progress=None if serial else progress,
                      label="seed run")
@@ -810,28 +983,32 @@ def simulate_many(specs: Sequence[dict], jobs: int = 1, scheduler: str | None = 
         seeds = pl["seeds"]
         rs = tuple(runs[at:at + len(seeds)])
         at += len(seeds)
-        e_mean = None
+        e_mean = e_idg = None
         if pl["exact"] and all(x.e is not None for x in rs):
             e_mean = seed_mean([float(x.e) for x in rs], seeds,
                                "exact test functional of each trained Gamma, mean over seeds")
+        if pl["exact"] and all(x.e_idg is not None for x in rs):
+            e_idg = seed_mean([float(x.e_idg) for x in rs], seeds,
+                              "IDG error: exact functional over the k pretraining tasks of each Gamma, mean over seeds")
         e_mc = seed_mean([float(x.e_mc) for x in rs], seeds,
                          f"Monte-Carlo test error ({pl['n_test']} fresh prompts per seed), mean over seeds")
         secs = seconds if len(plans) == 1 else sum(x.seconds for x in rs)
         sz = pl["sz"]
         out.append(SimResult(pl["label"], sz.d, sz.ell, sz.k, sz.n, pl["alpha"], pl["kappa"], pl["tau"],
                              pl["rho"], pl["lam"], pl["cov_train"].name, pl["cov_test"].name, seeds, pl["n_test"],
-                             pl["sampler"], rs, e_mean, e_mc, secs, tasks=pl["tasks"]))
+                             pl["sampler"], rs, e_mean, e_mc, secs, tasks=pl["convention"].tasks, e_idg=e_idg,
+                             convention=pl["convention"]))
     return out
 
 
 def _plan(f, d, alpha, kappa, tau, rho, lam=0.0, C_train="identity", C_test="identity", seeds=(0, 1, 2),
           n_test=DEFAULT_N_TEST, solver="auto", sampler="fast", exact=True, max_memory=None,
-          keep_gamma=False, tasks="gaussian") -> dict:
+          keep_gamma=False, tasks=None, convention=None) -> dict:
     """Validate one simulation's inputs (no computation) and resolve sizes, covariances, teacher."""
-    sz = sizes(d, alpha, kappa, tau)
+    conv = resolve_convention(convention, tasks)
+    sz = sizes(d, alpha, kappa, tau, conv.rounding)
     seeds, n_test = _check_common(rho, lam, seeds, n_test, sampler)
-    check_task_law(tasks)
-    check_memory(sz, solver, n_test, max_memory, float(lam))      # before any array is allocated
+    check_memory(sz, solver, n_test, max_memory, conv.lam(float(lam)))      # before any array is allocated
     cov_train = resolve_covariance(C_train, sz.d)
     cov_test = resolve_covariance(C_test, sz.d)
     T = _teacher(f)
@@ -839,7 +1016,7 @@ def _plan(f, d, alpha, kappa, tau, rho, lam=0.0, C_train="identity", C_test="ide
             "alpha": float(alpha), "kappa": float(kappa), "tau": float(tau), "rho": float(rho), "lam": float(lam),
             "cov_train": cov_train, "cov_test": cov_test, "seeds": seeds, "n_test": n_test, "solver": solver,
             "sampler": sampler, "exact": bool(exact), "max_memory": max_memory, "keep_gamma": bool(keep_gamma),
-            "tasks": tasks}
+            "convention": conv}
 
 
 def simulate(f, d: int, alpha: float, kappa: float, tau: float, rho: float, lam: float = 0.0,
@@ -847,7 +1024,7 @@ def simulate(f, d: int, alpha: float, kappa: float, tau: float, rho: float, lam:
              n_test: int = DEFAULT_N_TEST, progress: Callable[[str], None] | None = None,
              solver: str = "auto", sampler: str = "fast", exact: bool = True,
              max_memory: int | None = None, keep_gamma: bool = False, jobs: int = 1,
-             scheduler: str | None = None, tasks: str = "gaussian") -> SimResult:
+             scheduler: str | None = None, tasks: str | None = None, convention=None) -> SimResult:
     """Simulate training (Eq. (6)) and testing of linear attention with teacher f.
 
     Paper: Sec. 2, Eqs. (1)-(7), p. 2-3; the ICL error of Eq. (7).
@@ -882,10 +1059,15 @@ def simulate(f, d: int, alpha: float, kappa: float, tau: float, rho: float, lam:
         Also compute the exact test functional of each trained Gamma (egamma).
     max_memory : int, optional
         Byte limit; default 80% of the memory the OS reports available.
-    tasks : {"gaussian", "sphere"}
+    tasks : {"gaussian", "sphere"}, optional
         Task law for training and test tasks: ``gaussian`` w ~ N(0, C) (the
         paper's setting), ``sphere`` the same rescaled to |w|^2 = tr C
         (:func:`icl_symbolic.model.covariance.sample_tasks`); same d -> infinity limit.
+        Overrides both laws of ``convention``.
+    convention : str, dict or Convention, optional
+        The open choices (task assignment, the two task laws, rounding of k and n,
+        ridge floor): a preset name (``default``, ``letey2024``), a dict of
+        :data:`CONVENTION_FIELDS` or a :class:`Convention` (:func:`resolve_convention`).
     jobs : int
         Seeds run on this many processes (:func:`icl_symbolic.core.parallel.map_sweep`).
     scheduler : str, optional
@@ -896,9 +1078,11 @@ def simulate(f, d: int, alpha: float, kappa: float, tau: float, rho: float, lam:
     SimResult
         ``e`` (mean over seeds of the exact functional, ``Value(method="sim")``,
         None when not computed), ``e_mc`` (mean over seeds of the Monte-Carlo
-        error), ``runs`` (per seed: solver path, iterations, certified residual).
+        error), ``e_idg`` (mean over seeds of the exact IDG error: the same Gamma on its
+        k pretraining tasks), ``runs`` (per seed: solver path, iterations, certified
+        residual), ``convention``.
     """
     spec = dict(f=f, d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, C_train=C_train, C_test=C_test,
                 seeds=seeds, n_test=n_test, solver=solver, sampler=sampler, exact=exact, max_memory=max_memory,
-                keep_gamma=keep_gamma, tasks=tasks)
+                keep_gamma=keep_gamma, tasks=tasks, convention=convention)
     return simulate_many([spec], jobs=jobs, scheduler=scheduler, progress=progress)[0]

@@ -52,9 +52,9 @@ from scipy import stats
 
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
-from icl_symbolic.simulation.simulator import check_memory, simulate, sizes
+from icl_symbolic.simulation.simulator import check_memory, resolve_convention, simulate, sizes
 from icl_symbolic.core.stats import jackknife_se, seed_mean_se, t_limit
-from icl_symbolic.theory.asymptotic import e_nonlinear
+from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
 from icl_symbolic.core.stats import sample_se
 
 #: p-value below which a fit model is rejected (model choice, Birge inflation).
@@ -349,6 +349,8 @@ class Extrapolation:
     seconds: float
     estimator: str = "exact"
     extra: dict = field(default_factory=dict)
+    error: str = "icl"
+    convention: dict = field(default_factory=lambda: resolve_convention().to_json())
 
     @property
     def holds(self) -> bool | None:
@@ -362,7 +364,8 @@ class Extrapolation:
         def num(x):
             return None if x is None or not math.isfinite(x) else float(x)
         return {
-            "teacher": self.teacher, "tasks": self.tasks, "alpha": self.alpha, "kappa": self.kappa,
+            "teacher": self.teacher, "tasks": self.tasks, "error": self.error, "convention": self.convention,
+            "alpha": self.alpha, "kappa": self.kappa,
             "tau": self.tau, "rho": self.rho, "lam": self.lam, "C_train": self.C_train, "C_test": self.C_test,
             "estimator": self.estimator,
             "e_inf": num(f.e_inf), "e_inf_se": num(f.e_inf_se), "e_inf_dof": num(f.e_inf_dof),
@@ -380,9 +383,12 @@ class Extrapolation:
         }
 
 
-def theory_value(f, rho, alpha, kappa, tau, lam=0.0, C_train="identity", C_test=None, d=None):
-    """The d -> infinity theory for teacher f (Result 1; Eq. (10) when a1 = 0), with its provenance."""
-    v = e_nonlinear(f, C_train=C_train, C_test=C_test, rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=lam, d=d)
+def theory_value(f, rho, alpha, kappa, tau, lam=0.0, C_train="identity", C_test=None, d=None, error="icl"):
+    """The d -> infinity theory for teacher f (Result 1; Eq. (10) when a1 = 0), with its provenance.
+
+    ``error``: ``icl``, ``idg`` or ``gap`` (docs/idg.md)."""
+    v = e_nonlinear(f, C_train=C_train, C_test=C_test, rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=lam, d=d,
+                    error=error)
     return float(v.value), (v.note or "theory.e_nonlinear")
 
 
@@ -393,7 +399,8 @@ def extrapolate(points: Sequence[LadderPoint], e_theory: float | None = None, *,
 
     ``false_alarm``: two-sided false-alarm budget, split over ``m`` comparisons
     (Bonferroni); the normal quantile is converted to Student t at the fit's
-    Welch-Satterthwaite dof.  ``meta``: teacher, tasks, alpha, ... for the output.
+    Welch-Satterthwaite dof.  ``meta``: teacher, tasks, alpha, ..., ``error`` (icl, idg,
+    gap) and ``convention`` (a preset name, dict or Convention) for the output.
     """
     fit = fit_ladder(points, model)
     meta = dict(meta or {})
@@ -408,7 +415,10 @@ def extrapolate(points: Sequence[LadderPoint], e_theory: float | None = None, *,
         lam=float(meta.get("lam", 0.0)), C_train=str(meta.get("C_train", "identity")),
         C_test=str(meta.get("C_test", meta.get("C_train", "identity"))),
         points=tuple(sorted(points, key=lambda p: p.d)), fit=fit, e_theory=e_theory, theory_note=theory_note,
-        z=z, z_limit=zl, false_alarm=false_alarm, seconds=seconds, estimator=estimator)
+        z=z, z_limit=zl, false_alarm=false_alarm, seconds=seconds, estimator=estimator,
+        error=check_error(str(meta.get("error", "icl"))),
+        convention=(resolve_convention(meta["convention"]) if meta.get("convention") is not None
+                    else resolve_convention(tasks=meta.get("tasks"))).to_json())
 
 
 def check_ladder(ds) -> list[int]:
@@ -427,12 +437,27 @@ def _one_item(item):
     return _one_run(*item)
 
 
+def seed_error(run, error: str = "icl") -> tuple:
+    """(value, how) of one seed's error: ``icl`` the exact test functional (else its Monte-Carlo
+    estimate), ``idg`` the exact IDG functional, ``gap`` icl - idg on the same Gamma."""
+    if error == "icl":
+        v = run.e if run.e is not None else run.e_mc
+        return float(v.value), ("exact" if run.e is not None else "mc")
+    if run.e is None or run.e_idg is None:
+        raise ICLError(f"the {error} error needs the exact functionals (exact=True)")
+    if error == "idg":
+        return float(run.e_idg.value), "exact"
+    return float(run.e.value) - float(run.e_idg.value), "exact"
+
+
 def _one_run(f, d, seed, kw):
-    """One seed at one d: (per-seed error, seconds); the exact functional where available."""
+    """One seed at one d: (per-seed error, how, seconds); the exact functional where available."""
+    kw = dict(kw)
+    error = kw.pop("error", "icl")
     res = simulate(f, d=d, seeds=(seed,), **kw)
     run = res.runs[0]
-    v = run.e if run.e is not None else run.e_mc
-    return float(v.value), ("exact" if run.e is not None else "mc"), float(run.seconds)
+    value, how = seed_error(run, error)
+    return value, how, float(run.seconds)
 
 
 def ladder_memory_check(ds, alpha, kappa, tau, n_test: int = 2000) -> None:
@@ -440,10 +465,10 @@ def ladder_memory_check(ds, alpha, kappa, tau, n_test: int = 2000) -> None:
     check_memory(sizes(max(ds), alpha, kappa, tau), n_test=n_test)
 
 
-def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks="gaussian",
+def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks=None,
                C_train="identity", C_test=None, jobs: int = 1, n_test: int = 2000,
                progress: Callable[[str], None] | None = None, per_seed: bool = False,
-               scheduler: str | None = None):
+               scheduler: str | None = None, convention=None, error: str = "icl"):
     """Simulate every (d, seed) of the ladder (the same seeds at every d) and return the points.
 
     Each seed is an independent :func:`icl_symbolic.simulation.simulator.simulate` run
@@ -454,7 +479,12 @@ def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks
     (else its Monte-Carlo estimate); the point is the mean over seeds with
     SE = std/sqrt(S) and keeps the per-seed values (so :func:`fit_ladder` can use
     the jackknife over seeds).  ``per_seed=True`` also returns ``{d: [values]}``.
+    ``convention`` (:func:`icl_symbolic.simulation.simulator.resolve_convention`) is the same at
+    every d; ``error``: ``icl`` (default), ``idg`` (the same Gamma on its k pretraining
+    tasks) or ``gap`` (icl - idg per seed).
     """
+    check_error(error)
+    resolve_convention(convention, tasks)
     ds = check_ladder(ds)
     seeds = tuple(int(s) for s in seeds)
     if len(seeds) < 2:
@@ -462,7 +492,8 @@ def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks
     if isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
         raise ICLError(f"jobs must be an integer >= 1, got {jobs!r}")
     kw = dict(alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, C_train=C_train,
-              C_test=C_train if C_test is None else C_test, n_test=n_test, tasks=tasks)
+              C_test=C_train if C_test is None else C_test, n_test=n_test, tasks=tasks, convention=convention,
+              error=error)
     pairs = [(d, s) for d in ds for s in seeds]
     if progress is not None and jobs > 1:
         progress(f"{len(pairs)} runs (d x seeds) on {jobs} workers")

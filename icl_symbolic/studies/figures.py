@@ -52,7 +52,7 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.output.io import atomic_path, transaction
 from icl_symbolic.output.plotting import paper_figure
-from icl_symbolic.simulation.simulator import check_memory, simulate_many, sizes
+from icl_symbolic.simulation.simulator import check_memory, resolve_convention, simulate_many, sizes
 from icl_symbolic.theory.asymptotic import curve
 
 FIGURES = ("1", "2", "a1zero")
@@ -212,7 +212,7 @@ def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_te
                   + f". Best match: {best}. The raw sin MSE is a1^2 = {a1sq:.4f} times the normalised "
                   "linear curve (panel a), so a plot of raw sin MSE on top of the rho=0.447 linear curve "
                   "requires dividing by a1^2 (panel b).")
-    fd.meta = {"seeds": list(seeds), "tasks": tasks, "parameters": {"d": d, "alpha": alpha, "kappa": kappa, "rho": rho, "C_train": "identity",
+    fd.meta = {"seeds": list(seeds), "tasks": tasks, "convention": resolve_convention(tasks=tasks).to_json(), "parameters": {"d": d, "alpha": alpha, "kappa": kappa, "rho": rho, "C_train": "identity",
                               "C_test": "identity", "lam": 0.0, "taus": list(map(float, taus)), "n_test": n_test},
                "a1": hc.a1.to_json(), "rho_nonlinear": hc.rho_nonlinear.to_json(),
                "rho_nonlinear_over_a1sq": hc.noise_normalized.to_json(), "caption_value": rho_caption,
@@ -261,7 +261,7 @@ def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, al
     fd.caption = (f"Fig. 2 (p. 4) at d={d}, tanh, rho=0.1, tau=alpha/2, {len(seeds)} seeds, ridgeless. "
                   f"a1 = {float(hc.a1):.6f}, rho_nonlinear = {rho_nl:.6f} (green floor; Eq. (11): the limit "
                   "for kappa > 1 as alpha, tau -> infinity), rho = 0.1 (grey dotted).")
-    fd.meta = {"seeds": list(seeds), "tasks": tasks, "parameters": {"d": d, "rho": rho, "alphas": list(map(float, alphas)), "tau": "alpha/2",
+    fd.meta = {"seeds": list(seeds), "tasks": tasks, "convention": resolve_convention(tasks=tasks).to_json(), "parameters": {"d": d, "rho": rho, "alphas": list(map(float, alphas)), "tau": "alpha/2",
                               "kappas": list(map(float, kappas)), "C_train": "identity", "C_test": "identity",
                               "lam": 0.0, "n_test": n_test},
                "a1": hc.a1.to_json(), "rho_nonlinear": hc.rho_nonlinear.to_json()}
@@ -311,7 +311,7 @@ def figure_a1zero_data(quick=False, seeds=None, progress=None, d=None, taus=None
                   f"d={d}, {len(seeds)} seeds, ridgeless; several (alpha, kappa) on one curve. The simulation "
                   "sits above Eq. (10) by a gap that shrinks like 1/d and is smaller for longer contexts "
                   "(docs/simulation.md).")
-    fd.meta = {"seeds": list(seeds), "tasks": tasks, "parameters": {"d": d, "rho": rho, "teacher": A1ZERO_TEACHER, "alpha_kappa": [list(x) for x in ak],
+    fd.meta = {"seeds": list(seeds), "tasks": tasks, "convention": resolve_convention(tasks=tasks).to_json(), "parameters": {"d": d, "rho": rho, "teacher": A1ZERO_TEACHER, "alpha_kappa": [list(x) for x in ak],
                               "taus": list(map(float, taus)), "lam": 0.0, "n_test": n_test},
                "a1": hc.a1.to_json(), "rho_nonlinear": hc.rho_nonlinear.to_json()}
     fd.meta["_plot"] = {"rho_nl": rho_nl}

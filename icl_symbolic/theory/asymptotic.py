@@ -63,6 +63,7 @@ __all__ = [
     "e_nonlinear_normalized", "e_a1zero", "TeacherMoments", "teacher_moments", "curve",
     "TheoryCurve", "task_diversity_limit", "task_diversity_sequence", "appendix_a_warnings",
     "check_parameters", "derive_task_diversity", "TaskDiversityDerivation", "sweep",
+    "ERRORS", "check_error", "e_idg_isotropic",
 ]
 
 e_a1zero = a1zero.e_a1zero
@@ -230,8 +231,32 @@ def _solve_xi(mfun, r: float, tau: float, lam: float) -> float:
     return _increasing_root(negh, lo, 2.0 * lo)
 
 
-def _error(sp: TaskSpectra, rho, alpha, kappa, tau, lam, mfun=None) -> float:
-    """Steps 1-5 of the recipe for one parameter point (``mfun(nu) -> Stieltjes``)."""
+#: which error the theory returns: ``icl`` (fresh test tasks from N(0, C_test), the paper's ICL
+#: error), ``idg`` (in-distribution generalisation: the test task is one of the k pretraining
+#: tasks, uniformly), ``gap`` (icl - idg); docs/idg.md
+ERRORS = ("icl", "idg", "gap")
+
+
+def check_error(error: str) -> str:
+    """The error name, or a one-line ICLError for anything but icl, idg, gap."""
+    if error not in ERRORS:
+        raise ICLError(f"error must be one of {', '.join(ERRORS)}, got {error!r}")
+    return error
+
+
+def _error(sp: TaskSpectra, rho, alpha, kappa, tau, lam, mfun=None, error: str = "icl") -> float:
+    """Steps 1-5 of the recipe for one parameter point (``mfun(nu) -> Stieltjes``).
+
+    ``error="idg"``: the test task is drawn uniformly from the k pretraining tasks
+    (docs/idg.md).  The C_test traces of step 5 are the deterministic equivalents of
+    (1/d) E_w[w^T R w] and (1/d) E_w[w^T R^2 w], R = (S + nu I)^{-1}; with w one of the
+    pretraining tasks they become (1/d) tr(S R) = 1 - nu M and (1/d) tr(S R^2) = M + nu M'
+    (exact identities of the resolvent, no new equivalent), and the test label moment
+    rho_te becomes tr(S)/d + rho -> rho_tr.  ``gap`` is icl - idg at the same point.
+    """
+    if error == "gap":
+        return (_error(sp, rho, alpha, kappa, tau, lam, mfun, "icl")
+                - _error(sp, rho, alpha, kappa, tau, lam, mfun, "idg"))
     if mfun is None:
         train = sp.train
 
@@ -243,9 +268,14 @@ def _error(sp: TaskSpectra, rho, alpha, kappa, tau, lam, mfun=None) -> float:
     xi = _solve_xi(mfun, r, tau, lam)
     nu = r + xi
     st = mfun(nu)
-    D = st.a * sp.train + nu
-    trF = float(np.mean(sp.test_diag / D))
-    trF2 = float(np.mean(sp.test_diag * (st.a_prime * sp.train + 1.0) / (D * D)))
+    if error == "idg":
+        rho_te = rho_tr
+        trF = 1.0 - nu * st.M
+        trF2 = st.M + nu * st.M_prime
+    else:
+        D = st.a * sp.train + nu
+        trF = float(np.mean(sp.test_diag / D))
+        trF2 = float(np.mean(sp.test_diag * (st.a_prime * sp.train + 1.0) / (D * D)))
     e = linear_error(st.M, st.M_prime, rho, alpha, tau, xi, rho_tr, rho_te, trF, trF2)
     # an MSE is >= rho >= 0; a NaN or a value below rho (beyond round-off) is cancellation in
     # float64, not an answer: refuse instead of printing it (kappa = 1e-300 gave -6e283)
@@ -257,7 +287,7 @@ def _error(sp: TaskSpectra, rho, alpha, kappa, tau, lam, mfun=None) -> float:
 
 
 def e_linear(C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau=0.5, lam=0.0,
-             *, d: int | None = None) -> float:
+             *, d: int | None = None, error: str = "icl") -> float:
     """Asymptotic ICL error for LINEAR tasks y = x^T w + eps, w ~ N(0, C_train).
 
     Paper: the function e_ICL^linear of Result 1, Eq. (9), p. 3 (Appendix C,
@@ -273,6 +303,8 @@ def e_linear(C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau
     tau : pretraining ratio n/d^2 (tau = 1 needs lam > 0).
     lam : ridge (regulariser (n/d) lam I, Eq. (6)); 0 is the ridgeless limit.
     d : dimension for named families (not needed for ``identity``).
+    error : ``icl`` (default; fresh test tasks from N(0, C_test)), ``idg`` (the test task
+        is one of the k pretraining tasks; C_test is not used; docs/idg.md) or ``gap`` (icl - idg).
 
     Returns
     -------
@@ -284,9 +316,10 @@ def e_linear(C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau
     >>> abs(e - e_linear_isotropic(0.1, 2, 2, 3)) < 1e-13
     True
     """
+    check_error(error)
     check_parameters(rho, alpha, kappa, tau, lam)
     sp = task_spectra(C_train, C_test, d)
-    return _error(sp, rho, alpha, kappa, tau, lam)
+    return _error(sp, rho, alpha, kappa, tau, lam, error=error)
 
 
 def _iso_mfun(kappa, c=1.0):
@@ -326,6 +359,29 @@ def e_linear_isotropic(rho, alpha, kappa, tau, lam=0.0) -> float:
     K = 1.0 / (1.0 - kappa * (m / (kappa + m)) ** 2)
     return ((K - 1 / (tau - 1)) * (1 + x) * (x * m) ** 2 + (3 - 2 * tau) / (tau - 1) * m * x * x
             + ((1 + rho) / (tau - 1) * m + 1) * x + rho * m / (tau - 1) + rho)
+
+
+def e_idg_isotropic(rho, alpha, kappa, tau) -> float:
+    """Closed form of the ridgeless IDG error for C_train = I, tau > 1 (docs/idg.md).
+
+    With ``x = (1 + rho)/alpha`` and ``m = M_kappa(x)``, steps 4-5 of the recipe with the
+    IDG traces collapse (every M' term cancels) to::
+
+        e_IDG = tau/(tau - 1) (rho + x (1 - x m)).
+
+    As kappa -> 0, ``x m -> 1`` and e_IDG -> rho tau/(tau - 1): the pretraining tasks are
+    memorised and only the label noise costs (the memorisation regime).  Written out
+    separately from :func:`e_linear` so that the tests compare two derivations.
+
+    >>> round(e_idg_isotropic(0.1, 2, 2, 3) - e_linear(rho=0.1, alpha=2, kappa=2, tau=3, error="idg"), 12)
+    0.0
+    """
+    check_parameters(rho, alpha, kappa, tau)
+    if not tau > 1:
+        raise ICLError(f"the closed form e_idg_isotropic is for tau > 1, got tau = {tau:g}")
+    x = (1.0 + rho) / alpha
+    m = float(stieltjes_isotropic(x, kappa)[0])
+    return tau / (tau - 1.0) * (rho + x * (1.0 - x * m))
 
 
 # ----------------------------------------------------------------------------
@@ -397,7 +453,7 @@ def _moments_from(f, a1, rho_nonlinear, rho, digits):
 
 
 def e_nonlinear(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau=0.5,
-                lam=0.0, digits: int = 30, *, d=None, a1=None, rho_nonlinear=None) -> Value:
+                lam=0.0, digits: int = 30, *, d=None, a1=None, rho_nonlinear=None, error: str = "icl") -> Value:
     """Result 1, Eq. (9), p. 3: ``e_linear(a1^2 C_train, a1^2 C_test, rho_nonlinear)``.
 
     ``a1`` and ``rho_nonlinear`` come from the Hermite engine for teacher ``f`` at
@@ -407,26 +463,43 @@ def e_nonlinear(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kap
     the same lam (the equivalent linear teacher has the same feature moments, Lemma 1,
     hence the same regularised normal equations at leading order).
 
+    ``error="idg"`` (docs/idg.md): the same map applied to the IDG error of the linear
+    theory.  Appendix C's step (p. 10: at leading order the error of a teacher f on a
+    task w equals that of the linear teacher with task a1 w and noise rho_nonlinear)
+    holds task by task, so it holds for the pretraining tasks as test tasks too.  At
+    a1 = 0 the features carry no task signal (Lemma 1, p. 8-9), the error does not
+    depend on which task is tested, and IDG = ICL = Eq. (10) (gap 0).
+
     Examples
     --------
     >>> v = e_nonlinear(a1=0.0, rho_nonlinear=0.3, alpha=2, kappa=2, tau=0.5)
     >>> round(float(v), 12), v.method
     (0.6, 'numeric')
     """
+    check_error(error)
     a1f, rnl, _ = _moments_from(f, a1, rho_nonlinear, rho, digits)
     check_parameters(rnl, alpha, kappa, tau, lam)
     if a1f == 0.0:
-        return Value(e_a1zero(rnl, alpha=alpha, tau=tau, lam=lam), "numeric",
-                     note="a1 = 0 branch, Eq. (10)/(15), p. 3/p. 10")
+        return _a1zero_value(rnl, alpha, tau, lam, error)
     sp = task_spectra(C_train, C_test, d).scaled(a1f * a1f)
-    e = _error(sp, rnl, alpha, kappa, tau, lam)
-    return Value(e, "numeric", note="Result 1, Eq. (9), p. 3: e_linear(a1^2 C_train, a1^2 C_test, "
-                 "rho_nonlinear), deterministic equivalent (d -> infinity)")
+    e = _error(sp, rnl, alpha, kappa, tau, lam, error=error)
+    return Value(e, "numeric", note=f"Result 1, Eq. (9), p. 3: e_linear(a1^2 C_train, a1^2 C_test, "
+                 f"rho_nonlinear), deterministic equivalent (d -> infinity){_ERROR_NOTE[error]}")
+
+
+_ERROR_NOTE = {"icl": "", "idg": "; IDG error (test task = a pretraining task, docs/idg.md)",
+               "gap": "; ICL minus IDG error (docs/idg.md)"}
+
+
+def _a1zero_value(rnl, alpha, tau, lam, error) -> Value:
+    """Eq. (10)/(15) at a1 = 0: ICL and IDG coincide (no task signal), so the gap is 0."""
+    e = 0.0 if error == "gap" else e_a1zero(rnl, alpha=alpha, tau=tau, lam=lam)
+    return Value(e, "numeric", note="a1 = 0 branch, Eq. (10)/(15), p. 3/p. 10" + _ERROR_NOTE[error])
 
 
 def e_nonlinear_normalized(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0,
                            tau=0.5, lam=0.0, digits: int = 30, *, d=None, a1=None,
-                           rho_nonlinear=None) -> Value:
+                           rho_nonlinear=None, error: str = "icl") -> Value:
     """Result 1 through homogeneity: ``a1^2 e_linear(C_train, C_test, rho_nonlinear/a1^2)``.
 
     Homogeneity ``e(c C, c C, c rho; lam) = c e(C, C, rho; lam/c)`` (scaling the labels
@@ -435,14 +508,14 @@ def e_nonlinear_normalized(f=None, C_train="identity", C_test=None, rho=0.1, alp
     the noise of the normalised linear teacher.  For lam > 0 the ridge is rescaled
     to lam/a1^2 so that both forms agree.  a1 = 0 dispatches to Eq. (10).
     """
+    check_error(error)
     a1f, rnl, _ = _moments_from(f, a1, rho_nonlinear, rho, digits)
     check_parameters(rnl, alpha, kappa, tau, lam)
     if a1f == 0.0:
-        return Value(e_a1zero(rnl, alpha=alpha, tau=tau, lam=lam), "numeric",
-                     note="a1 = 0 branch, Eq. (10)/(15), p. 3/p. 10")
+        return _a1zero_value(rnl, alpha, tau, lam, error)
     c = a1f * a1f
     sp = task_spectra(C_train, C_test, d)
-    e = c * _error(sp, rnl / c, alpha, kappa, tau, lam / c)
+    e = c * _error(sp, rnl / c, alpha, kappa, tau, lam / c, error=error)
     return Value(e, "numeric", note="a1^2 e_linear(C_train, C_test, rho_nonlinear/a1^2) "
                  "(homogeneity form of Result 1, Eq. (9), p. 3)")
 
@@ -463,6 +536,7 @@ class TheoryCurve:
     moments: TeacherMoments | None
     branch: str
     spectra_label: str = ""
+    error: str = "icl"
 
     def __len__(self):
         return len(self.columns["e"])
@@ -486,7 +560,8 @@ class TheoryCurve:
         eq = "Result 1, Eq. (9)" if self.branch == "result1" else "a1 = 0 branch, Eq. (10)"
         fixed = ", ".join(f"{k} = {self.columns[k][0]:g}" for k in ("rho", "alpha", "kappa", "lam", "tau")
                           if np.unique(self.columns[k]).size == 1)
-        return f"ICL error e (d -> infinity, {eq}) for {who}; {fixed}"
+        name = {"icl": "ICL error e", "idg": "IDG error e", "gap": "ICL - IDG gap"}[self.error]
+        return f"{name} (d -> infinity, {eq}) for {who}; {fixed}"
 
     def _footer(self) -> str:
         more = len(self) - len(self._rows())
@@ -509,13 +584,15 @@ class TheoryCurve:
 
 
 def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau=0.5, lam=0.0,
-          *, d=None, a1=None, rho_nonlinear=None, digits: int = 30, progress=None) -> TheoryCurve:
+          *, d=None, a1=None, rho_nonlinear=None, digits: int = 30, progress=None,
+          error: str = "icl") -> TheoryCurve:
     """Theory curve over the cartesian grid of ``rho, alpha, kappa, lam, tau`` (each scalar or 1-D).
 
     Teacher: ``f`` (Hermite engine, computed ONCE; rho_nonlinear(rho) = rho + E[f^2] - a1^2),
     or precomputed ``a1`` with ``rho_nonlinear`` (then ``rho`` must be a single value or None and
     is only recorded), or neither (the plain linear teacher ``g``: a1 = 1, rho_nonlinear = rho).
     ``progress(i, n)`` is called after each point.  Result 1 (Eq. 9, p. 3) or Eq. (10).
+    ``error``: ``icl`` (default), ``idg`` or ``gap`` (:func:`e_nonlinear`; docs/idg.md).
     A ridgeless point at tau = 1 (the interpolation peak) is part of the sweep with
     ``e = inf`` and the reason :data:`DIVERGES` in :meth:`TheoryCurve.points`.
 
@@ -523,6 +600,7 @@ def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0
     >>> [round(float(x), 12) for x in cv.e]
     [0.4, 2.0, 0.4]
     """
+    check_error(error)
     if rho is None:
         if a1 is None:
             raise ICLError("rho (noise variance) is needed unless a1 and rho_nonlinear are given")
@@ -566,16 +644,16 @@ def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0
         if is_peak(ta, la):
             e = math.inf
         elif sp is None:
-            e = e_a1zero(rnl, alpha=al, tau=ta, lam=la)
+            e = float(_a1zero_value(rnl, al, ta, la, error).value)
         else:
-            e = _error(sp, rnl, al, ka, ta, la)
+            e = _error(sp, rnl, al, ka, ta, la, error=error)
         for k, v in (("rho", r), ("alpha", al), ("kappa", ka), ("lam", la), ("tau", ta),
                      ("rho_nonlinear", rnl), ("e", e)):
             cols[k][i] = v
         if progress is not None:
             progress(i + 1, n)
     return TheoryCurve(cols, moments, "a1zero" if sp is None else "result1",
-                       "" if sp is None else sp.label)
+                       "" if sp is None else sp.label, error)
 
 
 sweep = curve

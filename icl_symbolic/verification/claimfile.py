@@ -117,10 +117,30 @@ def shipped_derivations():
     return root
 
 
-def default_files() -> list:
-    """The shipped derivation files, in paper order (their names start with the order)."""
-    return sorted((p for p in shipped_derivations().iterdir() if p.name.endswith(".toml")),
-                  key=lambda p: p.name)
+#: the papers whose claims are shipped: name -> (folder under derivations/, "" = the top level; citation)
+PAPERS = {
+    "letey2026": ("", "M. Letey, A. Rysmakhanov, Y. M. Lu, C. Pehlevan, J. A. Zavatone-Veth, arXiv:2610.10761"),
+    "lu2024": ("lu2024", "Y. M. Lu, M. Letey, J. A. Zavatone-Veth, A. Maiti, C. Pehlevan, arXiv:2405.11751"),
+}
+DEFAULT_PAPER = "letey2026"
+
+
+def default_files(paper: str = DEFAULT_PAPER) -> list:
+    """The shipped claim files of ``paper`` (a key of :data:`PAPERS`, or ``all``), in paper order.
+
+    The checked paper's files sit at the top of ``derivations/``; every further paper has
+    its own folder ``derivations/<paper>/`` (``verify --paper``).  Within a paper, file
+    names start with the order.
+    """
+    if paper == "all":
+        return [f for name in PAPERS for f in default_files(name)]
+    if paper not in PAPERS:
+        raise ICLError(f"unknown paper {paper!r}; expected one of {', '.join(PAPERS)} or all")
+    root = shipped_derivations()
+    folder = root / PAPERS[paper][0] if PAPERS[paper][0] else root
+    if not folder.is_dir():
+        raise ICLError(f"no shipped claims for {paper} (expected the folder derivations/{PAPERS[paper][0]})")
+    return sorted((p for p in folder.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name)
 
 
 def expand_paths(patterns) -> list[Path]:
@@ -317,9 +337,10 @@ def _tolerance(t, where, method) -> Tolerance:
     return Tolerance(kind, float(v), reason.strip(), bias)
 
 
-def load_claims(paths=None) -> list[Claim]:
-    """Load claim files (default: the shipped ``derivations/``); ids must be unique."""
-    files = default_files() if not paths else expand_paths(paths)
+def load_claims(paths=None, paper: str = DEFAULT_PAPER) -> list[Claim]:
+    """Load claim files (default: the shipped claims of ``paper``, see :func:`default_files`); ids must
+    be unique."""
+    files = default_files(paper) if not paths else expand_paths(paths)
     if not files:
         raise ICLError("no claim files to load")
     claims, owner = [], {}

@@ -54,7 +54,11 @@ NOT_COUNTED = tuple(k for k in EVIDENCE if k not in COUNTED)
 RESULTS = ("Eqs. 1-7", "Eq. 2", "Eq. 8", "Appendix A", "Lemma 1", "Result 1", "Eq. 10", "Eq. 11",
            "Fig. 1", "Fig. 2")
 #: Results of icl-symbolic's own that the shipped files also check (not the paper's; tallied after it).
-OUR_RESULTS = ("Kernel learner (ours)",)
+OUR_RESULTS = ("Kernel learner (ours)", "IDG error (ours)")
+#: Results of the further papers whose claims are shipped (derivations/<paper>/, ``verify --paper``),
+#: each named with its paper so that the tally groups them by paper, after the checked paper's.
+OTHER_PAPER_RESULTS = ("arXiv:2405.11751: ICL error", "arXiv:2405.11751: IDG error",
+                       "arXiv:2405.11751: double descent", "arXiv:2405.11751: task diversity")
 #: Flags of the tally: no counted claim of a paper result ran and passed; a result of ours.
 NO_EVIDENCE = "no evidence run"
 OURS = "ours: not evidence for the paper"
@@ -65,7 +69,9 @@ def _order(result: str) -> tuple:
         return (RESULTS.index(result), "")
     if result in OUR_RESULTS:
         return (len(RESULTS) + OUR_RESULTS.index(result), "")
-    return (len(RESULTS) + len(OUR_RESULTS), result)
+    if result in OTHER_PAPER_RESULTS:
+        return (len(RESULTS) + len(OUR_RESULTS) + OTHER_PAPER_RESULTS.index(result), "")
+    return (len(RESULTS) + len(OUR_RESULTS) + len(OTHER_PAPER_RESULTS), result)
 
 
 def tally(results) -> dict:
@@ -146,5 +152,5 @@ def format_tally(t: dict) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["EVIDENCE", "COUNTED", "NOT_COUNTED", "RESULTS", "OUR_RESULTS", "NO_EVIDENCE", "OURS", "tally",
+__all__ = ["EVIDENCE", "COUNTED", "NOT_COUNTED", "RESULTS", "OUR_RESULTS", "OTHER_PAPER_RESULTS", "NO_EVIDENCE", "OURS", "tally",
            "tally_rows", "format_tally", "evidence_count", "flag"]

@@ -248,8 +248,9 @@ THEORY_FUNCTIONS = {
     "e_nonlinear": theory.e_nonlinear, "e_nonlinear_normalized": theory.e_nonlinear_normalized,
     "e_a1zero": theory.e_a1zero, "task_diversity_limit": theory.task_diversity_limit,
     "chi0_value": a1zero.chi0_value, "lam_tilde_value": a1zero.lam_tilde_value,
+    "e_idg_isotropic": theory.e_idg_isotropic,
 }
-PASS_THROUGH = ("f", "C_train", "C_test")
+PASS_THROUGH = ("f", "C_train", "C_test", "error")
 
 
 def _parse_call(v):

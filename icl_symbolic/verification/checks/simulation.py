@@ -15,7 +15,7 @@ import numpy as np
 import sympy
 
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder
+from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder, seed_error
 from icl_symbolic.output.plotting import extrapolation_figure, png_bytes, seed_figure
 from icl_symbolic.simulation.cache import active_cache
 from icl_symbolic.core.stats import MIN_SEEDS
@@ -37,8 +37,9 @@ _SIM_CACHE = store(__name__ + "._SIM_CACHE", kind="simulation")
 
 
 def _per_seed(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, tasks="gaussian",
-              C_train="identity", C_test="identity"):
-    """Per-seed simulated ICL errors (exact test functional; Monte Carlo only where it is missing).
+              C_train="identity", C_test="identity", error="icl"):
+    """Per-seed simulated errors: ICL (exact test functional; Monte Carlo only where it is
+    missing), or with ``error`` = ``idg`` / ``gap`` the IDG error of the same Gamma / ICL - IDG.
 
     Each (setting, seed) is simulated once per process (``_SIM_CACHE``) and, when the
     run has a cache folder (:func:`icl_symbolic.simulation.cache.active_cache`, ``verify
@@ -48,6 +49,8 @@ def _per_seed(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, t
     setting = {"f": f, "rho": float(rho), "d": int(d), "alpha": float(alpha), "kappa": float(kappa),
                "tau": float(tau), "lam": float(lam), "n_test": int(n_test), "tasks": tasks,
                "C_train": str(C_train), "C_test": str(C_test), "exact": True}
+    if error != "icl":            # (ICL settings keep their old cache keys)
+        setting["error"] = error
     disk = active_cache()
     out, stored = {}, 0
     for s in seeds:
@@ -64,10 +67,10 @@ def _per_seed(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, t
         sim = simulate(f, d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, seeds=missing,
                        n_test=n_test, progress=progress, tasks=tasks, C_train=C_train, C_test=C_test)
         for r in sim.runs:
-            e = r.e if r.e is not None else r.e_mc
-            out[r.seed] = _SIM_CACHE[(json.dumps(setting, sort_keys=True), int(r.seed))] = float(e.value)
+            value, how = seed_error(r, error)
+            out[r.seed] = _SIM_CACHE[(json.dumps(setting, sort_keys=True), int(r.seed))] = value
             if disk is not None:
-                disk.put(setting, r.seed, {"e": float(e.value), "e_method": e.method,
+                disk.put(setting, r.seed, {"e": value, "e_method": how,
                                            "e_mc": float(r.e_mc.value), "solver": r.solver,
                                            "seconds": round(r.seconds, 3)})
     return np.array([out[s] for s in seeds], dtype=float)
@@ -177,6 +180,9 @@ def check_simulation(claim, progress=None) -> Outcome:
                    "(|w|^2 = tr C)", choices=("gaussian", "sphere")),
     "C_train": Param("str", False, "identity", "task covariance (identity, powerlaw:p, lowrank:r, ...)"),
     "C_test": Param("str", False, None, "test task covariance (default C_train)"),
+    "error": Param("str", False, "icl", "which error: icl (fresh test tasks), idg (the same Gamma on its k "
+                   "pretraining tasks) or gap (icl - idg per seed); versus = theory only (docs/idg.md)",
+                   choices=("icl", "idg", "gap")),
     "versus": Param("str", False, "theory", "theory: e_inf vs the d -> infinity theory of f; "
                     "linear_equivalent: per-seed ratio e_f / (scale x e_linear teacher with noise "
                     "rho_nonlinear/a1^2), same seeds, extrapolated, vs 1; other_law: per-seed difference "
@@ -221,15 +227,19 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
 
     def per_seed(f, rho, d, tasks):
         return _per_seed(f, rho, d, p["alpha"], p["kappa"], p["tau"], seeds_at[d], p["lam"], p["n_test"], progress,
-                         tasks=tasks, C_train=p["C_train"], C_test=C_test)
+                         tasks=tasks, C_train=p["C_train"], C_test=C_test, error=p["error"])
 
     fam = lazy_family(claim)
     versus = p["versus"]
+    if p["error"] != "icl" and versus != "theory":
+        raise ICLError(f"error = {p['error']!r} is compared with the theory only (versus = 'theory')")
     extra_ok, extra_why, extra_txt = True, "", ""
     if versus == "theory":
         th = float(e_nonlinear(ftxt, rho=rho_value, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"], lam=p["lam"],
-                               C_train=p["C_train"], C_test=C_test, d=max(ds)).value)
-        ref, ref_note, what = th, "theory, d -> infinity (Result 1 / Eq. (10))", "e"
+                               C_train=p["C_train"], C_test=C_test, d=max(ds), error=p["error"]).value)
+        what = {"icl": "e", "idg": "e_IDG", "gap": "e_ICL - e_IDG"}[p["error"]]
+        ref, ref_note = th, "theory, d -> infinity (Result 1 / Eq. (10))" + (
+            "" if p["error"] == "icl" else f", {what} (docs/idg.md)")
         series = {d: per_seed(ftxt, rho_value, d, p["tasks"]) for d in ds}
     elif versus == "linear_equivalent":
         sc = p["scale"] if isinstance(p["scale"], sympy.Basic) else parse_claim_expr(str(p["scale"]), HERMITE_NAMES)

@@ -173,4 +173,42 @@ def _short(v):
     return pretty(v) if not isinstance(v, str) else v
 
 
-KINDS = (check_theory_value.kind,)
+@check_kind("theory_bound", params={
+    "f": Param("teacher", False, None, "teacher whose a1, rho_f, rho_nonlinear the expressions may use"),
+    "rho": Param("const", False, sympy.Integer(0), "label noise variance for the family values"),
+    "call": Param("call", True, doc="{function, args, scale}: the bounded side"),
+    "bound": Param("call", True, doc="{function, args, scale}: the bound, same sweep"),
+    "relation": Param("str", True, doc="'<=' (call <= bound at every point) or '>='", choices=("<=", ">=")),
+}, needs=(("theory.asymptotic", "asymptotic ICL error"),), needs_attrs={"theory.asymptotic": ("e_linear", "e_nonlinear")})
+def check_theory_bound(claim) -> Outcome:
+    """An inequality between two theory calls at every point of a sweep (e.g. e_IDG <= e_ICL).
+
+    The tolerance (``abs`` or ``rel``) is the float64 slack allowed on the wrong side
+    of the bound; the claim holds when no point violates the relation by more.  The
+    detail reports the point closest to (or furthest beyond) the bound.
+    """
+    p = claim.parsed
+    fam = lazy_family(claim)
+    xs, sweep = _call_points(p["call"], fam)
+    ys, _ = _call_points(p["bound"], fam)
+    if len(ys) == 1 and len(xs) > 1:
+        ys = ys * len(xs)
+    if len(ys) != len(xs):
+        raise ICLError("the two sides sweep different numbers of points")
+    sign = 1.0 if p["relation"] == "<=" else -1.0
+    tol = claim.tolerance
+    slack = [tol.value * (abs(y) if tol.kind == "rel" else 1.0) for y in ys]
+    excess = [sign * (x - y) for x, y in zip(xs, ys)]        # > 0: on the wrong side
+    i = max(range(len(xs)), key=lambda j: excess[j])
+    holds = all(e <= s for e, s in zip(excess, slack))
+    at = ", ".join(f"{k}={v[i]:g}" for k, v in sweep.items())
+    detail = (f"{_describe_call(p['call'])} {p['relation']} {_describe_call(p['bound'])} at all {len(xs)} points: "
+              f"{'yes' if holds else 'NO'}; closest at {at or 'the point'}: {xs[i]:.10g} vs {ys[i]:.10g} "
+              f"(margin {-excess[i]:.4g})")
+    note = "deterministic equivalent, d -> infinity (float64)"
+    return Outcome(Value(xs[i], "numeric", note=note), Value(ys[i], "numeric", note=note), detail, holds=holds,
+                   residual_expr="0" if holds else f"violated by {excess[i]:.3g}",
+                   mde_note="deterministic inequality: no sampling error")
+
+
+KINDS = (check_theory_value.kind, check_theory_bound.kind)

@@ -1,0 +1,387 @@
+"""Reproduce a published table of simulated errors at the table's own d and conventions.
+
+Paper: the simulated errors of Sec. 2, Eqs. (1)-(7), p. 2-3 (ICL error) and the IDG
+error (docs/idg.md); the conventions the paper leaves open (docs/conventions.md).
+
+A table row names a setting (d and whatever of alpha, kappa, tau, rho, lam the table
+sweeps; the rest is fixed for the whole table) and *their* number: a mean and its
+spread, either a per-run standard deviation with a run count or a standard error.
+Each row is simulated at its own d under the table's convention with ``seeds``
+seeds; the row's z is
+
+    z = (ours - theirs) / sqrt(SE_ours^2 + SE_theirs^2),
+
+judged against the two-sided false-alarm budget split (Bonferroni) over the rows and
+turned into Student t at the Welch-Satterthwaite dof of the two SEs.  Every row also
+states its minimum detectable difference (90 % power, docs/power.md).
+
+When a row disagrees, the slips catalogue is run on it:
+
+* **convention slips** (re-simulated on the same seeds): each convention option
+  flipped in turn (random vs round-robin assignment, floor-k vs paper rounding,
+  sphere vs Gaussian pretraining / test / both task laws, a ridge floor of 1e-6
+  added or removed), the noise given as a standard deviation where a variance is
+  meant and the reverse (rho -> rho^2, rho -> sqrt(rho)), and the argument order
+  alpha <-> kappa;  a slip *explains* the row when their number agrees with the
+  slipped simulation within the same limit;
+* **number slips** (the catalogue of :mod:`icl_symbolic.diagnosis.slips`, ``transform``
+  models with our value as the required one): offsets by one, squares, ...
+
+:func:`example_table` makes the small example table shipped in ``docs/`` (our own
+simulator, provenance in its JSON sidecar; ``benchmarks/make_reproduce_example.py``
+regenerates both).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from icl_symbolic.diagnosis import slips
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.studies.extrapolate import bonferroni_z, seed_error, welch_dof
+from icl_symbolic.simulation.simulator import CONVENTION_FIELDS, Convention, resolve_convention, simulate_many
+from icl_symbolic.core.stats import MIN_SEEDS, mde_abs, seed_mean_se, t_limit
+from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
+
+#: the parameters a row may set (a column) or the table fixes (an option)
+PARAMS = ("d", "alpha", "kappa", "tau", "rho", "lam")
+#: the number columns of their side
+VALUE_KEYS = ("mean", "spread", "runs")
+SPREADS = ("std", "se")
+MAX_ROWS = 500
+MAX_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """One row: the setting and their mean with its standard error (and dof, None = known)."""
+
+    index: int
+    params: dict
+    theirs: float
+    theirs_se: float
+    theirs_dof: float | None
+
+
+def parse_columns(text: str) -> dict:
+    """``name=header,...`` -> {name: header}; names are :data:`PARAMS` and :data:`VALUE_KEYS`.
+
+    >>> parse_columns("d=dim,mean=icl,spread=icl_std,runs=n")
+    {'d': 'dim', 'mean': 'icl', 'spread': 'icl_std', 'runs': 'n'}
+    """
+    out = {}
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "=" not in part:
+            raise ICLError(f"--columns: expected name=header, got {part!r}")
+        k, v = (s.strip() for s in part.split("=", 1))
+        if k not in PARAMS + VALUE_KEYS:
+            raise ICLError(f"--columns: unknown name {k!r}; expected one of {', '.join(PARAMS + VALUE_KEYS)}")
+        if k in out:
+            raise ICLError(f"--columns: {k} given twice")
+        out[k] = v
+    for k in ("d", "mean", "spread"):
+        if k not in out:
+            raise ICLError(f"--columns must name the {k} column ({k}=HEADER)")
+    return out
+
+
+def read_table(text: str, columns: dict, fixed: dict, spread: str = "std") -> list:
+    """The rows of a CSV table (header line first) as :class:`TableRow`.
+
+    ``columns`` maps our names to the table's headers (:func:`parse_columns`);
+    ``fixed`` gives the parameters no column sets (a column overrides ``fixed``).  ``spread``: ``std`` (a per-run
+    standard deviation; the ``runs`` column is then required: SE = std/sqrt(runs),
+    runs - 1 dof) or ``se`` (a standard error, taken as known).
+    """
+    if spread not in SPREADS:
+        raise ICLError(f"--spread must be one of {', '.join(SPREADS)}, got {spread!r}")
+    if spread == "std" and "runs" not in columns:
+        raise ICLError("--spread std needs the run count: add runs=HEADER to --columns")
+    if len(text.encode()) > MAX_BYTES:
+        raise ICLError(f"the table is larger than {MAX_BYTES} bytes")
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    reader = csv.DictReader(io.StringIO("\n".join(lines)))
+    headers = reader.fieldnames or []
+    missing = [h for h in columns.values() if h not in headers]
+    if missing:
+        raise ICLError(f"the table has no column {', '.join(map(repr, missing))} (its columns: {', '.join(headers)})")
+    absent = [k for k in PARAMS if k not in columns and fixed.get(k) is None]
+    if absent:
+        raise ICLError(f"no value for {', '.join(absent)}: name a column or give the option")
+    rows = []
+    for i, rec in enumerate(reader, start=1):
+        if i > MAX_ROWS:
+            raise ICLError(f"the table has more than {MAX_ROWS} rows")
+
+        def num(key, rec=rec, i=i):
+            raw = (rec.get(columns[key]) or "").strip()
+            try:
+                v = float(raw)
+            except ValueError:
+                raise ICLError(f"row {i}: column {columns[key]!r} is not a number: {raw!r}") from None
+            if not math.isfinite(v):
+                raise ICLError(f"row {i}: column {columns[key]!r} is not finite: {raw!r}")
+            return v
+        params = {k: (num(k) if k in columns else float(fixed[k])) for k in PARAMS}
+        d = params["d"]
+        if d != int(d) or d < 2:
+            raise ICLError(f"row {i}: d must be an integer >= 2, got {d:g}")
+        params["d"] = int(d)
+        for k in ("alpha", "kappa", "tau"):
+            if not params[k] > 0:
+                raise ICLError(f"row {i}: {k} must be > 0, got {params[k]:g}")
+        for k in ("rho", "lam"):
+            if params[k] < 0:
+                raise ICLError(f"row {i}: {k} must be >= 0, got {params[k]:g}")
+        mean, sp = num("mean"), num("spread")
+        if not sp > 0:
+            raise ICLError(f"row {i}: the spread must be > 0, got {sp:g}")
+        if spread == "std":
+            runs = num("runs")
+            if runs != int(runs) or runs < 2:
+                raise ICLError(f"row {i}: runs must be an integer >= 2, got {runs:g}")
+            se, dof = sp / math.sqrt(runs), runs - 1
+        else:
+            se, dof = sp, None
+        rows.append(TableRow(i, params, mean, se, dof))
+    if not rows:
+        raise ICLError("the table has no rows")
+    return rows
+
+
+@dataclass
+class RowResult:
+    """Our simulation of one row against theirs, and the slips tried when they disagree."""
+
+    row: TableRow
+    ours: float
+    ours_se: float
+    n_seeds: int
+    z: float
+    limit: float
+    dof: float
+    mde: float
+    sizes: dict
+    slips: list = field(default_factory=list)        # convention slips tried: dicts, best first
+    catalogue: list = field(default_factory=list)    # number slips that match
+    theory: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return abs(self.z) <= self.limit
+
+    def to_json(self) -> dict:
+        r = self.row
+        return {"row": r.index, **r.params, **self.sizes, "ours": self.ours, "ours_se": self.ours_se,
+                "n_seeds": self.n_seeds, "theirs": r.theirs, "theirs_se": r.theirs_se,
+                "theirs_dof": r.theirs_dof, "z": self.z, "z_limit": self.limit, "dof": self.dof,
+                "mde": self.mde, "agrees": self.ok, "e_theory": self.theory,
+                "slips": self.slips, "catalogue_slips": self.catalogue}
+
+
+@dataclass
+class Reproduction:
+    """All rows, the verdict and what produced it."""
+
+    f: str
+    error: str
+    convention: Convention
+    rows: list
+    false_alarm: float
+    seeds: tuple
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.rows)
+
+    @property
+    def verdict(self) -> str:
+        bad = sum(not r.ok for r in self.rows)
+        if not bad:
+            return f"reproduced: all {len(self.rows)} rows within their limits"
+        named = sorted({s["slip"] for r in self.rows if not r.ok for s in r.slips if s["explains"]})
+        return (f"NOT reproduced: {bad} of {len(self.rows)} rows disagree"
+                + (f"; explained by: {', '.join(named)}" if named else "; no slip of the catalogue explains them"))
+
+    def to_json(self) -> dict:
+        return {"f": self.f, "error": self.error, "convention": self.convention.to_json(),
+                "false_alarm": self.false_alarm, "seeds": list(self.seeds), "reproduced": self.ok,
+                "verdict": self.verdict, "points": [r.to_json() for r in self.rows]}
+
+
+def _flip(conv: Convention, field_name: str):
+    v = getattr(conv, field_name)
+    other = {"assignment": {"round-robin": "random", "random": "round-robin"},
+             "train_tasks": {"gaussian": "sphere", "sphere": "gaussian"},
+             "test_tasks": {"gaussian": "sphere", "sphere": "gaussian"},
+             "rounding": {"paper": "floor-k", "floor-k": "paper"}}
+    if field_name == "ridge_floor":
+        return 0.0 if v > 0 else 1e-6
+    return other[field_name][v]
+
+
+def convention_slips(conv: Convention, params: dict) -> list:
+    """The slips tried on a disagreeing row: (name, convention, params) each, in catalogue order."""
+    out = []
+    for k in CONVENTION_FIELDS:
+        new = _flip(conv, k)
+        out.append((f"{k}: {getattr(conv, k)} -> {new}", resolve_convention(conv, **{k: new}), params))
+    both = _flip(conv, "train_tasks") if conv.train_tasks == conv.test_tasks else None
+    if both is not None:
+        out.append((f"task laws: {conv.train_tasks} -> {both} (both)",
+                    resolve_convention(conv, train_tasks=both, test_tasks=both), params))
+    rho = params["rho"]
+    if 0 < rho != 1:
+        out.append(("noise: standard deviation read as variance (rho -> rho^2)", conv, {**params, "rho": rho ** 2}))
+        out.append(("noise: variance read as standard deviation (rho -> sqrt(rho))", conv,
+                    {**params, "rho": math.sqrt(rho)}))
+    if params["alpha"] != params["kappa"]:
+        out.append(("argument order: alpha <-> kappa", conv,
+                    {**params, "alpha": params["kappa"], "kappa": params["alpha"]}))
+    return out
+
+
+def _sim_specs(f, params, seeds, conv, n_test):
+    p = {k: params[k] for k in PARAMS}
+    return dict(f=f, seeds=seeds, n_test=n_test, convention=conv, **p)
+
+
+def _row_values(res, error):
+    return np.array([seed_error(r, error)[0] for r in res.runs])
+
+
+def _judge(vals, row, limit_z):
+    ours, se, n = seed_mean_se(vals)
+    comb = math.sqrt(se ** 2 + row.theirs_se ** 2)
+    z = (ours - row.theirs) / comb
+    dof = welch_dof([1.0, 1.0], [se, row.theirs_se], [n, None if row.theirs_dof is None else row.theirs_dof + 1])
+    lim = t_limit(limit_z, dof)
+    return ours, se, n, z, lim, dof, comb
+
+
+def reproduce(rows: Sequence[TableRow], f: str, *, convention=None, error: str = "icl",
+              seeds: Sequence[int] = tuple(range(MIN_SEEDS)), false_alarm: float = 1e-3, n_test: int = 100,
+              jobs: int = 1, scheduler: str | None = None, slip_rows: int | None = None, theory: bool = True,
+              progress: Callable[[str], None] | None = None) -> Reproduction:
+    """Simulate every row at its own d and convention and compare with the table (module docstring).
+
+    ``seeds`` (at least :data:`icl_symbolic.core.stats.MIN_SEEDS`) are the same for every
+    row; ``false_alarm`` is split over the rows (Bonferroni).  The slips are tried on
+    the disagreeing rows, the ``slip_rows`` worst of them (None: all; 0: none).
+    Returns a :class:`Reproduction` (``.ok``, ``.verdict``, ``.rows``).
+    """
+    if slip_rows is not None and (int(slip_rows) != slip_rows or slip_rows < 0):
+        raise ICLError(f"slip_rows must be an integer >= 0, got {slip_rows!r}")
+    check_error(error)
+    conv = resolve_convention(convention)
+    seeds = tuple(int(s) for s in seeds)
+    if len(seeds) < MIN_SEEDS:
+        raise ICLError(f"need at least {MIN_SEEDS} seeds per row (docs/power.md), got {len(seeds)}")
+    if not 0 < false_alarm < 1:
+        raise ICLError("the false-alarm budget must be in (0, 1)")
+    rows = list(rows)
+    if not rows:
+        raise ICLError("no rows to reproduce")
+    zb = bonferroni_z(false_alarm, len(rows))
+    specs = [_sim_specs(f, r.params, seeds, conv, n_test) for r in rows]
+    sims = simulate_many(specs, jobs=jobs, scheduler=scheduler, progress=progress)   # validates every row first
+    out = []
+    for row, res in zip(rows, sims):
+        ours, se, n, z, lim, dof, comb = _judge(_row_values(res, error), row, zb)
+        th = None
+        if theory:
+            p = row.params
+            try:
+                th = float(e_nonlinear(f, rho=p["rho"], alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"],
+                                       lam=p["lam"], error=error))
+            except ICLError:
+                th = None          # e.g. the ridgeless peak tau = 1: no theory point
+        out.append(RowResult(row, ours, se, n, z, lim, dof, mde_abs(comb, lim, dof),
+                             {"ell": res.ell, "k": res.k, "n": res.n}, theory=th))
+    bad = sorted((rr for rr in out if not rr.ok), key=lambda rr: -abs(rr.z))
+    if slip_rows is not None:
+        bad = bad[:int(slip_rows)]
+    if bad:
+        for rr in bad:
+            cands = convention_slips(conv, rr.row.params)
+            if progress is not None:
+                progress(f"row {rr.row.index} disagrees (z = {rr.z:+.2f}): trying {len(cands)} slips")
+            alt = simulate_many([_sim_specs(f, p, seeds, c, n_test) for _, c, p in cands], jobs=jobs,
+                                scheduler=scheduler)
+            tried = []
+            for (name, c, p), res in zip(cands, alt):
+                o, s, _, z2, lim2, _, _ = _judge(_row_values(res, error), rr.row, zb)
+                tried.append({"slip": name, "convention": c.to_json(), "params": p, "value": o, "se": s,
+                              "z": z2, "explains": abs(z2) <= lim2})
+            tried.sort(key=lambda t: (not t["explains"], abs(t["z"])))
+            rr.slips = tried
+            ctx = slips.teacher_context(f, repr(rr.row.params["rho"]))
+            rep = slips.diagnose_number(rr.row.theirs, ctx, x_value=rr.ours, tol=rr.limit * math.sqrt(
+                rr.ours_se ** 2 + rr.row.theirs_se ** 2))
+            rr.catalogue = [m.model.name for m in rep.matches]
+    return Reproduction(str(f), error, conv, out, float(false_alarm), seeds)
+
+
+def swept_name(rows) -> str:
+    """The parameter a plot puts on its x axis: the first of kappa, tau, alpha, rho, lam, d that varies."""
+    for k in ("kappa", "tau", "alpha", "rho", "lam", "d"):
+        if len({r.row.params[k] for r in rows}) > 1:
+            return k
+    return "d"
+
+
+def theory_curve(rep: "Reproduction", xname: str, n: int = 60):
+    """(xs, ys): the d -> infinity theory along ``xname`` with the other parameters of the first row
+    (None when x is d, or the parameters besides x and d vary, or the theory has no value there)."""
+    rows = rep.rows
+    if xname == "d" or any(len({r.row.params[k] for r in rows}) > 1 for k in PARAMS if k not in (xname, "d")):
+        return None
+    xs_t = [r.row.params[xname] for r in rows]
+    lo, hi = min(xs_t), max(xs_t)
+    xs = np.geomspace(lo, hi, n) if lo > 0 else np.linspace(lo, hi, n)
+    p = dict(rows[0].row.params)
+    ys = []
+    for x in xs:
+        p[xname] = float(x)
+        try:
+            ys.append(float(e_nonlinear(rep.f, rho=p["rho"], alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"],
+                                        lam=p["lam"], error=rep.error)))
+        except ICLError:
+            ys.append(float("nan"))
+    return xs, np.array(ys)
+
+
+#: the example table's fixed settings (docs/reproduce.md)
+EXAMPLE = dict(f="(g^2-1)/sqrt(2)", alpha=2.0, tau=2.0, rho=0.1, lam=0.0)
+EXAMPLE_COLUMNS = "d=d,kappa=kappa,mean=icl_mean,spread=icl_std,runs=runs"
+
+
+def example_table(convention="letey2024", seeds: Sequence[int] = tuple(range(10 ** 6, 10 ** 6 + 100)),
+                  ds=(8, 12), kappas=(0.5, 1.0), f: str = EXAMPLE["f"], alpha: float = EXAMPLE["alpha"],
+                  tau: float = EXAMPLE["tau"], rho: float = EXAMPLE["rho"], n_test: int = 100) -> str:
+    """The shipped example table (CSV text): our simulator, ICL error (exact functional), mean and
+    per-run std over ``seeds`` runs per row, one row per (d, kappa); fixed alpha, tau, rho, f."""
+    conv = resolve_convention(convention)
+    specs = [dict(f=f, d=d, alpha=alpha, kappa=k, tau=tau, rho=rho, seeds=tuple(seeds), n_test=n_test,
+                  convention=conv) for d in ds for k in kappas]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["d", "kappa", "icl_mean", "icl_std", "runs"])
+    for spec, res in zip(specs, simulate_many(specs)):
+        v = np.array([float(r.e) for r in res.runs])
+        w.writerow([spec["d"], repr(spec["kappa"]), repr(float(v.mean())), repr(float(v.std(ddof=1))), len(v)])
+    return buf.getvalue()
+
+
+__all__ = ["PARAMS", "VALUE_KEYS", "SPREADS", "TableRow", "RowResult", "Reproduction", "parse_columns",
+           "read_table", "convention_slips", "reproduce", "example_table", "EXAMPLE", "EXAMPLE_COLUMNS",
+           "swept_name", "theory_curve"]
