@@ -165,3 +165,26 @@ def test_a_ladder_claim_reports_its_mde_in_json(tmp_path, monkeypatch):
     assert m_rel == pytest.approx(r.mde_rel)
     assert "would have caught an error of" in r.mde_sentence()
     assert math.isfinite(m_abs)
+
+
+def _family_z(m: int, false_alarm: float = 1e-3) -> float:
+    """Two-sided Bonferroni split of the family's false-alarm budget over m claims (normal quantile)."""
+    from scipy.stats import norm
+    return float(norm.isf(false_alarm / 2 / m))
+
+
+def test_each_tier_splits_its_false_alarm_budget_over_its_own_extrapolated_claims():
+    """The z of every extrapolated simulation claim is the Bonferroni split of the tier's 1e-3
+    budget over the extrapolated claims that tier runs (a claim added or moved without
+    re-splitting the budget fails here; the numbers in the claim files are rounded to 3 places)."""
+    from icl_symbolic.verification.claimfile import load_claims
+    family = {}
+    for c in load_claims(None):
+        if c.check == "simulation_extrapolated":
+            family.setdefault(c.tier, []).append(c)
+    assert set(family) == {"full", "deep"}
+    for tier, claims in family.items():
+        want = round(_family_z(len(claims)), 3)
+        wrong = [(c.id, c.tolerance.value) for c in claims if c.tolerance.value != want]
+        assert not wrong, f"{tier}: {len(claims)} claims want z = {want}: {wrong}"
+        assert all(f"{len(claims)} extrapolated simulation claims" in c.tolerance.reason for c in claims), tier
