@@ -24,7 +24,7 @@ from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import save_figure, write_text
 from icl_symbolic.output.plotting import kernel_curve_figure
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog, parse_grid
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_int, check_output_paths, document, emit_json, epilog, parse_parameter
 
 DEFAULT_D = 16
 _SWEPT = ("alpha", "kappa", "lam", "tau")
@@ -55,7 +55,7 @@ def register(subparsers) -> None:
     p.add_argument("--tau", default="4", help="pretraining ratio n/D^2 > 0, != 1 when lam = 0 (default 4)")
     p.add_argument("--lam", default="0", help="ridge lam >= 0, regulariser (n/D) lam (default 0)")
     p.add_argument("--log", action="store_true", help="start:stop:count grids are geometric")
-    p.add_argument("--digits", type=int, default=30, help="digits for the Hermite coefficients (default 30)")
+    p.add_argument("--digits", type=int, default=defaults.DIGITS, help="digits for the Hermite coefficients")
     add_output_options(p, csv="write the grid points as CSV", plot="plot e against the first swept ratio")
     p.set_defaults(func=run)
 
@@ -63,16 +63,16 @@ def register(subparsers) -> None:
 def _check_args(args) -> None:
     if not 5 <= args.digits <= 200:
         raise ICLError(f"--digits must be between 5 and 200, got {args.digits}")
-    if args.d is not None and args.d < 2:
-        raise ICLError(f"--d must be an integer >= 2, got {args.d}")
+    if args.d is not None:
+        check_int(args.d, "d", 2)
     check_output_paths(args)
 
 
 def run(args) -> int:
     _check_args(args)
     fm = kernel.parse_features(args.features)
-    grids = {name: parse_grid(getattr(args, name), name, args.log) for name in _SWEPT}
-    rho = parse_grid(args.rho, "rho")
+    grids = {name: parse_parameter(getattr(args, name), name, args.log) for name in _SWEPT}
+    rho = parse_parameter(args.rho, "rho")
     if rho.size != 1:
         raise ICLError("--rho: give one value (sweep the ratios instead)")
     d = args.d if args.d is not None else (None if fm.is_identity else DEFAULT_D)

@@ -26,7 +26,7 @@ from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL, check_
 from icl_symbolic.theory.peak import is_peak
 from icl_symbolic.output.plotting import sweep_figure
 from icl_symbolic.simulation.simulator import memory_share, simulate_many
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_grid, parse_int, parse_number, parse_parallel, progress_printer
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, add_parallel_options, check_output_paths, check_parameter, document, emit_json, epilog, parse_grid, parse_int, parse_number, parse_parameter, parse_parallel, progress_printer
 
 
 #: command-line limits (docs/limits.md); the simulator refuses what does not fit in memory
@@ -44,7 +44,7 @@ def register(subparsers) -> None:
                     "accept a value, a list a,b,c, or start:stop:count; the points are their product.",
         epilog=epilog(EXIT_OK_BAD_INPUT, ['icl-symbolic simulate "sin(g)" --d 64 --tau 2 --seeds 5',
                                           'icl-symbolic simulate "tanh(g)" --d 32 --tau 0.5,2,4 --json']))
-    p.add_argument("f", help='teacher f(g), e.g. "sin(g)", "tanh(g)", "(g^2-1)/sqrt(2)"')
+    p.add_argument("f", metavar="EXPR", help='teacher f(g), e.g. "sin(g)", "tanh(g)", "(g^2-1)/sqrt(2)"')
     p.add_argument("--d", default=str(defaults.D), help="dimension d (integer >= 2)")
     p.add_argument("--alpha", default=f"{defaults.ALPHA:g}", help="context ratio ell/d")
     p.add_argument("--kappa", default=f"{defaults.KAPPA:g}", help="task diversity k/d")
@@ -54,7 +54,7 @@ def register(subparsers) -> None:
     p.add_argument("--seeds", default=str(defaults.SEEDS), help="number of seeds")
     p.add_argument("--seed", default="0", help="first seed (seeds are seed, seed+1, ...)")
     p.add_argument("--n-test", default=None, help="fresh test prompts per seed for the Monte-Carlo error "
-                   "(default 20000; 4000 with --features)")
+                   f"(default {defaults.N_TEST}; {DEFAULT_N_TEST_KERNEL} with --features)")
     p.add_argument("--ctrain", "--C-train", dest="C_train", default=defaults.C_TRAIN,
                    help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)")
     p.add_argument("--ctest", "--C-test", dest="C_test", default=None,
@@ -99,19 +99,18 @@ def run(args) -> int:
     if args.features is not None or args.control is not None:
         return run_kernel(args)
     d = parse_int(args.d, "d", 2, MAX_D)
-    alphas = parse_grid(args.alpha, "alpha")
-    kappas = parse_grid(args.kappa, "kappa")
-    taus = parse_grid(args.tau, "tau")
+    alphas = parse_parameter(args.alpha, "alpha")
+    kappas = parse_parameter(args.kappa, "kappa")
+    taus = parse_parameter(args.tau, "tau")
     rho = parse_number(args.rho, "rho")
     lam = parse_number(args.lam, "lam")
+    check_parameter("rho", rho, args.rho)
+    check_parameter("lam", lam, args.lam)
     n_seeds = parse_int(args.seeds, "seeds", 1, MAX_SEEDS)
     seed0 = parse_int(args.seed, "seed", 0)
-    n_test = parse_int(args.n_test if args.n_test is not None else "20000", "n-test", 2, MAX_N_TEST)
+    n_test = parse_int(args.n_test if args.n_test is not None else str(defaults.N_TEST), "n-test", 2, MAX_N_TEST)
     check_output_paths(args)
     C_test = args.C_test if args.C_test is not None else args.C_train
-    for name, grid in (("alpha", alphas), ("kappa", kappas), ("tau", taus)):
-        if (grid <= 0).any():
-            raise ICLError(f"--{name} must be > 0, got {float(grid.min()):g}")
     if alphas.size * kappas.size * taus.size > MAX_SIM_POINTS:
         raise ICLError(f"--alpha x --kappa x --tau is {alphas.size * kappas.size * taus.size} simulation points; "
                        f"limit {MAX_SIM_POINTS} (see docs/limits.md)")
@@ -172,15 +171,14 @@ def run_kernel(args) -> int:
     parse_features(args.features)
     check_output_paths(args)
     d = parse_int(args.d, "d", 2)
-    grids = [parse_grid(getattr(args, name), name) for name in ("alpha", "kappa", "tau")]
+    grids = [parse_parameter(getattr(args, name), name) for name in ("alpha", "kappa", "tau")]
     rho = parse_number(args.rho, "rho")
     lam = parse_number(args.lam, "lam")
+    check_parameter("rho", rho, args.rho)
+    check_parameter("lam", lam, args.lam)
     n_seeds = parse_int(args.seeds, "seeds", 1)
     seed0 = parse_int(args.seed, "seed", 0)
     n_test = parse_int(args.n_test if args.n_test is not None else str(DEFAULT_N_TEST_KERNEL), "n-test", 2)
-    for name, grid in zip(("alpha", "kappa", "tau"), grids):
-        if (grid <= 0).any():
-            raise ICLError(f"--{name} must be > 0, got {float(grid.min()):g}")
     jobs, scheduler = parse_parallel(args)
     points = [tuple(float(x) for x in pt) for pt in itertools.product(*grids)]
     limit = memory_share(None, jobs, n_seeds, scheduler)

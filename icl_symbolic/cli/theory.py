@@ -19,7 +19,7 @@ from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import save_figure, write_text
 from icl_symbolic.output.plotting import theory_curve_figure
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog, parse_grid
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_int, check_output_paths, document, emit_json, epilog, parse_parameter
 
 _SWEPT = ("rho", "alpha", "kappa", "lam", "tau")
 _PAPER = "arXiv:2610.10761v1, Result 1 Eq. (9) p. 3; Eq. (10) p. 3"
@@ -59,7 +59,7 @@ def _check_args(args) -> None:
     if not 5 <= args.digits <= 200:
         raise ICLError(f"--digits must be between 5 and 200, got {args.digits}")
     if args.d is not None and args.d < 1:
-        raise ICLError(f"--d must be a positive integer, got {args.d}")
+        check_int(args.d, "d", 1)
     check_output_paths(args)
 
 
@@ -87,7 +87,7 @@ def _progress_printer(n, quiet):
 def run(args) -> int:
 
     _check_args(args)
-    grids = {name: parse_grid(getattr(args, name), name, args.log) for name in _SWEPT}
+    grids = {name: parse_parameter(getattr(args, name), name, args.log) for name in _SWEPT}
     d = args.d
     specs = [args.ctrain] + ([args.ctest] if args.ctest is not None else [])
     if d is None and any(_needs_d(sp) for sp in specs) and not any(_is_npy(sp) for sp in specs):

@@ -13,7 +13,7 @@ from icl_symbolic.verification.claimfile import TIERS, load_claims, select
 from icl_symbolic.verification.evidence import format_tally, tally
 from icl_symbolic.verification.report import render
 from icl_symbolic.verification.runner import format_line, run_claims, run_tier, summarize, summary_line
-from icl_symbolic.cli._args import add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_parallel
+from icl_symbolic.cli._args import add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_parallel, write_points_csv
 
 EPILOG_VERIFY = epilog(
     "0 every claim has its expected verdict; 1 some claim failed, errored or is unavailable; "
@@ -21,7 +21,8 @@ EPILOG_VERIFY = epilog(
     ["icl-symbolic verify", "icl-symbolic verify --full --report report.html",
      "icl-symbolic verify --full --jobs 2",
      "icl-symbolic verify derivations/04_lemma1.toml --only 'lemma1.*' --verbose",
-     "icl-symbolic verify my_claims.toml --json-out results.json"])
+     "icl-symbolic verify my_claims.toml --json-out results.json"],
+    no_plot="a claim's verdict is not a curve; --report writes the tables, with any figures of the claims")
 
 
 def register(subparsers) -> None:
@@ -48,7 +49,8 @@ def register(subparsers) -> None:
                         "their provenance, the tolerance and why")
     p.add_argument("--list", action="store_true", help="list the selected claims without running them")
     add_parallel_options(p, "the claims (one claim per process; verdicts print in claim order)")
-    add_output_options(p, report="write a self-contained report")
+    add_output_options(p, report="write a self-contained report",
+                       csv="write one row per claim (the keys of the JSON points) as CSV")
     p.set_defaults(func=run)
 
 
@@ -74,11 +76,14 @@ def run(args) -> int:
     table = format_tally(tally(results))
     if not args.json:
         print(table)
+        print(summary_line(summary))
     elif not args.quiet:
         print(table, file=sys.stderr)
-    print(summary_line(summary), file=sys.stderr if args.json else sys.stdout)
-    emit_json(args, document("verify", [r.to_json() for r in results], summary=summary,
-                             evidence=tally(results)))
+        print(summary_line(summary), file=sys.stderr)
+    points = [r.to_json() for r in results]
+    emit_json(args, document("verify", points, summary=summary, evidence=tally(results)))
+    if args.csv:
+        write_points_csv(args.csv, points)
     if args.report:
         meta = {"mode": tier, "files": list(args.files or [])}
         io.write_text(args.report, render(args.report, results, summary, meta))
