@@ -3,6 +3,7 @@ exit statuses, old spellings, diverging points, streaming verdicts."""
 
 import argparse
 import json
+from pathlib import Path
 
 import pytest
 
@@ -227,8 +228,9 @@ def test_simulate_sweep_through_tau_one_keeps_the_point(tmp_path, capsys):
     pts = json.loads(capsys.readouterr().out)["points"]
     assert pts[0]["e_theory"] is None and "diverges" in pts[0]["e_theory_reason"]
     assert pts[1]["e_theory"] > 0 and pts[1]["e_theory_reason"] is None
-    rows = c.read_text().splitlines()
-    assert rows[1].endswith(",inf") and not rows[2].endswith(",inf")
+    rows = [r.split(",") for r in c.read_text().splitlines()]
+    col = rows[0].index("e_theory")
+    assert rows[1][col] == "inf" and float(rows[2][col]) == pytest.approx(pts[1]["e_theory"])
 
 
 def test_verdicts_are_reported_as_they_are_decided(monkeypatch):
@@ -277,3 +279,53 @@ def test_verify_lines_fit_in_100_columns_with_and_without_verbose(capsys):
         out = capsys.readouterr().out
         assert max(len(line) for line in out.splitlines()) <= 100, extra
         assert "diagnosis: " in out and "mismatch found as expected" in out
+
+
+def test_tau_one_is_one_rule_in_theory_kernel_simulate_and_extrapolate(capsys):
+    """Reported as inf with the one reason (theory, kernel, simulate's e_theory), refused with it where a
+    finite value is needed (extrapolate); simulate says why its number at the peak means nothing."""
+    from icl_symbolic.theory.peak import AT_PEAK, DIVERGES
+    assert main(["theory", "g", "--tau", "1", "--json"]) == 0
+    (p,) = json.loads(capsys.readouterr().out)["points"]
+    assert p["e"] is None and p["reason"] == DIVERGES
+    assert main(["kernel", "g + (g^2-1)/sqrt(2)", "--tau", "0.5,1", "--json"]) == 0
+    pts = json.loads(capsys.readouterr().out)["points"]
+    assert pts[0]["e"] > 0 and pts[0]["reason"] is None and pts[1]["e"] is None and pts[1]["reason"] == DIVERGES
+    assert main(["kernel", "g + (g^2-1)/sqrt(2)", "--tau", "1"]) == 0
+    assert f"inf: {DIVERGES}" in capsys.readouterr().out
+    assert main(["simulate", "g", "--d", "4", "--tau", "1", "--seeds", "2", "--n-test", "100", "--quiet",
+                 "--json"]) == 0
+    (p,) = json.loads(capsys.readouterr().out)["points"]
+    assert p["e_mean"] > 0 and p["e_theory"] is None and p["e_theory_reason"] == DIVERGES
+    assert p["comparison"] == AT_PEAK and p["z"] is None
+    assert main(["extrapolate", "g", "--d", "4,6", "--tau", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and DIVERGES in err and "no finite e_inf" in err
+    assert main(["theory", "g", "--tau", "1", "--lam", "0.1", "--json"]) == 0        # a ridge: an ordinary point
+    assert json.loads(capsys.readouterr().out)["points"][0]["e"] > 0
+    cli_doc = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    assert "## tau = 1 (the interpolation peak)" in cli_doc and DIVERGES in " ".join(cli_doc.split())
+
+
+def test_simulate_compares_with_the_theory_in_words(capsys):
+    """z against the d -> infinity theory, the finite-d gap expected at that d (either sign), a pointer to
+    extrapolate; a gap beyond the expected one is called so."""
+    from icl_symbolic.studies.compare import GAP_X_D, compare
+    c = compare(0.7138, 0.003, 0.6963, 64)
+    assert c.z == pytest.approx((0.7138 - 0.6963) / 0.003) and c.expected_gap_rel == GAP_X_D["result1"] / 64
+    assert "z = +5.8" in c.words and "within the finite-d gap expected at d = 64" in c.words
+    assert "either sign" in c.words and "icl-symbolic extrapolate" in c.words
+    below = compare(0.68, 0.003, 0.6963, 64)                  # below the theory: also within the gap
+    assert below.z < 0 and "within" in below.words
+    far = compare(0.9, 0.003, 0.6963, 64)
+    assert "beyond the finite-d gap" in far.words and "within" not in far.words
+    assert compare(2.5, 0.1, 2.2, 16, "a1zero").expected_gap_rel == GAP_X_D["a1zero"] / 16
+    assert main(["simulate", "g", "--d", "6", "--tau", "2", "--seeds", "2", "--n-test", "100", "--quiet",
+                 "--json"]) == 0
+    (p,) = json.loads(capsys.readouterr().out)["points"]
+    assert p["z"] == pytest.approx((p["e_mean"] - p["e_theory"]) / p["e_se"])
+    assert p["expected_gap_rel"] == pytest.approx(5 / 6) and "extrapolate" in p["comparison"]
+    assert main(["simulate", "g", "--d", "6", "--tau", "2", "--seeds", "2", "--n-test", "100", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    words = out.split("e_theory (d -> infinity")[1]
+    assert "z = " in words and "finite-d gap" in " ".join(words.split()) and max(map(len, words.splitlines())) <= 100

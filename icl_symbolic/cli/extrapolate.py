@@ -23,6 +23,7 @@ import time
 
 from icl_symbolic.core import defaults
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.theory.peak import DIVERGES
 from icl_symbolic.studies.extrapolate import MODELS, extrapolate, ladder_memory_check, run_ladder, theory_value
 from icl_symbolic.output.io import save_figure, write_csv
 from icl_symbolic.kernel_learner.theory import parse_features
@@ -96,7 +97,8 @@ def run(args) -> int:
     alpha, kappa, tau = _one(args.alpha, "alpha"), _one(args.kappa, "kappa"), _one(args.tau, "tau")
     rho, lam = _one(args.rho, "rho"), _one(args.lam, "lam")
     if lam == 0 and tau == 1:
-        raise ICLError("--tau 1 with --lam 0 is the interpolation peak: the theory diverges there")
+        raise ICLError(f"--tau: {DIVERGES}; there is no finite e_inf to extrapolate to "
+                       "(use --lam > 0 or tau != 1)")
     n_seeds, seed0 = parse_int(args.seeds, "seeds", 2), parse_int(args.seed, "seed", 0)
     fm = parse_features(args.features) if args.features is not None else None
     kernel = fm is not None and not fm.is_identity

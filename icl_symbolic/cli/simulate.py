@@ -7,25 +7,25 @@
 inputs and ``e_mean``, ``e_se`` (exact functional, mean and SE over seeds),
 ``e_mc_mean``, ``e_mc_se`` (Monte-Carlo test error), ``e_theory`` (Result 1 /
 Eq. (10) from :mod:`icl_symbolic.theory.asymptotic`; null at the ridgeless peak tau = 1,
-with ``e_theory_reason`` saying so)
-and ``seconds``.  Progress goes to stderr.
+with ``e_theory_reason`` saying so), ``z``, ``gap_rel``, ``expected_gap_rel`` and the
+``comparison`` in words (:mod:`icl_symbolic.studies.compare`), and ``seconds``.  Progress goes to stderr.
 """
 
 from __future__ import annotations
 
 import itertools
+import textwrap
 
 from icl_symbolic.core import defaults
-from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import check_float64, teacher
 from icl_symbolic.model.gamma_error import check_teacher
 from icl_symbolic.output.io import save_figure, write_csv
 from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL, check_kernel_run, simulate_kernel
-from icl_symbolic.theory.peak import is_peak
 from icl_symbolic.output.plotting import sweep_figure
 from icl_symbolic.simulation.simulator import memory_share, simulate_many
+from icl_symbolic.studies.compare import compare_point
 from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, add_parallel_options, check_output_paths, check_parameter, document, emit_json, epilog, parse_grid, parse_int, parse_number, parse_parameter, parse_parallel, progress_printer
 
 
@@ -80,16 +80,8 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _theory(f, C_train, C_test, d, rho, alpha, kappa, tau, lam):
-    """e_theory, or None at the ridgeless interpolation peak (where it diverges)."""
-    if is_peak(tau, lam):
-        return None
-    return float(theory.e_nonlinear(f, C_train=C_train, C_test=C_test, d=d, rho=rho, alpha=alpha,
-                                    kappa=kappa, tau=tau, lam=lam))
-
-
 CSV_KEYS = ("teacher", "d", "ell", "k", "n", "alpha", "kappa", "tau", "rho", "lam", "C_train", "C_test",
-            "e_mean", "e_se", "e_mc_mean", "e_mc_se", "e_theory")
+            "e_mean", "e_se", "e_mc_mean", "e_mc_se", "e_theory", "z", "expected_gap_rel")
 
 
 def run(args) -> int:
@@ -124,8 +116,10 @@ def run(args) -> int:
     out = []
     for res in simulate_many(specs, jobs=jobs, scheduler=scheduler, progress=progress):
         obj = res.to_json()
-        obj["e_theory"] = _theory(args.f, args.C_train, C_test, d, rho, obj["alpha"], obj["kappa"], obj["tau"], lam)
-        obj["e_theory_reason"] = theory.DIVERGES if obj["e_theory"] is None else None
+        obj.update(compare_point(args.f, obj["e_mean"] if obj["e_mean"] is not None else obj["e_mc_mean"],
+                                 obj["e_se"] if obj["e_mean"] is not None else obj["e_mc_se"], d=d,
+                                 alpha=obj["alpha"], kappa=obj["kappa"], tau=obj["tau"], rho=rho, lam=lam,
+                                 C_train=args.C_train, C_test=C_test).to_json())
         out.append(obj)
         if not args.json:
             _print_point(obj)
@@ -154,8 +148,10 @@ def _print_point(o):
               f"[{r['solver']}, {r['iterations']} it, residual {_fmt(r['residual'])}, {r['seconds']:.2f} s]")
     print(f"  e (exact functional, mean over {len(o['seeds'])} seeds) = {_fmt(o['e_mean'], o['e_se'])}")
     print(f"  e_mc (Monte Carlo, {o['n_test']} fresh prompts/seed)     = {_fmt(o['e_mc_mean'], o['e_mc_se'])}")
-    theory_text = _fmt(o["e_theory"]) if o["e_theory"] is not None else f"inf ({o['e_theory_reason']})"
+    theory_text = _fmt(o["e_theory"]) if o["e_theory"] is not None else "inf (the interpolation peak)"
     print(f"  e_theory (d -> infinity, Result 1 / Eq. (10))         = {theory_text}")
+    if o["comparison"]:
+        print(textwrap.fill(o["comparison"], 100, initial_indent="  ", subsequent_indent="    "))
     print(f"  {o['seconds']:.2f} s")
 
 
