@@ -39,9 +39,9 @@ from icl_symbolic.engine.hermite import hermite_coeffs as _hermite_coeffs
 from icl_symbolic.output.io import write_text
 from icl_symbolic.model.moments import Moments
 from icl_symbolic.model.moments import conditional_moments as _conditional_moments
-from icl_symbolic.theory.peak import is_peak
 from icl_symbolic.output.plotting import spectrum_figure, sweep_figure, theory_curve_figure
 from icl_symbolic.simulation.simulator import SimResult
+from icl_symbolic.studies.compare import compare_point, theory_grid
 from icl_symbolic.simulation.simulator import simulate as _simulate
 from icl_symbolic.theory.asymptotic import TheoryCurve, curve
 from icl_symbolic.theory.asymptotic import e_nonlinear as _e_nonlinear
@@ -307,16 +307,17 @@ def plot_theory(curve: TheoryCurve, *, log: bool = False):
 
 def plot_simulation(sim, *, digits: int = D.DIGITS):
     """Simulated ICL error (mean +- SE over seeds) of a :class:`SimResult` or :class:`SimSweep`
-    against the swept parameter, with the d -> infinity theory at the same points (the plot of
-    ``simulate --plot``; no theory point at a ridgeless tau = 1, where it diverges)."""
+    against the swept parameter, with the d -> infinity theory on its own dense grid and at the
+    simulated points (the plot of ``simulate --plot``; the ridgeless tau = 1 marked as an asymptote)."""
     results = list(sim) if isinstance(sim, SimSweep) else [sim]
     if not results or not all(isinstance(r, SimResult) for r in results):
         raise ICLError("plot_simulation takes a SimResult or a SimSweep (from simulate)")
     points = []
     for r in results:
         p = r.to_json()
-        p["e_theory"] = None if is_peak(r.tau, r.lam) else float(_e_nonlinear(
-            r.teacher, r.C_train, r.C_test, rho=r.rho, alpha=r.alpha, kappa=r.kappa, tau=r.tau, lam=r.lam,
-            digits=digits, d=r.d))
+        p.update(compare_point(r.teacher, p["e_mean"] if p["e_mean"] is not None else p["e_mc_mean"],
+                               p["e_se"] if p["e_mean"] is not None else p["e_mc_se"], d=r.d, alpha=r.alpha,
+                               kappa=r.kappa, tau=r.tau, rho=r.rho, lam=r.lam, C_train=r.C_train, C_test=r.C_test,
+                               digits=digits).to_json())
         points.append(p)
-    return sweep_figure(points)
+    return sweep_figure(points, theory_grid(results[0].teacher, points, digits=digits))

@@ -25,7 +25,7 @@ from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL, check_kernel_run, simulate_kernel
 from icl_symbolic.output.plotting import sweep_figure
 from icl_symbolic.simulation.simulator import memory_share, simulate_many
-from icl_symbolic.studies.compare import compare_point
+from icl_symbolic.studies.compare import compare_point, theory_grid
 from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, add_parallel_options, check_output_paths, check_parameter, document, emit_json, epilog, parse_grid, parse_int, parse_number, parse_parameter, parse_parallel, progress_printer
 
 
@@ -125,7 +125,7 @@ def run(args) -> int:
             _print_point(obj)
     # all computation is done: now write files (atomically) and print
     if args.plot:
-        save_figure(sweep_figure(out), args.plot)
+        save_figure(sweep_figure(out, theory_grid(args.f, out)), args.plot)
     if args.csv:
         write_csv(args.csv, CSV_KEYS, [["inf" if k == "e_theory" and o[k] is None else ("" if o[k] is None else o[k])
                                         for k in CSV_KEYS] for o in out])

@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.theory.peak import AT_PEAK, DIVERGES, is_peak
 
@@ -89,4 +91,27 @@ def compare_point(f, e, se, *, d, alpha, kappa, tau, rho, lam, C_train="identity
                    branch_of(f, digits) if e_th is not None else "result1")
 
 
-__all__ = ["GAP_X_D", "Comparison", "theory_at", "compare", "branch_of", "compare_point"]
+def theory_grid(f, points: list, n: int = 160, digits: int = 30):
+    """The theory on its own dense grid over the swept parameter of ``simulate`` points (dicts as in its
+    JSON): ``(x, e)`` arrays for the plot, or None when more than one of alpha, kappa, tau varies.
+
+    The grid spans the simulated range widened by a factor 1.5 on either side (a single point gets
+    [x/2, 2x]), geometric, and keeps 2 % away from a ridgeless tau = 1, where the theory diverges.
+    """
+    varying = [k for k in ("tau", "kappa", "alpha") if len({p[k] for p in points}) > 1]
+    if len(varying) > 1:
+        return None
+    xname = varying[0] if varying else "tau"
+    xs = [p[xname] for p in points]
+    lo, hi = (min(xs) / 1.5, max(xs) * 1.5) if len(varying) else (xs[0] / 2, xs[0] * 2)
+    grid = np.geomspace(lo, hi, n)
+    p0 = points[0]
+    if xname == "tau" and p0["lam"] == 0:
+        grid = grid[np.abs(grid - 1) > 0.02]
+    fixed = {k: p0[k] for k in ("alpha", "kappa", "tau") if k != xname}
+    cv = theory.curve(f, p0["C_train"], p0["C_test"], rho=p0["rho"], lam=p0["lam"], d=p0["d"], digits=digits,
+                      **fixed, **{xname: grid})
+    return np.asarray(cv.columns[xname], float), np.asarray(cv.columns["e"], float)
+
+
+__all__ = ["GAP_X_D", "Comparison", "theory_at", "compare", "branch_of", "compare_point", "theory_grid"]
