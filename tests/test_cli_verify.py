@@ -101,7 +101,8 @@ def test_json_to_stdout(capsys):
 def test_glob_of_files(capsys):
     code, out, _ = run(capsys, "verify", "--list", str(DERIV / "04_lemma1.*"))
     assert code == 0
-    ids = [ln.split()[0] for ln in out.splitlines()]
+    assert out.splitlines()[0].endswith("04_lemma1.toml (icl-symbolic verify lemma1, or --paper-file 04)")
+    ids = [ln.split()[0] for ln in out.splitlines() if not ln.startswith("# ")]
     assert ids[:4] == ["lemma1.E_yx", "lemma1.E_y2", "lemma1.E_yH", "lemma1.E_hh"]
     assert all(i.startswith("lemma1.") for i in ids) and len(ids) == 7
 
@@ -363,3 +364,22 @@ def test_verify_parallel_options_bad_input(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("icl-symbolic: error:") and message in err
+
+
+def test_shipped_files_are_named_from_any_folder(capsys, tmp_path, monkeypatch):
+    """By name, number, file name or checkout path, from a folder without derivations/ (as after a wheel
+    install); --list shows each file with those names; the verify --help examples run as printed."""
+    monkeypatch.chdir(tmp_path)
+    lists = []
+    for argv in (["lemma1"], ["04"], ["--paper-file", "4"], ["--paper-file", "lemma1"],
+                 ["derivations/04_lemma1.toml"], ["04_lemma1"]):
+        code, out, _ = run(capsys, "verify", "--list", *argv)
+        assert code == 0, argv
+        lists.append([ln.split()[0] for ln in out.splitlines() if not ln.startswith("# ")])
+        assert "(icl-symbolic verify lemma1, or --paper-file 04)" in out.splitlines()[0]
+    assert len(lists[0]) == 7 and all(x == lists[0] for x in lists)
+    code, _, err = run(capsys, "verify", "--paper-file", "99")
+    assert code == 2 and "04_lemma1.toml" in err and err.count("\n") == 1
+    code, out, _ = run(capsys, "verify", "lemma1", "--only", "lemma1.*", "--verbose", "--quiet")
+    assert code == 0 and "7 claims: 7 hold" in out
+    assert list(tmp_path.iterdir()) == []

@@ -9,7 +9,10 @@ from __future__ import annotations
 import sys
 
 from icl_symbolic.output import io
-from icl_symbolic.verification.claimfile import TIERS, load_claims, select
+from pathlib import Path
+
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.verification.claimfile import TIERS, default_files, load_claims, resolve_shipped, select, shipped_name
 from icl_symbolic.verification.evidence import format_tally, tally
 from icl_symbolic.verification.report import render
 from icl_symbolic.verification.runner import format_line, run_claims, run_tier, summarize, summary_line
@@ -20,7 +23,8 @@ EPILOG_VERIFY = epilog(
     "2 bad input (malformed claim file, unknown id, bad output suffix, ...)",
     ["icl-symbolic verify", "icl-symbolic verify --full --report report.html",
      "icl-symbolic verify --full --jobs 2",
-     "icl-symbolic verify derivations/04_lemma1.toml --only 'lemma1.*' --verbose",
+     "icl-symbolic verify lemma1 --only 'lemma1.*' --verbose",
+     "icl-symbolic verify --paper-file 08 --list",
      "icl-symbolic verify my_claims.toml --json-out results.json"],
     no_plot="a claim's verdict is not a curve; --report writes the tables, with any figures of the claims")
 
@@ -33,7 +37,11 @@ def register(subparsers) -> None:
                     "a summary.",
         epilog=EPILOG_VERIFY)
     p.add_argument("files", nargs="*", metavar="FILE",
-                   help="claim files, folders or globs (default: the shipped derivations)")
+                   help="claim files, folders or globs (default: the shipped derivations); a name that is no "
+                        "file here names a shipped file, from any folder: lemma1, 04, derivations/04_lemma1.toml")
+    p.add_argument("--paper-file", action="append", metavar="NN",
+                   help="run the shipped claim file with this number or name (04, lemma1; repeatable; "
+                        "--list shows them)")
     p.add_argument("--only", action="append", metavar="ID",
                    help="run only this claim id (glob patterns allowed; repeatable)")
     p.add_argument("--full", action="store_true",
@@ -47,20 +55,41 @@ def register(subparsers) -> None:
     p.add_argument("--verbose", action="store_true",
                    help="full details per claim: the whole reason, computed and claimed numbers with "
                         "their provenance, the tolerance and why")
-    p.add_argument("--list", action="store_true", help="list the selected claims without running them")
+    p.add_argument("--list", action="store_true",
+                   help="list the selected claims without running them, under a '#' line per file naming it")
     add_parallel_options(p, "the claims (one claim per process; verdicts print in claim order)")
     add_output_options(p, report="write a self-contained report",
                        csv="write one row per claim (the keys of the JSON points) as CSV")
     p.set_defaults(func=run)
 
 
+def claim_files(files, paper_files):
+    """The claim files of ``verify FILE... --paper-file NN...`` (None: every shipped file)."""
+    out = list(files or [])
+    for name in paper_files or []:
+        hits = resolve_shipped(name)
+        if not hits:
+            raise ICLError(f"--paper-file: no shipped claim file {name!r}; the shipped files are "
+                           + ", ".join(p.name for p in default_files()))
+        out += [str(p) for p in hits]
+    return out or None
+
+
 def run(args) -> int:
     check_output_paths(args)            # reject a bad suffix before running anything
     jobs, scheduler = parse_parallel(args)
     tier = run_tier(args.full, args.tier)
-    claims = select(load_claims(args.files or None), args.only)
+    claims = select(load_claims(claim_files(args.files, args.paper_file)), args.only)
     if args.list:
+        shipped = {str(p) for p in default_files()}
+        last = None
         for c in claims:
+            if c.file != last:
+                last = c.file
+                name = shipped_name(c.file)
+                how = f" (icl-symbolic verify {name}, or --paper-file {Path(c.file).name[:2]})" \
+                    if str(c.file) in shipped else ""
+                print(f"# {c.file}{how}")
             print(f"{c.id:<36} {c.method:<8} {c.evidence:<12} {c.tier:<6}{c.expected:<9} "
                   f"{c.source}")
         return 0
