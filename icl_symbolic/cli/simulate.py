@@ -25,7 +25,7 @@ from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL, check_kernel_run, simulate_kernel
 from icl_symbolic.output.plotting import sweep_figure
 from icl_symbolic.simulation.simulator import memory_share, simulate_many
-from icl_symbolic.studies.compare import compare_point, theory_grid
+from icl_symbolic.studies.compare import theory_grid, with_theory
 from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, add_parallel_options, check_output_paths, check_parameter, document, emit_json, epilog, parse_grid, parse_int, parse_number, parse_parameter, parse_parallel, progress_printer
 
 
@@ -115,11 +115,7 @@ def run(args) -> int:
              for alpha, kappa, tau in points]
     out = []
     for res in simulate_many(specs, jobs=jobs, scheduler=scheduler, progress=progress):
-        obj = res.to_json()
-        obj.update(compare_point(args.f, obj["e_mean"] if obj["e_mean"] is not None else obj["e_mc_mean"],
-                                 obj["e_se"] if obj["e_mean"] is not None else obj["e_mc_se"], d=d,
-                                 alpha=obj["alpha"], kappa=obj["kappa"], tau=obj["tau"], rho=rho, lam=lam,
-                                 C_train=args.C_train, C_test=C_test).to_json())
+        obj = with_theory(res).to_json()
         out.append(obj)
         if not args.json:
             _print_point(obj)

@@ -120,30 +120,16 @@ def run(args) -> int:
 
 
 # -- formatting ---------------------------------------------------------------
-def _rho_values(cv, key):
-    rhos = np.unique(cv.columns["rho"])
-    tm = cv.moments
-    return [float(getattr(tm, key)(r)) for r in rhos]
-
-
 def json_document(cv, args, d, warnings) -> dict:
     """The --json object: ``a1``, ``E_f2`` and, one entry per rho of the grid, the lists
     ``rho``, ``rho_f``, ``rho_nonlinear``; ``points`` (alpha, kappa, tau, lam, rho,
     rho_nonlinear, e, reason: e is null at a diverging point and reason says why)."""
-    tm = cv.moments
-    return document(
-        "theory", cv.points(),
-        expr=args.expr, a1=float(tm.a1), E_f2=float(tm.E_f2),
-        rho=[float(r) for r in np.unique(cv.columns["rho"])],
-        rho_f=_rho_values(cv, "rho_f"), rho_nonlinear=_rho_values(cv, "rho_nonlinear"),
-        branch=cv.branch, C_train=args.ctrain,
-        C_test=args.ctest if args.ctest is not None else args.ctrain, d=d,
-        method=("deterministic equivalent (d -> infinity), float64; Stieltjes transform from the "
-                "self-consistent equation by bracketing" if cv.branch == "result1"
-                else "closed form of the a1 = 0 branch, Eq. (10)/(15)"),
-        provenance={"a1": tm.a1.to_json(), "E_f2": tm.E_f2.to_json(),
-                    "rho_nonlinear": "rho + E[f^2] - a1^2", "rho_f": "rho + E[f^2]"},
-        appendix_a_warnings=warnings, paper=_PAPER)
+    j = cv.to_json()
+    points = j.pop("points")
+    fields = {k: j[k] for k in ("a1", "E_f2", "rho", "rho_f", "rho_nonlinear", "branch")}
+    return document("theory", points, expr=args.expr, **fields, C_train=args.ctrain,
+                    C_test=args.ctest if args.ctest is not None else args.ctrain, d=d, method=j["method"],
+                    provenance=j["provenance"], appendix_a_warnings=warnings, paper=_PAPER)
 
 
 def curve_csv(cv) -> str:

@@ -100,6 +100,7 @@ from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.engine.orthopoly import h
 from icl_symbolic.theory.asymptotic import TaskSpectra, check_parameters, e_linear, e_nonlinear, teacher_moments
 from icl_symbolic.core.values import Value
+from icl_symbolic.output.rows import Rows
 from icl_symbolic.theory.peak import DIVERGES, is_peak
 
 __all__ = ["FeatureMap", "parse_features", "feature_count", "multi_indices", "hermite_features",
@@ -760,7 +761,7 @@ def gaussian_task_vectors(ks: KernelSpectrum, n: int, rng: np.random.Generator) 
 # the prediction over a grid
 # ----------------------------------------------------------------------------
 @dataclass(frozen=True)
-class KernelCurve:
+class KernelCurve(Rows):
     """Predicted ICL error of the kernel learner over a grid (tau fastest), plus plain attention.
 
     ``columns``: alpha, kappa, tau, lam (the learner's D-ratios), ell, k, n (at d; NaN when

@@ -15,6 +15,7 @@ nothing there (:data:`icl_symbolic.theory.peak.AT_PEAK`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -91,6 +92,17 @@ def compare_point(f, e, se, *, d, alpha, kappa, tau, rho, lam, C_train="identity
                    branch_of(f, digits) if e_th is not None else "result1")
 
 
+def with_theory(res, digits: int = 30):
+    """``res`` (a :class:`~icl_symbolic.simulation.simulator.SimResult`) carrying its comparison with the
+    d -> infinity theory (:func:`compare_point`; its ``e_theory``, ``z``, ... and ``to_json()`` show it)."""
+    use_mc = res.e is None
+    e = res.e_mc if use_mc else res.e
+    c = compare_point(res.teacher, None if e.value is None else float(e.value),
+                      None if e.stderr is None else float(e.stderr), d=res.d, alpha=res.alpha, kappa=res.kappa,
+                      tau=res.tau, rho=res.rho, lam=res.lam, C_train=res.C_train, C_test=res.C_test, digits=digits)
+    return dataclasses.replace(res, theory=c.to_json())
+
+
 def theory_grid(f, points: list, n: int = 160, digits: int = 30):
     """The theory on its own dense grid over the swept parameter of ``simulate`` points (dicts as in its
     JSON): ``(x, e)`` arrays for the plot, or None when more than one of alpha, kappa, tau varies.
@@ -114,4 +126,4 @@ def theory_grid(f, points: list, n: int = 160, digits: int = 30):
     return np.asarray(cv.columns[xname], float), np.asarray(cv.columns["e"], float)
 
 
-__all__ = ["GAP_X_D", "Comparison", "theory_at", "compare", "branch_of", "compare_point", "theory_grid"]
+__all__ = ["GAP_X_D", "Comparison", "theory_at", "compare", "branch_of", "compare_point", "with_theory", "theory_grid"]
