@@ -1,4 +1,4 @@
-"""Start-up time of the package and of a command (issue 19: keep them at today's level).
+"""Start-up time of the package and of a command (to be kept at its level when the front end changes).
 
 Measures, as the median of ``--repeat`` fresh interpreters (wall time):
 
