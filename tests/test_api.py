@@ -179,3 +179,36 @@ def test_notebook_session_verify_everything():
     v = ics.verify()
     assert v.ok and len(v) >= 60 and repr(v).splitlines()[0].endswith("-- OK")
     assert v._repr_html_().count("<tr>") == len(v) + 1
+
+
+def test_every_result_type_speaks_the_same_language(monkeypatch):
+    """to_json(), .points() (the rows of the command's JSON), to_pandas() (optional pandas: a clear error
+    without it, a DataFrame of exactly .points() with it), _repr_html_; SimResult carries theory and z."""
+    import sys
+    import types
+
+    sim = ics.simulate("g", d=4, tau=[2, 4], seeds=2, n_test=100)
+    results = [ics.hermite_coeffs("g"), ics.e_nonlinear("g", tau=[0.5, 1, 2]), sim, sim[0],
+               ics.verify(only=["eq2.a1_is_E_gf"]), ics.conditional_moments("g", d=4), ics.diagnose("1.447", "sin(g)")]
+    for r in results:
+        name = type(r).__name__
+        assert isinstance(r.to_json(), dict) and r.to_json(), name
+        rows = r.points()
+        assert rows and all(isinstance(p, dict) for p in rows), name
+        if "points" in r.to_json():
+            assert r.to_json()["points"] == rows, name
+        assert "<" in r._repr_html_(), name
+    monkeypatch.setitem(sys.modules, "pandas", None)               # pandas not installed
+    with pytest.raises(ics.ICLError, match=r"needs pandas, which is optional \(pip install pandas\); "
+                                       r"SimSweep.points\(\) gives the same rows"):
+        sim.to_pandas()
+    fake = types.ModuleType("pandas")
+    fake.DataFrame = lambda rows: ("frame", rows)
+    monkeypatch.setitem(sys.modules, "pandas", fake)
+    for r in results:
+        assert r.to_pandas() == ("frame", r.points()), type(r).__name__
+    s = sim[0]
+    assert s.e_theory == pytest.approx(float(ics.e_nonlinear("g", tau=2)))
+    assert s.z == pytest.approx((float(s.e.value) - s.e_theory) / float(s.e.stderr))
+    assert s.to_json()["z"] == s.z and "extrapolate" in s.to_json()["comparison"]
+    assert "e_theory (d -> infinity)" in repr(s)

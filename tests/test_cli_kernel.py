@@ -55,8 +55,7 @@ def test_identity_json_equals_theory(capsys):
 @pytest.mark.parametrize("argv, msg", [
     (["--features", "hermite:5"], "hermite:K must be 1, 2 or 3"),
     (["--features", "rbf"], "expected identity or hermite:K"),
-    (["--tau", "1"], "interpolation threshold"),
-    (["--d", "1"], "--d must be an integer >= 2"),
+    (["--d", "1"], "--d: expected an integer >= 2"),
     (["--plot", "x.txt"], "must end in"),
     (["--rho", "0.1,0.2"], "give one value"),
 ])

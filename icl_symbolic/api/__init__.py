@@ -37,11 +37,12 @@ from icl_symbolic.engine.gauss import to_rational
 from icl_symbolic.engine.hermite import HermiteResult
 from icl_symbolic.engine.hermite import hermite_coeffs as _hermite_coeffs
 from icl_symbolic.output.io import write_text
+from icl_symbolic.output.rows import Rows
 from icl_symbolic.model.moments import Moments
 from icl_symbolic.model.moments import conditional_moments as _conditional_moments
-from icl_symbolic.theory.peak import is_peak
 from icl_symbolic.output.plotting import spectrum_figure, sweep_figure, theory_curve_figure
 from icl_symbolic.simulation.simulator import SimResult
+from icl_symbolic.studies.compare import theory_grid, with_theory
 from icl_symbolic.simulation.simulator import simulate as _simulate
 from icl_symbolic.theory.asymptotic import TheoryCurve, curve
 from icl_symbolic.theory.asymptotic import e_nonlinear as _e_nonlinear
@@ -146,7 +147,7 @@ def conditional_moments(f, *, rho=D.RHO, d: int = D.D, ell: int | None = None, o
 # simulation, Eqs. (1)-(7)
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
-class SimSweep:
+class SimSweep(Rows):
     """Simulations over a grid of (alpha, kappa, tau): ``results`` in grid order."""
 
     results: tuple
@@ -157,9 +158,13 @@ class SimSweep:
     def __getitem__(self, i) -> SimResult:
         return self.results[i]
 
+    def points(self) -> list[dict]:
+        """One row per point: :meth:`SimResult.to_json` (with the comparison with the theory)."""
+        return [r.to_json() for r in self.results]
+
     def to_json(self) -> dict:
         """``{"points": [SimResult.to_json(), ...]}``: the shape of ``simulate --json``."""
-        return {"points": [r.to_json() for r in self.results]}
+        return {"points": self.points()}
 
     def _rows(self):
         return [Quantity(f"alpha={r.alpha:g} kappa={r.kappa:g} tau={r.tau:g}",
@@ -190,7 +195,8 @@ def simulate(f, *, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.LAM
     ``seeds`` is a count (seeds ``seed, seed+1, ...``) or a list of seeds.  With
     scalars, a :class:`SimResult` (``.e``: exact test functional, mean and SE over
     seeds; ``.e_idg``: the IDG error of the same Gamma on its k pretraining tasks;
-    ``.e_mc``: Monte-Carlo test error); with a list for any of ``alpha,
+    ``.e_mc``: Monte-Carlo test error; ``.e_theory``, ``.z`` and ``.theory``: the comparison
+    with the d -> infinity theory, as ``simulate`` prints it); with a list for any of ``alpha,
     kappa, tau``, a :class:`SimSweep`.  ``options`` go to
     :func:`icl_symbolic.simulation.simulator.simulate` (``solver``, ``sampler``, ``exact``,
     ``convention`` = ``"default"`` | ``"letey2024"`` | a dict of the convention fields, ...;
@@ -203,7 +209,7 @@ def simulate(f, *, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.LAM
     if n_test is not None:
         kw["n_test"] = n_test
     points = [(a, k, t) for a in grids["alpha"] for k in grids["kappa"] for t in grids["tau"]]
-    results = tuple(_simulate(f, int(d), float(a), float(k), float(t), **kw) for a, k, t in points)
+    results = tuple(with_theory(_simulate(f, int(d), float(a), float(k), float(t), **kw)) for a, k, t in points)
     swept = any(np.ndim(x) > 0 and not isinstance(x, str) for x in (alpha, kappa, tau))
     return SimSweep(results) if swept else results[0]
 
@@ -212,7 +218,7 @@ def simulate(f, *, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.LAM
 # the shipped claims
 # ---------------------------------------------------------------------------
 @dataclass(frozen=True)
-class VerifyResult:
+class VerifyResult(Rows):
     """The verdicts of a claim run: ``results`` (one :class:`ClaimResult` per claim), ``summary``."""
 
     results: tuple
@@ -238,9 +244,13 @@ class VerifyResult:
             raise KeyError(key)
         return self.results[key]
 
+    def points(self) -> list[dict]:
+        """One row per claim, as the points of ``verify --json``."""
+        return [r.to_json() for r in self.results]
+
     def to_json(self) -> dict:
         """``{"summary": ..., "points": [one object per claim]}``: the shape of ``verify --json``."""
-        return {"summary": dict(self.summary), "points": [r.to_json() for r in self.results]}
+        return {"summary": dict(self.summary), "points": self.points()}
 
     def report(self, path, mode: str = "quick") -> None:
         """Write the Markdown (``.md``) or HTML (``.html``) report, atomically."""
@@ -312,16 +322,10 @@ def plot_theory(curve: TheoryCurve, *, log: bool = False):
 
 def plot_simulation(sim, *, digits: int = D.DIGITS):
     """Simulated ICL error (mean +- SE over seeds) of a :class:`SimResult` or :class:`SimSweep`
-    against the swept parameter, with the d -> infinity theory at the same points (the plot of
-    ``simulate --plot``; no theory point at a ridgeless tau = 1, where it diverges)."""
+    against the swept parameter, with the d -> infinity theory on its own dense grid and at the
+    simulated points (the plot of ``simulate --plot``; the ridgeless tau = 1 marked as an asymptote)."""
     results = list(sim) if isinstance(sim, SimSweep) else [sim]
     if not results or not all(isinstance(r, SimResult) for r in results):
         raise ICLError("plot_simulation takes a SimResult or a SimSweep (from simulate)")
-    points = []
-    for r in results:
-        p = r.to_json()
-        p["e_theory"] = None if is_peak(r.tau, r.lam) else float(_e_nonlinear(
-            r.teacher, r.C_train, r.C_test, rho=r.rho, alpha=r.alpha, kappa=r.kappa, tau=r.tau, lam=r.lam,
-            digits=digits, d=r.d))
-        points.append(p)
-    return sweep_figure(points)
+    points = [(r if r.theory is not None else with_theory(r, digits)).to_json() for r in results]
+    return sweep_figure(points, theory_grid(results[0].teacher, points, digits=digits))

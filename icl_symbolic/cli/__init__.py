@@ -26,6 +26,7 @@ status 2; an interrupt exits 130.  Output files are written atomically
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import signal
@@ -66,8 +67,9 @@ class _HelpFormatter(argparse.HelpFormatter):
     examples keep their lines) and states every option's default in its help line."""
 
     def _fill_text(self, text, width, indent):
-        return "\n".join(textwrap.fill(line, width, initial_indent=indent + line[:len(line) - len(line.lstrip())],
-                                        subsequent_indent=indent + "    ") if line.strip() else ""
+        return "\n".join(indent + line if line.startswith(f"  {PROG} ")     # an example: never wrapped
+                         else textwrap.fill(line, width, initial_indent=indent + line[:len(line) - len(line.lstrip())],
+                                            subsequent_indent=indent + "    ") if line.strip() else ""
                          for line in text.splitlines())
 
     def _get_help_string(self, action):
@@ -117,8 +119,26 @@ def check_output_options(args) -> None:
             check_output_path(value, "--" + dest.replace("_", "-"))
 
 
+def did_you_mean(word: str, choices) -> str:
+    """`` (did you mean --rho?)`` for a misspelt ``word`` close to one of ``choices`` (difflib), else ''."""
+    close = difflib.get_close_matches(word.split("=", 1)[0], list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _unrecognized(parser, args, extra) -> ICLError:
+    """The one-line error for options the command does not have, with a suggestion."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[args.command]
+    options = [o for a in sub._actions for o in a.option_strings]
+    word = next((w for w in extra if w.startswith("-")), extra[0])
+    return ICLError(f"{args.command}: unrecognized arguments: {' '.join(extra)}{did_you_mean(word, options)}")
+
+
 def _sigterm(signum, frame):
     raise KeyboardInterrupt   # same clean-up as Ctrl-C: temporary files removed, nothing half-written
+
+
+def _announce(path) -> None:
+    print(f"{PROG}: wrote {path}", file=sys.stderr)
 
 
 def main(argv=None) -> int:
@@ -134,13 +154,19 @@ def main(argv=None) -> int:
     os.environ["MPLBACKEND"] = "Agg"   # the one backend selection of the package (see above)
     try:
         argv = rewrite_legacy(sys.argv[1:] if argv is None else argv)
+        if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+            raise ICLError(f"unknown command {argv[0]!r}{did_you_mean(argv[0], COMMANDS)}; "
+                           f"the commands are {', '.join(COMMANDS)}")
         parser = build_parser(only=argv[0] if argv and argv[0] in COMMANDS else None)
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            raise _unrecognized(parser, args, extra)
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
         check_output_options(args)
-        with transaction():   # every requested output file, or none
+        announce = None if getattr(args, "quiet", False) else _announce
+        with transaction(announce):   # every requested output file, or none
             return int(args.func(args) or 0)
     except ICLError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -19,7 +19,7 @@ import numpy as np
 
 from icl_symbolic import __version__
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.output.io import json_safe, write_text
+from icl_symbolic.output.io import json_safe, write_csv, write_text
 from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
 from icl_symbolic.simulation.simulator import ASSIGNMENTS, CONVENTIONS, ROUNDINGS, resolve_convention
 
@@ -82,6 +82,52 @@ def parse_int(text, name, lo, hi=None):
     return int(value)
 
 
+# ---------------------------------------------------------------------------
+# one check per model parameter: the same mistake has the same wording in every command
+# ---------------------------------------------------------------------------
+#: parameter -> (the rule, what it is)
+PARAMETERS = {
+    "rho": (">= 0", "the label-noise variance"),
+    "alpha": ("> 0", "the context ratio ell/d"),
+    "kappa": ("> 0", "the task diversity k/d"),
+    "tau": ("> 0", "the pretraining ratio n/d^2"),
+    "lam": (">= 0", "the ridge"),
+}
+
+
+def check_parameter(name: str, values, text: str | None = None) -> None:
+    """One-line ICLError ``--rho: must be >= 0 (the label-noise variance), got -0.1`` when a value
+    of ``values`` (a number or an array) breaks the rule of :data:`PARAMETERS`; ``text`` is the
+    value as the user wrote it (default: the offending value)."""
+    rule, what = PARAMETERS[name]
+    arr = np.atleast_1d(np.asarray(values, dtype=float))
+    bad = arr[arr < 0] if rule == ">= 0" else arr[arr <= 0]
+    if bad.size:
+        raise ICLError(f"--{name}: must be {rule} ({what}), got {text if text is not None else f'{bad[0]:g}'}")
+
+
+def parse_parameter(text, name: str, log: bool = False) -> np.ndarray:
+    """A grid (:func:`parse_grid`) of parameter ``name``, checked by :func:`check_parameter`."""
+    grid = parse_grid(text, name, log)
+    check_parameter(name, grid, None if grid.size > 1 else str(text).strip())
+    return grid
+
+
+def check_exact_rho(value, text) -> None:
+    """:func:`check_parameter` for a rho read exactly (a SymPy number, e.g. 1/10)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ICLError(f"--rho: {str(text)!r} is not a number") from None
+    check_parameter("rho", number, str(text).strip())
+
+
+def check_int(value: int, name: str, lo: int) -> None:
+    """The wording of :func:`parse_int` for an option argparse already read as an integer."""
+    if value < lo:
+        raise ICLError(f"--{name}: expected an integer >= {lo}, got {str(value)!r}")
+
+
 def progress_printer(quiet):
     """A progress callback printing to stderr, or None with ``--quiet``."""
     if quiet:
@@ -101,10 +147,12 @@ OUTPUT_SUFFIXES = {"json_out": (".json",), "csv": (".csv",), "plot": (".png", ".
 
 
 def add_output_options(parser, *, csv: str | None = None, plot: str | None = None,
-                       report: str | None = None, quiet: bool = True) -> None:
+                       report: str | None = None) -> None:
     """The convention: ``--json`` prints the command's JSON object to stdout (instead of the
     table); ``--json-out FILE`` writes the same object to a file; ``--csv``, ``--plot``,
-    ``--report`` (added when a help text is given) write files; ``--quiet`` silences progress.
+    ``--report`` (added when a help text is given) write files; ``--quiet`` silences progress
+    and the lines naming the written files.  A command without ``--plot`` says why in its
+    epilog (:func:`epilog`, ``no_plot``).
 
     All files are written only after all computation succeeded, atomically
     (:mod:`icl_symbolic.output.io`); check their suffixes first with :func:`check_output_paths`.
@@ -119,8 +167,8 @@ def add_output_options(parser, *, csv: str | None = None, plot: str | None = Non
         parser.add_argument("--plot", metavar="FILE.png", help=plot + " (.png, .pdf or .svg)")
     if report:
         parser.add_argument("--report", metavar="FILE.html", help=report + " (.html or .md)")
-    if quiet:
-        parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress lines and no 'wrote FILE' lines on stderr")
 
 
 def check_output_paths(args) -> None:
@@ -129,6 +177,18 @@ def check_output_paths(args) -> None:
         path = getattr(args, opt, None)
         if path is not None and Path(path).suffix.lower() not in suffixes:
             raise ICLError(f"--{opt.replace('_', '-')}: {str(path)!r} must end in {' or '.join(suffixes)}")
+
+
+def write_points_csv(path, points, keys=None) -> None:
+    """The ``points`` of a command's JSON as CSV, one row per point (``keys``: the columns, by default
+    those of the first point); nested values (lists, objects) are written as JSON text, null as empty."""
+    keys = list(keys if keys is not None else (points[0] if points else {}))
+
+    def cell(v):
+        if v is None:
+            return ""
+        return json_text(v).replace("\n", "") if isinstance(v, (dict, list, tuple)) else v
+    write_csv(path, keys, [[cell(p.get(k)) for k in keys] for p in points])
 
 
 def json_text(doc) -> str:
@@ -150,9 +210,13 @@ def document(command: str, points: list, **fields) -> dict:
     return {"command": command, "software": f"icl-symbolic {__version__}", **fields, "points": points}
 
 
-def epilog(statuses: str, examples=()) -> str:
-    """The end of a command's --help: its exit statuses and examples."""
-    text = "exit status: " + statuses
+def epilog(statuses: str, examples=(), no_plot: str | None = None) -> str:
+    """The end of a command's --help: its exit statuses (130, interrupted, is added here, the
+    same for every command), why it has no ``--plot`` (``no_plot``), and its examples (one per
+    line, never wrapped: they survive copy-paste)."""
+    text = "exit status: " + statuses + "; 130 interrupted (no files written)"
+    if no_plot:
+        text += "\nno --plot: " + no_plot
     if examples:
         text += "\nexamples:\n" + "\n".join(f"  {e}" for e in examples)
     return text

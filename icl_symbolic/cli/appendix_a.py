@@ -11,9 +11,8 @@ import io as _io
 
 from icl_symbolic.core import defaults
 from icl_symbolic.model.covariance import appendix_a, resolve_covariance
-from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import write_text
-from icl_symbolic.cli._args import add_output_options, check_output_paths, document, emit_json, epilog
+from icl_symbolic.cli._args import add_output_options, check_int, check_output_paths, document, emit_json, epilog
 
 
 def register(subparsers) -> None:
@@ -23,11 +22,12 @@ def register(subparsers) -> None:
                     "Result 1 needs tr C = d and tr C^2 = o(d^2), i.e. r_eff = tr(C)^2/tr(C^2) -> infinity "
                     "(arXiv:2610.10761, Appendix A, p. 7).",
         epilog=epilog("0 Result 1's conditions hold or cannot be decided for every COV; 1 they fail for "
-                      "some COV; 2 bad input", ["icl-symbolic appendix-a powerlaw:0.9 spiked:0.5:5 --d 500"]))
+                      "some COV; 2 bad input", ["icl-symbolic appendix-a powerlaw:0.9 spiked:0.5:5 --d 500"],
+                      no_plot="the result is four numbers and a verdict per covariance (use --csv)"))
     q.add_argument("specs", nargs="+", metavar="COV",
                    help="identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file (matrix or spectrum)")
     q.add_argument("--d", type=int, default=defaults.D, help="dimension for named families")
-    add_output_options(q, csv="write one row per covariance as CSV", quiet=False)
+    add_output_options(q, csv="write one row per covariance as CSV")
     q.set_defaults(func=run)
 
 
@@ -36,8 +36,7 @@ FIELDS = ("name", "d", "mean_sigma", "var_sigma", "effective_rank", "trace_ok", 
 
 def run(args) -> int:
     """One line (or JSON point) per covariance, from :func:`icl_symbolic.model.covariance.appendix_a`."""
-    if args.d < 1:
-        raise ICLError(f"--d must be a positive integer, got {args.d}")
+    check_int(args.d, "d", 1)
     check_output_paths(args)
     results = [appendix_a(resolve_covariance(spec, args.d)) for spec in args.specs]
     points = [{k: getattr(a, k) for k in FIELDS} for a in results]

@@ -15,7 +15,8 @@ from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.output.io import save_figure, write_text
 from icl_symbolic.engine.library import library_coeffs
 from icl_symbolic.output.plotting import spectrum_figure
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog, progress_printer
+from icl_symbolic.engine.expr import parse_expr
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_exact_rho, check_output_paths, document, emit_json, epilog, progress_printer
 
 _FIELDS = (("E_f2", "E[f^2]"), ("a1_sq", "a1^2"), ("rho_f", "rho_f = rho + E[f^2]"),
            ("rho_nonlinear", "rho_nonlinear = rho_f - a1^2"),
@@ -53,6 +54,7 @@ def _check_args(args) -> None:
         raise ICLError(f"--digits must be between 1 and 1000, got {args.digits}")
     if not 0 <= args.M <= 200:
         raise ICLError(f"--M must be between 0 and 200, got {args.M}")
+    check_exact_rho(parse_expr(args.rho, variables=()), args.rho)
     check_output_paths(args)
 
 

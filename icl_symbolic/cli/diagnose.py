@@ -21,7 +21,7 @@ from icl_symbolic.output.plotting import slip_curve_figure
 from icl_symbolic.diagnosis.curves import curve_on_grid, explain_curve, read_curve
 from icl_symbolic.diagnosis.slips import catalogue, diagnose_formula, diagnose_number, parse_quantity, teacher_context
 from icl_symbolic.diagnosis.scale import diagnose_value, to_mpf, tolerance_from_text
-from icl_symbolic.cli._args import add_output_options, check_output_paths, document, emit_json, epilog, parse_int, parse_number
+from icl_symbolic.cli._args import add_output_options, check_exact_rho, check_parameter, check_output_paths, document, emit_json, epilog, parse_int, parse_number, write_points_csv
 
 STATUSES = ("0 the claim is explained by an error model, is consistent with the requirement, or (--value "
             "alone) is a quantity of the family; 1 nothing in the family or the catalogue explains it; 2 bad input "
@@ -63,7 +63,8 @@ def register(subparsers) -> None:
                                      "column (default 0.02)")
     d.add_argument("--catalogue", metavar="FILE.toml",
                    help="extra error models (same format as the shipped catalogue; docs/diagnose.md)")
-    add_output_options(d, plot="with --curve: plot data, theory and the best explanation", quiet=False)
+    add_output_options(d, plot="with --curve: plot data, theory and the best explanation",
+                       csv="write the points (one row per error model tried) as CSV")
     d.set_defaults(func=run)
 
 
@@ -73,8 +74,7 @@ def _setting(args) -> dict:
         text = getattr(args, name)
         if text is not None:
             v = parse_number(text, name)
-            if v < 0 or (v == 0 and name != "lam"):
-                raise ICLError(f"--{name}: must be {'>= 0' if name == 'lam' else '> 0'}, got {text!r}")
+            check_parameter(name, v, text)
             out[name] = v
     if args.d is not None:
         out["d"] = parse_int(args.d, "d", 1)
@@ -84,8 +84,7 @@ def _setting(args) -> dict:
 def _validate(args):
     """Everything checked before any computation (one-line errors, exit 2)."""
     rho = parse_expr(args.rho, variables=())
-    if rho.free_symbols or not rho.is_real or rho < 0:
-        raise ICLError(f"--rho: {args.rho!r} must be a non-negative number")
+    check_exact_rho(rho, args.rho)
     check_output_paths(args)
     if args.plot and args.curve is None:
         raise ICLError("--plot: needs --curve")
@@ -172,6 +171,8 @@ def _curve_points(rep) -> list:
 
 def _emit(args, doc, printer) -> None:
     emit_json(args, doc)
+    if args.csv:
+        write_points_csv(args.csv, doc["points"], POINT_KEYS)
     if not args.json:
         printer()
 

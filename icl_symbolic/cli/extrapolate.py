@@ -23,6 +23,7 @@ import time
 
 from icl_symbolic.core import defaults
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.theory.peak import DIVERGES
 from icl_symbolic.studies.extrapolate import MODELS, extrapolate, ladder_memory_check, run_ladder, theory_value
 from icl_symbolic.output.io import save_figure, write_csv
 from icl_symbolic.kernel_learner.theory import parse_features
@@ -31,7 +32,7 @@ from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
 from icl_symbolic.output.plotting import extrapolation_figure
 from icl_symbolic.simulation.simulator import resolve_convention
 from icl_symbolic.theory.asymptotic import ERRORS
-from icl_symbolic.cli._args import add_convention_options, add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_convention, parse_grid, parse_int, parse_number, parse_parallel, progress_printer
+from icl_symbolic.cli._args import add_convention_options, add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_convention, parse_int, parse_number, parse_parallel, parse_parameter, progress_printer
 
 EPILOG = epilog(
     "0 the extrapolated e_inf agrees with the theory (|z| within the limit; with --features hermite:K: the "
@@ -51,7 +52,7 @@ def register(subparsers) -> None:
                     "standard errors, and compare e_inf with the d -> infinity theory (Result 1, "
                     "Eq. (9); Eq. (10) when a1 = 0) in standard errors.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("f", help='teacher f(g), e.g. "sin(g)", "(g^2-1)/sqrt(2)"')
+    p.add_argument("f", metavar="EXPR", help='teacher f(g), e.g. "sin(g)", "(g^2-1)/sqrt(2)"')
     p.add_argument("--d", default="32,48,64,96,128", help="the ladder of dimensions, a,b,c")
     p.add_argument("--alpha", default=str(defaults.ALPHA), help="context ratio ell/d")
     p.add_argument("--kappa", default=str(defaults.KAPPA), help="task diversity k/d")
@@ -70,7 +71,7 @@ def register(subparsers) -> None:
     p.add_argument("--ctrain", dest="C_train", default="identity",
                    help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)")
     p.add_argument("--ctest", dest="C_test", default=None, help="test task covariance (default: --ctrain)")
-    p.add_argument("--n-test", default=None, help="Monte-Carlo test prompts per seed (default 2000; "
+    p.add_argument("--n-test", default=None, help=f"Monte-Carlo test prompts per seed (default {defaults.N_TEST}; "
                    f"{DEFAULT_N_TEST_KERNEL} with --features)")
     p.add_argument("--features", default=None,
                    help="identity (= plain attention, the default) or hermite:K (K <= 3): the kernel learner "
@@ -90,9 +91,9 @@ def register(subparsers) -> None:
 
 
 def _one(text, name):
-    vals = parse_grid(text, name)
-    if vals.size != 1 or not vals[0] > 0:
-        raise ICLError(f"--{name}: expected one positive number, got {text!r}")
+    vals = parse_parameter(text, name)
+    if vals.size != 1:
+        raise ICLError(f"--{name}: expected one value (extrapolate runs one setting), got {text!r}")
     return float(vals[0])
 
 
@@ -101,15 +102,14 @@ def run(args) -> int:
     if len(set(ds)) < 2 or len(set(ds)) != len(ds):
         raise ICLError(f"--d: expected at least two distinct dimensions, got {args.d!r}")
     alpha, kappa, tau = _one(args.alpha, "alpha"), _one(args.kappa, "kappa"), _one(args.tau, "tau")
-    rho, lam = parse_number(args.rho, "rho"), parse_number(args.lam, "lam")
-    if rho < 0 or lam < 0:
-        raise ICLError("--rho and --lam must be >= 0")
+    rho, lam = _one(args.rho, "rho"), _one(args.lam, "lam")
     if lam == 0 and tau == 1:
-        raise ICLError("--tau 1 with --lam 0 is the interpolation peak: the theory diverges there")
+        raise ICLError(f"--tau: {DIVERGES}; there is no finite e_inf to extrapolate to "
+                       "(use --lam > 0 or tau != 1)")
     n_seeds, seed0 = parse_int(args.seeds, "seeds", 2), parse_int(args.seed, "seed", 0)
     fm = parse_features(args.features) if args.features is not None else None
     kernel = fm is not None and not fm.is_identity
-    n_test_default = str(DEFAULT_N_TEST_KERNEL) if kernel else "2000"
+    n_test_default = str(DEFAULT_N_TEST_KERNEL) if kernel else str(defaults.N_TEST)
     n_test = parse_int(args.n_test if args.n_test is not None else n_test_default, "n-test", 2)
     (jobs, scheduler), m = parse_parallel(args), parse_int(args.m, "m", 1)
     fa = parse_number(args.false_alarm, "false-alarm")

@@ -6,9 +6,12 @@
 
 from __future__ import annotations
 
+from icl_symbolic.core import defaults
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.studies.figures import FIGURES, make_figure
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_parallel_options, epilog, parse_int, parse_parallel, progress_printer
+from icl_symbolic.studies.figures import CSV_COLUMNS, FIGURES, make_figure
+from icl_symbolic.cli._args import (EXIT_OK_BAD_INPUT, add_output_options, add_parallel_options, check_output_paths,
+                                    document, emit_json, epilog, parse_int, parse_parallel, progress_printer,
+                                    write_points_csv)
 
 
 def register(subparsers) -> None:
@@ -17,16 +20,17 @@ def register(subparsers) -> None:
         description="Regenerate a figure of the paper with theory overlays: 1 (Fig. 1, p. 4), "
                     "2 (Fig. 2, p. 4), a1zero (Eq. (10), p. 3). --quick uses a small d. Writes "
                     "figureN.png, figureN.csv and figureN.json (the metadata) into the folder.",
-        epilog=epilog(EXIT_OK_BAD_INPUT, ["icl-symbolic figure 1 --out fig1/", "icl-symbolic figure 2 --quick"]))
-    q.add_argument("name", help="1, 2 or a1zero")
+        epilog=epilog(EXIT_OK_BAD_INPUT, ["icl-symbolic figure 1 --out fig1/", "icl-symbolic figure 2 --quick"],
+                      no_plot="the figure itself is always written, as figureN.png in the --out folder"))
+    q.add_argument("name", metavar="FIGURE", help="1, 2 or a1zero")
     q.add_argument("--out", default=None, help="output folder (default fig1/, fig2/, fig_a1zero/)")
-    q.add_argument("--quick", action="store_true", help="small d, few seeds: minutes")
-    q.add_argument("--seeds", default=None, help="number of seeds (default 5; 2-3 with --quick)")
+    q.add_argument("--quick", action="store_true", help="small d and a coarser grid: minutes")
+    q.add_argument("--seeds", default=str(defaults.SEEDS), help="number of seeds")
     q.add_argument("--d", default=None, help="override the dimension d (default: the paper's, smaller with --quick)")
     q.add_argument("--tasks", default="gaussian", choices=("gaussian", "sphere"),
                    help="task law: gaussian w ~ N(0, C) (the paper's) or sphere (|w|^2 = d exactly)")
     add_parallel_options(q, "the simulation runs")
-    q.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_output_options(q, csv="also write the plotted rows (the folder's figureN.csv) to FILE.csv")
     q.set_defaults(func=run, folder_options=("out",))
 
 
@@ -38,11 +42,16 @@ def run(args) -> int:
     if args.d is not None:
         overrides["d"] = parse_int(args.d, "d", 2)
     overrides["jobs"], overrides["scheduler"] = parse_parallel(args)
-    seeds = None if args.seeds is None else range(parse_int(args.seeds, "seeds", 1))
+    seeds = range(parse_int(args.seeds, "seeds", 1))
+    check_output_paths(args)
     meta = make_figure(name, args.out, quick=args.quick, seeds=seeds, progress=progress_printer(args.quiet),
                        tasks=args.tasks, **overrides)
-    for kind, path in meta["files"].items():
-        print(f"wrote {path}")
-    print(meta["caption"])
-    print(f"{meta['seconds']:.1f} s")
+    points = meta.pop("points")
+    fields = {("command_line" if k == "command" else k): v for k, v in meta.items()}   # "command" is "figure"
+    emit_json(args, document("figure", points, **fields))
+    if args.csv:
+        write_points_csv(args.csv, points, CSV_COLUMNS)
+    if not args.json:
+        print(meta["caption"])
+        print(f"{meta['seconds']:.1f} s")
     return 0

@@ -21,10 +21,11 @@ import numpy as np
 from icl_symbolic.core import defaults
 from icl_symbolic.kernel_learner import theory as kernel
 from icl_symbolic.theory import asymptotic as theory
+from icl_symbolic.theory.peak import DIVERGES
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import save_figure, write_text
 from icl_symbolic.output.plotting import kernel_curve_figure
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog, parse_grid
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_int, check_output_paths, document, emit_json, epilog, parse_parameter
 
 DEFAULT_D = 16
 _SWEPT = ("alpha", "kappa", "lam", "tau")
@@ -52,10 +53,11 @@ def register(subparsers) -> None:
     p.add_argument("--rho", default=defaults.RHO, help="label-noise variance rho >= 0")
     p.add_argument("--alpha", default="16", help="context ratio ell/D > 0 (default 16)")
     p.add_argument("--kappa", default="4", help="task diversity k/D > 0 (default 4)")
-    p.add_argument("--tau", default="4", help="pretraining ratio n/D^2 > 0, != 1 when lam = 0 (default 4)")
+    p.add_argument("--tau", default="4", help="pretraining ratio n/D^2 > 0; a ridgeless tau = 1 (the "
+                   "interpolation peak) is reported as e = inf with the reason, as in theory (default 4)")
     p.add_argument("--lam", default="0", help="ridge lam >= 0, regulariser (n/D) lam (default 0)")
     p.add_argument("--log", action="store_true", help="start:stop:count grids are geometric")
-    p.add_argument("--digits", type=int, default=30, help="digits for the Hermite coefficients (default 30)")
+    p.add_argument("--digits", type=int, default=defaults.DIGITS, help="digits for the Hermite coefficients")
     add_output_options(p, csv="write the grid points as CSV", plot="plot e against the first swept ratio")
     p.set_defaults(func=run)
 
@@ -63,16 +65,16 @@ def register(subparsers) -> None:
 def _check_args(args) -> None:
     if not 5 <= args.digits <= 200:
         raise ICLError(f"--digits must be between 5 and 200, got {args.digits}")
-    if args.d is not None and args.d < 2:
-        raise ICLError(f"--d must be an integer >= 2, got {args.d}")
+    if args.d is not None:
+        check_int(args.d, "d", 2)
     check_output_paths(args)
 
 
 def run(args) -> int:
     _check_args(args)
     fm = kernel.parse_features(args.features)
-    grids = {name: parse_grid(getattr(args, name), name, args.log) for name in _SWEPT}
-    rho = parse_grid(args.rho, "rho")
+    grids = {name: parse_parameter(getattr(args, name), name, args.log) for name in _SWEPT}
+    rho = parse_parameter(args.rho, "rho")
     if rho.size != 1:
         raise ICLError("--rho: give one value (sweep the ratios instead)")
     d = args.d if args.d is not None else (None if fm.is_identity else DEFAULT_D)
@@ -164,7 +166,8 @@ def curve_csv(kc) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(keys)
     for i in range(len(kc)):
-        w.writerow(["" if not math.isfinite(kc.columns[k][i]) else repr(float(kc.columns[k][i])) for k in keys])
+        w.writerow([("inf" if math.isinf(v) else "") if not math.isfinite(v) else repr(v)
+                    for v in (float(kc.columns[k][i]) for k in keys)])     # inf: the ridgeless peak
     return buf.getvalue()
 
 
@@ -208,5 +211,7 @@ def table(kc, doc) -> str:
     for i in range(len(kc)):
         lines.append(f"{c['alpha'][i]:>9.5g} {c['kappa'][i]:>9.5g} {c['tau'][i]:>9.5g} {c['lam'][i]:>9.5g} "
                      f"{fmt(c['ell'][i], '>9.6g')} {fmt(c['k'][i], '>9.6g')} {fmt(c['n'][i], '>11.7g')} "
-                     f"{c['e'][i]:>14.8g} {fmt(c['e_plain'][i], '>14.8g')}")
+                     f"{c['e'][i]:>14.8g} {c['e_plain'][i]:>14.8g}".replace(" nan", "   -"))
+    if np.isinf(c["e"]).any() or np.isinf(c["e_plain"]).any():
+        lines.append(f"inf: {DIVERGES}")
     return "\n".join(lines)

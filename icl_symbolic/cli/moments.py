@@ -16,7 +16,8 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import save_figure, write_text
 from icl_symbolic.model.moments import MEANING, finite_ell_gaps
 from icl_symbolic.output.plotting import finite_ell_figure
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog
+from icl_symbolic.engine.expr import parse_expr
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_exact_rho, check_int, check_output_paths, document, emit_json, epilog
 
 #: The JSON keys scripts rely on: one per scalar coefficient.
 JSON_KEYS = ("E_y2", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s2")
@@ -52,19 +53,18 @@ def register(subparsers) -> None:
                    help="seed of the Monte Carlo (task direction and prompts)")
     p.add_argument("--leading", action="store_true",
                    help="show the leading-order reduction symbolically, with the dropped terms")
-    p.add_argument("--digits", type=int, default=15, help="significant digits")
+    p.add_argument("--digits", type=int, default=defaults.DIGITS, help="significant digits")
     add_output_options(p,
                        plot="plot |exact - leading order| against ell (1 ... 1000) at the given d and omega",
                        csv="write the same curves (ell, coefficient, exact, leading) as CSV")
     p.set_defaults(func=run)
 
 def _check_args(args):
-    if args.d < 1:
-        raise ICLError(f"--d must be a positive integer, got {args.d}")
+    check_int(args.d, "d", 1)
+    check_exact_rho(parse_expr(args.rho, variables=()), args.rho)
     if args.ell is None:
         args.ell = 2 * args.d
-    if args.ell < 1:
-        raise ICLError(f"--ell must be a positive integer, got {args.ell}")
+    check_int(args.ell, "ell", 1)
     if not 1 <= args.digits <= 100:
         raise ICLError(f"--digits must be between 1 and 100, got {args.digits}")
     if args.mc is not None and not 2 <= args.mc <= 10 ** 9:

@@ -7,26 +7,26 @@
 inputs and ``e_mean``, ``e_se`` (exact functional, mean and SE over seeds),
 ``e_mc_mean``, ``e_mc_se`` (Monte-Carlo test error), ``e_theory`` (Result 1 /
 Eq. (10) from :mod:`icl_symbolic.theory.asymptotic`; null at the ridgeless peak tau = 1,
-with ``e_theory_reason`` saying so)
-and ``seconds``.  Progress goes to stderr.
+with ``e_theory_reason`` saying so), ``z``, ``gap_rel``, ``expected_gap_rel`` and the
+``comparison`` in words (:mod:`icl_symbolic.studies.compare`), and ``seconds``.  Progress goes to stderr.
 """
 
 from __future__ import annotations
 
 import itertools
+import textwrap
 
 from icl_symbolic.core import defaults
-from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import check_float64, teacher
 from icl_symbolic.model.gamma_error import check_teacher
 from icl_symbolic.output.io import save_figure, write_csv
 from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL, check_kernel_run, simulate_kernel
-from icl_symbolic.theory.peak import is_peak
 from icl_symbolic.output.plotting import sweep_figure
 from icl_symbolic.simulation.simulator import memory_share, resolve_convention, simulate_many
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_convention_options, add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_convention, parse_grid, parse_int, parse_number, parse_parallel, progress_printer
+from icl_symbolic.studies.compare import theory_at, theory_grid, with_theory
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_convention_options, add_output_options, add_parallel_options, check_output_paths, check_parameter, document, emit_json, epilog, parse_convention, parse_int, parse_number, parse_parameter, parse_parallel, progress_printer
 
 
 #: command-line limits (docs/limits.md); the simulator refuses what does not fit in memory
@@ -44,7 +44,7 @@ def register(subparsers) -> None:
                     "accept a value, a list a,b,c, or start:stop:count; the points are their product.",
         epilog=epilog(EXIT_OK_BAD_INPUT, ['icl-symbolic simulate "sin(g)" --d 64 --tau 2 --seeds 5',
                                           'icl-symbolic simulate "tanh(g)" --d 32 --tau 0.5,2,4 --json']))
-    p.add_argument("f", help='teacher f(g), e.g. "sin(g)", "tanh(g)", "(g^2-1)/sqrt(2)"')
+    p.add_argument("f", metavar="EXPR", help='teacher f(g), e.g. "sin(g)", "tanh(g)", "(g^2-1)/sqrt(2)"')
     p.add_argument("--d", default=str(defaults.D), help="dimension d (integer >= 2)")
     p.add_argument("--alpha", default=f"{defaults.ALPHA:g}", help="context ratio ell/d")
     p.add_argument("--kappa", default=f"{defaults.KAPPA:g}", help="task diversity k/d")
@@ -54,7 +54,7 @@ def register(subparsers) -> None:
     p.add_argument("--seeds", default=str(defaults.SEEDS), help="number of seeds")
     p.add_argument("--seed", default="0", help="first seed (seeds are seed, seed+1, ...)")
     p.add_argument("--n-test", default=None, help="fresh test prompts per seed for the Monte-Carlo error "
-                   "(default 20000; 4000 with --features)")
+                   f"(default {defaults.N_TEST}; {DEFAULT_N_TEST_KERNEL} with --features)")
     p.add_argument("--ctrain", "--C-train", dest="C_train", default=defaults.C_TRAIN,
                    help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)")
     p.add_argument("--ctest", "--C-test", dest="C_test", default=None,
@@ -82,17 +82,10 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _theory(f, C_train, C_test, d, rho, alpha, kappa, tau, lam, error="icl"):
-    """e_theory (or the IDG theory), or None at the ridgeless interpolation peak (where it diverges)."""
-    if is_peak(tau, lam):
-        return None
-    return float(theory.e_nonlinear(f, C_train=C_train, C_test=C_test, d=d, rho=rho, alpha=alpha,
-                                    kappa=kappa, tau=tau, lam=lam, error=error))
-
-
 CSV_KEYS = ("teacher", "d", "ell", "k", "n", "alpha", "kappa", "tau", "rho", "lam", "C_train", "C_test",
             "e_mean", "e_se", "e_mc_mean", "e_mc_se", "e_idg_mean", "e_idg_se", "e_idg_theory",
-            "convention", "assignment", "train_tasks", "test_tasks", "rounding", "ridge_floor", "e_theory")
+            "convention", "assignment", "train_tasks", "test_tasks", "rounding", "ridge_floor",
+            "z", "expected_gap_rel", "e_theory")
 
 
 def run(args) -> int:
@@ -102,20 +95,19 @@ def run(args) -> int:
     if args.features is not None or args.control is not None:
         return run_kernel(args)
     d = parse_int(args.d, "d", 2, MAX_D)
-    alphas = parse_grid(args.alpha, "alpha")
-    kappas = parse_grid(args.kappa, "kappa")
-    taus = parse_grid(args.tau, "tau")
+    alphas = parse_parameter(args.alpha, "alpha")
+    kappas = parse_parameter(args.kappa, "kappa")
+    taus = parse_parameter(args.tau, "tau")
     rho = parse_number(args.rho, "rho")
     lam = parse_number(args.lam, "lam")
+    check_parameter("rho", rho, args.rho)
+    check_parameter("lam", lam, args.lam)
     n_seeds = parse_int(args.seeds, "seeds", 1, MAX_SEEDS)
     seed0 = parse_int(args.seed, "seed", 0)
-    n_test = parse_int(args.n_test if args.n_test is not None else "20000", "n-test", 2, MAX_N_TEST)
+    n_test = parse_int(args.n_test if args.n_test is not None else str(defaults.N_TEST), "n-test", 2, MAX_N_TEST)
     convention = parse_convention(args)
     check_output_paths(args)
     C_test = args.C_test if args.C_test is not None else args.C_train
-    for name, grid in (("alpha", alphas), ("kappa", kappas), ("tau", taus)):
-        if (grid <= 0).any():
-            raise ICLError(f"--{name} must be > 0, got {float(grid.min()):g}")
     if alphas.size * kappas.size * taus.size > MAX_SIM_POINTS:
         raise ICLError(f"--alpha x --kappa x --tau is {alphas.size * kappas.size * taus.size} simulation points; "
                        f"limit {MAX_SIM_POINTS} (see docs/limits.md)")
@@ -128,17 +120,15 @@ def run(args) -> int:
              for alpha, kappa, tau in points]
     out = []
     for res in simulate_many(specs, jobs=jobs, scheduler=scheduler, progress=progress):
-        obj = res.to_json()
-        obj["e_theory"] = _theory(args.f, args.C_train, C_test, d, rho, obj["alpha"], obj["kappa"], obj["tau"], lam)
-        obj["e_theory_reason"] = theory.DIVERGES if obj["e_theory"] is None else None
-        obj["e_idg_theory"] = _theory(args.f, args.C_train, C_test, d, rho, obj["alpha"], obj["kappa"], obj["tau"],
-                                      lam, "idg")
+        obj = with_theory(res).to_json()
+        obj["e_idg_theory"] = theory_at(args.f, d=d, alpha=obj["alpha"], kappa=obj["kappa"], tau=obj["tau"],
+                                        rho=rho, lam=lam, C_train=args.C_train, C_test=C_test, error="idg")
         out.append(obj)
         if not args.json:
             _print_point(obj)
     # all computation is done: now write files (atomically) and print
     if args.plot:
-        save_figure(sweep_figure(out), args.plot)
+        save_figure(sweep_figure(out, theory_grid(args.f, out)), args.plot)
     if args.csv:
         rows = [{**o, **{k: v for k, v in o["convention"].items() if k != "name"},
                  "convention": o["convention"]["name"]} for o in out]
@@ -166,12 +156,14 @@ def _print_point(o):
               f"[{r['solver']}, {r['iterations']} it, residual {_fmt(r['residual'])}, {r['seconds']:.2f} s]")
     print(f"  e (exact functional, mean over {len(o['seeds'])} seeds) = {_fmt(o['e_mean'], o['e_se'])}")
     print(f"  e_mc (Monte Carlo, {o['n_test']} fresh prompts/seed)     = {_fmt(o['e_mc_mean'], o['e_mc_se'])}")
-    theory_text = _fmt(o["e_theory"]) if o["e_theory"] is not None else f"inf ({o['e_theory_reason']})"
+    theory_text = _fmt(o["e_theory"]) if o["e_theory"] is not None else "inf (the interpolation peak)"
     print(f"  e_theory (d -> infinity, Result 1 / Eq. (10))         = {theory_text}")
     if o["e_idg_mean"] is not None:
         idg_th = _fmt(o["e_idg_theory"]) if o["e_idg_theory"] is not None else "inf"
         print(f"  e_idg (IDG: same Gamma on its k pretraining tasks)    = {_fmt(o['e_idg_mean'], o['e_idg_se'])}"
               f"  theory {idg_th}")
+    if o["comparison"]:
+        print(textwrap.fill(o["comparison"], 100, initial_indent="  ", subsequent_indent="    "))
     print(f"  {o['seconds']:.2f} s")
 
 
@@ -190,15 +182,14 @@ def run_kernel(args) -> int:
     parse_features(args.features)
     check_output_paths(args)
     d = parse_int(args.d, "d", 2)
-    grids = [parse_grid(getattr(args, name), name) for name in ("alpha", "kappa", "tau")]
+    grids = [parse_parameter(getattr(args, name), name) for name in ("alpha", "kappa", "tau")]
     rho = parse_number(args.rho, "rho")
     lam = parse_number(args.lam, "lam")
+    check_parameter("rho", rho, args.rho)
+    check_parameter("lam", lam, args.lam)
     n_seeds = parse_int(args.seeds, "seeds", 1)
     seed0 = parse_int(args.seed, "seed", 0)
     n_test = parse_int(args.n_test if args.n_test is not None else str(DEFAULT_N_TEST_KERNEL), "n-test", 2)
-    for name, grid in zip(("alpha", "kappa", "tau"), grids):
-        if (grid <= 0).any():
-            raise ICLError(f"--{name} must be > 0, got {float(grid.min()):g}")
     jobs, scheduler = parse_parallel(args)
     points = [tuple(float(x) for x in pt) for pt in itertools.product(*grids)]
     limit = memory_share(None, jobs, n_seeds, scheduler)

@@ -20,7 +20,7 @@ from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import save_figure, write_text
 from icl_symbolic.output.plotting import theory_curve_figure
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_output_paths, document, emit_json, epilog, parse_grid
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_int, check_output_paths, document, emit_json, epilog, parse_parameter
 
 _SWEPT = ("rho", "alpha", "kappa", "lam", "tau")
 _PAPER = "arXiv:2610.10761v1, Result 1 Eq. (9) p. 3; Eq. (10) p. 3"
@@ -69,7 +69,7 @@ def _check_args(args) -> None:
     if not 5 <= args.digits <= 200:
         raise ICLError(f"--digits must be between 5 and 200, got {args.digits}")
     if args.d is not None and args.d < 1:
-        raise ICLError(f"--d must be a positive integer, got {args.d}")
+        check_int(args.d, "d", 1)
     check_output_paths(args)
 
 
@@ -97,7 +97,7 @@ def _progress_printer(n, quiet):
 def run(args) -> int:
 
     _check_args(args)
-    grids = {name: parse_grid(getattr(args, name), name, args.log) for name in _SWEPT}
+    grids = {name: parse_parameter(getattr(args, name), name, args.log) for name in _SWEPT}
     if getattr(args, "order", 0) == 1:
         return _run_finite_d(args, grids)
     d = args.d
@@ -188,30 +188,16 @@ def _values(g):
 
 
 # -- formatting ---------------------------------------------------------------
-def _rho_values(cv, key):
-    rhos = np.unique(cv.columns["rho"])
-    tm = cv.moments
-    return [float(getattr(tm, key)(r)) for r in rhos]
-
-
 def json_document(cv, args, d, warnings) -> dict:
     """The --json object: ``a1``, ``E_f2`` and, one entry per rho of the grid, the lists
     ``rho``, ``rho_f``, ``rho_nonlinear``; ``points`` (alpha, kappa, tau, lam, rho,
     rho_nonlinear, e, reason: e is null at a diverging point and reason says why)."""
-    tm = cv.moments
-    return document(
-        "theory", cv.points(),
-        expr=args.expr, a1=float(tm.a1), E_f2=float(tm.E_f2),
-        rho=[float(r) for r in np.unique(cv.columns["rho"])],
-        rho_f=_rho_values(cv, "rho_f"), rho_nonlinear=_rho_values(cv, "rho_nonlinear"),
-        branch=cv.branch, error=cv.error, C_train=args.ctrain,
-        C_test=args.ctest if args.ctest is not None else args.ctrain, d=d,
-        method=("deterministic equivalent (d -> infinity), float64; Stieltjes transform from the "
-                "self-consistent equation by bracketing" if cv.branch == "result1"
-                else "closed form of the a1 = 0 branch, Eq. (10)/(15)"),
-        provenance={"a1": tm.a1.to_json(), "E_f2": tm.E_f2.to_json(),
-                    "rho_nonlinear": "rho + E[f^2] - a1^2", "rho_f": "rho + E[f^2]"},
-        appendix_a_warnings=warnings, paper=_PAPER)
+    j = cv.to_json()
+    points = j.pop("points")
+    fields = {k: j[k] for k in ("a1", "E_f2", "rho", "rho_f", "rho_nonlinear", "branch")}
+    return document("theory", points, expr=args.expr, **fields, error=cv.error, C_train=args.ctrain,
+                    C_test=args.ctest if args.ctest is not None else args.ctrain, d=d, method=j["method"],
+                    provenance=j["provenance"], appendix_a_warnings=warnings, paper=_PAPER)
 
 
 def curve_csv(cv) -> str:

@@ -9,20 +9,24 @@ from __future__ import annotations
 import sys
 
 from icl_symbolic.output import io
+from pathlib import Path
+
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.verification.claimfile import DEFAULT_PAPER, PAPERS, TIERS, load_claims, select
+from icl_symbolic.verification.claimfile import DEFAULT_PAPER, PAPERS, TIERS, default_files, load_claims, resolve_shipped, select, shipped_name
 from icl_symbolic.verification.evidence import format_tally, tally
 from icl_symbolic.verification.report import render
 from icl_symbolic.verification.runner import format_line, run_claims, run_tier, summarize, summary_line
-from icl_symbolic.cli._args import add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_parallel
+from icl_symbolic.cli._args import add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_parallel, write_points_csv
 
 EPILOG_VERIFY = epilog(
     "0 every claim has its expected verdict; 1 some claim failed, errored or is unavailable; "
     "2 bad input (malformed claim file, unknown id, bad output suffix, ...)",
     ["icl-symbolic verify", "icl-symbolic verify --full --report report.html",
      "icl-symbolic verify --full --jobs 2",
-     "icl-symbolic verify derivations/04_lemma1.toml --only 'lemma1.*' --verbose",
-     "icl-symbolic verify my_claims.toml --json-out results.json"])
+     "icl-symbolic verify lemma1 --only 'lemma1.*' --verbose",
+     "icl-symbolic verify --paper-file 08 --list",
+     "icl-symbolic verify my_claims.toml --json-out results.json"],
+    no_plot="a claim's verdict is not a curve; --report writes the tables, with any figures of the claims")
 
 
 def register(subparsers) -> None:
@@ -33,11 +37,15 @@ def register(subparsers) -> None:
                     "a summary.",
         epilog=EPILOG_VERIFY)
     p.add_argument("files", nargs="*", metavar="FILE",
-                   help="claim files, folders or globs (default: the shipped derivations)")
+                   help="claim files, folders or globs (default: the shipped derivations); a name that is no "
+                        "file here names a shipped file, from any folder: lemma1, 04, derivations/04_lemma1.toml")
     p.add_argument("--paper", default=DEFAULT_PAPER, choices=tuple(PAPERS) + ("all",),
                    help="whose shipped claims to run when no FILE is given: letey2026 (arXiv:2610.10761, the "
                         "paper checked; default), lu2024 (arXiv:2405.11751, derivations/lu2024/) or all; the "
                         "evidence tally groups the results by paper")
+    p.add_argument("--paper-file", action="append", metavar="NN",
+                   help="run the shipped claim file with this number or name (04, lemma1; repeatable; "
+                        "--list shows them)")
     p.add_argument("--only", action="append", metavar="ID",
                    help="run only this claim id (glob patterns allowed; repeatable)")
     p.add_argument("--full", action="store_true",
@@ -51,21 +59,44 @@ def register(subparsers) -> None:
     p.add_argument("--verbose", action="store_true",
                    help="full details per claim: the whole reason, computed and claimed numbers with "
                         "their provenance, the tolerance and why")
-    p.add_argument("--list", action="store_true", help="list the selected claims without running them")
+    p.add_argument("--list", action="store_true",
+                   help="list the selected claims without running them, under a '#' line per file naming it")
     add_parallel_options(p, "the claims (one claim per process; verdicts print in claim order)")
-    add_output_options(p, report="write a self-contained report")
+    add_output_options(p, report="write a self-contained report",
+                       csv="write one row per claim (the keys of the JSON points) as CSV")
     p.set_defaults(func=run)
+
+
+def claim_files(files, paper_files):
+    """The claim files of ``verify FILE... --paper-file NN...`` (None: every shipped file)."""
+    out = list(files or [])
+    for name in paper_files or []:
+        hits = resolve_shipped(name)
+        if not hits:
+            raise ICLError(f"--paper-file: no shipped claim file {name!r}; the shipped files are "
+                           + ", ".join(p.name for p in default_files()))
+        out += [str(p) for p in hits]
+    return out or None
 
 
 def run(args) -> int:
     check_output_paths(args)            # reject a bad suffix before running anything
     jobs, scheduler = parse_parallel(args)
     tier = run_tier(args.full, args.tier)
-    if args.files and args.paper != DEFAULT_PAPER:
+    files = claim_files(args.files, args.paper_file)
+    if files and args.paper != DEFAULT_PAPER:
         raise ICLError("--paper selects the shipped claims; give either claim files or --paper")
-    claims = select(load_claims(args.files or None, args.paper), args.only)
+    claims = select(load_claims(files, args.paper), args.only)
     if args.list:
+        shipped = {str(p) for p in default_files("all")}
+        last = None
         for c in claims:
+            if c.file != last:
+                last = c.file
+                name = shipped_name(c.file)
+                how = f" (icl-symbolic verify {name}, or --paper-file {Path(c.file).name[:2]})" \
+                    if str(c.file) in shipped else ""
+                print(f"# {c.file}{how}")
             print(f"{c.id:<36} {c.method:<8} {c.evidence:<12} {c.tier:<6}{c.expected:<9} "
                   f"{c.source}")
         return 0
@@ -81,11 +112,14 @@ def run(args) -> int:
     table = format_tally(tally(results))
     if not args.json:
         print(table)
+        print(summary_line(summary))
     elif not args.quiet:
         print(table, file=sys.stderr)
-    print(summary_line(summary), file=sys.stderr if args.json else sys.stdout)
-    emit_json(args, document("verify", [r.to_json() for r in results], summary=summary,
-                             evidence=tally(results)))
+        print(summary_line(summary), file=sys.stderr)
+    points = [r.to_json() for r in results]
+    emit_json(args, document("verify", points, summary=summary, evidence=tally(results)))
+    if args.csv:
+        write_points_csv(args.csv, points)
     if args.report:
         meta = {"mode": tier, "files": list(args.files or [])}
         io.write_text(args.report, render(args.report, results, summary, meta))

@@ -13,8 +13,9 @@ TAU = 2.0
 LAM = 0.0
 D = 64
 SEEDS = 3
+N_TEST = 20000     # Monte-Carlo test prompts per seed (simulate, extrapolate; the kernel learner: 4000)
 DIGITS = 30
 M = 8
 C_TRAIN = "identity"
 
-__all__ = ["RHO", "ALPHA", "KAPPA", "TAU", "LAM", "D", "SEEDS", "DIGITS", "M", "C_TRAIN"]
+__all__ = ["RHO", "ALPHA", "KAPPA", "TAU", "LAM", "D", "SEEDS", "N_TEST", "DIGITS", "M", "C_TRAIN"]

@@ -39,10 +39,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import html
+
 import mpmath
 import sympy
 
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.output.rows import Rows
 from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.diagnosis.slips import catalogue, diagnose_number, rerank, teacher_context, to_mpf, tolerance_from_text
@@ -238,7 +241,7 @@ class Match:
 
 
 @dataclass
-class Diagnosis:
+class Diagnosis(Rows):
     """What a number is, within the family of a teacher's quantities."""
 
     value: object                 # the claimed number (mpf)
@@ -273,6 +276,24 @@ class Diagnosis:
 
     def __repr__(self) -> str:
         return self.summary()
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        rows = "".join(f"<tr><td>{'yes' if p['matches'] else ''}</td><td><code>{e(p['name'])}</code></td>"
+                       f"<td>{e(p['expr'])}</td><td>{e(p['value'])}</td><td>{e(p['distance'])}</td></tr>"
+                       for p in self.points())
+        return (f"<div><p><b>{e(self.summary())}</b></p><table><tr><th>match</th><th>quantity</th>"
+                f"<th>formula</th><th>value</th><th>off by</th></tr>{rows}</table></div>")
+
+    def points(self) -> list[dict]:
+        """One row per quantity of the family tried (the matches first, then the nearest others):
+        ``name``, ``expr``, ``value``, ``distance`` (decimal strings), ``matches`` (within ``tol``)."""
+        seen, out = set(), []
+        for m, ok in [(m, True) for m in self.matches] + [(m, False) for m in self.nearest]:
+            if m.candidate.name not in seen:
+                seen.add(m.candidate.name)
+                out.append({**m.to_json(), "matches": ok})
+        return out
 
     def summary(self) -> str:
         """One paragraph, as printed by ``verify`` and ``diagnose``."""

@@ -46,6 +46,7 @@ from icl_symbolic.engine.expr import MAX_HERMITE_ORDER, Teacher, g, teacher
 from icl_symbolic.engine.gauss import in_range, singular_candidates, callable_digits, check_integrable, check_panels, exact_expectation, exact_moments, mp_expect_vector, mp_value, oscillation_splits, probe_callable, singular_mass_bound, to_rational
 from icl_symbolic.engine.orthopoly import h, he
 from icl_symbolic.core.values import Value, certified_digits
+from icl_symbolic.output.rows import Rows
 
 __all__ = ["he", "h", "hermite_coeffs", "HermiteResult", "stein_coefficient"]
 
@@ -93,7 +94,7 @@ class _Q:
 
 
 @dataclass(frozen=True)
-class HermiteResult:
+class HermiteResult(Rows):
     """Hermite coefficients of f and the effective-noise quantities (Eq. 2, Eq. 8).
 
     ``a[m]`` is ``E[f(g) h_m(g)]``; every field is a :class:`Value` except
@@ -164,6 +165,12 @@ class HermiteResult:
                 q = _Q.of(v)
                 out.append((q * q).value(self.digits, f"a_{m}^2"))
         return tuple(out)
+
+    def points(self) -> list[dict]:
+        """The spectrum, one row per order m (the rows of ``coeffs --csv``): ``teacher``, ``m``,
+        ``a_m``, ``a_m_squared`` (decimal strings at ``digits``) and ``method``."""
+        return [{"teacher": self.label, "m": m, "a_m": v.to_str(self.digits), "a_m_squared": e2.to_str(self.digits),
+                 "method": v.method} for m, (v, e2) in enumerate(zip(self.a, self.spectrum_values()))]
 
     def to_json(self) -> dict:
         """The JSON document of ``icl-symbolic coeffs --json`` (numbers as decimal strings)."""

@@ -100,6 +100,8 @@ from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.engine.orthopoly import h
 from icl_symbolic.theory.asymptotic import TaskSpectra, check_parameters, e_linear, e_nonlinear, teacher_moments
 from icl_symbolic.core.values import Value
+from icl_symbolic.output.rows import Rows
+from icl_symbolic.theory.peak import DIVERGES, is_peak
 
 __all__ = ["FeatureMap", "parse_features", "feature_count", "multi_indices", "hermite_features",
            "direction_coefficients", "degree_slices", "FeatureTransform", "TeacherBlocks",
@@ -759,7 +761,7 @@ def gaussian_task_vectors(ks: KernelSpectrum, n: int, rng: np.random.Generator) 
 # the prediction over a grid
 # ----------------------------------------------------------------------------
 @dataclass(frozen=True)
-class KernelCurve:
+class KernelCurve(Rows):
     """Predicted ICL error of the kernel learner over a grid (tau fastest), plus plain attention.
 
     ``columns``: alpha, kappa, tau, lam (the learner's D-ratios), ell, k, n (at d; NaN when
@@ -775,6 +777,8 @@ class KernelCurve:
         return len(self.columns["e"])
 
     def points(self) -> list[dict]:
+        """One dict per point: the ratios, sizes, ``e``, ``e_plain`` (None where it does not exist) and
+        ``reason`` (None, or why ``e`` is infinite: the ridgeless interpolation peak)."""
         keys = ("alpha", "kappa", "tau", "lam", "ell", "k", "n", "e", "e_plain")
         out = []
         for i in range(len(self)):
@@ -782,6 +786,7 @@ class KernelCurve:
             for k in keys:
                 v = float(self.columns[k][i])
                 row[k] = v if math.isfinite(v) else None
+            row["reason"] = DIVERGES if math.isinf(self.columns["e"][i]) else None
             out.append(row)
         return out
 
@@ -810,8 +815,8 @@ def kernel_curve(f, features="hermite:2", rho=0.1, alpha=16.0, kappa=4.0, tau=4.
         if arr.ndim != 1 or arr.size == 0:
             raise ICLError(f"{name}: expected a number or a 1-D list of numbers")
     rows = list(itertools.product(grids["alpha"], grids["kappa"], grids["lam"], grids["tau"]))
-    for al, ka, la, ta in rows:
-        check_parameters(ks.rho_eff, al, ka, ta, la)
+    for al, ka, la, ta in rows:     # the peak is a point of the sweep, marked inf (as theory.asymptotic.curve)
+        check_parameters(ks.rho_eff, al, ka, 2.0 if is_peak(ta, la) else ta, la)
     sp = None if ks.all_zero else ks.task_spectra()
     d_, D = ks.d, ks.D
     plain_possible = plain and d_ is not None
@@ -819,15 +824,16 @@ def kernel_curve(f, features="hermite:2", rho=0.1, alpha=16.0, kappa=4.0, tau=4.
         a1p, rnl_plain = ks.moments.a1_float, float(rho) + ks.moments.E_f2_limit - ks.moments.a1_float ** 2
         r = D / d_
         for al, ka, la, ta in rows:
-            check_parameters(rnl_plain, al * r, ka * r, ta * r * r, la)
+            tp = ta * r * r
+            check_parameters(rnl_plain, al * r, ka * r, 2.0 if is_peak(tp, la) else tp, la)
     n = len(rows)
     cols = {k: np.empty(n) for k in ("alpha", "kappa", "lam", "tau", "ell", "k", "n", "e", "e_plain")}
     for i, (al, ka, la, ta) in enumerate(rows):
-        e = _e_at(ks, sp, al, ka, ta, la)
+        e = math.inf if is_peak(ta, la) else _e_at(ks, sp, al, ka, ta, la)
         ep = float("nan")
         if plain_possible:
-            ep = float(e_nonlinear(a1=a1p, rho_nonlinear=rnl_plain, alpha=al * r, kappa=ka * r,
-                                   tau=ta * r * r, lam=la))
+            ep = math.inf if is_peak(ta * r * r, la) else \
+                float(e_nonlinear(a1=a1p, rho_nonlinear=rnl_plain, alpha=al * r, kappa=ka * r, tau=ta * r * r, lam=la))
         for k, v in (("alpha", al), ("kappa", ka), ("lam", la), ("tau", ta),
                      ("ell", al * D if D else float("nan")), ("k", ka * D if D else float("nan")),
                      ("n", ta * D * D if D else float("nan")), ("e", e), ("e_plain", ep)):

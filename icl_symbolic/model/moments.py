@@ -59,6 +59,7 @@ from sympy.printing.numpy import NumPyPrinter
 
 from icl_symbolic.model import _lemma1_forms
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
+from icl_symbolic.output.rows import Rows
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import g, teacher
 from icl_symbolic.engine.gauss import expect, mp_expect_vector, to_rational
@@ -393,7 +394,7 @@ def moment_functions() -> dict:
 
 
 @dataclass(frozen=True)
-class Moments:
+class Moments(Rows):
     """Exact conditional moments for a fixed task w with |w|^2 = d omega.
 
     Each coefficient (``E_y2``, ``E_yx``, ``E_u``, ``E_uuT_I``, ``E_uuT_w``,
@@ -441,6 +442,16 @@ class Moments:
 
     def _repr_latex_(self) -> str:
         return latex_table(self._title(), self._rows(), 12)
+
+    def points(self) -> list[dict]:
+        """One row per coefficient, as the points of ``moments --json``: ``name`` and ``exact`` (a decimal
+        string; the command adds the leading order and the Monte Carlo, which need more than this object)."""
+        return [{"name": k, "exact": v.to_str(15), "value": float(v)} for k, v in self.coefficients().items()]
+
+    def to_json(self) -> dict:
+        """``inputs`` (f, rho, d, ell, alpha, omega, as in ``moments --json``) and :meth:`points`."""
+        return {"inputs": {"f": self.f, "rho": str(self.rho), "d": self.d, "ell": self.ell,
+                           "alpha": str(self.alpha), "omega": str(self.omega)}, "points": self.points()}
 
     def coefficients(self) -> dict:
         """name -> Value, in :data:`COEFFICIENTS` order."""

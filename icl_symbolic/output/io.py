@@ -39,12 +39,14 @@ _pending: list | None = None    # (tmp, final) renames of the open transaction, 
 
 
 @contextmanager
-def transaction():
+def transaction(announce=None):
     """Hold back the renames of every :func:`atomic_path` inside until the block succeeds.
 
     On any exception (KeyboardInterrupt, SIGTERM turned into one by the CLI,
     an error while writing the second file) every temporary file is removed
     and no target is touched.  Nested transactions join the outer one.
+    ``announce(path)`` is called once per file after it is in place (the CLI
+    names each written file on stderr).
     """
     global _pending
     if _pending is not None:
@@ -55,6 +57,9 @@ def transaction():
         yield
         for tmp, final in _pending:
             os.replace(tmp, final)
+        if announce is not None:
+            for _, final in _pending:
+                announce(final)
     except BaseException:
         for tmp, _ in _pending:
             try:

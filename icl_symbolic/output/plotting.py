@@ -39,6 +39,46 @@ def png_bytes(fig, dpi: int = 110) -> bytes:
     return buf.getvalue()
 
 
+#: the legend entry of the tau = 1 asymptote (one wording for every plot)
+PEAK_LABEL = "tau = 1: ridgeless error diverges (interpolation peak)"
+
+
+def _curve(ax, x, y, label, *, fmt="-", marker="o", color=None, lw=1.6, ms=None, break_at=None):
+    """A computed curve: a line through the finite points (broken wherever a point is infinite and, with
+    ``break_at``, between two points on either side of it: no segment crosses a divergence), a marker
+    on every finite point (so a point between two infinite ones, or a single point, is still drawn),
+    and a marked vertical asymptote at every infinite point."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    order = np.argsort(x, kind="stable")
+    x, y = x[order], y[order]
+    for xi in x[np.isinf(y)]:
+        _asymptote(ax, xi)
+    ms = ms if ms is not None else (4 if x.size <= 30 else 2.5)
+    y = np.where(np.isfinite(y), y, np.nan)
+    if break_at is not None:
+        cut = np.nonzero((x[:-1] < break_at) & (x[1:] > break_at))[0]
+        x, y = np.insert(x, cut + 1, np.nan), np.insert(y, cut + 1, np.nan)
+    (ln,) = ax.plot(x, y, fmt, marker=marker, ms=ms, lw=lw, color=color, label=label)
+    return ln
+
+
+def _asymptote(ax, x=1.0):
+    """The marked tau = 1 asymptote (labelled once per axes, drawn once per x)."""
+    peaks = [line for line in ax.lines if getattr(line, "_icl_peak", False)]
+    for line in peaks:
+        if line.get_xdata()[0] == x:
+            return line
+    have = bool(peaks)
+    line = ax.axvline(x, color="crimson", ls=":", lw=1.2, label=None if have else PEAK_LABEL)
+    line._icl_peak = True
+    return line
+
+
+def _fixed_text(values: dict) -> str:
+    """``rho = 0.1, alpha = 2, ...`` for the parameters a plot holds fixed (its title)."""
+    return ", ".join(f"{k} = {v:g}" for k, v in values.items())
+
+
 # ----------------------------------------------------------------------------
 # the paper's figures (icl_symbolic.studies.figures) and simulate sweeps
 # ----------------------------------------------------------------------------
@@ -96,32 +136,54 @@ def paper_figure(fd):
     return fig
 
 
-def sweep_figure(points: list):
-    """``simulate`` points (dicts as in its JSON) against the swept parameter, with e_theory.
+def sweep_figure(points: list, theory=None):
+    """``simulate`` points (dicts as in its JSON) against the swept parameter, with the theory.
 
     The swept parameter is the one of tau, kappa, alpha that varies (tau if none
     does).  Simulation: ``e_mean`` +- ``e_se`` (or the Monte-Carlo values when the
-    exact functional was skipped); theory: ``e_theory`` at the same points.
+    exact functional was skipped), a marker with its error bar at every point;
+    theory: ``theory = (x, e)`` on its own dense grid (a line, broken at the peak)
+    when given, and ``e_theory`` at the simulated points as open markers; a
+    simulated point at the ridgeless peak gets the marked asymptote.
     """
     xname = next((k for k in ("tau", "kappa", "alpha") if len({p[k] for p in points}) > 1), "tau")
-    fig, axes = _new_figure((5.5, 4))
+    fig, axes = _new_figure((6.0, 4.3))
     ax = axes[0][0]
     x = [p[xname] for p in points]
     use_mc = any(p["e_mean"] is None for p in points)
     y = [p["e_mc_mean"] if use_mc else p["e_mean"] for p in points]
     err = [(p["e_mc_se"] if use_mc else p["e_se"]) or 0.0 for p in points]
-    ax.errorbar(x, y, yerr=err, fmt="o", capsize=2,
-                label=f"simulation ({'Monte Carlo' if use_mc else 'exact functional'}, SE over seeds)")
-    th = [(xi, p["e_theory"]) for xi, p in zip(x, points) if p["e_theory"] is not None]
+    ax.errorbar(x, y, yerr=err, fmt="o", ms=5, capsize=3, color="C0", zorder=3,
+                label=f"simulation at d = {points[0]['d']} ({'Monte Carlo' if use_mc else 'exact test error'}, "
+                      "mean +- SE over seeds)")
+    if theory is not None:
+        ridgeless = all(p["lam"] == 0 for p in points)
+        _curve(ax, theory[0], theory[1], "theory, d -> infinity (Result 1 / Eq. (10))", marker="", color="C1",
+               break_at=1.0 if xname == "tau" and ridgeless else None)
+        if xname == "tau" and ridgeless and min(theory[0]) < 1 < max(theory[0]):
+            _asymptote(ax, 1.0)
+    th = [(xi, p["e_theory"]) for xi, p in zip(x, points) if p.get("e_theory") is not None]
     if th:
-        ax.plot(*zip(*th), "--", label="theory (d -> infinity)")
-    ax.set_xscale("log")
+        ax.plot(*zip(*th), "s", mfc="none", color="C1", ms=7, zorder=4,
+                label="theory at the simulated points")
+    for xi, p in zip(x, points):
+        if p.get("e_theory") is None and p.get("e_theory_reason"):
+            _asymptote(ax, xi)
+    if all(v > 0 for v in x):
+        from matplotlib.ticker import NullFormatter
+        ax.set_xscale("log")
+        ticks = sorted(set(x))
+        if len(ticks) <= 12:           # the simulated values label the axis
+            ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
+            ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_yscale("log")
-    ax.set_xlabel(xname)
-    ax.set_ylabel("ICL test error")
+    ax.set_xlabel({"tau": "tau = n/d^2", "kappa": "kappa = k/d", "alpha": "alpha = ell/d"}[xname])
+    ax.set_ylabel("ICL test error e")
     p0 = points[0]
-    ax.set_title(f"{p0['teacher']}, d={p0['d']}, rho={p0['rho']:g}", fontsize=9)
+    fixed = {k: p0[k] for k in ("rho", "lam", "alpha", "kappa", "tau") if k != xname and len({p[k] for p in points}) == 1}
+    ax.set_title(f"f(g) = {p0['teacher']}, d = {p0['d']}: " + _fixed_text(fixed), fontsize=9)
     ax.legend(fontsize=7)
+    fig.tight_layout()
     return fig
 
 
@@ -217,14 +279,10 @@ def theory_curve_figure(cv, grids, swept, log=False):
         mask = np.ones(len(cv), bool)
         for k, v in zip(others, key):
             mask &= c[k] == v
-        label = ", ".join(f"{k}={v:g}" for k, v in zip(others, key)) or "theory"
-        x, y = c[xname][mask], c["e"][mask]
-        order_ = np.argsort(x)
-        x, y = x[order_], y[order_]
-        if xname == "tau":   # do not draw a segment across the divergence at tau = 1
-            cut = np.nonzero((x[:-1] < 1) & (x[1:] > 1))[0]
-            x, y = np.insert(x, cut + 1, np.nan), np.insert(y, cut + 1, np.nan)
-        ax.plot(x, y, "-", lw=1.6, label=label)
+        label = ("theory (d -> infinity)" + (" at " + ", ".join(f"{k} = {v:g}" for k, v in zip(others, key))
+                                              if others else ""))
+        peak = xname == "tau" and np.all(c["lam"][mask] == 0)
+        _curve(ax, c[xname][mask], c["e"][mask], label, break_at=1.0 if peak else None)
     floors = np.unique(c["rho_nonlinear"])
     if xname == "rho":
         ax.plot(c["rho"], c["rho_nonlinear"], "g--", lw=1, label="floor rho_nonlinear")
@@ -235,16 +293,19 @@ def theory_curve_figure(cv, grids, swept, log=False):
     rhos = np.unique(c["rho"])
     if xname != "rho" and rhos.size == 1 and rhos[0] > 0 and not np.isclose(rhos[0], floors[0]):
         ax.axhline(rhos[0], color="grey", ls=":", lw=1, label=f"label noise rho = {rhos[0]:g}")
-    if xname == "tau" and grids["tau"].min() < 1 < grids["tau"].max():
-        ax.axvline(1.0, color="grey", ls=":", lw=1, label="tau = 1 (interpolation peak)")
+    ridgeless = np.any(c["lam"] == 0)
+    if xname == "tau" and ridgeless and grids["tau"].min() < 1 < grids["tau"].max():
+        _asymptote(ax, 1.0)
     ax.set_yscale("log")
     if log or xname in ("kappa", "alpha", "lam"):
         if np.all(c[xname] > 0):
             ax.set_xscale("log")
     ax.set_xlabel(xname)
     ax.set_ylabel("asymptotic ICL error e")
-    ax.set_title(f"f(g) = {cv.moments.label}: " + ("Result 1, Eq. (9)" if cv.branch == "result1"
-                                                    else "a1 = 0 branch, Eq. (10)"), fontsize=10)
+    fixed = {k: c[k][0] for k in ("rho", "alpha", "kappa", "lam", "tau") if k != xname and grids[k].size == 1}
+    ax.set_title(f"f(g) = {cv.moments.label}, " + ("Result 1, Eq. (9)" if cv.branch == "result1"
+                                                   else "a1 = 0 branch, Eq. (10)")
+                 + (f"\n{_fixed_text(fixed)}" if fixed else ""), fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -366,23 +427,25 @@ def kernel_curve_figure(kc, grids):
         for k, v in zip(others, key):
             mask &= c[k] == v
         tag = ", ".join(f"{k}={v:g}" for k, v in zip(others, key))
-        order = np.argsort(c[xname][mask])
-        x = c[xname][mask][order]
-        ax.plot(x, c["e"][mask][order], "-", color=f"C{j}", lw=1.8,
-                label=f"kernel learner {ks.features}" + (f" ({tag})" if tag else ""))
-        if np.all(np.isfinite(c["e_plain"][mask])):
-            ax.plot(x, c["e_plain"][mask][order], "--", color=f"C{j}", lw=1.2,
-                    label="plain attention, same ell, k, n" + (f" ({tag})" if tag else ""))
+        x = c[xname][mask]
+        brk = 1.0 if xname == "tau" and np.all(c["lam"][mask] == 0) else None
+        _curve(ax, x, c["e"][mask], f"kernel learner, features {ks.features}" + (f" ({tag})" if tag else ""),
+               color=f"C{j}", lw=1.8, break_at=brk)
+        if not np.isnan(c["e_plain"][mask]).any():
+            _curve(ax, x, c["e_plain"][mask], "plain attention, same ell, k, n" + (f" ({tag})" if tag else ""),
+                   fmt="--", marker="s", color=f"C{j}", lw=1.2)
     bm = ks.moments
     ax.axhline(ks.rho + bm.E_f2_limit - bm.a1_float ** 2, color="grey", ls="--", lw=1,
-               label="plain floor rho_nonlinear")
-    ax.axhline(ks.rho_eff, color="green", ls=":", lw=1.2, label="kernel floor rho_eff")
+               label="plain attention's floor rho_nonlinear")
+    ax.axhline(ks.rho_eff, color="green", ls=":", lw=1.2, label="kernel learner's floor rho_eff")
     ax.set_yscale("log")
     if xname in ("alpha", "kappa", "lam") and np.all(c[xname] > 0):
         ax.set_xscale("log")
     ax.set_xlabel(f"{xname} ({'ell/D' if xname == 'alpha' else 'k/D' if xname == 'kappa' else 'n/D^2' if xname == 'tau' else 'lam'})")
     ax.set_ylabel("predicted ICL error")
-    ax.set_title(f"f(g) = {bm.label}, {ks.features}" + (f", d = {ks.d}, D = {ks.D}" if ks.d else ""), fontsize=10)
+    fixed = {k: c[k][0] for k in ("alpha", "kappa", "tau", "lam") if k != xname and grids[k].size == 1}
+    ax.set_title(f"f(g) = {bm.label}, features {ks.features}" + (f", d = {ks.d}, D = {ks.D}" if ks.d else "")
+                 + f"\nrho = {ks.rho:g}, " + _fixed_text(fixed) + " (the learner's ratios)", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

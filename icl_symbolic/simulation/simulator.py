@@ -69,6 +69,7 @@ from icl_symbolic.model import gamma_error
 from icl_symbolic.simulation import matfree
 from icl_symbolic.model.covariance import Covariance, check_task_law, resolve_covariance, sample_tasks
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
+from icl_symbolic.output.rows import Rows
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import teacher
 from icl_symbolic.core.parallel import check_jobs, concurrent_runs, map_sweep, resolve_scheduler
@@ -784,7 +785,7 @@ class SeedRun:
 
 
 @dataclass(frozen=True)
-class SimResult:
+class SimResult(Rows):
     """A simulation: inputs, per-seed runs, and means with SE over seeds (``Value(method="sim")``)."""
 
     teacher: str
@@ -809,13 +810,37 @@ class SimResult:
     tasks: str = "gaussian"
     e_idg: Value | None = None
     convention: Convention = field(default_factory=Convention)
+    #: the comparison with the d -> infinity theory (``e_theory``, ``e_theory_reason``, ``z``, ``gap_rel``,
+    #: ``expected_gap_rel``, ``comparison``), attached by icl_symbolic.studies.compare.with_theory (the
+    #: simulation itself never computes the theory)
+    theory: dict | None = None
+
+    @property
+    def e_theory(self) -> float | None:
+        """The d -> infinity error at this point (None: not attached, or the ridgeless peak)."""
+        return None if self.theory is None else self.theory["e_theory"]
+
+    @property
+    def z(self) -> float | None:
+        """(e - e_theory) / SE over seeds (None: not attached, one seed, or the peak)."""
+        return None if self.theory is None else self.theory["z"]
+
+    def points(self) -> list[dict]:
+        """``[to_json()]``: the one point of ``simulate --json`` for this setting."""
+        return [self.to_json()]
 
     # -- display --------------------------------------------------------------
     def _rows(self):
         rows = [Quantity("e (exact test functional)", "e", self.e)] if self.e is not None else []
         if self.e_idg is not None:
             rows.append(Quantity("e_idg (exact, over the k pretraining tasks)", "e_{\\rm IDG}", self.e_idg))
-        return rows + [Quantity(f"e_mc ({self.n_test} test prompts/seed)", "e_{\\rm MC}", self.e_mc)]
+        rows.append(Quantity(f"e_mc ({self.n_test} test prompts/seed)", "e_{\\rm MC}", self.e_mc))
+        if self.theory is not None:
+            e_th = self.theory["e_theory"]
+            rows.append(Quantity("e_theory (d -> infinity)", "e_\\infty",
+                                 Value(math.inf if e_th is None else e_th, "numeric",
+                                       note=self.theory["comparison"])))
+        return rows
 
     def _title(self) -> str:
         return (f"Simulated ICL error, f(g) = {self.teacher}: d = {self.d}, ell = {self.ell}, k = {self.k}, "
@@ -859,6 +884,7 @@ class SimResult:
                           "train_seconds": round(r.train_seconds, 3), "seconds": round(r.seconds, 3)}
                          for r in self.runs],
             "seconds": round(self.seconds, 3),
+            **(self.theory or {}),
         }
 
 

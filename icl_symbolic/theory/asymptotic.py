@@ -55,6 +55,7 @@ from icl_symbolic.theory.linear_recipe import linear_error
 from icl_symbolic.theory.peak import DIVERGES, check_not_peak, is_peak
 from icl_symbolic.theory.stieltjes import Stieltjes, stieltjes, stieltjes_isotropic
 from icl_symbolic.core.values import Value
+from icl_symbolic.output.rows import Rows
 
 _RTOL = 4 * np.finfo(float).eps
 
@@ -524,7 +525,7 @@ def e_nonlinear_normalized(f=None, C_train="identity", C_test=None, rho=0.1, alp
 # curves
 # ----------------------------------------------------------------------------
 @dataclass(frozen=True)
-class TheoryCurve:
+class TheoryCurve(Rows):
     """A grid of theory points (cartesian product, tau varying fastest).
 
     ``columns``: dict of equal-length arrays ``rho, alpha, kappa, tau, lam,
@@ -575,6 +576,23 @@ class TheoryCurve:
 
     def _repr_latex_(self) -> str:
         return latex_table(self._title(), self._rows(), 10)
+
+    def to_json(self) -> dict:
+        """The fields of ``theory --json`` that the curve knows: ``a1``, ``E_f2``, one entry per rho of
+        the grid in ``rho``, ``rho_f``, ``rho_nonlinear``, the ``branch``, ``method``, ``provenance``
+        and the ``points`` (the command adds its inputs: ``expr``, ``C_train``, ``C_test``, ``d``)."""
+        rhos = [float(r) for r in np.unique(self.columns["rho"])]
+        out = {"rho": rhos, "branch": self.branch,
+               "method": ("deterministic equivalent (d -> infinity), float64; Stieltjes transform from the "
+                          "self-consistent equation by bracketing" if self.branch == "result1"
+                          else "closed form of the a1 = 0 branch, Eq. (10)/(15)")}
+        tm = self.moments
+        if tm is not None:
+            out.update(a1=float(tm.a1), E_f2=float(tm.E_f2), rho_f=[float(tm.rho_f(r)) for r in rhos],
+                       rho_nonlinear=[float(tm.rho_nonlinear(r)) for r in rhos],
+                       provenance={"a1": tm.a1.to_json(), "E_f2": tm.E_f2.to_json(),
+                                   "rho_nonlinear": "rho + E[f^2] - a1^2", "rho_f": "rho + E[f^2]"})
+        return {**out, "points": self.points()}
 
     def points(self) -> list[dict]:
         """One dict per point: the parameters, ``e`` and ``reason`` (None, or why ``e`` is inf)."""

@@ -143,8 +143,30 @@ def default_files(paper: str = DEFAULT_PAPER) -> list:
     return sorted((p for p in folder.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name)
 
 
+def shipped_name(path) -> str:
+    """The short name of a shipped claim file: ``04_lemma1.toml`` -> ``lemma1``."""
+    stem = Path(str(path)).name.removesuffix(".toml")
+    return stem.split("_", 1)[1] if "_" in stem and stem[:2].isdigit() else stem
+
+
+def resolve_shipped(name: str) -> list:
+    """The shipped claim files that ``name`` names, from any folder: its number (``04``, ``4``), its
+    short name (``lemma1``), its file name with or without ``.toml`` (``04_lemma1``), a glob of these,
+    or any path ending in one (``derivations/04_lemma1.toml``).  Empty when none matches."""
+    base = Path(str(name)).name.removesuffix(".toml")
+    out = []
+    for p in default_files():
+        stem = p.name.removesuffix(".toml")
+        if (base in (stem, shipped_name(p.name)) or (base.isdigit() and stem[:2].isdigit() and int(base) == int(stem[:2]))
+                or any(fnmatch.fnmatchcase(n, base) for n in (p.name, stem, shipped_name(p.name)))):
+            out.append(p)
+    return out
+
+
 def expand_paths(patterns) -> list[Path]:
-    """Files from paths and globs; a pattern matching nothing is an error."""
+    """Files from paths and globs; a name that is no file here names a shipped claim file
+    (:func:`resolve_shipped`: ``lemma1``, ``04``, ``derivations/04_lemma1.toml`` from any folder);
+    a pattern matching nothing is an error."""
     out: list[Path] = []
     for pat in patterns:
         hits = sorted(glob.glob(pat)) if any(ch in pat for ch in "*?[") else [pat]
@@ -152,6 +174,9 @@ def expand_paths(patterns) -> list[Path]:
             # the shipped files carry a paper-order prefix: derivations/lemma1.* finds 04_lemma1.toml
             alt = str(Path(pat).parent / f"[0-9][0-9]_{Path(pat).name}")
             hits = sorted(glob.glob(alt)) or hits
+        if (not hits or not Path(hits[0]).exists()) and Path(pat).parent.name in ("", "derivations"):
+            # only a bare name or derivations/NAME names a shipped file (nope/*.toml names nothing)
+            hits = [str(p) for p in resolve_shipped(pat)] or hits
         if not hits:
             raise ICLError(f"no claim files match {pat!r}")
         for h in hits:
@@ -159,7 +184,8 @@ def expand_paths(patterns) -> list[Path]:
             if p.is_dir():
                 out.extend(sorted(p.glob("*.toml")))
             elif not p.exists():
-                raise ICLError(f"claim file {h} does not exist")
+                raise ICLError(f"claim file {h} does not exist (a shipped file is named by its number or "
+                               "name from any folder: icl-symbolic verify --list)")
             else:
                 out.append(p)
     seen, uniq = set(), []

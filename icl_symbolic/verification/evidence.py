@@ -104,7 +104,7 @@ def evidence_count(kinds: dict) -> int:
     return sum(kinds[k]["ok"] for k in COUNTED)
 
 
-_COL = 15     # terminal column width: the longest cell is "12/12 [+20]", the longest kind "independent"
+_COL = 13     # terminal column width: the longest cell is "12/12 [+20]", the longest kind "independent"
 
 
 def _cell(c: dict) -> str:
@@ -137,7 +137,8 @@ def format_tally(t: dict) -> str:
     """The terminal table: per result, ``ok/run`` for each kind, skipped in brackets.
 
     A paper result none of whose counted claims ran and passed is flagged ``no evidence run``; a
-    result of ours (the kernel learner) is flagged as not evidence for the paper.
+    result of ours (the kernel learner) is flagged as not evidence for the paper, on the line under
+    its row (every line fits in 100 columns).
     """
     if not t:
         return ""
@@ -145,10 +146,11 @@ def format_tally(t: dict) -> str:
     head = ("evidence per paper result (ok/run, [+n skipped: need --full or --tier deep]); only derivation,\n"
             "independent and simulation count: consistency checks and self-tests could not fail if the paper\n"
             "were wrong:")
-    lines = [head, " " * (width + 2) + "".join(f"{k:<{_COL}}" for k in EVIDENCE)]
+    lines = [head, (" " * (width + 2) + "".join(f"{k:<{_COL}}" for k in EVIDENCE)).rstrip()]
     for row in tally_rows(t):
-        note = f"  <- {row[-1]}" if row[-1] else ""
-        lines.append(f"  {row[0]:<{width}}" + "".join(f"{c:<{_COL}}" for c in row[1:-1]) + note)
+        lines.append((f"  {row[0]:<{width}}" + "".join(f"{c:<{_COL}}" for c in row[1:-1])).rstrip())
+        if row[-1]:
+            lines.append(" " * (width + 2) + f"<- {row[-1]}")
     return "\n".join(lines)
 
 

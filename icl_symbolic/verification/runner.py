@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import textwrap
 import time
 from dataclasses import dataclass, field
 
@@ -318,37 +319,62 @@ def summary_line(s: dict) -> str:
     if s["error"]:
         parts.append(f"{s['error']} errors")
     if s["skipped"]:
-        parts.append(f"{s['skipped']} skipped (need --full or --tier deep)")
+        parts.append(f"{s['skipped']} skipped (--full/--tier deep)")
     return ", ".join(parts) + (" -- OK" if s["ok"] else " -- NOT OK")
 
 
-def format_line(r: ClaimResult, width: int = 34, verbose: bool = False) -> str:
-    """One line per claim: status, id, verdict, residual or z, short reason.
+#: the terminal width verify's lines fit in (details wrap under the line)
+COLUMNS = 100
+#: without --verbose: the reason is cut at this many characters, each other detail at DETAIL_LINES lines
+REASON_CHARS = 150
+DETAIL_LINES = 3
 
-    A mismatch (expected or not) gets its diagnosis, and an expected mismatch
-    its ``why``, in full on indented continuation lines.  ``verbose``: the reason
-    is not cut at 150 characters, and the computed and claimed numbers with their
-    provenance and the tolerance with its reason follow on continuation lines.
+
+def _wrapped(label: str, text: str, verbose: bool, max_lines: int | None = None) -> list:
+    """``text`` under its claim line, indented, wrapped at :data:`COLUMNS`; cut (``...``) unless ``verbose``."""
+    words = " ".join(str(text).split())
+    lines = textwrap.wrap(f"{label}{words}", COLUMNS, initial_indent="      ", subsequent_indent="        ",
+                          break_long_words=True, break_on_hyphens=False)
+    if not verbose and max_lines is not None and len(lines) > max_lines:
+        lines = lines[:max_lines]
+        lines[-1] = lines[-1][:COLUMNS - 4].rstrip() + " ..."
+    return lines
+
+
+def format_line(r: ClaimResult, width: int = 34, verbose: bool = False) -> str:
+    """One line per claim (status, id, verdict, residual or z, MDE), then its details under it.
+
+    Every line fits in :data:`COLUMNS` characters.  The reason follows on the
+    next lines, cut at :data:`REASON_CHARS` characters; a mismatch (expected or
+    not) gets its diagnosis, and an expected mismatch its ``why``, each cut at
+    :data:`DETAIL_LINES` lines.  ``verbose``: nothing is cut, and the computed
+    and claimed numbers with their provenance and the tolerance with its reason
+    follow.
     """
     mark = "ok " if r.ok else "!! "
-    reason = r.detail.split(". Diagnosis: ")[0]
-    if not verbose and len(reason) > 150:
-        reason = reason[:147] + "..."
-    line = f"{mark}{r.claim.id:<{width}} {r.label:<28} {r.measure():<16} {r.mde_text():<13} {reason}"
+    head = f"{mark}{r.claim.id:<{min(width, 40)}} {r.label:<26} {r.measure():<14} {r.mde_text()}".rstrip()
+    if len(head) > COLUMNS:
+        head = " ".join([mark.strip(), r.claim.id, r.label, r.measure(), r.mde_text()]).rstrip()
+    lines = [head]
+    reason = " ".join(r.detail.split(". Diagnosis: ")[0].split())
+    if not verbose and len(reason) > REASON_CHARS:
+        reason = reason[:REASON_CHARS - 3] + "..."
+    lines += _wrapped("", reason, verbose)
     if verbose:
         for name, v in (("computed", r.computed), ("claimed", r.claimed)):
             if v is not None:
-                line += f"\n      {name}: {v.to_str(15)} ({v.provenance()})"
+                lines += _wrapped(f"{name}: ", f"{v.to_str(15)} ({v.provenance()})", verbose)
         tol = r.claim.tolerance
-        line += f"\n      tolerance: {tol.describe()}: {' '.join(str(tol.reason).split())}"
+        lines += _wrapped("tolerance: ", f"{tol.describe()}: {tol.reason}", verbose)
     if r.verdict == "mismatch":
         if r.diagnosis is not None:
-            line += "\n      diagnosis: " + r.diagnosis.summary()
+            lines += _wrapped("diagnosis: ", r.diagnosis.summary(), verbose, DETAIL_LINES)
         if r.claim.expected == "mismatch" and r.claim.why:
-            line += "\n      why: " + " ".join(r.claim.why.split())
+            lines += _wrapped("why: ", r.claim.why, verbose, DETAIL_LINES)
         if not r.ok and ". Expected diagnosis" in r.detail:
-            line += "\n      expected diagnosis" + r.detail.split(". Expected diagnosis", 1)[1]
-    return line
+            lines += _wrapped("expected diagnosis", r.detail.split(". Expected diagnosis", 1)[1], verbose,
+                              DETAIL_LINES)
+    return "\n".join(lines)
 
 
 def verify(paths=None, only=None, full=False, progress=None, jobs: int = 1, scheduler: str | None = None,
