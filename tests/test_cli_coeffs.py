@@ -95,7 +95,7 @@ def test_plot_and_csv_are_written(capsys, tmp_path):
     (["g", "--digits", "0"], "--digits"),
     (["g", "--M", "500"], "--M"),
     (["g", "--plot", "out.txt"], "--plot"),
-    (["g", "--M", "x"], "invalid int"),
+    (["g", "--M", "x"], "is not an integer"),
 ])
 def test_bad_input_is_one_line_exit_2_and_no_files(capsys, tmp_path, monkeypatch, argv, match):
     monkeypatch.chdir(tmp_path)

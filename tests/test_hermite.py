@@ -137,10 +137,11 @@ def test_rho_input_and_errors():
         hermite_coeffs("abs(g)**(-0.5)")
 
 
-def test_callable_teacher_uses_mpmath():
+def test_callable_teacher_uses_mpmath_and_is_uncertified():
     r = hermite_coeffs(mpmath.tanh, M=1, digits=20)
     assert r.method == "mpmath" and r.expr is None
-    assert r.a1.to_str(12) == "0.605705509602"
+    assert r.a1.to_str(12) == "uncertified" and r.rho_nonlinear.to_str(12) == "uncertified"
+    assert mpmath.nstr(r.a1.value, 12) == "0.605705509602"
 
 
 def test_to_json_keys():
@@ -278,15 +279,14 @@ def test_exact_and_mpmath_paths_agree_on_random_expressions(text):
             assert abs(ref - v.value) <= mpmath.mpf(10) ** -29 * max(1, abs(ref)), (text, u, v)
 
 
-def test_float64_callables_are_not_certified_beyond_float_precision():
-    """math.sin returns floats whatever the working precision: no 30-digit claim."""
+def test_float64_callables_are_not_certified():
+    """math.sin returns floats whatever the working precision; no callable is certified."""
     r = hermite_coeffs(math.sin, M=2, digits=30)
-    assert r.a1.digits is not None and r.a1.digits <= 15
+    assert r.a1.digits is None
     assert any("callable" in n for n in r.notes)
     with mpmath.workdps(40):
-        assert abs(r.a1.value - mpmath.exp(-0.5)) <= r.a1.abs_err
-    full = hermite_coeffs(mpmath.sin, M=2, digits=30)          # mpmath callables keep 30 digits
-    assert full.a1.digits == 30
+        assert abs(r.a1.value - mpmath.exp(-0.5)) <= mpmath.mpf(10) ** -14
+    assert hermite_coeffs(mpmath.sin, M=2, digits=30).a1.digits is None
 
 
 def test_M_zero_still_reports_a1():

@@ -11,7 +11,9 @@ Infinity (:func:`json_text`).  Defaults come from :mod:`icl_symbolic.core.defaul
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -26,10 +28,31 @@ from icl_symbolic.simulation.simulator import ASSIGNMENTS, CONVENTIONS, ROUNDING
 MAX_GRID = 100_000
 
 
+#: a decimal number in ASCII digits (like the expression language: no '１', no '1_000', no 'nan')
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
 def parse_number(text: str, name: str) -> float:
-    """A finite float from a command-line string, or an ICLError naming ``name``."""
+    """A finite float from a command-line string, or an ICLError naming ``name``.
+
+    Only ASCII decimal notation is accepted (Python's ``float`` would also take
+    full-width digits, underscores, ``inf`` and ``nan``).
+
+    >>> parse_number("2.5e-3", "tau")
+    0.0025
+    >>> parse_number("1_000", "tau")
+    Traceback (most recent call last):
+    ...
+    icl_symbolic.core.errors.ICLError: --tau: '1_000' is not a number (ASCII digits, e.g. 2, 0.5, 1e-3)
+    """
+    stripped = str(text).strip()
+    if stripped.lower().lstrip("+-") in ("inf", "infinity", "nan"):
+        raise ICLError(f"--{name}: {text!r} is not finite")
+    if not _NUMBER.fullmatch(stripped):
+        raise ICLError(f"--{name}: {text!r} is not a number (ASCII digits, e.g. 2, 0.5, 1e-3)")
     try:
-        value = float(text)
+        value = float(stripped)
     except ValueError:
         raise ICLError(f"--{name}: {text!r} is not a number") from None
     if not np.isfinite(value):
@@ -55,10 +78,9 @@ def parse_grid(text: str, name: str, log: bool = False) -> np.ndarray:
         if len(parts) != 3:
             raise ICLError(f"--{name}: expected start:stop:count, got {text!r}")
         start, stop = parse_number(parts[0], name), parse_number(parts[1], name)
-        try:
-            count = int(parts[2])
-        except ValueError:
-            raise ICLError(f"--{name}: count {parts[2]!r} in {text!r} is not an integer") from None
+        if not _INTEGER.fullmatch(parts[2].strip()):
+            raise ICLError(f"--{name}: count {parts[2]!r} in {text!r} is not an integer")
+        count = int(parts[2])
         if not 1 <= count <= MAX_GRID:
             raise ICLError(f"--{name}: count must be between 1 and {MAX_GRID}, got {count}")
         if log:
@@ -66,10 +88,25 @@ def parse_grid(text: str, name: str, log: bool = False) -> np.ndarray:
                 raise ICLError(f"--{name}: a --log grid needs positive start and stop, got {text!r}")
             return np.geomspace(start, stop, count)
         return np.linspace(start, stop, count)
-    values = [parse_number(p, name) for p in text.split(",") if p.strip()]
-    if not values:
-        raise ICLError(f"--{name}: no value given")
+    values = [parse_number(p, name) for p in split_list(text, name)]
     return np.asarray(values, dtype=float)
+
+
+def split_list(text: str, name: str) -> list:
+    """The items of a comma list; an empty list or an empty item (``1,2,,3``, ``1,``) is refused."""
+    items = str(text).split(",")
+    if not str(text).strip():
+        raise ICLError(f"--{name}: no value given")
+    if any(not p.strip() for p in items):
+        raise ICLError(f"--{name}: empty item in the list {text!r}")
+    return [p.strip() for p in items]
+
+
+def ascii_int(text: str) -> int:
+    """argparse ``type=`` for integer options: ASCII digits only (``int`` accepts '１' and '1_000')."""
+    if not _INTEGER.fullmatch(str(text).strip()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (ASCII digits)")
+    return int(text)
 
 
 def parse_int(text, name, lo, hi=None):

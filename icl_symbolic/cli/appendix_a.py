@@ -12,7 +12,7 @@ import io as _io
 from icl_symbolic.core import defaults
 from icl_symbolic.model.covariance import appendix_a, resolve_covariance
 from icl_symbolic.output.io import write_text
-from icl_symbolic.cli._args import add_output_options, check_int, check_output_paths, document, emit_json, epilog
+from icl_symbolic.cli._args import add_output_options, ascii_int, check_int, check_output_paths, document, emit_json, epilog
 
 
 def register(subparsers) -> None:
@@ -26,7 +26,7 @@ def register(subparsers) -> None:
                       no_plot="the result is four numbers and a verdict per covariance (use --csv)"))
     q.add_argument("specs", nargs="+", metavar="COV",
                    help="identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file (matrix or spectrum)")
-    q.add_argument("--d", type=int, default=defaults.D, help="dimension for named families")
+    q.add_argument("--d", type=ascii_int, default=defaults.D, help="dimension for named families")
     add_output_options(q, csv="write one row per covariance as CSV")
     q.set_defaults(func=run)
 

@@ -16,7 +16,7 @@ from icl_symbolic.output.io import save_figure, write_text
 from icl_symbolic.engine.library import library_coeffs
 from icl_symbolic.output.plotting import spectrum_figure
 from icl_symbolic.engine.expr import parse_expr
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_exact_rho, check_output_paths, document, emit_json, epilog, progress_printer
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, ascii_int, check_exact_rho, check_output_paths, document, emit_json, epilog, progress_printer
 
 _FIELDS = (("E_f2", "E[f^2]"), ("a1_sq", "a1^2"), ("rho_f", "rho_f = rho + E[f^2]"),
            ("rho_nonlinear", "rho_nonlinear = rho_f - a1^2"),
@@ -37,8 +37,8 @@ def register(subparsers) -> None:
                    help="teacher in the input language, e.g. 'tanh(g)' (see docs/input-language.md)")
     p.add_argument("--rho", default=defaults.RHO,
                    help="label-noise variance rho >= 0 (read exactly: 0.1 = 1/10)")
-    p.add_argument("--digits", type=int, default=defaults.DIGITS, help="significant digits")
-    p.add_argument("--M", type=int, default=defaults.M, help="highest Hermite order")
+    p.add_argument("--digits", type=ascii_int, default=defaults.DIGITS, help="significant digits")
+    p.add_argument("--M", type=ascii_int, default=defaults.M, help="highest Hermite order")
     p.add_argument("--library", action="store_true", help="the built-in teacher table instead of EXPR")
     add_output_options(p, csv="write the spectrum (teacher, m, a_m, a_m^2, method) as CSV",
                        plot="draw the Hermite energy spectrum a_m^2 against m")
@@ -65,7 +65,8 @@ def run(args) -> int:
         results = library_coeffs(M=args.M, rho=args.rho, digits=args.digits,
                                  progress=None if say is None else (lambda i, n, name: say(f"[{i + 1}/{n}] {name}")))
     else:
-        results = [(args.expr, hermite_coeffs(args.expr, M=args.M, rho=args.rho, digits=args.digits))]
+        results = [(args.expr, hermite_coeffs(args.expr, M=args.M, rho=args.rho, digits=args.digits,
+                                              progress=progress_printer(args.quiet)))]
 
     # all computation is done: now write files (atomically) and print
     if args.plot:

@@ -32,7 +32,7 @@ from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
 from icl_symbolic.output.plotting import extrapolation_figure
 from icl_symbolic.simulation.simulator import resolve_convention
 from icl_symbolic.theory.asymptotic import ERRORS
-from icl_symbolic.cli._args import add_convention_options, add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_convention, parse_int, parse_number, parse_parallel, parse_parameter, progress_printer
+from icl_symbolic.cli._args import add_convention_options, add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_convention, parse_int, parse_number, parse_parallel, parse_parameter, progress_printer, split_list
 
 EPILOG = epilog(
     "0 the extrapolated e_inf agrees with the theory (|z| within the limit; with --features hermite:K: the "
@@ -98,7 +98,7 @@ def _one(text, name):
 
 
 def run(args) -> int:
-    ds = [parse_int(x, "d", 2) for x in str(args.d).split(",") if x.strip()]
+    ds = [parse_int(x, "d", 2) for x in split_list(args.d, "d")]
     if len(set(ds)) < 2 or len(set(ds)) != len(ds):
         raise ICLError(f"--d: expected at least two distinct dimensions, got {args.d!r}")
     alpha, kappa, tau = _one(args.alpha, "alpha"), _one(args.kappa, "kappa"), _one(args.tau, "tau")

@@ -25,7 +25,7 @@ from icl_symbolic.theory.peak import DIVERGES
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import save_figure, write_text
 from icl_symbolic.output.plotting import kernel_curve_figure
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_int, check_output_paths, document, emit_json, epilog, parse_parameter
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, ascii_int, check_int, check_output_paths, document, emit_json, epilog, parse_parameter
 
 DEFAULT_D = 16
 _SWEPT = ("alpha", "kappa", "lam", "tau")
@@ -45,7 +45,7 @@ def register(subparsers) -> None:
                       ['icl-symbolic kernel "g + (g^2-1)/sqrt(2)" --features hermite:2 --tau 4 --json']))
     p.add_argument("expr", metavar="EXPR", help="teacher f(g), e.g. 'g + (g^2-1)/sqrt(2)' (whitelisted input language)")
     p.add_argument("--features", default="hermite:2", help="identity or hermite:K, K = 1, 2, 3 (default hermite:2)")
-    p.add_argument("--d", type=int, default=None,
+    p.add_argument("--d", type=ascii_int, default=None,
                    help=f"input dimension d (default {DEFAULT_D} for hermite:K; identity without --d is the "
                         f"d -> infinity theory of the paper)")
     p.add_argument("--tasks", default="gaussian", choices=("gaussian", "sphere"),
@@ -57,7 +57,7 @@ def register(subparsers) -> None:
                    "interpolation peak) is reported as e = inf with the reason, as in theory (default 4)")
     p.add_argument("--lam", default="0", help="ridge lam >= 0, regulariser (n/D) lam (default 0)")
     p.add_argument("--log", action="store_true", help="start:stop:count grids are geometric")
-    p.add_argument("--digits", type=int, default=defaults.DIGITS, help="digits for the Hermite coefficients")
+    p.add_argument("--digits", type=ascii_int, default=defaults.DIGITS, help="digits for the Hermite coefficients")
     add_output_options(p, csv="write the grid points as CSV", plot="plot e against the first swept ratio")
     p.set_defaults(func=run)
 

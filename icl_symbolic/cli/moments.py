@@ -17,7 +17,7 @@ from icl_symbolic.output.io import save_figure, write_text
 from icl_symbolic.model.moments import MEANING, finite_ell_gaps
 from icl_symbolic.output.plotting import finite_ell_figure
 from icl_symbolic.engine.expr import parse_expr
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_exact_rho, check_int, check_output_paths, document, emit_json, epilog
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, ascii_int, check_exact_rho, check_int, check_output_paths, document, emit_json, epilog
 
 #: The JSON keys scripts rely on: one per scalar coefficient.
 JSON_KEYS = ("E_y2", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s2")
@@ -44,16 +44,16 @@ def register(subparsers) -> None:
     p.add_argument("expr", metavar="EXPR", help="teacher f(g) in the input language, e.g. 'tanh(g)'")
     p.add_argument("--rho", default=defaults.RHO,
                    help="label-noise variance rho >= 0 (read exactly: 0.1 = 1/10)")
-    p.add_argument("--d", type=int, default=defaults.D, help="dimension d")
-    p.add_argument("--ell", type=int, default=None, help="context length ell (default 2d, alpha = 2)")
+    p.add_argument("--d", type=ascii_int, default=defaults.D, help="dimension d")
+    p.add_argument("--ell", type=ascii_int, default=None, help="context length ell (default 2d, alpha = 2)")
     p.add_argument("--omega", default="1", help="omega = |w|^2/d of the fixed task (exact)")
-    p.add_argument("--mc", type=int, default=None, metavar="N",
+    p.add_argument("--mc", type=ascii_int, default=None, metavar="N",
                    help="also estimate every coefficient from N sampled prompts")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
+    p.add_argument("--seed", type=ascii_int, default=DEFAULT_SEED,
                    help="seed of the Monte Carlo (task direction and prompts)")
     p.add_argument("--leading", action="store_true",
                    help="show the leading-order reduction symbolically, with the dropped terms")
-    p.add_argument("--digits", type=int, default=defaults.DIGITS, help="significant digits")
+    p.add_argument("--digits", type=ascii_int, default=defaults.DIGITS, help="significant digits")
     add_output_options(p,
                        plot="plot |exact - leading order| against ell (1 ... 1000) at the given d and omega",
                        csv="write the same curves (ell, coefficient, exact, leading) as CSV")

@@ -20,7 +20,7 @@ from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import save_figure, write_text
 from icl_symbolic.output.plotting import theory_curve_figure
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, check_int, check_output_paths, document, emit_json, epilog, parse_parameter
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, ascii_int, check_int, check_output_paths, document, emit_json, epilog, parse_parameter
 
 _SWEPT = ("rho", "alpha", "kappa", "lam", "tau")
 _PAPER = "arXiv:2610.10761v1, Result 1 Eq. (9) p. 3; Eq. (10) p. 3"
@@ -47,11 +47,11 @@ def register(subparsers) -> None:
     p.add_argument("--ctrain", default=defaults.C_TRAIN, help="C_train: identity, powerlaw:p, spiked:f:r, "
                    "lowrank:r, or a .npy matrix/spectrum")
     p.add_argument("--ctest", default=None, help="C_test (same forms; default: same as --ctrain)")
-    p.add_argument("--d", type=int, default=None, help=f"dimension for non-identity covariance families "
+    p.add_argument("--d", type=ascii_int, default=None, help=f"dimension for non-identity covariance families "
                    f"(default: the size of a --ctrain/--ctest .npy file, else {defaults.D}; the "
                    f"identity theory does not depend on d)")
-    p.add_argument("--digits", type=int, default=defaults.DIGITS, help="digits for the Hermite coefficients")
-    p.add_argument("--order", type=int, default=0, choices=(0, 1),
+    p.add_argument("--digits", type=ascii_int, default=defaults.DIGITS, help="digits for the Hermite coefficients")
+    p.add_argument("--order", type=ascii_int, default=0, choices=(0, 1),
                    help="1: add the O(1/d) finite-d terms at dimension --d (icl_symbolic.theory.finite_d; identity "
                         "covariances, ridgeless, Gaussian tasks) and print the corrected value next to the limit")
     p.add_argument("--terms", default=None, help="with --order 1: comma list of finite-d terms to switch on "

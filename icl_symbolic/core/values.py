@@ -162,6 +162,8 @@ class Value:
         if self.method == "exact":
             return "exact (SymPy)"
         if self.method == "mpmath":
+            if self.abs_err is not None and not mpmath.isfinite(mpmath.mpf(self.abs_err)):
+                return "mpmath quadrature, uncertified (no argument bounds its error)"
             err = "" if self.abs_err is None else f", |err| <= {mpmath.nstr(mpmath.mpf(self.abs_err), 2)}"
             got = "no digit certified" if self.digits is None else f"{self.digits} digits"
             return f"mpmath quadrature, {got}{err}"
@@ -240,14 +242,16 @@ class Value:
         out: dict = {"value": None if text == UNCERTIFIED else text, "method": self.method,
                      "provenance": self.provenance()}
         if text == UNCERTIFIED:
-            out["reason"] = "no digit certified by the error bound"
+            unbounded = self.abs_err is not None and not mpmath.isfinite(mpmath.mpf(self.abs_err))
+            out["reason"] = ("no argument bounds the quadrature error (see note)" if unbounded
+                             else "no digit certified by the error bound")
         if self.exact is not None:
             out["exact"] = str(self.exact)
         for key in ("digits", "n_samples"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         for key in ("abs_err", "stderr"):
-            if getattr(self, key) is not None:
+            if getattr(self, key) is not None and mpmath.isfinite(mpmath.mpf(getattr(self, key))):
                 out[key] = _fmt(getattr(self, key))
         if self.seeds is not None:
             out["seeds"] = list(self.seeds)

@@ -203,7 +203,6 @@ class _Parser:
         return e
 
     def expr(self):
-        self.enter()
         left = self.term()
         while True:
             if self.accept("+"):
@@ -212,7 +211,6 @@ class _Parser:
                 left = left - self.term()
             else:
                 break
-        self.depth -= 1
         return left
 
     def term(self):
@@ -229,15 +227,19 @@ class _Parser:
                 break
         return left
 
+    # nesting levels (MAX_DEPTH) are what a reader sees: a parenthesis, a call, a unary sign,
+    # an exponent; sin(sin(...)) nests one level per call, not one per grammar rule
     def unary(self):
-        self.enter()
         if self.accept("-"):
+            self.enter()
             out = -self.unary()
+            self.depth -= 1
         elif self.accept("+"):
+            self.enter()
             out = self.unary()
+            self.depth -= 1
         else:
             out = self.power()
-        self.depth -= 1
         return out
 
     def power(self):
@@ -246,7 +248,9 @@ class _Parser:
         if not t:
             return base
         exp_tok = self.tok
+        self.enter()
         expo = self.unary()
+        self.depth -= 1
         return self._checked_pow(base, expo, exp_tok)
 
     def _checked_pow(self, base, expo, tok):
@@ -286,8 +290,10 @@ class _Parser:
             return _exact_number(t, self.text)
         if t.kind == "op" and t.text == "(":
             self.i += 1
+            self.enter()
             e = self.expr()
             self.expect(")")
+            self.depth -= 1
             return e
         if t.kind == "name":
             self.i += 1
@@ -499,7 +505,7 @@ def _scan_sign_changes(u, x, lo, hi, limit):
     :data:`SCAN_MAX_CELLS` open cells, is refused with an :class:`ICLError`.
     """
     fnp = sympy.lambdify(x, u, modules=["numpy", "scipy"])
-    dnp = sympy.lambdify(x, sympy.diff(u, x), modules=["numpy", "scipy"])
+    dnp = sympy.lambdify(x, ae_diff(u, x), modules=["numpy", "scipy"])
 
     def ev(f, z):
         with np.errstate(all="ignore"):
@@ -604,6 +610,23 @@ def resolve_kinks(e, point):
     return f(*args)
 
 
+def ae_diff(u, x=None):
+    """du/dx almost everywhere: the Dirac deltas of jumps (heaviside, sign) dropped.
+
+    Used wherever a derivative is evaluated numerically (kink scan, phase rates,
+    scale analysis): ``lambdify`` has no DiracDelta, and a delta sits on a
+    measure-zero set that the split points already contain.
+
+    >>> ae_diff(parse_expr("heaviside(sin(g)) + g**2"))
+    2*g
+    """
+    x = x if x is not None else g
+    d = sympy.diff(u, x)
+    if d.has(sympy.DiracDelta):
+        d = d.replace(lambda n: isinstance(n, sympy.DiracDelta), lambda n: sympy.S.Zero)
+    return d
+
+
 def _interior_points(bps):
     edges = [None, *bps, None]
     for lo, hi in zip(edges[:-1], edges[1:]):
@@ -623,15 +646,20 @@ def _zeros_of_kink_argument(u, limit=MAX_KINKS) -> set:
     if not u.has(*_KINKY):
         return set(real_zeros(u, limit=limit))
     inner = breakpoints_of(u)
-    if any(isinstance(b, sympy.Float) for b in inner):
-        return set(real_zeros(u, limit=limit))
+    # piece by piece also when the inner kinks are numeric (Floats): heaviside(sin(g)) is a
+    # constant 0 or 1 between the zeros of sin, and a scan of it would see no sign change
     pts = set(inner)
     for lo, hi, mid in _interior_points(inner):
         try:
             piece = resolve_kinks(u, mid)
         except KinkError:
             return set(real_zeros(u, limit=limit))
-        for r in real_zeros(piece):
+        # each piece is scanned only on its own interval: (1 - g)**0.7 is not real beyond g = 1
+        a = -KINK_RANGE if lo is None else max(-KINK_RANGE, min(KINK_RANGE, float(lo)))
+        b = KINK_RANGE if hi is None else max(-KINK_RANGE, min(KINK_RANGE, float(hi)))
+        if a >= b:
+            continue
+        for r in real_zeros(piece, lo=a, hi=b, limit=limit):
             if (lo is None or r > lo) and (hi is None or r < hi):
                 pts.add(r)
     return pts
@@ -730,16 +758,22 @@ def ae_simplify(e):
 
     sign(u)**2 = 1 and heaviside(u)**n = heaviside(u) except on the zero set of
     u, which has measure zero for the non-constant analytic arguments of the
-    input language; Gaussian expectations are unchanged, and no kinks need to
+    input language (arguments containing sign, heaviside, max or min, which can
+    vanish on an interval, are left alone); Gaussian expectations are unchanged, and no kinks need to
     be located (``E[sign(sin(1000*g))**2] = 1`` exactly, although sin(1000 g)
     has more zeros than the kink scan accepts).
 
     >>> ae_simplify(parse_expr("sign(sin(1000*g))**2 + heaviside(g)**3"))
     Heaviside(g) + 1
     """
+    # u must vanish only on a null set: an argument built with sign/heaviside/max/min can be 0 on
+    # a whole interval (sign(heaviside(sin(g)))**2 is the indicator of sin(g) > 0, not 1)
+    flat = (sympy.sign, sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise)
+
     def is_target(node):
         return (node.is_Pow and node.exp.is_Integer and node.exp > 0
-                and isinstance(node.base, (sympy.sign, sympy.Heaviside)) and node.base.args[0].has(g))
+                and isinstance(node.base, (sympy.sign, sympy.Heaviside)) and node.base.args[0].has(g)
+                and not node.base.args[0].has(*flat))
 
     def repl(node):
         if isinstance(node.base, sympy.Heaviside) or node.exp % 2 == 1:

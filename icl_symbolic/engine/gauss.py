@@ -57,20 +57,22 @@ Examples
 from __future__ import annotations
 
 import math
+import time
 
 import mpmath
 import numpy as np
 import sympy
 from mpmath.calculus.quadrature import TanhSinh
 
+from icl_symbolic.engine import scales
 from icl_symbolic.core.cost import expand_terms, poly_degree
 from icl_symbolic.core.errors import ICLError, ValidityError
-from icl_symbolic.engine.expr import HugeArgument, KinkError, Teacher, ae_simplify, breakpoints_of, g, parse_expr, real_zeros, resolve_kinks, teacher
+from icl_symbolic.engine.expr import HugeArgument, KinkError, Teacher, ae_diff, ae_simplify, breakpoints_of, g, parse_expr, real_zeros, resolve_kinks, teacher
 from icl_symbolic.core.values import Value, certified_digits
 from icl_symbolic.core.caches import memoize
 
-__all__ = ["expect", "callable_digits", "oscillation_splits", "singular_mass_bound", "check_panels", "exact_expectation", "exact_moments", "mp_expect_vector", "mp_value",
-           "check_integrable", "to_rational", "float_expect"]
+__all__ = ["expect", "quadrature_plan", "magnitude_bits", "QuadraturePlan", "uncertified_value", "callable_digits", "oscillation_splits", "singular_mass_bound", "check_panels", "exact_expectation", "exact_moments", "mp_expect_vector", "mp_value",
+           "check_integrable", "gaussian_rate", "to_rational", "float_expect"]
 
 _I = sympy.I
 _SQRT2PI = sympy.sqrt(2 * sympy.pi)
@@ -166,7 +168,10 @@ def _shift_limit(x, mu, s):
 def _gauss_exp_integral(k, a, b, lo, hi):
     """int_lo^hi g^k exp(a g^2 + b g) phi(g) dg, exact (a < 1/2 required)."""
     A = sympy.Rational(1, 2) - a
-    if not (A.is_positive):
+    # a complex a (sin(10*g**2) = Im exp(10 i g^2)) converges when Re A > 0; the completed square
+    # then has a complex shift and scale, and the formulas continue analytically (arg s in (-pi/4, pi/4),
+    # so erf at the infinite limits is still +-1)
+    if not sympy.re(A).is_positive:
         raise ValidityError(f"divergent Gaussian integral: exp({a}*g**2) grows at least like the Gaussian weight decays")
     mu = b / (2 * A)
     s = 1 / sympy.sqrt(2 * A)
@@ -206,7 +211,7 @@ def _term_integral(k, a, b, erfs, lo, hi):
     if len(erfs) > 2:
         raise _Unsupported("more than two erf factors")
     A = sympy.Rational(1, 2) - a
-    if not A.is_positive:
+    if not sympy.re(A).is_positive:
         raise ValidityError(f"divergent Gaussian integral: exp({a}*g**2) against the Gaussian weight")
     mu = b / (2 * A)
     s = 1 / sympy.sqrt(2 * A)
@@ -278,7 +283,7 @@ def _decompose_term(term):
             try:
                 p = sympy.Poly(base.args[0], g)
             except sympy.PolynomialError:
-                raise _Unsupported("erf of a non-polynomial argument")
+                raise _Unsupported("erf of a non-polynomial argument") from None
             if p.degree() != 1:
                 raise _Unsupported("erf of a non-linear argument")
             c, d = p.all_coeffs()
@@ -288,7 +293,7 @@ def _decompose_term(term):
     try:
         p = sympy.Poly(sympy.expand(expo), g)
     except sympy.PolynomialError:
-        raise _Unsupported("exp of a non-polynomial argument")
+        raise _Unsupported("exp of a non-polynomial argument") from None
     if p.degree() > 2:
         lead = p.LC()
         raise ValidityError(f"exp of a degree-{p.degree()} polynomial in g is not integrable against "
@@ -520,7 +525,57 @@ def singular_candidates(F):
     return sorted(cands, key=float)
 
 
-def check_integrable(fmp, omega=1, label="F", singular=()):
+def gaussian_rate(e):
+    """An upper bound r on limsup log|e(g)| / g^2 as |g| -> inf, read from the tree, or None.
+
+    Bounded and polynomially growing pieces have r = 0; ``exp(u)`` with u a polynomial of
+    degree <= 2 has the real part of u's g^2 coefficient; a product adds, a sum takes the
+    largest, a positive integer power multiplies.  Anything else (a non-polynomial exponent,
+    a negative power) gives None.  Then e(g) <= C (1 + |g|)^k exp(r g^2) for some C, k, so
+    E[|e|] under N(0, omega) is finite exactly when the tail test r < 1/(2 omega) passes:
+    the L^2 test of exp(c g^2) is exact at c < 1/4.
+
+    >>> gaussian_rate(parse_expr("exp(0.2499*g**2)**2 * tanh(g)"))
+    2499/5000
+    >>> gaussian_rate(parse_expr("exp(g**3)")) is None
+    True
+    """
+    e = sympy.S(e)
+    if not e.has(g):
+        return sympy.S.Zero
+    if e == g:
+        return sympy.S.Zero
+    if e.is_Add:
+        rates = [gaussian_rate(a) for a in e.args]
+        return None if any(r is None for r in rates) else max(rates)
+    if e.is_Mul:
+        rates = [gaussian_rate(a) for a in e.args]
+        return None if any(r is None for r in rates) else sympy.Add(*rates)
+    if e.is_Pow:
+        if e.exp.is_Integer and e.exp > 0:
+            r = gaussian_rate(e.base)
+            return None if r is None else r * e.exp
+        if not e.base.has(g) and e.base.is_positive:
+            return gaussian_rate(sympy.exp(e.exp * sympy.log(e.base)))
+        return None
+    if isinstance(e, sympy.exp):
+        try:
+            p = sympy.Poly(e.args[0], g)
+        except sympy.PolynomialError:
+            return None
+        if p.degree() > 2 or not all(c.is_real for c in p.all_coeffs()):
+            return None
+        return max(sympy.S.Zero, p.coeff_monomial(g ** 2)) if p.degree() == 2 else sympy.S.Zero
+    if isinstance(e, (sympy.tanh, sympy.erf, sympy.erfc, sympy.sin, sympy.cos, sympy.sign, sympy.Heaviside,
+                      sympy.atan)) and e.args[0].is_real is not False:
+        return sympy.S.Zero
+    if isinstance(e, (sympy.Abs, sympy.Max, sympy.Min)):
+        rates = [gaussian_rate(a) for a in e.args]
+        return None if any(r is None for r in rates) else max(rates)
+    return None
+
+
+def check_integrable(fmp, omega=1, label="F", singular=(), expr=None):
     """Raise ValidityError unless F is integrable against the N(0, omega) density.
 
     * each point of ``singular`` is probed at distances 1e-8 and 1e-16: a
@@ -530,6 +585,9 @@ def check_integrable(fmp, omega=1, label="F", singular=()):
       log|F(±L)| - L^2/(2 omega) + log L > -1, i.e. the weighted integrand has
       not decayed faster than 1/|g|.  Borderline tails such as 1/|g|^1.2
       times exp(+g^2/2) are misjudged as divergent (documented limitation).
+      When ``expr`` (the SymPy form of F) has a structural growth bound
+      (:func:`gaussian_rate`) below 1/(2 omega), the tail is integrable and
+      this probe is skipped: exp(0.2499*g**2) is in L^2.
     """
     om = mpmath.mpf(str(sympy.N(to_rational(omega), 30))) if not isinstance(omega, mpmath.mpf) else omega
     with mpmath.workdps(40):
@@ -541,7 +599,7 @@ def check_integrable(fmp, omega=1, label="F", singular=()):
                     v1 = abs(fmp(r + side * mpmath.mpf("1e-8")))
                     v2 = abs(fmp(r + side * mpmath.mpf("1e-16")))
                 except (ZeroDivisionError, ValueError):
-                    raise ValidityError(f"E[{label}] diverges: singular at g = {mpmath.nstr(r, 10)}")
+                    raise ValidityError(f"E[{label}] diverges: singular at g = {mpmath.nstr(r, 10)}") from None
                 vals.append((v1, v2))
             for v1, v2 in vals:
                 if v2 > 1 and v2 > 10 * v1:
@@ -550,6 +608,10 @@ def check_integrable(fmp, omega=1, label="F", singular=()):
                         raise ValidityError(
                             f"E[{label}] diverges: non-integrable singularity at g = {mpmath.nstr(r, 10)} "
                             f"(|F| ~ |g - {mpmath.nstr(r, 6)}|^-{mpmath.nstr(p, 3)})")
+        if expr is not None:
+            rate = gaussian_rate(expr)
+            if rate is not None and rate < 1 / (2 * to_rational(om if not isinstance(om, mpmath.mpf) else omega)):
+                return
         sq = mpmath.sqrt(om)
         for side in (1, -1):
             worst = -mpmath.inf
@@ -559,7 +621,7 @@ def check_integrable(fmp, omega=1, label="F", singular=()):
                 try:
                     v = fmp(t)
                 except (ZeroDivisionError, ValueError, OverflowError):
-                    raise ValidityError(f"E[{label}] cannot be evaluated at g = {mpmath.nstr(t, 5)}")
+                    raise ValidityError(f"E[{label}] cannot be evaluated at g = {mpmath.nstr(t, 5)}") from None
                 if isinstance(v, mpmath.mpc):
                     v = abs(v)
                 if mpmath.isnan(v) or mpmath.isinf(v):
@@ -583,7 +645,127 @@ def _rule():
     return TanhSinh(mpmath.mp)
 
 
-def _vector_pass(fscaled, n, points, dps, density, fixed=False, far=None):
+def magnitude_bits(fmp, points, power=1, omega=1):
+    """Extra fractional bits that make fixed-point sums relative to the size of ``f``, not to 1.
+
+    The fixed-point pass (:func:`_vector_pass`) keeps Q fractional bits of
+    ``s * F``, an absolute precision: ``1e-200*tanh(g)`` would be summed as 0.
+    The magnitude of ``|f| phi`` (and of ``|f|^power phi`` for integrands up to that power) is probed at
+    the split points and on a grid; the returned shift is ``-log2`` of the
+    smallest of them (negative when f is large).  It only lengthens the integers;
+    a probe that misses the peak only makes the shift larger, never the digits wrong.
+    ``power`` may be a sequence (one integrand per entry, |f|^power its size):
+    then one shift per integrand is returned.
+    """
+    om = mpmath.mpf(str(sympy.N(to_rational(omega), 20)))
+    with mpmath.workdps(20):
+        probes = [mpmath.mpf(p) if not isinstance(p, sympy.Basic) else mpmath.mpf(str(sympy.N(p, 25)))
+                  for p in points] + [mpmath.mpf(k) / 8 for k in range(-64, 65)]
+        best = mpmath.mpf(0)
+        for t in probes:
+            try:
+                v = abs(fmp(t))
+            except (ZeroDivisionError, ValueError, OverflowError, HugeArgument):
+                continue
+            if isinstance(v, mpmath.mpc):
+                v = abs(v)
+            if mpmath.isfinite(v):
+                best = max(best, mpmath.mpf(v) * mpmath.exp(-t * t / (2 * om)))
+        powers = (power,) if isinstance(power, int) else tuple(power)
+        # negative for a huge f (1e30*g): the convergence test is then relative too, instead of
+        # asking every panel for an absolute 10^-(digits+20) it can never reach
+        out = [0 if best == 0 else int(mpmath.floor(-mpmath.log(best ** p, 2))) for p in powers]
+        return out[0] if isinstance(power, int) else out
+
+
+def _estimate_error(rule, results, prec, eps, extra_bits):
+    """mpmath's extrapolated error estimate (Borwein-Bailey-Girgensohn), made scale-free.
+
+    mpmath's formula works with decimal exponents of absolute differences and
+    floors the estimate at 10^-prec, which is meaningless for an integrand of
+    size 2^-extra_bits; the results are rescaled by 2^extra_bits first.  When
+    the last result equals the one two levels back but not the previous one,
+    mpmath's formula divides by log(0) and returns 1; the last difference is
+    returned instead.
+    """
+    rs = [mpmath.ldexp(r, extra_bits) for r in results]
+    if len(rs) >= 3 and rs[-1] == rs[-3] and rs[-1] != rs[-2]:
+        return abs(results[-1] - results[-2])
+    return mpmath.ldexp(rule.estimate_error(rs, prec, mpmath.ldexp(eps, extra_bits)), -extra_bits)
+
+
+#: a quadrature running longer than this announces itself and reports progress with an ETA
+ANNOUNCE_SECONDS = 3.0
+#: CPU time of a pass over the time of its integrand calls alone (tanh at 200 digits, He_200 tanh)
+NODE_OVERHEAD = 3
+#: at most one progress line per this many seconds
+PROGRESS_EVERY = 5.0
+
+
+class PanelProgress:
+    """Progress of the two tanh-sinh passes, panel by panel, with an ETA measured as it goes.
+
+    Quiet for quick integrals; once :data:`ANNOUNCE_SECONDS` have passed it prints
+    (through ``say``) what is being computed and then, every :data:`PROGRESS_EVERY`
+    seconds, the panels done and the time left, extrapolated from the time per
+    panel so far (the second pass, at 10 more digits, is counted 1.5 times).
+    """
+
+    def __init__(self, say, label, panels, digits):
+        self.say, self.label, self.panels, self.digits = say, label, panels, digits
+        self.t0 = time.monotonic()
+        self.last = None
+        self.done = 0.0
+        self.total = 2.5 * panels
+
+    def panel(self, pass_index):
+        self.done += 1.0 if pass_index == 0 else 1.5
+        now = time.monotonic()
+        elapsed = now - self.t0
+        if self.say is None or elapsed < ANNOUNCE_SECONDS:
+            return
+        if self.last is None:
+            self.say(f"E[{self.label}]: quadrature at {self.digits} digits on {self.panels} panels, two passes "
+                     "(use --digits, --M or fewer kinks to make it shorter)")
+        if self.last is None or now - self.last >= PROGRESS_EVERY:
+            self.last = now
+            eta = elapsed / self.done * (self.total - self.done)
+            self.say(f"E[{self.label}]: {100 * self.done / self.total:.0f}% after {elapsed:.0f} s, "
+                     f"about {eta:.0f} s left")
+
+
+def _announce_estimate(fs, n, omega, digits, breakpoints, fixed, extra_bits, say, label):
+    """Say, before starting, how long the two passes may take when that is more than a few seconds.
+
+    The cost of one node (the integrands, times the weight) is measured at the
+    second pass's precision on a few points; the estimate is that times the
+    worst-case node count (every panel to the rule's last level, both passes),
+    times :data:`NODE_OVERHEAD` (node generation, the fixed-point sums).  It is
+    rough: smooth panels stop earlier, a busy machine runs slower.
+    """
+    dps = digits + 20
+    with mpmath.workdps(dps):
+        om = mpmath.mpf(str(sympy.N(to_rational(omega), dps + 5)))
+        panels = len(_points(breakpoints, om)) - 1
+        nodes = 2 ** (_rule().guess_degree(mpmath.mp.prec) + 2)
+        Q = mpmath.mp.prec + 80 + max(0, *(extra_bits if not isinstance(extra_bits, int) else [extra_bits]))
+        t0 = time.perf_counter()
+        xs = [mpmath.mpf(k) / 3 for k in (1, 2, 4, 7)]
+        for x in xs:
+            w = mpmath.exp(-x * x / (2 * om))
+            try:
+                fs(x, w, Q) if fixed else fs(x, w)
+            except Exception:       # the real pass reports errors; the estimate just skips the point
+                pass
+        per_node = (time.perf_counter() - t0) / len(xs)
+    seconds = NODE_OVERHEAD * per_node * nodes * panels * 2
+    if seconds > ANNOUNCE_SECONDS:
+        say(f"E[{label}]: {digits} digits on {panels} panels; estimated up to {seconds:.0f} s "
+            f"({panels} panels x up to {nodes} nodes x 2 passes, {per_node * 1e3:.2g} ms per node); "
+            "--digits (or --M, fewer kinks) makes it shorter")
+
+
+def _vector_pass(fscaled, n, points, dps, density, fixed=False, far=None, extra_bits=0, on_panel=None):
     """One tanh-sinh pass at ``dps`` digits for n integrands; (values, errors).
 
     ``fscaled(x, s)`` returns ``[s * F_i(x)]``: the node weight times the
@@ -596,7 +778,9 @@ def _vector_pass(fscaled, n, points, dps, density, fixed=False, far=None):
     rule = _rule()
     with mpmath.workdps(dps):
         prec = mpmath.mp.prec
-        eps = mpmath.mp.eps / 8
+        bits = [extra_bits] * n if isinstance(extra_bits, int) else list(extra_bits)
+        # the convergence test of each integrand is relative to its own size
+        eps = [mpmath.ldexp(mpmath.mp.eps / 8, -b) for b in bits]
         max_degree = rule.guess_degree(prec) + 1
         totals = [mpmath.mpf(0)] * n
         errs = [mpmath.mpf(0)] * n
@@ -605,7 +789,7 @@ def _vector_pass(fscaled, n, points, dps, density, fixed=False, far=None):
             for a, b in zip(points[:-1], points[1:]):
                 results = []  # per degree, list of n partial results
                 err = [mpmath.mpf(0)] * n
-                Q = prec + 60
+                Q = prec + 60 + max(0, *bits)    # h_m keeps its own precision
                 S = [0] * n if fixed else [mpmath.mpf(0)] * n  # running sums, carried across degrees
                 for degree in range(1, max_degree + 1):
                     nodes = rule.get_nodes(a, b, degree, prec)
@@ -627,12 +811,15 @@ def _vector_pass(fscaled, n, points, dps, density, fixed=False, far=None):
                     else:
                         results.append([hstep * v for v in S])
                     if degree > 1:
-                        err = [rule.estimate_error([r[i] for r in results], prec, eps) for i in range(n)]
-                        if max(err) <= eps:
+                        err = [_estimate_error(rule, [r[i] for r in results], prec, eps[i], bits[i])
+                               for i in range(n)]
+                        if all(e <= ep for e, ep in zip(err, eps)):
                             break
                 for i in range(n):
                     totals[i] += results[-1][i]
                     errs[i] += err[i]
+                if on_panel is not None:
+                    on_panel()
         finally:
             mpmath.mp.prec -= 20
         return [+t for t in totals], errs
@@ -648,7 +835,8 @@ def _points(breakpoints, omega_mp):
     return [mpmath.ninf, *sorted(pts), mpmath.inf]
 
 
-def mp_expect_vector(fvec, n, omega=1, digits=30, breakpoints=None, scaled=False, fixed=False):
+def mp_expect_vector(fvec, n, omega=1, digits=30, breakpoints=None, scaled=False, fixed=False, extra_bits=0,
+                     progress=None, label="F"):
     """E[F_i(z)], i < n, z ~ N(0, omega), by tanh-sinh at two precisions.
 
     ``fvec(z)`` returns the list ``[F_0(z), ..., F_{n-1}(z)]`` (mpmath numbers);
@@ -656,7 +844,9 @@ def mp_expect_vector(fvec, n, omega=1, digits=30, breakpoints=None, scaled=False
     integrands (e.g. all Hermite coefficients).  With ``scaled=True`` the call
     is ``fvec(z, s)`` and must return ``[s * F_i(z)]``; with ``fixed=True``
     it is ``fvec(z, s, Q)`` returning integers ``s * F_i(z) * 2**Q`` (see
-    :func:`_vector_pass`).
+    :func:`_vector_pass`; ``extra_bits`` more fractional bits, from :func:`magnitude_bits`).
+    ``progress``: a callable taking one line; long integrals report through it
+    (:class:`PanelProgress`).
 
     Returns a list of ``(value, abs_err, certified_digits)``; ``abs_err`` is the
     larger of mpmath's error estimate and the difference between the runs at
@@ -667,16 +857,21 @@ def mp_expect_vector(fvec, n, omega=1, digits=30, breakpoints=None, scaled=False
     """
     runs = []
     fs = fvec if scaled else (lambda x, s: [s * v for v in fvec(x)])
-    for extra in (10, 20):
+    watch = None
+    if progress is not None:
+        _announce_estimate(fs, n, omega, digits, breakpoints, fixed, extra_bits, progress, label)
+    for pass_index, extra in enumerate((10, 20)):
         dps = digits + extra
         with mpmath.workdps(dps):
             om = mpmath.mpf(str(sympy.N(to_rational(omega), dps + 5)))
             norm = 1 / mpmath.sqrt(2 * mpmath.pi * om)
             pts = _points(breakpoints, om)
+            watch = watch or PanelProgress(progress, label, len(pts) - 1, digits)
 
             def density(t, om=om, norm=norm):
                 return mpmath.exp(-t * t / (2 * om)) * norm
-            runs.append(_vector_pass(fs, n, pts, dps, density, fixed=fixed, far=64 * mpmath.sqrt(om)))
+            runs.append(_vector_pass(fs, n, pts, dps, density, fixed=fixed, far=64 * mpmath.sqrt(om),
+                                     extra_bits=extra_bits, on_panel=lambda i=pass_index: watch.panel(i)))
     (v1, e1), (v2, e2) = runs
     out = []
     with mpmath.workdps(digits + 20):
@@ -733,7 +928,7 @@ def oscillation_splits(expr, digits, omega=1, label="F") -> list:
     z = np.linspace(-R, R, 20001)
     rate = np.zeros_like(z)
     for u in dict.fromkeys(args):
-        du = sympy.lambdify(g, sympy.diff(u, g), modules=["numpy", "scipy"])
+        du = sympy.lambdify(g, ae_diff(u, g), modules=["numpy", "scipy"])
         with np.errstate(all="ignore"):
             r = np.abs(np.broadcast_to(np.asarray(du(z), dtype=float), z.shape))
         rate += np.where(np.isfinite(r), r, np.inf)
@@ -766,7 +961,7 @@ def check_panels(breakpoints, label="F", expr=None, digits=30, n=1) -> None:
     """
     panels = len(breakpoints) + 3
     if panels > MAX_PANELS:
-        raise ICLError(f"E[{label}]: {panels} quadrature panels (kinks and oscillations) "
+        raise ICLError(f"E[{label}]: {panels} quadrature panels (kinks, oscillations and narrow features) "
                        f"exceed the limit {MAX_PANELS} (see docs/limits.md)")
     ops = sympy.count_ops(expr) + 1 if expr is not None else 10
     with mpmath.workdps(digits + 20):
@@ -776,6 +971,61 @@ def check_panels(breakpoints, label="F", expr=None, digits=30, n=1) -> None:
         raise ICLError(f"E[{label}]: the quadrature would need up to ~{work:.2g} operations ({panels} panels, "
                        f"{ops} operations per evaluation, {digits} digits); limit {MAX_QUAD_WORK:.0e} "
                        "(see docs/limits.md)")
+
+
+class QuadraturePlan(tuple):
+    """``(points, singular, scale)``: the split points of the line, the integrable singular
+    points, and the :class:`~icl_symbolic.engine.scales.ScaleAnalysis` that decides whether the
+    quadrature's error estimate is certified."""
+
+    __slots__ = ()
+
+    @property
+    def points(self):
+        return self[0]
+
+    @property
+    def singular(self):
+        return self[1]
+
+    @property
+    def scale(self):
+        return self[2]
+
+
+def quadrature_plan(T: Teacher, digits: int, omega=1, label: str = "F", n: int = 1,
+                    extra=(), expr=None) -> QuadraturePlan:
+    """Where the tanh-sinh panels break for E[F], F built from teacher ``T`` (one place for all callers).
+
+    The split points are the kinks of T and ``extra`` (within the effective
+    range), the singular candidates, the oscillation splits, and the narrow
+    features found by :func:`icl_symbolic.engine.scales.analyze` (steps, bumps,
+    Lorentzians: graded meshes at their locations).  ``expr`` is the integrand
+    analysed (default ``T.expr``; a polynomial factor such as h_m changes no
+    feature).  :func:`check_panels` bounds the work; ``n`` integrands share it.
+    """
+    expr = T.expr if expr is None else expr
+    om = to_rational(omega)
+    om_mp = mpmath.mpf(str(sympy.N(om, 30)))
+    singular = tuple(singular_candidates(expr)) if expr is not None else ()
+    base = in_range(tuple(T.breakpoints) + tuple(extra) + singular
+                     + tuple(oscillation_splits(expr, digits, om, label)), digits, om)
+    scale = scales.analyze(expr, _effective_range(digits, om_mp), digits, om)
+    bps = tuple(base) + tuple(scale.points)
+    check_panels(bps, label, expr, digits, n)
+    return QuadraturePlan((bps, singular, scale))
+
+
+def uncertified_value(val, err, reason: str, note: str = "") -> Value:
+    """A quadrature result that no argument certifies: the number is kept, no digit is claimed.
+
+    ``abs_err`` is infinite (so every quantity derived from it is uncertified too);
+    the quadrature's own estimate ``err`` is kept in the note, marked as not a bound.
+    """
+    est = mpmath.nstr(mpmath.mpf(err), 2)
+    return Value(value=val, method="mpmath", digits=None, abs_err=mpmath.inf,
+                 note=(note + f"; uncertified: {reason} (the quadrature's own estimate {est} is not a bound)")
+                 .strip("; "))
 
 
 def singular_mass_bound(fmp, singular, digits, omega=1):
@@ -821,8 +1071,12 @@ def mp_value(val, err, digits, note=""):
     """A ``Value(method="mpmath")`` with the digits that ``err`` certifies.
 
     A value not distinguishable from 0 (``|val| <= err``) is reported as 0 with
-    its error bound.
+    its error bound.  An infinite ``err`` (an input no argument certifies) gives an
+    uncertified value.
     """
+    if not mpmath.isfinite(err):
+        return Value(value=val, method="mpmath", digits=None, abs_err=mpmath.inf,
+                     note=(note + "; uncertified: computed from an uncertified quadrature").strip("; "))
     if abs(val) <= err:
         # "0" is only printed when the bound pins it to the requested decimal places
         small = err <= mpmath.mpf(10) ** -digits
@@ -934,12 +1188,10 @@ def expect(F, omega=1, digits=30, breakpoints=None, exact=True) -> Value:
     else:
         T = teacher(F)
     label = T.label
-    bps = tuple(T.breakpoints) + tuple(breakpoints or ())
-    singular = ()
     if T.expr is not None:
         singular = tuple(singular_candidates(T.expr))
         if not T.expr.is_polynomial(g):   # polynomials are integrable whatever their coefficients
-            check_integrable(T.mp, om, label, singular)
+            check_integrable(T.mp, om, label, singular, expr=T.expr)
         if exact:
             ex = exact_expectation(T.expr, om)
             if ex is not None:
@@ -947,15 +1199,17 @@ def expect(F, omega=1, digits=30, breakpoints=None, exact=True) -> Value:
     else:
         probe_callable(T)
         check_integrable(T.mp, om, label, ())
-    bps = in_range(bps + singular + tuple(oscillation_splits(T.expr, digits, om, label)), digits, om)
-    check_panels(bps, label, T.expr, digits)
-    (val, err, _), = mp_expect_vector(lambda t: [T.mp(t)], 1, om, digits, bps)
-    err += singular_mass_bound(T.mp, singular, digits, om)
+    plan = quadrature_plan(T, digits, om, label, extra=tuple(breakpoints or ()))
+    (val, err, _), = mp_expect_vector(lambda t: [T.mp(t)], 1, om, digits, plan.points,
+                                      extra_bits=magnitude_bits(T.mp, plan.points, omega=om))
+    err += singular_mass_bound(T.mp, plan.singular, digits, om)
     note = f"E[{label}], z ~ N(0, {om})"
     cap = callable_digits(T)
     if cap is not None:
         err = max(err, mpmath.mpf(10) ** -cap * max(abs(val), 1))
         note += f"; the callable delivers about {cap} digits"
+    if not plan.scale.covered:
+        return uncertified_value(val, err, plan.scale.reason, note)
     return mp_value(val, err, digits, note=note)
 
 

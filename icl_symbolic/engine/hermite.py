@@ -43,7 +43,7 @@ from icl_symbolic._version import __version__
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.engine.expr import MAX_HERMITE_ORDER, Teacher, g, teacher
-from icl_symbolic.engine.gauss import in_range, singular_candidates, callable_digits, check_integrable, check_panels, exact_expectation, exact_moments, mp_expect_vector, mp_value, oscillation_splits, probe_callable, singular_mass_bound, to_rational
+from icl_symbolic.engine.gauss import singular_candidates, callable_digits, check_integrable, exact_expectation, exact_moments, magnitude_bits, mp_expect_vector, mp_value, probe_callable, quadrature_plan, singular_mass_bound, to_rational, uncertified_value
 from icl_symbolic.engine.orthopoly import h, he
 from icl_symbolic.core.values import Value, certified_digits
 from icl_symbolic.output.rows import Rows
@@ -83,6 +83,8 @@ class _Q:
                   self._ex(o, lambda a, b: a * b))
 
     def __truediv__(self, o):
+        if not o.err < abs(o.val):      # the divisor's bound reaches 0 (or is infinite): no bound
+            return _Q(self.val / o.val, mpmath.inf, self._ex(o, lambda a, b: a / b))
         val = self.val / o.val
         err = (self.err + abs(val) * o.err) / (abs(o.val) - o.err)
         return _Q(val, err, self._ex(o, lambda a, b: a / b))
@@ -215,7 +217,7 @@ def _simplify(e):
     return sympy.powsimp(e)
 
 
-def _mp_coefficients(T: Teacher, M: int, digits: int, need_f2: bool):
+def _mp_coefficients(T: Teacher, M: int, digits: int, need_f2: bool, progress=None):
     """[(val, err, cert)] for a_0..a_M (and E[f^2] last when need_f2), one shared quadrature.
 
     h_m(t) comes from the three-term recurrence
@@ -256,11 +258,13 @@ def _mp_coefficients(T: Teacher, M: int, digits: int, need_f2: bool):
             out.append(to_fixed((sf * f)._mpf_, Q))
         return out
 
-    singular = tuple(singular_candidates(T.expr)) if T.expr is not None else ()
-    bps = in_range(tuple(T.breakpoints) + singular + tuple(oscillation_splits(T.expr, digits, 1, T.label)),
-                    digits)
-    check_panels(bps, T.label, T.expr, digits, M + 2)
-    res = mp_expect_vector(fixed_scaled, M + 1 + int(need_f2), 1, digits, bps, scaled=True, fixed=True)
+    plan = quadrature_plan(T, digits, 1, T.label, M + 2)
+    singular = plan.singular
+    # fixed point is absolute: shift Q by the magnitude of f (and f^2) so that 1e-200*tanh(g)
+    # keeps the relative digits of tanh(g) (the integers just get longer)
+    shift = magnitude_bits(T.mp, plan.points, power=[1] * (M + 1) + [2] * int(need_f2))
+    res = mp_expect_vector(fixed_scaled, M + 1 + int(need_f2), 1, digits, plan.points, scaled=True, fixed=True,
+                           extra_bits=shift, progress=progress, label=f"f h_m, m <= {M}")
     if singular:
         # the mass near integrable singularities that the nodes cannot reach; for a_m the
         # factor |h_m(r)| <= 1.09 exp(r^2/4) (Cramer's inequality) bounds the Hermite weight
@@ -269,10 +273,12 @@ def _mp_coefficients(T: Teacher, M: int, digits: int, need_f2: bool):
         b_f2 = singular_mass_bound(lambda t: T.mp(t) ** 2, singular, digits) if need_f2 else 0
         res = [(v, e + (b_f2 if need_f2 and i == M + 1 else b_f), c) for i, (v, e, c) in enumerate(res)]
         res = [(v, e, certified_digits(v, e, digits)) for v, e, _ in res]
+    if not plan.scale.covered:
+        res = [(v, mpmath.inf, 0, plan.scale.reason) for v, e, _ in res]
     return res
 
 
-def hermite_coeffs(f, M: int = 8, rho=0, digits: int = 30, exact: bool = True) -> HermiteResult:
+def hermite_coeffs(f, M: int = 8, rho=0, digits: int = 30, exact: bool = True, *, progress=None) -> HermiteResult:
     """Hermite coefficients a_0..a_M of f and the Eq. (8) quantities.
 
     Paper: Eq. (2), p. 2 (a_m = E[f(g) h_m(g)]) and Eq. (8), p. 3.
@@ -290,6 +296,9 @@ def hermite_coeffs(f, M: int = 8, rho=0, digits: int = 30, exact: bool = True) -
         Significant digits for the mpmath path and for printing.
     exact : bool
         Try closed forms first (default); False forces mpmath (used by tests).
+    progress : callable, optional
+        Takes one line; a quadrature that runs longer than a few seconds reports
+        what it computes and its progress with an ETA through it.
 
     Returns
     -------
@@ -325,7 +334,8 @@ def hermite_coeffs(f, M: int = 8, rho=0, digits: int = 30, exact: bool = True) -
         # growth probe would call 1e1000*g "not in L^2"); its integrals are exact
         if T.expr is None or not T.expr.is_polynomial(g):
             check_integrable(lambda t: T.mp(t) ** 2, 1, "f^2",
-                             singular_candidates(T.expr) if T.expr is not None else ())
+                             singular_candidates(T.expr) if T.expr is not None else (),
+                             expr=None if T.expr is None else T.expr ** 2)
     except ValidityError as exc:
         raise ValidityError(f"f = {T.label} is not in L^2(N(0,1)): {exc}") from None
 
@@ -341,19 +351,22 @@ def hermite_coeffs(f, M: int = 8, rho=0, digits: int = 30, exact: bool = True) -
         if ef2 is not None:
             E_f2 = Value.from_exact(_simplify(ef2), digits, note="E[f^2]")
     if a_vals is None or E_f2 is None:
-        res = _mp_coefficients(T, M, digits, need_f2=E_f2 is None)
+        res = _mp_coefficients(T, M, digits, need_f2=E_f2 is None, progress=progress)
         cap = callable_digits(T)
         if cap is not None:
             # |E[delta f h_m]| <= delta sqrt(E[f^2]) for a relative evaluation error delta
             scale = mpmath.sqrt(abs(res[-1][0])) if E_f2 is None else mpmath.sqrt(abs(mpmath.mpf(E_f2.value)))
             floor = mpmath.mpf(10) ** -cap * max(scale, 1) * 2
-            res = [(v, max(e, floor if i <= M else floor * scale), c) for i, (v, e, c) in enumerate(res)]
+            res = [(v, max(e, floor if i <= M else floor * scale), *rest) for i, (v, e, *rest) in enumerate(res)]
             notes.append(f"the Python callable delivers about {cap} significant digits; errors include that")
+        def made(row, note):
+            if len(row) == 4:          # no argument covers the integrand (scales.analyze)
+                return uncertified_value(row[0], row[1], row[3], note)
+            return mp_value(row[0], row[1], digits, note=note)
         if a_vals is None:
-            a_vals = [mp_value(v, e, digits, note=f"a_{m} = E[f h_{m}]") for m, (v, e, _) in enumerate(res[:M + 1])]
+            a_vals = [made(row, f"a_{m} = E[f h_{m}]") for m, row in enumerate(res[:M + 1])]
         if E_f2 is None:
-            v, e, _ = res[-1]
-            E_f2 = mp_value(v, e, digits, note="E[f^2]")
+            E_f2 = made(res[-1], "E[f^2]")
 
     a1_v = a_vals[1]
     M, a_vals = M_out, a_vals[:M_out + 1]

@@ -62,7 +62,7 @@ from icl_symbolic.output.display import Quantity, html_table, latex_table, text_
 from icl_symbolic.output.rows import Rows
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import g, teacher
-from icl_symbolic.engine.gauss import expect, mp_expect_vector, to_rational
+from icl_symbolic.engine.gauss import expect, magnitude_bits, mp_expect_vector, quadrature_plan, to_rational, uncertified_value
 from icl_symbolic.model.prompts import sample_prompts
 from icl_symbolic.core.propagation import evaluate_at
 from icl_symbolic.core.values import Value
@@ -337,10 +337,15 @@ def gaussian_functionals(f, omega_v=1, digits: int = 30) -> dict:
             fz = _t.mp(z)
             f2 = fz * fz
             return [z * fz, f2, z * z * f2, z * f2 * fz]
-        res = mp_expect_vector(fvec, 4, om, digits, t.breakpoints)
+        # the panels of gauss.expect (kinks, oscillations, narrow features), sized to f^4
+        plan = quadrature_plan(t, digits, om, t.label, 4, expr=None if t.expr is None else t.expr ** 4)
+        res = mp_expect_vector(fvec, 4, om, digits, plan.points,
+                               extra_bits=magnitude_bits(t.mp, plan.points, power=(1, 2, 2, 3), omega=om))
         for name, (val, err, cert) in zip(rest, res):
-            out[name] = Value(value=val, method="mpmath", digits=cert if cert > 0 else None, abs_err=err,
-                              note=f"{name} of {t.label}, z ~ N(0, {om})")
+            note = f"{name} of {t.label}, z ~ N(0, {om})"
+            out[name] = (uncertified_value(val, err, plan.scale.reason, note) if not plan.scale.covered else
+                         Value(value=val, method="mpmath", digits=cert if cert > 0 else None, abs_err=err,
+                               note=note))
     return {name: out[name] for name in FUNCTIONAL_NAMES}
 
 

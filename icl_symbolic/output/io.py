@@ -102,6 +102,7 @@ def check_output_path(path, option: str = "output", suffixes=None) -> Path:
     icl_symbolic.core.errors.ICLError: --csv: '/tmp' is a directory
     """
     text = str(path)
+    _check_name(text, option)
     if not text or text.endswith(os.sep):
         raise ICLError(f"{option}: {text!r} is a directory name, not a file")
     p = Path(text)
@@ -121,6 +122,43 @@ def check_output_path(path, option: str = "output", suffixes=None) -> Path:
         raise ICLError(f"{option}: cannot create files in folder {str(parent)!r} ({exc.strerror})") from None
     if p.exists() and not os.access(p, os.W_OK):
         raise ICLError(f"{option}: {text!r} exists and is not writable")
+    return p
+
+
+def _check_name(text: str, option: str) -> None:
+    """ICLError for a file name with control characters (a newline in a name breaks every log)."""
+    bad = [c for c in text if ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0]
+    if bad:
+        raise ICLError(f"{option}: {text!r} contains a control character ({bad[0]!r}); refusing it as a file name")
+
+
+def check_output_folder(path, option: str = "--out") -> Path:
+    """ICLError unless ``path`` is (or can be created as) a folder we can write into; run before any work.
+
+    An existing path must be a directory in which a temporary file can be
+    created; a missing one is created later (with its parents) by
+    :func:`atomic_path`, so its nearest existing ancestor must be a writable folder.
+    """
+    text = str(path)
+    _check_name(text, option)
+    if not text:
+        raise ICLError(f"{option}: empty folder name")
+    p = Path(text)
+    probe_dir = p
+    while not probe_dir.exists():
+        if probe_dir.is_symlink():
+            raise ICLError(f"{option}: {text!r} contains a dangling symbolic link")
+        if probe_dir.parent == probe_dir:
+            break
+        probe_dir = probe_dir.parent
+    if not probe_dir.is_dir():
+        raise ICLError(f"{option}: {str(probe_dir)!r} exists and is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".icl-symbolic.", suffix=".probe", dir=probe_dir)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ICLError(f"{option}: cannot create files in folder {str(probe_dir)!r} ({exc.strerror})") from None
     return p
 
 

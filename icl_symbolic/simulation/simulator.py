@@ -334,7 +334,8 @@ def estimate_memory(sz: Sizes, solver: str = "auto", n_test: int = DEFAULT_N_TES
     """Peak bytes of one training run and its test, counted generously (float64 arrays only).
 
     Always: the training features X, V, y (n (2d + 2) words), the sampler's
-    chunk (<= 2^22 floats plus one prompt chunk of outputs), the test prompts
+    chunk (<= 2^22 floats plus one prompt chunk of outputs; five ell-vectors
+    when one prompt is longer than that), the test prompts
     (n_test (2d + 4)) and their predictions.
     gram:   the pair table T (~p^2/4), G with its Cholesky factor in place (p^2),
             the least-squares fallback (R of the streamed QR, the stacked block
@@ -348,7 +349,11 @@ def estimate_memory(sz: Sizes, solver: str = "auto", n_test: int = DEFAULT_N_TES
     fallback it may take when CG stalls only if that fits (else it errs).
     """
     d, p, n = sz.d, sz.p, sz.n
-    words = n * (2 * d + 2) + (1 << 22) + 3 * n_test * (2 * d + 4)
+    # the fast sampler holds one chunk of <= 2^22 floats, but at least one prompt: with ell + d above
+    # that, about five ell-vectors live at once (z, f(z), the noise, y, y z): alpha = 1e6 at d = 64
+    # takes 2.6 GB there, whatever the solver
+    sampler = (1 << 22) if sz.ell + d <= (1 << 22) else 5 * (sz.ell + d)
+    words = n * (2 * d + 2) + sampler + 3 * n_test * (2 * d + 4)
     if solver == "auto":
         solver = choose_solver(sz, "auto", lam)
     if solver == "gram":
@@ -971,6 +976,11 @@ def _check_common(rho, lam, seeds, n_test, sampler):
     return seeds, int(n_test)
 
 
+#: simulate_many announces a run (memory and draws) above these sizes, before it starts
+ANNOUNCE_BYTES = 1 << 30
+ANNOUNCE_DRAWS = 10 ** 9
+
+
 def simulate_many(specs: Sequence[dict], jobs: int = 1, scheduler: str | None = None,
                   progress: Callable[[str], None] | None = None) -> list:
     """Several simulations, every (simulation, seed) pair one item of one parallel map.
@@ -993,9 +1003,16 @@ def simulate_many(specs: Sequence[dict], jobs: int = 1, scheduler: str | None = 
     serial = address is None and concurrent_runs(jobs, n_items) == 1
     tasks = []
     for i, pl in enumerate(plans):
-        check_memory(pl["sz"], pl["solver"], pl["n_test"], memory_share(pl["max_memory"], jobs, n_items, address),
-                     pl["lam"])
+        need = check_memory(pl["sz"], pl["solver"], pl["n_test"],
+                            memory_share(pl["max_memory"], jobs, n_items, address), pl["lam"])
         label = f"run {i + 1}/{len(plans)} " if len(plans) > 1 else ""
+        sz = pl["sz"]
+        draws = sz.n * (sz.ell + sz.k + 2) + pl["n_test"] * (sz.ell + 2)
+        if progress is not None and (need > ANNOUNCE_BYTES or draws > ANNOUNCE_DRAWS):
+            # announced before the first array is allocated: what the run will take
+            progress(f"{label}d={sz.d} ell={sz.ell} k={sz.k} n={sz.n}: peak memory about {need / 2**30:.2f} GiB "
+                     f"(estimate, all arrays), about {draws:.2g} context tokens drawn per seed, "
+                     f"{len(pl['seeds'])} seed(s); smaller --alpha, --tau or --d reduce it")
         for seed in pl["seeds"]:
             tasks.append(_SeedTask(pl["spec"], pl["sz"], pl["rho"], pl["lam"], pl["cov_train"], pl["cov_test"],
                                    seed, pl["n_test"], pl["solver"], pl["sampler"], pl["exact"], pl["keep_gamma"],

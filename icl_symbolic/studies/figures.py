@@ -52,7 +52,7 @@ from icl_symbolic.core.defaults import SEEDS
 from icl_symbolic.model.covariance import check_task_law
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.hermite import hermite_coeffs
-from icl_symbolic.output.io import atomic_path, transaction
+from icl_symbolic.output.io import atomic_path, check_output_folder, transaction
 from icl_symbolic.output.plotting import paper_figure
 from icl_symbolic.simulation.simulator import check_memory, resolve_convention, simulate_many, sizes
 from icl_symbolic.theory.asymptotic import curve
@@ -344,9 +344,8 @@ def make_figure(name: str, out_dir=None, quick: bool = False, seeds=None,
     name = str(name)
     if name not in FIGURES:
         raise ICLError(f"unknown figure {name!r}; expected one of {', '.join(FIGURES)}")
-    out = Path(out_dir if out_dir is not None else DEFAULT_DIRS[name])
-    if out.exists() and not out.is_dir():
-        raise ICLError(f"--out {str(out)!r} exists and is not a directory")
+    # the folder is checked (writable, or creatable) before the minutes of computing
+    out = check_output_folder(out_dir if out_dir is not None else DEFAULT_DIRS[name], "--out")
     t0 = time.monotonic()
     builder = {"1": figure1_data, "2": figure2_data, "a1zero": figure_a1zero_data}[name]
     fd = builder(quick=quick, seeds=seeds, progress=progress, **overrides)

@@ -42,6 +42,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
+import mpmath
 import numpy as np
 import sympy as sp
 from scipy.optimize import brentq
@@ -172,19 +173,28 @@ def appendix_a_warnings(C_train="identity", C_test=None, d: int | None = None) -
 #: supported range of alpha, kappa, tau (and upper bound of rho, lam): see docs/limits.md
 PARAM_MIN = 1e-6
 PARAM_MAX = 1e9
+#: upper bound of the effective noise rho_nonlinear = rho + E[f^2] - a1^2 (rho itself <= PARAM_MAX)
+NOISE_MAX = 2 * PARAM_MAX
 #: at most this many points in one theory sweep (the product of the grids)
 MAX_POINTS = 1_000_000
 
 
-def check_parameters(rho, alpha, kappa, tau, lam=0.0) -> None:
-    """One-line ICLError for parameters outside the theory's domain."""
-    for name, v in (("rho", rho), ("alpha", alpha), ("kappa", kappa), ("tau", tau), ("lam", lam)):
+def check_parameters(rho, alpha, kappa, tau, lam=0.0, noise: str = "rho") -> None:
+    """One-line ICLError for parameters outside the theory's domain.
+
+    ``noise`` names the noise argument in messages: ``"rho_nonlinear"`` when it is
+    Result 1's effective noise rho + E[f^2] - a1^2, whose upper bound is
+    :data:`NOISE_MAX` (so that every rho <= PARAM_MAX is accepted for any teacher
+    whose E[f^2] - a1^2 is at most PARAM_MAX).
+    """
+    for name, v in ((noise, rho), ("alpha", alpha), ("kappa", kappa), ("tau", tau), ("lam", lam)):
         if not (isinstance(v, (int, float, np.floating, np.integer)) and math.isfinite(v)):
             raise ICLError(f"{name} must be a finite number, got {v!r}")
     for name, v, lo in (("alpha", alpha, PARAM_MIN), ("kappa", kappa, PARAM_MIN), ("tau", tau, PARAM_MIN),
-                        ("rho", rho, 0.0), ("lam", lam, 0.0)):
-        if v > PARAM_MAX or (0 < v < PARAM_MIN) and lo > 0:
-            raise ICLError(f"{name} = {v:g} is outside the supported range [{lo:g}, {PARAM_MAX:g}] "
+                        (noise, rho, 0.0), ("lam", lam, 0.0)):
+        top = NOISE_MAX if name == "rho_nonlinear" else PARAM_MAX
+        if v > top or (0 < v < PARAM_MIN) and lo > 0:
+            raise ICLError(f"{name} = {v:g} is outside the supported range [{lo:g}, {top:g}] "
                            "(float64 cancellation beyond; see docs/limits.md)")
     if alpha <= 0:
         raise ICLError(f"alpha = l/d must be > 0, got {alpha:g}")
@@ -193,7 +203,7 @@ def check_parameters(rho, alpha, kappa, tau, lam=0.0) -> None:
     if tau <= 0:
         raise ICLError(f"tau = n/d^2 must be > 0, got {tau:g}")
     if rho < 0:
-        raise ICLError(f"rho (noise variance) must be >= 0, got {rho:g}")
+        raise ICLError(f"{noise} (noise variance) must be >= 0, got {rho:g}")
     if lam < 0:
         raise ICLError(f"lam (ridge) must be >= 0, got {lam:g}")
     check_not_peak(tau, lam)
@@ -408,7 +418,38 @@ class TeacherMoments:
         return float(rho) + float(self.E_f2)
 
     def rho_nonlinear(self, rho: float) -> float:
-        return float(rho) + float(self.E_f2) - float(self.a1) ** 2
+        """rho + E[f^2] - a1^2 without float64 cancellation (1e30*g gives rho, not -1.8e44).
+
+        Exact when both moments are closed forms; otherwise in mpmath with the
+        propagated error bound, refused (one line) when the bound does not
+        resolve the difference to float64 accuracy.
+        """
+        rho_ex = sp.Rational(repr(float(rho)))
+        if self.a1.exact is not None and self.E_f2.exact is not None:
+            return float(sp.N(rho_ex + self.E_f2.exact - self.a1.exact ** 2, 20))
+        with mpmath.workdps(60):
+            a1, ef2 = mpmath.mpf(self.a1.value), mpmath.mpf(self.E_f2.value)
+            e_a1 = mpmath.mpf(self.a1.abs_err or 0)
+            e_f2 = mpmath.mpf(self.E_f2.abs_err or 0)
+            val = mpmath.mpf(str(sp.N(rho_ex, 40))) + ef2 - a1 * a1
+            err = e_f2 + 2 * abs(a1) * e_a1 + e_a1 * e_a1
+            if not mpmath.isfinite(err) or err > mpmath.mpf(10) ** -15 * max(abs(val), 1):
+                raise ICLError(f"rho_nonlinear = rho + E[f^2] - a1^2 of {self.label} is not certified to "
+                               f"float64 accuracy (value {mpmath.nstr(val, 6)}, error bound "
+                               f"{mpmath.nstr(err, 3)}); see icl-symbolic coeffs")
+            return float(val)
+
+
+def _memo(fn):
+    """fn of one float argument, remembered per argument (NaN included, by its repr)."""
+    cache = {}
+
+    def wrapped(r):
+        key = repr(float(r))
+        if key not in cache:
+            cache[key] = fn(r)
+        return cache[key]
+    return wrapped
 
 
 def _is_zero(v) -> bool:
@@ -449,6 +490,9 @@ def _moments_from(f, a1, rho_nonlinear, rho, digits):
         raise ICLError("give a teacher f, or a1 and rho_nonlinear")
     if rho is None or not (float(rho) >= 0 and math.isfinite(float(rho))):
         raise ICLError(f"rho (noise variance) must be a finite number >= 0, got {rho!r}")
+    if float(rho) > PARAM_MAX:
+        raise ICLError(f"rho = {float(rho):g} is outside the supported range [0, {PARAM_MAX:g}] "
+                       "(float64 cancellation beyond; see docs/limits.md)")
     tm = teacher_moments(f, digits)
     return (0.0 if tm.a1_is_zero else float(tm.a1)), tm.rho_nonlinear(rho), tm
 
@@ -479,7 +523,7 @@ def e_nonlinear(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kap
     """
     check_error(error)
     a1f, rnl, _ = _moments_from(f, a1, rho_nonlinear, rho, digits)
-    check_parameters(rnl, alpha, kappa, tau, lam)
+    check_parameters(rnl, alpha, kappa, tau, lam, noise="rho_nonlinear")
     if a1f == 0.0:
         return _a1zero_value(rnl, alpha, tau, lam, error)
     sp = task_spectra(C_train, C_test, d).scaled(a1f * a1f)
@@ -511,7 +555,7 @@ def e_nonlinear_normalized(f=None, C_train="identity", C_test=None, rho=0.1, alp
     """
     check_error(error)
     a1f, rnl, _ = _moments_from(f, a1, rho_nonlinear, rho, digits)
-    check_parameters(rnl, alpha, kappa, tau, lam)
+    check_parameters(rnl, alpha, kappa, tau, lam, noise="rho_nonlinear")
     if a1f == 0.0:
         return _a1zero_value(rnl, alpha, tau, lam, error)
     c = a1f * a1f
@@ -644,6 +688,7 @@ def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0
 
         def rnl_of(r):
             return float(r)
+    rnl_of = _memo(rnl_of)      # one high-precision rho_nonlinear per distinct rho, not per point
     n_points = math.prod(len(grids[k]) for k in ("rho", "alpha", "kappa", "lam", "tau"))
     if n_points > MAX_POINTS:
         raise ICLError(f"the sweep has {n_points:.3g} points (the product of the grids); "
@@ -653,7 +698,7 @@ def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0
         ta_ok = 2.0 if is_peak(ta, la) else ta      # the peak is a point of the sweep, marked inf
         if not np.isnan(r):
             check_parameters(r, al, ka, ta_ok, la)
-        check_parameters(rnl_of(r), al, ka, ta_ok, la)
+        check_parameters(rnl_of(r), al, ka, ta_ok, la, noise="rho_nonlinear")
     sp = None if a1f == 0.0 else task_spectra(C_train, C_test, d).scaled(a1f * a1f)
     n = len(rows)
     cols = {k: np.empty(n) for k in ("rho", "alpha", "kappa", "lam", "tau", "rho_nonlinear", "e")}
