@@ -20,7 +20,7 @@ from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import save_figure, write_text
 from icl_symbolic.output.plotting import theory_curve_figure
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, ascii_int, check_int, check_output_paths, document, emit_json, epilog, parse_parameter
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, ascii_int, check_int, check_output_paths, document, emit_json, epilog, parse_parameter, progress_printer
 
 _SWEPT = ("rho", "alpha", "kappa", "lam", "tau")
 _PAPER = "arXiv:2610.10761v1, Result 1 Eq. (9) p. 3; Eq. (10) p. 3"
@@ -111,7 +111,7 @@ def run(args) -> int:
     # covariances: resolved and validated (one-line errors) before anything is computed
     ctest = args.ctest if args.ctest is not None else args.ctrain
     warnings = theory.appendix_a_warnings(args.ctrain, ctest, d)
-    moments = theory.teacher_moments(args.expr, args.digits)
+    moments = theory.teacher_moments(args.expr, args.digits, progress=progress_printer(args.quiet))
     n = int(np.prod([g.size for g in grids.values()]))
     cv = theory.curve(moments, args.ctrain, ctest, rho=grids["rho"], alpha=grids["alpha"],
                       kappa=grids["kappa"], tau=grids["tau"], lam=grids["lam"], d=d,

@@ -464,15 +464,16 @@ def _is_zero(v) -> bool:
     return float(v) == 0.0
 
 
-def teacher_moments(f, digits: int = 30) -> TeacherMoments:
+def teacher_moments(f, digits: int = 30, *, progress=None) -> TeacherMoments:
     """a1 and E[f^2] from the Hermite engine (``hermite.hermite_coeffs`` at rho = 0).
 
     ``f`` is an expression string (parsed by ``expr.parse_expr``, never evaluated
     as Python), a SymPy expression, a callable, or a ``TeacherMoments``.
+    ``progress`` (a callable taking one line) hears about a long quadrature.
     """
     if isinstance(f, TeacherMoments):
         return f
-    res = hermite_coeffs(f, M=1, rho=0, digits=digits)
+    res = hermite_coeffs(f, M=1, rho=0, digits=digits, progress=progress)
     label = getattr(res, "label", None) or (f if isinstance(f, str) else str(f))
     return TeacherMoments(res.a1, res.E_f2, str(label), res)
 
