@@ -4,6 +4,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from icl_symbolic.theory import asymptotic as T
 from icl_symbolic.model.covariance import resolve_covariance
@@ -338,7 +340,6 @@ def _simulate_once(cov, alpha, kappa, tau, lam, rho, rng):
 # -------------------------------------------------------------------------
 # properties on random inputs
 # -------------------------------------------------------------------------
-from hypothesis import given, strategies as st  # noqa: E402
 
 
 @given(seed=st.integers(0, 2 ** 63 - 1), rho=st.floats(0.0, 2.0), alpha=st.floats(0.1, 50.0),
