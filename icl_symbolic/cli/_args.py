@@ -18,8 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from icl_symbolic import __version__
+from icl_symbolic.core import defaults  # noqa: F401  (the commands' defaults, re-exported)
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.output.io import json_safe, write_csv, write_text
+from icl_symbolic.output.io import json_safe, save_figure, write_csv, write_text  # noqa: F401  (the commands' writers)
 from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
 
 MAX_GRID = 100_000
