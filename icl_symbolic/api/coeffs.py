@@ -6,6 +6,7 @@ from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.hermite import HermiteResult
 from icl_symbolic.engine.hermite import hermite_coeffs as _hermite_coeffs
+from icl_symbolic.engine.library import library_coeffs
 from icl_symbolic.output.plotting import spectrum_figure
 
 
@@ -20,12 +21,20 @@ def hermite_coeffs(f, *, rho=D.RHO, M: int = D.M, digits: int = D.DIGITS, exact:
     return _hermite_coeffs(f, M=M, rho=rho, digits=digits, exact=exact)
 
 
+def library(*, rho=D.RHO, M: int = D.M, digits: int = D.DIGITS, progress=None) -> list:
+    """The built-in teacher table (``coeffs --library``): ``(name, HermiteResult)`` per teacher;
+    ``progress(i, n, name)`` is called before each."""
+    return library_coeffs(M=M, rho=rho, digits=digits, progress=progress)
+
+
 def plot_spectrum(*results):
-    """The Hermite energy spectrum a_m^2 against m of one or more :class:`HermiteResult`
-    (the plot of ``coeffs --plot``)."""
-    if not results or not all(isinstance(r, HermiteResult) for r in results):
+    """The Hermite energy spectrum a_m^2 against m of one or more :class:`HermiteResult`, each
+    alone (labelled by its teacher) or as a ``(name, HermiteResult)`` pair (the plot of
+    ``coeffs --plot``; :func:`library` gives such pairs)."""
+    pairs = [r if isinstance(r, tuple) else (getattr(r, "label", None), r) for r in results]
+    if not pairs or not all(len(p) == 2 and isinstance(p[1], HermiteResult) for p in pairs):
         raise ICLError("plot_spectrum takes HermiteResult objects (from hermite_coeffs)")
-    return spectrum_figure([(r.label, r) for r in results])
+    return spectrum_figure(pairs)
 
 
-__all__ = ["hermite_coeffs", "plot_spectrum", "HermiteResult"]
+__all__ = ["hermite_coeffs", "library", "plot_spectrum", "HermiteResult"]

@@ -16,7 +16,6 @@ import numpy as np
 from icl_symbolic.core import defaults
 from icl_symbolic.output import io
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.output.plotting import slip_curve_figure
 from icl_symbolic.diagnosis.curves import curve_on_grid, explain_curve, read_curve
 from icl_symbolic.diagnosis.slips import catalogue, diagnose_formula, diagnose_number, parse_quantity, teacher_context
@@ -83,8 +82,7 @@ def _setting(args) -> dict:
 
 def _validate(args):
     """Everything checked before any computation (one-line errors, exit 2)."""
-    rho = parse_expr(args.rho, variables=())
-    check_exact_rho(rho, args.rho)
+    rho = check_exact_rho(args.rho)
     check_output_paths(args)
     if args.plot and args.curve is None:
         raise ICLError("--plot: needs --curve")
