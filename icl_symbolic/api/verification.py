@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from icl_symbolic.output.io import write_text
 from icl_symbolic.output.rows import Rows
 from icl_symbolic.verification.report import render
-from icl_symbolic.verification.runner import ClaimResult, format_line, summary_line
-from icl_symbolic.verification.runner import verify as _run_claims
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.verification.claimfile import TIERS, default_files, load_claims, resolve_shipped, select, shipped_name
+from icl_symbolic.verification.evidence import format_tally, tally
+from icl_symbolic.verification.runner import ClaimResult, format_line, run_claims, run_tier, summarize, summary_line
 
 
 @dataclass(frozen=True)
@@ -18,6 +20,7 @@ class VerifyResult(Rows):
 
     results: tuple
     summary: dict
+    tier: str = "quick"
 
     @property
     def ok(self) -> bool:
@@ -47,9 +50,11 @@ class VerifyResult(Rows):
         """``{"summary": ..., "points": [one object per claim]}``: the shape of ``verify --json``."""
         return {"summary": dict(self.summary), "points": self.points()}
 
-    def report(self, path, mode: str = "quick") -> None:
-        """Write the Markdown (``.md``) or HTML (``.html``) report, atomically."""
-        write_text(path, render(path, list(self.results), self.summary, {"mode": mode}))
+    def report(self, path, mode: str | None = None, files=None) -> None:
+        """Write the Markdown (``.md``) or HTML (``.html``) report, atomically (``mode``: the run's tier by
+        default; ``files``: the claim files named on the command line, for the report's header)."""
+        write_text(path, render(path, list(self.results), self.summary,
+                                {"mode": mode or self.tier, "files": list(files or [])}))
 
     def __repr__(self) -> str:
         bad = [r for r in self.results if not r.ok]
@@ -69,8 +74,23 @@ class VerifyResult(Rows):
                 f"<th>verdict</th><th>residual / z</th><th>power</th><th>source</th></tr>{rows}</table></div>")
 
 
+def claims(files=None, *, only=None, paper_files=None) -> list:
+    """The selected claims: claim files, folders or globs (a name that is no file here names a shipped
+    file: ``lemma1``, ``04``), plus the shipped files named in ``paper_files``; default every shipped
+    file; ``only``: claim ids or glob patterns."""
+    names = list(files or [])
+    for name in paper_files or []:
+        hits = resolve_shipped(name)
+        if not hits:
+            raise ICLError(f"--paper-file: no shipped claim file {name!r}; the shipped files are "
+                           + ", ".join(p.name for p in default_files()))
+        names += [str(p) for p in hits]
+    return select(load_claims(names or None), only)
+
+
 def verify(files=None, *, only=None, full: bool = False, progress=None, jobs: int = 1,
-           scheduler: str | None = None, tier: str | None = None, cache=None) -> VerifyResult:
+           scheduler: str | None = None, tier: str | None = None, cache=None, paper_files=None,
+           on_result=None, selected=None) -> VerifyResult:
     """Run claim files (default: the shipped derivations) and judge every claim.
 
     ``only``: claim ids or glob patterns; ``full``: also the simulation-backed
@@ -78,11 +98,17 @@ def verify(files=None, *, only=None, full: bool = False, progress=None, jobs: in
     ladders; ``full=True`` is ``tier="full"``); ``cache``: a folder for simulated
     seeds, so a killed run resumes (:mod:`icl_symbolic.simulation.cache`); ``progress``: a text stream for per-claim progress lines; ``jobs``:
     worker processes (one claim each; the same verdicts and numbers for any
-    value); ``scheduler``: a Dask scheduler address instead.
+    value); ``scheduler``: a Dask scheduler address instead; ``paper_files``: shipped files by number
+    or name (:func:`claims`); ``on_result(ClaimResult)``: called as each verdict is decided;
+    ``selected``: claims already chosen by :func:`claims` (then ``files``, ``only``, ``paper_files``
+    are not read again).
     """
-    results, summary = _run_claims(files, only, full=full, progress=progress, jobs=jobs, scheduler=scheduler,
-                                   tier=tier, cache=cache)
-    return VerifyResult(tuple(results), summary)
+    run = run_tier(full, tier)
+    chosen = selected if selected is not None else claims(files, only=only, paper_files=paper_files)
+    results = run_claims(chosen, full=full, progress=progress, on_result=on_result, jobs=jobs,
+                         scheduler=scheduler, tier=tier, cache=cache)
+    return VerifyResult(tuple(results), summarize(results), run)
 
 
-__all__ = ["verify", "VerifyResult"]
+__all__ = ["verify", "claims", "VerifyResult", "TIERS", "default_files", "shipped_name", "format_line",
+           "format_tally", "tally", "summary_line"]
