@@ -7,8 +7,12 @@ import time
 from icl_symbolic.api._args import number, seeds_of
 from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.studies.extrapolate import (Extrapolation, extrapolate as _fit, ladder_memory_check, run_ladder,
-                                              theory_value)
+from icl_symbolic.kernel_learner.ladder import extrapolate_kernel
+from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
+from icl_symbolic.kernel_learner.theory import parse_features
+from icl_symbolic.output.plotting import extrapolation_figure
+from icl_symbolic.studies.extrapolate import (MODELS, Extrapolation, extrapolate as _fit, ladder_memory_check,
+                                              run_ladder, theory_value)
 from icl_symbolic.theory.peak import DIVERGES, is_peak
 
 #: the default ladder of dimensions (the command's --d)
@@ -45,4 +49,30 @@ def extrapolate(f, *, d=LADDER, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.T
                 seconds=time.monotonic() - t0)
 
 
-__all__ = ["extrapolate", "Extrapolation", "LADDER"]
+def plot_extrapolation(res: Extrapolation):
+    """e(d) against 1/d with the fit and the theory point (the plot of ``extrapolate --plot``)."""
+    f = res.fit
+    title = (f"{res.teacher}: alpha={res.alpha:g} kappa={res.kappa:g} tau={res.tau:g} rho={res.rho:g}, "
+             f"{res.tasks} tasks; e_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} vs theory {res.e_theory:.4g} "
+             f"(z = {res.z:+.2f})")
+    return extrapolation_figure(title, [p.d for p in res.points], [p.e_mean for p in res.points],
+                                [p.e_se for p in res.points], f.coef, res.e_theory, len(res.points[0].seeds),
+                                e_inf_se=f.e_inf_se, model=f.model)
+
+
+def plot_kernel_gap(res):
+    """The kernel learner's gap e_sim - e_pred against 1/D with its fit and 0 (``extrapolate --features
+    hermite:K --plot``); ``res`` from :func:`extrapolate_kernel`."""
+    f = res.gap.core.fit
+    title = (f"kernel learner ({res.features}; our extension), {res.teacher}: ell/D={res.alpha:g} "
+             f"k/D={res.kappa:g} n/D^2={res.tau:g} rho={res.rho:g}; gap_inf = {f.e_inf:.3g} +- {f.e_inf_se:.2g} "
+             f"(z = {res.gap.core.z:+.2f})")
+    return extrapolation_figure(title, [p.D for p in res.points], [p.gap_mean for p in res.points],
+                                [p.e_se for p in res.points], f.coef, 0.0, len(res.points[0].seeds),
+                                e_inf_se=f.e_inf_se, model=res.to_json()["model"], xname="D",
+                                ylabel="gap e_sim - e_pred", limit_name="gap_inf",
+                                theory_label="0 (the prediction is exact)")
+
+
+__all__ = ["extrapolate", "extrapolate_kernel", "plot_extrapolation", "plot_kernel_gap", "parse_features",
+           "Extrapolation", "LADDER", "MODELS", "DEFAULT_N_TEST_KERNEL"]

@@ -19,17 +19,11 @@ then has ``gap_inf``, ``gap_inf_se``, ``z``, ``z_limit``, ``holds``, ``model``,
 from __future__ import annotations
 
 import argparse
-import time
 
-from icl_symbolic.core import defaults
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.theory.peak import DIVERGES
-from icl_symbolic.studies.extrapolate import MODELS, extrapolate, ladder_memory_check, run_ladder, theory_value
-from icl_symbolic.output.io import save_figure, write_csv
-from icl_symbolic.kernel_learner.theory import parse_features
-from icl_symbolic.kernel_learner.ladder import extrapolate_kernel
-from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
-from icl_symbolic.output.plotting import extrapolation_figure
+from icl_symbolic.api.extrapolation import (DEFAULT_N_TEST_KERNEL, MODELS, extrapolate, extrapolate_kernel,
+                                            parse_features, plot_extrapolation, plot_kernel_gap)
+from icl_symbolic.api.theory import DIVERGES
+from icl_symbolic.cli._args import ICLError, defaults, save_figure, write_csv
 from icl_symbolic.cli._args import add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_parameter, parse_int, parse_number, parse_parallel, progress_printer
 
 EPILOG = epilog(
@@ -112,19 +106,12 @@ def run(args) -> int:
     if kernel:
         return _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, scheduler, m,
                            fa)
-    C_test = args.C_test if args.C_test is not None else args.C_train
-    # everything that can be refused is refused before the first simulation
-    e_th, th_note = theory_value(args.f, rho, alpha, kappa, tau, lam, args.C_train, C_test, d=max(ds))
-    ladder_memory_check(ds, alpha, kappa, tau, n_test)
-    progress = progress_printer(args.quiet)
-    t0 = time.monotonic()
-    points = run_ladder(args.f, ds, alpha, kappa, tau, rho, lam, seeds=range(seed0, seed0 + n_seeds),
-                        tasks=args.tasks, C_train=args.C_train, C_test=C_test, jobs=jobs, n_test=n_test,
-                        progress=progress, scheduler=scheduler)
-    meta = {"teacher": args.f, "tasks": args.tasks, "alpha": alpha, "kappa": kappa, "tau": tau, "rho": rho,
-            "lam": lam, "C_train": args.C_train, "C_test": C_test}
-    res = extrapolate(points, e_th, false_alarm=fa, m=m, model=args.model, meta=meta, theory_note=th_note,
-                      seconds=time.monotonic() - t0)
+    # everything that can be refused (the theory, the memory of the largest d) is refused before the first
+    # simulation, by the API function
+    res = extrapolate(args.f, d=ds, rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=lam, C_train=args.C_train,
+                      C_test=args.C_test, tasks=args.tasks, seeds=range(seed0, seed0 + n_seeds), n_test=n_test,
+                      false_alarm=fa, m=m, model=args.model, jobs=jobs, scheduler=scheduler,
+                      progress=progress_printer(args.quiet))
     js = res.to_json()
     points = js.pop("points")
     doc = document("extrapolate", points, **js)
@@ -133,12 +120,7 @@ def run(args) -> int:
                   [[p.d, repr(p.e_mean), repr(p.e_se), len(p.seeds), " ".join(map(str, p.seeds)), f"{p.seconds:.3f}"]
                    for p in res.points])
     if args.plot:
-        f = res.fit
-        title = (f"{args.f}: alpha={alpha:g} kappa={kappa:g} tau={tau:g} rho={rho:g}, {args.tasks} tasks; "
-                 f"e_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} vs theory {e_th:.4g} (z = {res.z:+.2f})")
-        save_figure(extrapolation_figure(title, [p.d for p in res.points], [p.e_mean for p in res.points],
-                                         [p.e_se for p in res.points], f.coef, e_th, n_seeds,
-                                         e_inf_se=f.e_inf_se, model=f.model), args.plot)
+        save_figure(plot_extrapolation(res), args.plot)
     emit_json(args, doc)
     if not args.json:
         _print(res)
@@ -180,14 +162,7 @@ def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_tes
                     repr(p.e_se), len(p.seeds), " ".join(map(str, p.seeds)), f"{p.seconds:.3f}"]
                    for p in res.points])
     if args.plot:
-        f = res.gap.core.fit
-        title = (f"kernel learner ({res.features}; our extension), {args.f}: ell/D={alpha:g} k/D={kappa:g} "
-                 f"n/D^2={tau:g} rho={rho:g}; gap_inf = {f.e_inf:.3g} +- {f.e_inf_se:.2g} (z = {res.gap.core.z:+.2f})")
-        save_figure(extrapolation_figure(title, [p.D for p in res.points], [p.gap_mean for p in res.points],
-                                         [p.e_se for p in res.points], f.coef, 0.0, n_seeds, e_inf_se=f.e_inf_se,
-                                         model=js["model"], xname="D", ylabel="gap e_sim - e_pred",
-                                         limit_name="gap_inf", theory_label="0 (the prediction is exact)"),
-                    args.plot)
+        save_figure(plot_kernel_gap(res), args.plot)
     emit_json(args, doc)
     if not args.json:
         _print_kernel(res, js)
