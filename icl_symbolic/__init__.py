@@ -15,6 +15,7 @@ The public API (:mod:`icl_symbolic.api`, documented in docs/api.md)::
     r.a1 + 1, float(r.rho_nonlinear)
     ics.e_nonlinear("sin(g)", rho="0.1", alpha=2, kappa=2, tau=[0.5, 2, 4])
     ics.simulate("sin(g)", d=64, tau=2, seeds=3)
+    ics.extrapolate("sin(g)", d=[24, 32, 48])     # a ladder in d, compared with the theory
     ics.verify()
 
 The names of :mod:`icl_symbolic.api` are loaded on first use (PEP 562
@@ -31,12 +32,15 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.values import Value
 
 if TYPE_CHECKING:   # for type checkers and IDEs; at run time the names load lazily
-    from icl_symbolic.api import Diagnosis, HermiteResult, Moments, SimResult, SimSweep, TheoryCurve, VerifyResult, conditional_moments, diagnose, e_linear, e_nonlinear, hermite_coeffs, plot_simulation, plot_spectrum, plot_theory, simulate, verify
+    from icl_symbolic.api import *  # noqa: F401,F403
 
-#: the public names that live in :mod:`icl_symbolic.api`
-_API = ("hermite_coeffs", "e_nonlinear", "e_linear", "conditional_moments", "simulate", "verify", "diagnose",
+#: the public names that live in :mod:`icl_symbolic.api` (its NAMES, repeated here so that
+#: ``import icl_symbolic`` does not import the api package; tests/test_api.py checks they agree)
+_API = ("hermite_coeffs", "e_nonlinear", "e_linear", "e_finite_d", "conditional_moments", "simulate", "extrapolate", "kernel",
+        "appendix_a", "figure", "verify", "diagnose",
         "plot_spectrum", "plot_theory", "plot_simulation",
-        "HermiteResult", "TheoryCurve", "SimResult", "SimSweep", "VerifyResult", "Moments", "Diagnosis")
+        "HermiteResult", "TheoryCurve", "SimResult", "SimSweep", "Extrapolation", "KernelCurve", "AppendixA",
+        "VerifyResult", "Moments", "Diagnosis")
 
 __all__ = ["__version__", "ICLError", "Value", *_API]
 

@@ -214,3 +214,32 @@ def test_every_result_type_speaks_the_same_language(monkeypatch):
     assert s.z == pytest.approx((float(s.e.value) - s.e_theory) / float(s.e.stderr))
     assert s.to_json()["z"] == s.z and "extrapolate" in s.to_json()["comparison"]
     assert "e_theory (d -> infinity)" in repr(s)
+
+
+def test_every_command_has_an_api_function_with_its_numbers(capsys, tmp_path):
+    """extrapolate, kernel, appendix_a, figure: the library side of the commands, the same numbers."""
+    import json
+    from icl_symbolic.cli import main
+    a = ics.appendix_a("identity", "lowrank:5", d=100)
+    assert [x.holds for x in a] == [True, False] and a[0].effective_rank == pytest.approx(100)
+    with pytest.raises(ics.ICLError, match="d: expected an integer >= 1"):
+        ics.appendix_a("identity", d=0)
+    k = ics.kernel("g + (g^2-1)/sqrt(2)", tau=[0.5, 1, 2])
+    assert main(["kernel", "g + (g^2-1)/sqrt(2)", "--tau", "0.5,1,2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["points"] == k.points()
+    assert k.points()[1]["e"] is None and "diverges" in k.points()[1]["reason"]
+    x = ics.extrapolate("g", d=[4, 6], seeds=2, n_test=100)
+    assert isinstance(x, ics.Extrapolation) and len(x.points) == 2 and x.e_theory == pytest.approx(
+        float(ics.e_nonlinear("g")))
+    with pytest.raises(ics.ICLError, match="no finite e_inf"):
+        ics.extrapolate("g", d=[4, 6], tau=1)
+    meta = ics.figure("a1zero", tmp_path / "f", quick=True, seeds=1, d=4, taus=[0.5, 2.0], ak=[(2.0, 2.0)],
+                      n_test=100)
+    assert sorted(p.name for p in (tmp_path / "f").iterdir()) == ["figure_a1zero.csv", "figure_a1zero.json",
+                                                                  "figure_a1zero.png"]
+    assert meta["points"] and {"panel", "kind", "e"} <= set(meta["points"][0])
+
+
+def test_the_package_root_and_the_api_list_the_same_names():
+    import icl_symbolic.api as api
+    assert set(ics._API) == set(api.NAMES) and all(callable(getattr(ics, n)) for n in ics._API)

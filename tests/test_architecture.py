@@ -277,3 +277,44 @@ def test_the_cache_rule_catches_a_hand_made_cache():
     fake.f = f
     fake._PLANTED_CACHE = {}
     assert sorted(unregistered_caches([fake])) == ["icl_symbolic.planted._PLANTED_CACHE", "icl_symbolic.planted.f"]
+
+
+# ---------------------------------------------------------------------------
+# one front end: a command module imports the API and the cli helpers only
+# ---------------------------------------------------------------------------
+#: command modules not yet on the API alone, with the library modules they still import; this list
+#: may only shrink (a new library import in any command fails the test below)
+CLI_NOT_YET_ON_API = {
+    "extrapolate": {"icl_symbolic.core", "icl_symbolic.core.errors", "icl_symbolic.kernel_learner.ladder", "icl_symbolic.kernel_learner.simulation", "icl_symbolic.kernel_learner.theory", "icl_symbolic.output.io", "icl_symbolic.output.plotting", "icl_symbolic.simulation.simulator", "icl_symbolic.studies.extrapolate", "icl_symbolic.theory.asymptotic", "icl_symbolic.theory.peak"},
+    "reproduce": {"icl_symbolic.core", "icl_symbolic.core.errors", "icl_symbolic.core.stats", "icl_symbolic.diagnosis.slips", "icl_symbolic.engine.expr", "icl_symbolic.model.gamma_error", "icl_symbolic.output.io", "icl_symbolic.output.plotting", "icl_symbolic.studies.reproduce", "icl_symbolic.theory.asymptotic"},
+    "simulate": {"icl_symbolic.core", "icl_symbolic.core.errors", "icl_symbolic.engine.expr", "icl_symbolic.kernel_learner.simulation", "icl_symbolic.kernel_learner.theory", "icl_symbolic.model.gamma_error", "icl_symbolic.output.io", "icl_symbolic.output.plotting", "icl_symbolic.simulation.simulator", "icl_symbolic.studies.compare"},
+}
+
+
+def _library_imports(path) -> set:
+    """The icl_symbolic modules a file imports that are neither the API nor the command line."""
+    import ast
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else \
+            [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        out |= {n for n in names if n.startswith("icl_symbolic")
+                and not n.startswith(("icl_symbolic.api", "icl_symbolic.cli", "icl_symbolic._version"))}
+    return out
+
+
+def test_command_modules_import_only_the_api_and_cli_helpers(tmp_path):
+    from icl_symbolic.cli import COMMANDS
+    cli = Path(__file__).resolve().parents[1] / "icl_symbolic" / "cli"
+    for module in COMMANDS.values():
+        found = _library_imports(cli / f"{module}.py")
+        allowed = CLI_NOT_YET_ON_API.get(module, set())
+        assert found <= allowed, f"cli/{module}.py imports {sorted(found - allowed)} (use icl_symbolic.api)"
+        assert module not in CLI_NOT_YET_ON_API or found == allowed, f"cli/{module}.py: shrink the allowlist"
+    on_api = [m for m in COMMANDS.values() if m not in CLI_NOT_YET_ON_API]
+    # simulate, extrapolate and reproduce still call the library for the simulation conventions, the IDG
+    # error and the kernel-learner ladder (their API functions do not take them yet)
+    assert set(on_api) == set(COMMANDS.values()) - {"simulate", "extrapolate", "reproduce"}
+    planted = tmp_path / "theory.py"                       # the check fails on a planted library import
+    planted.write_text((cli / "theory.py").read_text() + "\nfrom icl_symbolic.theory import asymptotic\n")
+    assert _library_imports(planted) == {"icl_symbolic.theory"}

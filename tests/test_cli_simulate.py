@@ -87,13 +87,16 @@ def test_figure_command_writes_three_files(tmp_path, capsys, monkeypatch):
     orig = figs.figure2_data
     monkeypatch.setattr(figs, "figure2_data",
                         lambda **kw: orig(**{**kw, "kappas": [0.5, 2.0], "alphas": [4.0], "n_test": 500}))
-    rc = main(["figure", "2", "--quick", "--d", "6", "--seeds", "2", "--out", str(tmp_path), "--quiet"])
+    rc = main(["figure", "2", "--quick", "--d", "6", "--seeds", "2", "--out", str(tmp_path)])
     assert rc == 0
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == ["figure2.csv", "figure2.json", "figure2.png"]
     meta = json.loads((tmp_path / "figure2.json").read_text())
     assert meta["seeds"] == [0, 1] and meta["parameters"]["d"] == 6
-    assert "wrote" in capsys.readouterr().out
+    cap = capsys.readouterr()
+    for name in names:                                   # each file named on stderr once it is in place
+        assert f"icl-symbolic: wrote {tmp_path / name}\n" in cap.err
+    assert "Fig. 2 (p. 4)" in cap.out
 
 
 @pytest.mark.heavy

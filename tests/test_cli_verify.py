@@ -385,3 +385,10 @@ def test_shipped_files_are_named_from_any_folder(capsys, tmp_path, monkeypatch):
     code, out, _ = run(capsys, "verify", "lemma1", "--only", "lemma1.*", "--verbose", "--quiet")
     assert code == 0 and "7 claims: 7 hold" in out
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_path_in_another_folder_is_never_a_shipped_file(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("nope/04_lemma1.toml", "nope/*.toml", "elsewhere/lemma1"):
+        code, _, err = run(capsys, "verify", "--list", name)
+        assert code == 2 and err.count("\n") == 1, name

@@ -20,8 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from icl_symbolic import __version__
+from icl_symbolic.core import defaults  # noqa: F401  (the commands' defaults, re-exported)
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.output.io import json_safe, write_csv, write_text
+from icl_symbolic.engine.expr import parse_expr
+from icl_symbolic.output.io import json_safe, save_figure, write_csv, write_text  # noqa: F401  (the commands' writers)
 from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
 from icl_symbolic.simulation.simulator import ASSIGNMENTS, CONVENTIONS, ROUNDINGS, resolve_convention
 
@@ -150,13 +152,16 @@ def parse_parameter(text, name: str, log: bool = False) -> np.ndarray:
     return grid
 
 
-def check_exact_rho(value, text) -> None:
-    """:func:`check_parameter` for a rho read exactly (a SymPy number, e.g. 1/10)."""
+def check_exact_rho(text):
+    """``--rho`` read exactly (the input language: ``0.1`` is 1/10) and checked by :func:`check_parameter`;
+    returns the SymPy number."""
+    value = parse_expr(text, variables=())
     try:
         number = float(value)
     except (TypeError, ValueError):
         raise ICLError(f"--rho: {str(text)!r} is not a number") from None
     check_parameter("rho", number, str(text).strip())
+    return value
 
 
 def check_int(value: int, name: str, lo: int) -> None:

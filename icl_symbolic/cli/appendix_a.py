@@ -9,10 +9,9 @@ from __future__ import annotations
 import csv
 import io as _io
 
-from icl_symbolic.core import defaults
-from icl_symbolic.model.covariance import appendix_a, resolve_covariance
-from icl_symbolic.output.io import write_text
-from icl_symbolic.cli._args import add_output_options, ascii_int, check_int, check_output_paths, document, emit_json, epilog
+from icl_symbolic.api.covariance import appendix_a
+from icl_symbolic.cli._args import ascii_int, defaults, write_text
+from icl_symbolic.cli._args import add_output_options, check_int, check_output_paths, document, emit_json, epilog
 
 
 def register(subparsers) -> None:
@@ -38,7 +37,7 @@ def run(args) -> int:
     """One line (or JSON point) per covariance, from :func:`icl_symbolic.model.covariance.appendix_a`."""
     check_int(args.d, "d", 1)
     check_output_paths(args)
-    results = [appendix_a(resolve_covariance(spec, args.d)) for spec in args.specs]
+    results = appendix_a(*args.specs, d=args.d)
     points = [{k: getattr(a, k) for k in FIELDS} for a in results]
     if args.csv:
         buf = _io.StringIO()

@@ -9,14 +9,9 @@ from __future__ import annotations
 import json
 
 
-from icl_symbolic.core import defaults
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.engine.hermite import hermite_coeffs
-from icl_symbolic.output.io import save_figure, write_text
-from icl_symbolic.engine.library import library_coeffs
-from icl_symbolic.output.plotting import spectrum_figure
-from icl_symbolic.engine.expr import parse_expr
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, ascii_int, check_exact_rho, check_output_paths, document, emit_json, epilog, progress_printer
+from icl_symbolic.api.coeffs import hermite_coeffs, library, plot_spectrum
+from icl_symbolic.cli._args import ICLError, defaults, save_figure, write_text
+from icl_symbolic.cli._args import ascii_int, EXIT_OK_BAD_INPUT, add_output_options, check_exact_rho, check_output_paths, document, emit_json, epilog, progress_printer
 
 _FIELDS = (("E_f2", "E[f^2]"), ("a1_sq", "a1^2"), ("rho_f", "rho_f = rho + E[f^2]"),
            ("rho_nonlinear", "rho_nonlinear = rho_f - a1^2"),
@@ -54,7 +49,7 @@ def _check_args(args) -> None:
         raise ICLError(f"--digits must be between 1 and 1000, got {args.digits}")
     if not 0 <= args.M <= 200:
         raise ICLError(f"--M must be between 0 and 200, got {args.M}")
-    check_exact_rho(parse_expr(args.rho, variables=()), args.rho)
+    check_exact_rho(args.rho)
     check_output_paths(args)
 
 
@@ -62,7 +57,7 @@ def run(args) -> int:
     _check_args(args)
     if args.library:
         say = progress_printer(args.quiet)
-        results = library_coeffs(M=args.M, rho=args.rho, digits=args.digits,
+        results = library(M=args.M, rho=args.rho, digits=args.digits,
                                  progress=None if say is None else (lambda i, n, name: say(f"[{i + 1}/{n}] {name}")))
     else:
         results = [(args.expr, hermite_coeffs(args.expr, M=args.M, rho=args.rho, digits=args.digits,
@@ -70,7 +65,7 @@ def run(args) -> int:
 
     # all computation is done: now write files (atomically) and print
     if args.plot:
-        save_figure(spectrum_figure(results), args.plot)
+        save_figure(plot_spectrum(*results), args.plot)
     if args.csv:
         write_text(args.csv, spectrum_csv(results))
     emit_json(args, json_document(results, args))

@@ -11,16 +11,11 @@ from __future__ import annotations
 import argparse
 
 import mpmath
-import numpy as np
 
-from icl_symbolic.core import defaults
-from icl_symbolic.output import io
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.engine.expr import parse_expr
-from icl_symbolic.output.plotting import slip_curve_figure
-from icl_symbolic.diagnosis.curves import curve_on_grid, explain_curve, read_curve
-from icl_symbolic.diagnosis.slips import catalogue, diagnose_formula, diagnose_number, parse_quantity, teacher_context
-from icl_symbolic.diagnosis.scale import diagnose_value, to_mpf, tolerance_from_text
+from icl_symbolic.api.diagnosis import (catalogue, diagnose_formula, diagnose_number, diagnose_value, explain_curve,
+                                        parse_quantity, plot_curve_explanation, read_curve, teacher_context, to_mpf,
+                                        tolerance_from_text)
+from icl_symbolic.cli._args import ICLError, defaults, save_figure
 from icl_symbolic.cli._args import add_output_options, check_exact_rho, check_parameter, check_output_paths, document, emit_json, epilog, parse_int, parse_number, write_points_csv
 
 STATUSES = ("0 the claim is explained by an error model, is consistent with the requirement, or (--value "
@@ -83,8 +78,7 @@ def _setting(args) -> dict:
 
 def _validate(args):
     """Everything checked before any computation (one-line errors, exit 2)."""
-    rho = parse_expr(args.rho, variables=())
-    check_exact_rho(rho, args.rho)
+    rho = check_exact_rho(args.rho)
     check_output_paths(args)
     if args.plot and args.curve is None:
         raise ICLError("--plot: needs --curve")
@@ -225,10 +219,8 @@ def _run_curve(args, rho, cat, setting, data) -> int:
             for x, e, se, t, p in zip(data.x, data.e, data.se, rep.theory.pred, b.pred)]
     doc = document("diagnose", _curve_points(rep), **rep.to_json(), data=rows, best=b.name)
     if args.plot:
-        lo, hi = float(data.x.min()), float(data.x.max())
-        gx = np.geomspace(lo, hi, 200) if hi > lo else data.x
-        grid = (gx, curve_on_grid(rep, ctx, gx), curve_on_grid(rep, ctx, gx, rep.best))
-        io.save_figure(slip_curve_figure(rep, grid, f"{args.f}, rho = {args.rho}: {rep.verdict()}"), args.plot)
+        save_figure(plot_curve_explanation(rep, ctx, data.x, f"{args.f}, rho = {args.rho}: {rep.verdict()}"),
+                    args.plot)
 
     def show():
         print(rep.summary())

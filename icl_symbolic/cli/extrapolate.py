@@ -32,6 +32,7 @@ from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
 from icl_symbolic.output.plotting import extrapolation_figure
 from icl_symbolic.simulation.simulator import resolve_convention
 from icl_symbolic.theory.asymptotic import ERRORS
+from icl_symbolic.api.extrapolation import plot_kernel_gap
 from icl_symbolic.cli._args import add_convention_options, add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_convention, parse_int, parse_number, parse_parallel, parse_parameter, progress_printer, split_list
 
 EPILOG = epilog(
@@ -200,14 +201,7 @@ def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_tes
                     repr(p.e_se), len(p.seeds), " ".join(map(str, p.seeds)), f"{p.seconds:.3f}"]
                    for p in res.points])
     if args.plot:
-        f = res.gap.core.fit
-        title = (f"kernel learner ({res.features}; our extension), {args.f}: ell/D={alpha:g} k/D={kappa:g} "
-                 f"n/D^2={tau:g} rho={rho:g}; gap_inf = {f.e_inf:.3g} +- {f.e_inf_se:.2g} (z = {res.gap.core.z:+.2f})")
-        save_figure(extrapolation_figure(title, [p.D for p in res.points], [p.gap_mean for p in res.points],
-                                         [p.e_se for p in res.points], f.coef, 0.0, n_seeds, e_inf_se=f.e_inf_se,
-                                         model=js["model"], xname="D", ylabel="gap e_sim - e_pred",
-                                         limit_name="gap_inf", theory_label="0 (the prediction is exact)"),
-                    args.plot)
+        save_figure(plot_kernel_gap(res), args.plot)
     emit_json(args, doc)
     if not args.json:
         _print_kernel(res, js)

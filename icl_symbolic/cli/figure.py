@@ -1,4 +1,4 @@
-"""``icl-symbolic figure``: a thin layer over :mod:`icl_symbolic.studies.figures`.
+"""``icl-symbolic figure``: a thin layer over :func:`icl_symbolic.api.figures.figure`.
 
     icl-symbolic figure 1 --out fig1/
     icl-symbolic figure 1 --quick
@@ -6,10 +6,8 @@
 
 from __future__ import annotations
 
-from icl_symbolic.core import defaults
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.studies.figures import CSV_COLUMNS, FIGURES, make_figure
-from icl_symbolic.cli._args import (EXIT_OK_BAD_INPUT, add_output_options, add_parallel_options, check_output_paths,
+from icl_symbolic.api.figures import CSV_COLUMNS, FIGURES, figure
+from icl_symbolic.cli._args import (EXIT_OK_BAD_INPUT, ICLError, add_output_options, defaults, add_parallel_options, check_output_paths,
                                     document, emit_json, epilog, parse_int, parse_parallel, progress_printer,
                                     write_points_csv)
 
@@ -42,10 +40,10 @@ def run(args) -> int:
     if args.d is not None:
         overrides["d"] = parse_int(args.d, "d", 2)
     overrides["jobs"], overrides["scheduler"] = parse_parallel(args)
-    seeds = range(parse_int(args.seeds, "seeds", 1))
+    seeds = parse_int(args.seeds, "seeds", 1)
     check_output_paths(args)
-    meta = make_figure(name, args.out, quick=args.quick, seeds=seeds, progress=progress_printer(args.quiet),
-                       tasks=args.tasks, **overrides)
+    meta = figure(name, args.out, quick=args.quick, seeds=seeds, progress=progress_printer(args.quiet),
+                  tasks=args.tasks, **overrides)
     points = meta.pop("points")
     fields = {("command_line" if k == "command" else k): v for k, v in meta.items()}   # "command" is "figure"
     emit_json(args, document("figure", points, **fields))

@@ -18,16 +18,11 @@ import sys
 
 import numpy as np
 
-from icl_symbolic.core import defaults
-from icl_symbolic.kernel_learner import theory as kernel
-from icl_symbolic.theory import asymptotic as theory
-from icl_symbolic.theory.peak import DIVERGES
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.output.io import save_figure, write_text
-from icl_symbolic.output.plotting import kernel_curve_figure
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, ascii_int, check_int, check_output_paths, document, emit_json, epilog, parse_parameter
+from icl_symbolic.api.kernel_learner import DEFAULT_D, kernel, plot_kernel
+from icl_symbolic.api.theory import DIVERGES
+from icl_symbolic.cli._args import (ascii_int, EXIT_OK_BAD_INPUT, ICLError, add_output_options, check_int, check_output_paths,
+                                    defaults, document, emit_json, epilog, parse_parameter, save_figure, write_text)
 
-DEFAULT_D = 16
 _SWEPT = ("alpha", "kappa", "lam", "tau")
 _WHAT = "our extension of arXiv:2610.10761 (kernel learner); identity features = Result 1, Eq. (9), p. 3"
 
@@ -72,27 +67,22 @@ def _check_args(args) -> None:
 
 def run(args) -> int:
     _check_args(args)
-    fm = kernel.parse_features(args.features)
     grids = {name: parse_parameter(getattr(args, name), name, args.log) for name in _SWEPT}
     rho = parse_parameter(args.rho, "rho")
     if rho.size != 1:
         raise ICLError("--rho: give one value (sweep the ratios instead)")
-    d = args.d if args.d is not None else (None if fm.is_identity else DEFAULT_D)
     n = int(np.prod([float(g.size) for g in grids.values()]))
-    if n > theory.MAX_POINTS:
-        raise ICLError(f"the sweep has {n:.3g} points (the product of the grids); limit {theory.MAX_POINTS} "
-                       "(see docs/limits.md)")
     progress = None
     if n >= 400 and not args.quiet:
         def progress(i, total):
             if i == total or i % 200 == 0:
                 print(f"kernel: {i}/{total} points", file=sys.stderr, flush=True)
-    kc = kernel.kernel_curve(args.expr, fm, float(rho[0]), alpha=grids["alpha"], kappa=grids["kappa"],
-                             tau=grids["tau"], lam=grids["lam"], d=d, tasks=args.tasks, digits=args.digits,
-                             progress=progress)
-    doc = json_document(kc, args, d)
+    kc = kernel(args.expr, features=args.features, rho=float(rho[0]), alpha=grids["alpha"], kappa=grids["kappa"],
+                tau=grids["tau"], lam=grids["lam"], d=args.d, tasks=args.tasks, digits=args.digits,
+                progress=progress)
+    doc = json_document(kc, args, kc.spectrum.d)
     if args.plot:
-        save_figure(kernel_curve_figure(kc, grids), args.plot)
+        save_figure(plot_kernel(kc), args.plot)
     if args.csv:
         write_text(args.csv, curve_csv(kc))
     emit_json(args, doc)

@@ -10,14 +10,10 @@ import sys
 
 import numpy as np
 
-from icl_symbolic.core import defaults
-from icl_symbolic.model import moments as M
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.output.io import save_figure, write_text
-from icl_symbolic.model.moments import MEANING, finite_ell_gaps
-from icl_symbolic.output.plotting import finite_ell_figure
-from icl_symbolic.engine.expr import parse_expr
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, ascii_int, check_exact_rho, check_int, check_output_paths, document, emit_json, epilog
+from icl_symbolic.api.moments import (MEANING, conditional_moments, finite_ell_gaps, leading_order, mc_moments,
+                                      plot_finite_ell)
+from icl_symbolic.cli._args import ICLError, defaults, save_figure, write_text
+from icl_symbolic.cli._args import ascii_int, EXIT_OK_BAD_INPUT, add_output_options, check_exact_rho, check_int, check_output_paths, document, emit_json, epilog
 
 #: The JSON keys scripts rely on: one per scalar coefficient.
 JSON_KEYS = ("E_y2", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s2")
@@ -61,7 +57,7 @@ def register(subparsers) -> None:
 
 def _check_args(args):
     check_int(args.d, "d", 1)
-    check_exact_rho(parse_expr(args.rho, variables=()), args.rho)
+    check_exact_rho(args.rho)
     if args.ell is None:
         args.ell = 2 * args.d
     check_int(args.ell, "ell", 1)
@@ -95,15 +91,15 @@ def _task(d, omega, seed):
 def compute(args) -> dict:
     """All numbers for the table / JSON (library calls only)."""
 
-    ex = M.conditional_moments(args.expr, args.rho, args.d, args.ell, omega=args.omega, digits=args.digits)
-    lo = M.leading_order(args.expr, rho_value=ex.rho, alpha_value=ex.alpha, digits=args.digits)
+    ex = conditional_moments(args.expr, rho=args.rho, d=args.d, ell=args.ell, omega=args.omega, digits=args.digits)
+    lo = leading_order(args.expr, rho_value=ex.rho, alpha_value=ex.alpha, digits=args.digits)
     lead = dict(lo.values)
     lead["E_yx"] = None  # the paper's form is a1 w / d; shown through d*E_yx
     out = {"moments": ex, "leading": lo, "lead_values": lead, "mc": None, "w": None}
     if args.mc is not None:
         w, rng = _task(args.d, float(ex.omega), args.seed)
         out["w"] = w
-        out["mc"] = M.mc_moments(args.expr, float(ex.rho), args.d, args.ell, w, args.mc, rng,
+        out["mc"] = mc_moments(args.expr, float(ex.rho), args.d, args.ell, w, args.mc, rng,
                                  progress=not args.quiet and args.mc * args.ell * args.d > 5 * 10 ** 7)
     return out
 
@@ -206,7 +202,7 @@ def run(args) -> int:
         if args.plot:
             title = (f"Lemma 1 dropped terms: f = {args.expr}, rho = {args.rho}, d = {args.d}, "
                      f"omega = {args.omega}")
-            save_figure(finite_ell_figure(gaps, ELL_GRID, title), args.plot)
+            save_figure(plot_finite_ell(gaps, ELL_GRID, title), args.plot)
         if args.csv:
             write_text(args.csv, _curves_csv(gaps))
     emit_json(args, _json(args, res))

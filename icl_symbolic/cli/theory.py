@@ -14,13 +14,8 @@ import time
 
 import numpy as np
 
-from icl_symbolic.core import defaults
-from icl_symbolic.theory import finite_d
-from icl_symbolic.theory import asymptotic as theory
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.output.io import save_figure, write_text
-from icl_symbolic.output.plotting import theory_curve_figure
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_output_options, ascii_int, check_int, check_output_paths, document, emit_json, epilog, parse_parameter, progress_printer
+from icl_symbolic.api.theory import DIVERGES, ERRORS, e_finite_d, plot_theory, theory_sweep
+from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, ICLError, add_output_options, ascii_int, check_int, check_output_paths, defaults, document, emit_json, epilog, parse_parameter, progress_printer, save_figure, write_text
 
 _SWEPT = ("rho", "alpha", "kappa", "lam", "tau")
 _PAPER = "arXiv:2610.10761v1, Result 1 Eq. (9) p. 3; Eq. (10) p. 3"
@@ -56,7 +51,7 @@ def register(subparsers) -> None:
                         "covariances, ridgeless, Gaussian tasks) and print the corrected value next to the limit")
     p.add_argument("--terms", default=None, help="with --order 1: comma list of finite-d terms to switch on "
                    "(default all: sizes, param_count, task_norm, bank_resolvent, radial, wishart)")
-    p.add_argument("--error", default="icl", choices=theory.ERRORS,
+    p.add_argument("--error", default="icl", choices=ERRORS,
                    help="icl: fresh test tasks (the paper's ICL error; default); idg: in-distribution "
                         "generalisation, the test task is one of the k pretraining tasks; gap: icl - idg "
                         "(docs/idg.md)")
@@ -104,25 +99,18 @@ def run(args) -> int:
     specs = [args.ctrain] + ([args.ctest] if args.ctest is not None else [])
     if d is None and any(_needs_d(sp) for sp in specs) and not any(_is_npy(sp) for sp in specs):
         d = defaults.D      # a .npy file sets d for a named family next to it
-    n_points = math.prod(g.size for g in grids.values())
-    if n_points > theory.MAX_POINTS:   # before the teacher's coefficients are computed
-        raise ICLError(f"the sweep has {n_points:.3g} points (the product of the grids); "
-                       f"limit {theory.MAX_POINTS} (see docs/limits.md)")
-    # covariances: resolved and validated (one-line errors) before anything is computed
-    ctest = args.ctest if args.ctest is not None else args.ctrain
-    warnings = theory.appendix_a_warnings(args.ctrain, ctest, d)
-    moments = theory.teacher_moments(args.expr, args.digits, progress=progress_printer(args.quiet))
-    n = int(np.prod([g.size for g in grids.values()]))
-    cv = theory.curve(moments, args.ctrain, ctest, rho=grids["rho"], alpha=grids["alpha"],
-                      kappa=grids["kappa"], tau=grids["tau"], lam=grids["lam"], d=d,
-                      digits=args.digits, progress=_progress_printer(n, args.quiet), error=args.error)
+    n = math.prod(g.size for g in grids.values())
+    # the grid's size and the covariances are checked (one-line errors) before anything is computed
+    cv, warnings = theory_sweep(args.expr, args.ctrain, args.ctest, d=d, digits=args.digits, error=args.error,
+                                progress=_progress_printer(n, args.quiet),
+                                moments_progress=progress_printer(args.quiet), **grids)
     for w in warnings:
         print(f"icl-symbolic: warning: Appendix A: {w}", file=sys.stderr)
 
     doc = json_document(cv, args, d, warnings)
     # all computation is done: now write files (atomically) and print
     if args.plot:
-        save_figure(theory_curve_figure(cv, grids, _SWEPT, args.log), args.plot)
+        save_figure(plot_theory(cv, log=args.log), args.plot)
     if args.csv:
         write_text(args.csv, curve_csv(cv))
     emit_json(args, doc)
@@ -153,8 +141,8 @@ def _run_finite_d(args, grids) -> int:
     rows = []
     for rho, alpha, kappa, tau in pts:
         try:
-            fd = finite_d.e_nonlinear_finite(args.expr, rho=rho, alpha=alpha, kappa=kappa, tau=tau, d=args.d,
-                                             order=1, terms=terms)
+            fd = e_finite_d(args.expr, rho=rho, alpha=alpha, kappa=kappa, tau=tau, d=args.d,
+                           order=1, terms=terms)
         except ICLError as exc:
             rows.append({"rho": rho, "alpha": alpha, "kappa": kappa, "tau": tau, "limit": None,
                          "corrected": None, "reason": str(exc)})
@@ -232,5 +220,5 @@ def curve_table(cv, doc) -> str:
         lines.append(f"{c['alpha'][i]:>10.5g} {c['kappa'][i]:>10.5g} {c['tau'][i]:>10.5g} "
                      f"{c['lam'][i]:>10.5g} {c['rho'][i]:>8.4g} {c['e'][i]:>16.10g}")
     if np.isinf(c["e"]).any():
-        lines.append(f"inf: {theory.DIVERGES}")
+        lines.append(f"inf: {DIVERGES}")
     return "\n".join(lines)

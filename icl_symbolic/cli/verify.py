@@ -7,15 +7,10 @@ verdicts) and :mod:`icl_symbolic.verification.report` (Markdown/HTML).
 from __future__ import annotations
 
 import sys
-
-from icl_symbolic.output import io
 from pathlib import Path
 
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.verification.claimfile import DEFAULT_PAPER, PAPERS, TIERS, default_files, load_claims, resolve_shipped, select, shipped_name
-from icl_symbolic.verification.evidence import format_tally, tally
-from icl_symbolic.verification.report import render
-from icl_symbolic.verification.runner import format_line, run_claims, run_tier, summarize, summary_line
+from icl_symbolic.api.verification import (DEFAULT_PAPER, PAPERS, TIERS, claims as select_claims, default_files,
+                                           format_line, format_tally, shipped_name, summary_line, tally, verify)
 from icl_symbolic.cli._args import add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_parallel, write_points_csv
 
 EPILOG_VERIFY = epilog(
@@ -67,26 +62,10 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def claim_files(files, paper_files):
-    """The claim files of ``verify FILE... --paper-file NN...`` (None: every shipped file)."""
-    out = list(files or [])
-    for name in paper_files or []:
-        hits = resolve_shipped(name)
-        if not hits:
-            raise ICLError(f"--paper-file: no shipped claim file {name!r}; the shipped files are "
-                           + ", ".join(p.name for p in default_files()))
-        out += [str(p) for p in hits]
-    return out or None
-
-
 def run(args) -> int:
     check_output_paths(args)            # reject a bad suffix before running anything
     jobs, scheduler = parse_parallel(args)
-    tier = run_tier(args.full, args.tier)
-    files = claim_files(args.files, args.paper_file)
-    if files and args.paper != DEFAULT_PAPER:
-        raise ICLError("--paper selects the shipped claims; give either claim files or --paper")
-    claims = select(load_claims(files, args.paper), args.only)
+    claims = select_claims(args.files, only=args.only, paper_files=args.paper_file, paper=args.paper)
     if args.list:
         shipped = {str(p) for p in default_files("all")}
         last = None
@@ -106,21 +85,19 @@ def run(args) -> int:
     def show(r):
         print(format_line(r, width, verbose=args.verbose), flush=True)
 
-    results = run_claims(claims, progress=progress, on_result=None if args.json else show,
-                         jobs=jobs, scheduler=scheduler, tier=tier, cache=args.cache)
-    summary = summarize(results)
-    table = format_tally(tally(results))
+    res = verify(selected=claims, full=args.full, tier=args.tier, progress=progress,
+                 on_result=None if args.json else show, jobs=jobs, scheduler=scheduler, cache=args.cache)
+    table = format_tally(tally(res.results))
     if not args.json:
         print(table)
-        print(summary_line(summary))
+        print(summary_line(res.summary))
     elif not args.quiet:
         print(table, file=sys.stderr)
-        print(summary_line(summary), file=sys.stderr)
-    points = [r.to_json() for r in results]
-    emit_json(args, document("verify", points, summary=summary, evidence=tally(results)))
+        print(summary_line(res.summary), file=sys.stderr)
+    points = res.points()
+    emit_json(args, document("verify", points, summary=res.summary, evidence=tally(res.results)))
     if args.csv:
         write_points_csv(args.csv, points)
     if args.report:
-        meta = {"mode": tier, "files": list(args.files or [])}
-        io.write_text(args.report, render(args.report, results, summary, meta))
-    return 0 if summary["ok"] else 1
+        res.report(args.report, files=args.files)
+    return 0 if res.ok else 1

@@ -339,15 +339,16 @@ def finite_ell_figure(gaps, ell_grid, title):
 # ----------------------------------------------------------------------------
 
 def check_sweep_figure(title, sweep, xs, ys, lab_x, lab_y):
-    """Two theory sides of a swept claim against the swept argument (log y)."""
+    """Two theory sides of a swept claim against the swept argument (log y); the legend says which side
+    is computed and which is claimed, each with its expression."""
     from matplotlib.ticker import FormatStrFormatter, LogLocator
 
     key = next(iter(sweep))
     grid = sweep[key]
     fig, axes = _new_figure((6.0, 3.8))
     ax = axes[0][0]
-    ax.plot(grid, xs, "o-", label=lab_x)
-    ax.plot(grid, ys, "s--", mfc="none", label=lab_y)
+    ax.plot(grid, xs, "o-", label=f"computed by the package: {lab_x}")
+    ax.plot(grid, ys, "s--", mfc="none", label=f"as claimed: {lab_y}")
     if min(grid) > 0 and max(grid) / min(grid) > 10:
         ax.set_xscale("log")
     ax.set_xlabel(key)

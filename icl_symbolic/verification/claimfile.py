@@ -152,7 +152,11 @@ def shipped_name(path) -> str:
 def resolve_shipped(name: str) -> list:
     """The shipped claim files that ``name`` names, from any folder: its number (``04``, ``4``), its
     short name (``lemma1``), its file name with or without ``.toml`` (``04_lemma1``), a glob of these,
-    or any path ending in one (``derivations/04_lemma1.toml``).  Empty when none matches."""
+    or such a name inside a folder called ``derivations`` (``derivations/04_lemma1.toml``, the path in a
+    checkout).  Empty when none matches (a name in any other folder is no shipped file)."""
+    parent = Path(str(name)).parent
+    if str(parent) not in ("", ".") and parent.name != "derivations":
+        return []
     base = Path(str(name)).name.removesuffix(".toml")
     out = []
     for p in default_files():
