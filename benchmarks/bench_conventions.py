@@ -26,9 +26,9 @@ import time
 
 import numpy as np
 
-from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder
-from icl_symbolic.simulation.simulator import resolve_convention, simulate_many
 from icl_symbolic.core.stats import seed_mean_se
+from icl_symbolic.simulation.simulator import resolve_convention, simulate_many
+from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder
 
 VARIANTS = {
     "assignment=random": {"assignment": "random"},
@@ -49,8 +49,13 @@ def table(out: dict) -> str:
     """The Markdown table of a run (also from a stored --json file: ``--table-from FILE``)."""
     ds = out["setting"]["d"]
     show = [d for d in ds if d in (32, 64, 128)] or ds[-2:]
-    head = "| teacher | option | " + " | ".join(f"ICL d={d}: diff (z, rel)" for d in show) + \
-        " | ICL d->inf | " + " | ".join(f"IDG d={d}: diff (z)" for d in show) + " | IDG d->inf |"
+    head = (
+        "| teacher | option | "
+        + " | ".join(f"ICL d={d}: diff (z, rel)" for d in show)
+        + " | ICL d->inf | "
+        + " | ".join(f"IDG d={d}: diff (z)" for d in show)
+        + " | IDG d->inf |"
+    )
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for row in out["rows"]:
         cells = [row["teacher"], row["variant"]]
@@ -58,14 +63,26 @@ def table(out: dict) -> str:
             for d in show:
                 p = next(x for x in row["per_d"] if x["error"] == err and x["d"] == d)
                 same = p["k_default"] == p["k_variant"] and p["n_default"] == p["n_variant"]
-                extra = "" if same or err == "idg" else \
-                    f" [k, n: {p['k_default']}, {p['n_default']} -> {p['k_variant']}, {p['n_variant']}]"
-                cells.append((f"{_num(p['diff'])} ({p['z']:+.1f}" + (f", {100 * p['rel']:+.2g}%)" if err == "icl"
-                                                                     else ")") + extra)
-                             if p["se"] else "0 (identical)")
+                extra = (
+                    ""
+                    if same or err == "idg"
+                    else f" [k, n: {p['k_default']}, {p['n_default']} -> {p['k_variant']}, {p['n_variant']}]"
+                )
+                cells.append(
+                    (
+                        f"{_num(p['diff'])} ({p['z']:+.1f}"
+                        + (f", {100 * p['rel']:+.2g}%)" if err == "icl" else ")")
+                        + extra
+                    )
+                    if p["se"]
+                    else "0 (identical)"
+                )
             inf = row[f"{err}_inf"]
-            cells.append("0 (identical)" if inf is None else
-                         f"{_num(inf['diff_inf'])} +- {_num(inf['se'])[1:]} (z {inf['z']:+.1f})")
+            cells.append(
+                "0 (identical)"
+                if inf is None
+                else f"{_num(inf['diff_inf'])} +- {_num(inf['se'])[1:]} (z {inf['z']:+.1f})"
+            )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -89,22 +106,49 @@ def main(argv=None) -> int:
     ds = [int(x) for x in args.d.split(",")]
     seeds = tuple(range(args.seeds))
     t0 = time.monotonic()
-    out = {"setting": {"alpha": args.alpha, "kappa": args.kappa, "tau": args.tau, "rho": 0.1, "d": ds,
-                       "seeds": args.seeds}, "rows": []}
+    out = {
+        "setting": {
+            "alpha": args.alpha,
+            "kappa": args.kappa,
+            "tau": args.tau,
+            "rho": 0.1,
+            "d": ds,
+            "seeds": args.seeds,
+        },
+        "rows": [],
+    }
     variants = {k: v for k, v in VARIANTS.items() if args.variants is None or k in args.variants.split(",")}
     for f in args.teachers.split(";" if ";" in args.teachers else ","):
         convs = {"default": resolve_convention()}
-        convs.update({name: resolve_convention(v) if isinstance(v, str) else resolve_convention(None, **v)
-                      for name, v in variants.items()})
+        convs.update(
+            {
+                name: resolve_convention(v) if isinstance(v, str) else resolve_convention(None, **v)
+                for name, v in variants.items()
+            }
+        )
         specs, keys = [], []
         for d in ds:
             for name, conv in convs.items():
-                specs.append(dict(f=f, d=d, alpha=args.alpha, kappa=args.kappa, tau=args.tau, rho=0.1, seeds=seeds,
-                                  n_test=100, convention=conv))
+                specs.append(
+                    dict(
+                        f=f,
+                        d=d,
+                        alpha=args.alpha,
+                        kappa=args.kappa,
+                        tau=args.tau,
+                        rho=0.1,
+                        seeds=seeds,
+                        n_test=100,
+                        convention=conv,
+                    )
+                )
                 keys.append((d, name))
         res = dict(zip(keys, simulate_many(specs, progress=None)))
-        print(f"# {f}: simulated {len(specs)} settings x {len(seeds)} seeds, {time.monotonic() - t0:.0f} s",
-              file=sys.stderr, flush=True)
+        print(
+            f"# {f}: simulated {len(specs)} settings x {len(seeds)} seeds, {time.monotonic() - t0:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
         for name in variants:
             row = {"teacher": f, "variant": name, "convention": convs[name].to_json(), "per_d": []}
             for err in ("icl", "idg"):
@@ -116,16 +160,32 @@ def main(argv=None) -> int:
                     base = float(np.mean([get(r) for r in a.runs]))
                     m, se, _ = seed_mean_se(diff)
                     pts.append(LadderPoint(d, m, se, seeds, values=tuple(diff)))
-                    row["per_d"].append({"error": err, "d": d, "k_default": a.k, "k_variant": b.k, "n_default": a.n,
-                                         "n_variant": b.n, "diff": m, "se": se, "z": m / se if se else None,
-                                         "rel": m / base})
-                live = [p for p in pts if p.e_se]          # a d where the option changes nothing is exact 0
+                    row["per_d"].append(
+                        {
+                            "error": err,
+                            "d": d,
+                            "k_default": a.k,
+                            "k_variant": b.k,
+                            "n_default": a.n,
+                            "n_variant": b.n,
+                            "diff": m,
+                            "se": se,
+                            "z": m / se if se else None,
+                            "rel": m / base,
+                        }
+                    )
+                live = [p for p in pts if p.e_se]  # a d where the option changes nothing is exact 0
                 if len(live) < 2:
                     row[f"{err}_inf"] = None
                     continue
                 fit = fit_ladder(live)
-                row[f"{err}_inf"] = {"diff_inf": fit.e_inf, "se": fit.e_inf_se, "z": fit.e_inf / fit.e_inf_se,
-                                     "model": fit.model, "d": [p.d for p in live]}
+                row[f"{err}_inf"] = {
+                    "diff_inf": fit.e_inf,
+                    "se": fit.e_inf_se,
+                    "z": fit.e_inf / fit.e_inf_se,
+                    "model": fit.model,
+                    "d": [p.d for p in live],
+                }
             out["rows"].append(row)
     out["seconds"] = round(time.monotonic() - t0, 1)
     print(table(out))

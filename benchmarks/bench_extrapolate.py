@@ -50,42 +50,76 @@ def main() -> int:
     a = ap.parse_args()
     ds = [int(x) for x in a.d.split(",")]
     names = a.only.split(",")
-    m = len(CHECKS)          # Bonferroni over the three paper-scale checks of this script
-    out = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                       "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
-                       "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
-                       "note": "shared with other jobs during the run"},
-           "ladder": ds, "seeds": a.seeds, "alpha": 2, "kappa": 2, "tau": 2, "rho": 0.1, "checks": {}}
+    m = len(CHECKS)  # Bonferroni over the three paper-scale checks of this script
+    out = {
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS"),
+            "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS"),
+            "note": "shared with other jobs during the run",
+        },
+        "ladder": ds,
+        "seeds": a.seeds,
+        "alpha": 2,
+        "kappa": 2,
+        "tau": 2,
+        "rho": 0.1,
+        "checks": {},
+    }
     path = Path(a.out)
     if path.exists():
         out["checks"] = json.loads(path.read_text()).get("checks", {})
     for name in names:
         spec = CHECKS[name]
         t0 = time.monotonic()
-        prog = (lambda s, n=name: print(f"[{n}] {s}", file=sys.stderr, flush=True))
-        pts, per_seed = run_ladder(spec["f"], ds, 2, 2, 2, 0.1, seeds=range(a.seeds), tasks=spec["tasks"],
-                                   jobs=a.jobs, progress=prog, per_seed=True)
+        prog = lambda s, n=name: print(f"[{n}] {s}", file=sys.stderr, flush=True)
+        pts, per_seed = run_ladder(
+            spec["f"],
+            ds,
+            2,
+            2,
+            2,
+            0.1,
+            seeds=range(a.seeds),
+            tasks=spec["tasks"],
+            jobs=a.jobs,
+            progress=prog,
+            per_seed=True,
+        )
         e_th, note = theory_value(spec["f"], 0.1, 2, 2, 2)
-        res = extrapolate(pts, e_th, m=m, meta=dict(teacher=spec["f"], tasks=spec["tasks"], alpha=2, kappa=2,
-                                                     tau=2, rho=0.1), theory_note=note,
-                          seconds=time.monotonic() - t0)
+        res = extrapolate(
+            pts,
+            e_th,
+            m=m,
+            meta=dict(teacher=spec["f"], tasks=spec["tasks"], alpha=2, kappa=2, tau=2, rho=0.1),
+            theory_note=note,
+            seconds=time.monotonic() - t0,
+        )
         js = res.to_json()
         js["per_seed"] = {str(d): v for d, v in per_seed.items()}
         js["rel_se"] = res.fit.e_inf_se / abs(res.fit.e_inf)
         out["checks"][name] = js
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(out, indent=1))
-        print(f"[{name}] e_inf = {res.fit.e_inf:.5g} +- {res.fit.e_inf_se:.2g} ({100 * js['rel_se']:.2f} %), "
-              f"theory {e_th:.6g}, z = {res.z:+.2f} (limit {res.z_limit:.3g}), model {res.fit.model}, "
-              f"chi2 = {res.fit.chi2:.3g}/{res.fit.dof}, {res.seconds:.0f} s", file=sys.stderr, flush=True)
+        print(
+            f"[{name}] e_inf = {res.fit.e_inf:.5g} +- {res.fit.e_inf_se:.2g} ({100 * js['rel_se']:.2f} %), "
+            f"theory {e_th:.6g}, z = {res.z:+.2f} (limit {res.z_limit:.3g}), model {res.fit.model}, "
+            f"chi2 = {res.fit.chi2:.3g}/{res.fit.dof}, {res.seconds:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
     print("| check | tasks | e(d) - theory, % | e_inf +- SE | theory | z (limit) | model, chi2/dof | wall s |")
     print("|---|---|---|---|---|---|---|---|")
     for name, js in out["checks"].items():
-        gaps = ", ".join(f"{p['d']}: {100 * (p['e_mean'] - js['e_theory']) / js['e_theory']:+.1f}"
-                         for p in js["points"])
-        print(f"| {name} | {js['tasks']} | {gaps} | {js['e_inf']:.4f} +- {js['e_inf_se']:.4f} | "
-              f"{js['e_theory']:.6f} | {js['z']:+.2f} ({js['z_limit']:.2f}) | {js['model']}, "
-              f"{js['chi2']:.2f}/{js['dof']} | {js['seconds']:.0f} |")
+        gaps = ", ".join(
+            f"{p['d']}: {100 * (p['e_mean'] - js['e_theory']) / js['e_theory']:+.1f}" for p in js["points"]
+        )
+        print(
+            f"| {name} | {js['tasks']} | {gaps} | {js['e_inf']:.4f} +- {js['e_inf_se']:.4f} | "
+            f"{js['e_theory']:.6f} | {js['z']:+.2f} ({js['z_limit']:.2f}) | {js['model']}, "
+            f"{js['chi2']:.2f}/{js['dof']} | {js['seconds']:.0f} |"
+        )
     return 0
 
 

@@ -31,12 +31,14 @@ def _naive_coeff(f_mp, m, dps):
 
         def integrand(x):
             return f_mp(x) * c * mpmath.hermite(m, x / mpmath.sqrt(2)) * mpmath.npdf(x)
+
         return mpmath.quad(integrand, [-mpmath.inf, 0, mpmath.inf])
 
 
 def bench_library(naive=True):
     from icl_symbolic.engine.expr import teacher
     from icl_symbolic.engine.library import LIBRARY, library_coeffs
+
     t0 = time.perf_counter()
     res = library_coeffs(M=8, rho="0.1", digits=30)
     ours = time.perf_counter() - t0
@@ -58,6 +60,7 @@ def bench_library(naive=True):
 
 def bench_tanh():
     from icl_symbolic.engine.hermite import hermite_coeffs
+
     t0 = time.perf_counter()
     r = hermite_coeffs("tanh(g)", M=20, digits=50)
     ours = time.perf_counter() - t0
@@ -66,13 +69,18 @@ def bench_tanh():
     naive_s = time.perf_counter() - t0
     with mpmath.workdps(60):
         diff = max(abs(a - b.value) for a, b in zip(naive, r.a))
-    return {"ours_s": ours, "naive_s": naive_s, "max_abs_diff": float(diff),
-            "min_certified_digits": min(v.digits for v in r.a)}
+    return {
+        "ours_s": ours,
+        "naive_s": naive_s,
+        "max_abs_diff": float(diff),
+        "min_certified_digits": min(v.digits for v in r.a),
+    }
 
 
 def _sympy_stats_worker(name, q):
     import sympy
     from sympy.stats import E, Normal
+
     Z = Normal("Z", 0, 1)
     f = {"sin": sympy.sin, "exp": sympy.exp, "tanh": sympy.tanh}[name]
     t0 = time.perf_counter()
@@ -88,6 +96,7 @@ def _sympy_stats_worker(name, q):
 
 def _ours_worker(name, q):
     from icl_symbolic.engine.hermite import hermite_coeffs
+
     t0 = time.perf_counter()
     r = hermite_coeffs(f"{name}(g)", M=1, digits=30)
     dt = time.perf_counter() - t0
@@ -122,9 +131,18 @@ def bench_sympy_stats(timeout):
             stats = q.get() if not q.empty() else ("crashed", None, False, None)
         wall = time.perf_counter() - t0
         (ours, a1, method, exact), ours_wall = _ours_cold(name, ctx)
-        rows.append({"f": name, "sympy_stats_wall_s": wall, "sympy_stats": stats,
-                     "ours_s": ours, "ours_wall_s": ours_wall, "ours_a1": a1, "ours_method": method,
-                     "ours_exact": exact})
+        rows.append(
+            {
+                "f": name,
+                "sympy_stats_wall_s": wall,
+                "sympy_stats": stats,
+                "ours_s": ours,
+                "ours_wall_s": ours_wall,
+                "ours_a1": a1,
+                "ours_method": method,
+                "ours_exact": exact,
+            }
+        )
     return rows
 
 
@@ -134,8 +152,10 @@ def main():
     ap.add_argument("--skip-naive-library", action="store_true")
     ap.add_argument("--only-stats", action="store_true", help="run only section 3")
     args = ap.parse_args()
-    print(f"machine: {platform.platform()}, {mp_proc.cpu_count()} cores, Python {platform.python_version()}, "
-          f"mpmath backend {mpmath.libmp.BACKEND}")
+    print(
+        f"machine: {platform.platform()}, {mp_proc.cpu_count()} cores, Python {platform.python_version()}, "
+        f"mpmath backend {mpmath.libmp.BACKEND}"
+    )
 
     if args.only_stats:
         return stats_section(args.timeout)
@@ -143,29 +163,37 @@ def main():
     print("\n## 1. --library table, a_0..a_8, 30 digits (target < 10 s)")
     print(f"ours: {lib['ours_s']:.2f} s   methods: {lib['methods']}")
     if "naive_s" in lib:
-        print(f"one mpmath.quad per coefficient: {lib['naive_s']:.2f} s   ratio naive/ours = "
-              f"{lib['naive_s'] / lib['ours_s']:.1f}   max |diff| = {lib['max_abs_diff']:.2e}")
+        print(
+            f"one mpmath.quad per coefficient: {lib['naive_s']:.2f} s   ratio naive/ours = "
+            f"{lib['naive_s'] / lib['ours_s']:.1f}   max |diff| = {lib['max_abs_diff']:.2e}"
+        )
 
     tanh = bench_tanh()
     print("\n## 2. tanh a_0..a_20 at 50 digits (target < 2 s)")
-    print(f"ours: {tanh['ours_s']:.2f} s (min certified digits {tanh['min_certified_digits']})   "
-          f"21 x mpmath.quad: {tanh['naive_s']:.2f} s   ratio = {tanh['naive_s'] / tanh['ours_s']:.1f}   "
-          f"max |diff| = {tanh['max_abs_diff']:.2e}")
+    print(
+        f"ours: {tanh['ours_s']:.2f} s (min certified digits {tanh['min_certified_digits']})   "
+        f"21 x mpmath.quad: {tanh['naive_s']:.2f} s   ratio = {tanh['naive_s'] / tanh['ours_s']:.1f}   "
+        f"max |diff| = {tanh['max_abs_diff']:.2e}"
+    )
 
     stats_section(args.timeout)
 
 
 def stats_section(timeout):
-    print(f"\n## 3. sympy.stats.E(Z*f(Z)) vs ours (a1 = E[g f(g)]), time limit {timeout:.0f} s; both cold: "
-          "each call in a fresh spawned process, timed after its imports")
+    print(
+        f"\n## 3. sympy.stats.E(Z*f(Z)) vs ours (a1 = E[g f(g)]), time limit {timeout:.0f} s; both cold: "
+        "each call in a fresh spawned process, timed after its imports"
+    )
     print("| f | sympy.stats time | sympy.stats result | number? | ours time | ours a1 | how |")
     print("|---|---|---|---|---|---|---|")
     for r in bench_sympy_stats(timeout):
         st = r["sympy_stats"]
         t = st[0] if isinstance(st[0], str) else f"{st[0]:.2f} s"
-        print(f"| {r['f']} | {t} (wall {r['sympy_stats_wall_s']:.1f} s) | {st[1]} | {st[2]} | "
-              f"{r['ours_s']:.3f} s (wall {r['ours_wall_s']:.1f} s) | {r['ours_a1']} | {r['ours_method']}"
-              f"{' = ' + r['ours_exact'] if r['ours_exact'] else ''} |")
+        print(
+            f"| {r['f']} | {t} (wall {r['sympy_stats_wall_s']:.1f} s) | {st[1]} | {st[2]} | "
+            f"{r['ours_s']:.3f} s (wall {r['ours_wall_s']:.1f} s) | {r['ours_a1']} | {r['ours_method']}"
+            f"{' = ' + r['ours_exact'] if r['ours_exact'] else ''} |"
+        )
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from icl_symbolic.kernel_learner import theory as kernel, simulation as kernel_sim
+from icl_symbolic.kernel_learner import simulation as kernel_sim
+from icl_symbolic.kernel_learner import theory as kernel
 from icl_symbolic.simulation import simulator as simulation  # noqa: E402
 
 F = "g + (g^2-1)/sqrt(2)"
@@ -54,9 +55,12 @@ def sampler(d, m=256, alpha=16):
     t_e, mem_e, u_e = _timed(lambda: np.einsum("mi,mid->md", y, ft(X)))
     t_m, mem_m, u_m = _timed(lambda: ft.weighted_sum(y, X))
     err = float(np.max(np.abs(u_e - u_m)) / np.max(np.abs(u_e)))
-    print(f"d={d:3d} D={D:4d} ell={ell:5d} m={m}: explicit {t_e:8.3f} s {mem_e / 2**20:8.1f} MiB | "
-          f"moments {t_m:7.3f} s {mem_m / 2**20:7.1f} MiB | ratio {t_e / t_m:6.1f}x time, "
-          f"{mem_e / max(mem_m, 1):5.1f}x memory | max rel diff {err:.1e}", flush=True)
+    print(
+        f"d={d:3d} D={D:4d} ell={ell:5d} m={m}: explicit {t_e:8.3f} s {mem_e / 2**20:8.1f} MiB | "
+        f"moments {t_m:7.3f} s {mem_m / 2**20:7.1f} MiB | ratio {t_e / t_m:6.1f}x time, "
+        f"{mem_e / max(mem_m, 1):5.1f}x memory | max rel diff {err:.1e}",
+        flush=True,
+    )
 
 
 def training(d):
@@ -65,8 +69,11 @@ def training(d):
     need = simulation.estimate_memory(sz, "auto", 2000)
     t0 = time.perf_counter()
     r = kernel_sim.simulate_kernel(F, d, 16, 2, 4, 0.1, seeds=(0,), n_test=2000, theory=False)
-    print(f"train d={d} D={D} p={D * (D + 1)} n={sz.n} ell={sz.ell}: {time.perf_counter() - t0:.1f} s "
-          f"[{r.runs[0].how}], memory estimate {need / 2**30:.2f} GiB, e = {float(r.e_query):.4f}", flush=True)
+    print(
+        f"train d={d} D={D} p={D * (D + 1)} n={sz.n} ell={sz.ell}: {time.perf_counter() - t0:.1f} s "
+        f"[{r.runs[0].how}], memory estimate {need / 2**30:.2f} GiB, e = {float(r.e_query):.4f}",
+        flush=True,
+    )
 
 
 def main(argv=None):

@@ -59,11 +59,13 @@ sys.path.insert(0, str(HERE))
 
 from bench_simulate import explicit_bytes, memory_ok, predicted, time_cell  # noqa: E402
 
-from icl_symbolic.kernel_learner import theory as kernel, simulation as kernel_sim  # noqa: E402
-from icl_symbolic.simulation import matfree, simulator as simulation  # noqa: E402
+from icl_symbolic.engine.expr import teacher  # noqa: E402
+from icl_symbolic.kernel_learner import simulation as kernel_sim
+from icl_symbolic.kernel_learner import theory as kernel  # noqa: E402
 from icl_symbolic.model import prompts  # noqa: E402
 from icl_symbolic.model.covariance import resolve_covariance, sample_tasks  # noqa: E402
-from icl_symbolic.engine.expr import teacher  # noqa: E402
+from icl_symbolic.simulation import matfree  # noqa: E402
+from icl_symbolic.simulation import simulator as simulation
 
 F = "g + (g^2-1)/sqrt(2)"
 ALPHA, KAPPA, TAU, RHO, SEED = 16.0, 2.0, 4.0, 0.1, 0
@@ -81,8 +83,9 @@ def training_data(d):
     sz = kernel_sizes(d)
     ss_tasks, ss_train, _, _ = np.random.SeedSequence(SEED).spawn(4)
     W = sample_tasks(resolve_covariance("identity", d), sz.k, np.random.default_rng(ss_tasks))
-    return simulation.sample_training_set(T.numpy, W, sz.n, sz.ell, RHO, np.random.default_rng(ss_train),
-                                          "direct", features=FT)
+    return simulation.sample_training_set(
+        T.numpy, W, sz.n, sz.ell, RHO, np.random.default_rng(ss_train), "direct", features=FT
+    )
 
 
 def predicted_bytes(path, sz):
@@ -102,18 +105,33 @@ def cell(path, d, repeat, out):
         rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     G, info = res
     np.save(out, G)
-    print(json.dumps({"path": path, "d": d, "sample_cpu_s": t_sample, "solve_cpu_s": sec, "repeat": repeat,
-                      "rss_after_sampling_MiB": rss_data, "rss_peak_MiB": rss_peak,
-                      "solver": None if info is None else info.solver,
-                      "iterations": None if info is None else info.iterations,
-                      "residual": None if info is None else info.residual}))
+    print(
+        json.dumps(
+            {
+                "path": path,
+                "d": d,
+                "sample_cpu_s": t_sample,
+                "solve_cpu_s": sec,
+                "repeat": repeat,
+                "rss_after_sampling_MiB": rss_data,
+                "rss_peak_MiB": rss_peak,
+                "solver": None if info is None else info.solver,
+                "iterations": None if info is None else info.iterations,
+                "residual": None if info is None else info.residual,
+            }
+        )
+    )
 
 
 def run_cell(path, d, repeat, out):
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, __file__, "--cell", path, "--ds", str(d), "--repeat", str(repeat),
-                        "--out", out], capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [sys.executable, __file__, "--cell", path, "--ds", str(d), "--repeat", str(repeat), "--out", out],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if r.returncode != 0:
         raise SystemExit(f"cell {path} d={d} failed: {r.stderr.strip()[-2000:]}")
     row = json.loads(r.stdout.strip().splitlines()[-1])
@@ -122,9 +140,11 @@ def run_cell(path, d, repeat, out):
 
 
 def solver_table(ds, repeat, budget, force=()):
-    print("| d | D | n | p | path | predicted time | predicted memory | solve CPU s (runs) | "
-          "CG iterations (dense: path) | sampling CPU s | peak RSS after sampling / after solve (MiB) | "
-          "rel. diff to matrix-free |")
+    print(
+        "| d | D | n | p | path | predicted time | predicted memory | solve CPU s (runs) | "
+        "CG iterations (dense: path) | sampling CPU s | peak RSS after sampling / after solve (MiB) | "
+        "rel. diff to matrix-free |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for d in ds:
@@ -133,13 +153,26 @@ def solver_table(ds, repeat, budget, force=()):
             sols = {}
             for path in PATHS:
                 pt, pb = predicted(path, sz), predicted_bytes(path, sz)
-                head = (f"| {d} | {sz.d} | {sz.n} | {sz.p} | {path} | {pt:.3g} s | {pb / 2**30:.3g} GiB |")
+                head = f"| {d} | {sz.d} | {sz.n} | {sz.p} | {path} | {pt:.3g} s | {pb / 2**30:.3g} GiB |"
                 if path not in force and (not memory_ok(path, sz) or pt > budget):
-                    why = "memory model: does not fit in 60% of available memory" if not memory_ok(path, sz) \
+                    why = (
+                        "memory model: does not fit in 60% of available memory"
+                        if not memory_ok(path, sz)
                         else f"predicted time over --budget {budget:g} s"
+                    )
                     print(f"{head} skipped ({why}) | | | | |", flush=True)
-                    rows.append({"d": d, "D": sz.d, "n": sz.n, "p": sz.p, "path": path, "predicted_s": pt,
-                                 "predicted_bytes": pb, "skipped": why})
+                    rows.append(
+                        {
+                            "d": d,
+                            "D": sz.d,
+                            "n": sz.n,
+                            "p": sz.p,
+                            "path": path,
+                            "predicted_s": pt,
+                            "predicted_bytes": pb,
+                            "skipped": why,
+                        }
+                    )
                     continue
                 out = os.path.join(tmp, f"{path}.npy")
                 row = run_cell(path, d, repeat if pt < 10 else 1, out)
@@ -147,13 +180,24 @@ def solver_table(ds, repeat, budget, force=()):
                 rel = "-"
                 if path != "cg" and "cg" in sols:
                     rel = f"{np.linalg.norm(sols[path] - sols['cg']) / np.linalg.norm(sols[path]):.1e}"
-                row.update({"D": sz.d, "n": sz.n, "p": sz.p, "predicted_s": pt, "predicted_bytes": pb,
-                            "rel_diff_to_cg": None if rel == "-" else float(rel)})
+                row.update(
+                    {
+                        "D": sz.d,
+                        "n": sz.n,
+                        "p": sz.p,
+                        "predicted_s": pt,
+                        "predicted_bytes": pb,
+                        "rel_diff_to_cg": None if rel == "-" else float(rel),
+                    }
+                )
                 rows.append(row)
                 how = row["iterations"] or row["solver"] or "-"
-                print(f"{head} {row['solve_cpu_s']:.3f} ({row['repeat']}) | {how} | "
-                      f"{row['sample_cpu_s']:.1f} | {row['rss_after_sampling_MiB']:.0f} / {row['rss_peak_MiB']:.0f} | "
-                      f"{rel} |", flush=True)
+                print(
+                    f"{head} {row['solve_cpu_s']:.3f} ({row['repeat']}) | {how} | "
+                    f"{row['sample_cpu_s']:.1f} | {row['rss_after_sampling_MiB']:.0f} / {row['rss_peak_MiB']:.0f} | "
+                    f"{rel} |",
+                    flush=True,
+                )
     return rows
 
 
@@ -203,28 +247,42 @@ def breakdown(d):
     train = _cum(st, "sample_training_set", "simulation.py")
     parts = [
         ("training prompts and their features (sample_training_set)", train),
-        ("  Gaussian draws of the contexts, n ell d = "
-         f"{sz.n * sz.ell * d:.2g} normals (timed separately, not profiled)", draws),
-        ("  moment-tensor context sums (FeatureTransform.weighted_sum; training and test)",
-         _cum(st, "weighted_sum", "kernel.py")),
+        (
+            "  Gaussian draws of the contexts, n ell d = "
+            f"{sz.n * sz.ell * d:.2g} normals (timed separately, not profiled)",
+            draws,
+        ),
+        (
+            "  moment-tensor context sums (FeatureTransform.weighted_sum; training and test)",
+            _cum(st, "weighted_sum", "kernel.py"),
+        ),
         ("  teacher labels f(x^T w) (lambdified f)", _cum(st, "_lambdifygenerated")),
         ("solve (matfree.solve: PCG on the normal equations)", _cum(st, "solve", "matfree.py")),
         ("residual certificate (normal_residual)", _cum(st, "normal_residual", "simulation.py")),
-        ("test prompts (sample_prompts called by simulate_kernel)",
-         _cum(st, "sample_prompts", "prompts.py", caller="simulate_kernel")),
+        (
+            "test prompts (sample_prompts called by simulate_kernel)",
+            _cum(st, "sample_prompts", "prompts.py", caller="simulate_kernel"),
+        ),
     ]
     rest = total - sum(v for k, v in parts if not k.startswith("  "))
     parts.append(("everything else (test error, setup)", rest))
-    print(f"\nwhere the time goes: one seed of simulate_kernel at d = {d} (D = {sz.d}, n = {sz.n}, p = {sz.p}, "
-          f"ell = {sz.ell}, n_test = {kernel_sim.DEFAULT_N_TEST_KERNEL}, solver {r.runs[0].how}): "
-          f"{plain:.1f} s CPU unprofiled, {total:.1f} s under cProfile (shares below are of the profiled total); "
-          f"the prediction kernel_prediction at this d: {t_pred:.2f} s CPU (e_pred = {pred:.5g})")
+    print(
+        f"\nwhere the time goes: one seed of simulate_kernel at d = {d} (D = {sz.d}, n = {sz.n}, p = {sz.p}, "
+        f"ell = {sz.ell}, n_test = {kernel_sim.DEFAULT_N_TEST_KERNEL}, solver {r.runs[0].how}): "
+        f"{plain:.1f} s CPU unprofiled, {total:.1f} s under cProfile (shares below are of the profiled total); "
+        f"the prediction kernel_prediction at this d: {t_pred:.2f} s CPU (e_pred = {pred:.5g})"
+    )
     print("| part | seconds | share |")
     print("|---|---|---|")
     for k, v in parts:
         print(f"| {k} | {v:.2f} | {100 * v / total:.0f}% |")
-    return {"d": d, "cpu_s_unprofiled": plain, "cpu_s_profiled": total, "prediction_cpu_s": t_pred,
-            "parts": dict(parts)}
+    return {
+        "d": d,
+        "cpu_s_unprofiled": plain,
+        "cpu_s_profiled": total,
+        "prediction_cpu_s": t_pred,
+        "parts": dict(parts),
+    }
 
 
 def main(argv=None):
@@ -233,9 +291,13 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--budget", type=float, default=900.0, help="skip cells predicted to take longer (s)")
     ap.add_argument("--breakdown", type=int, default=None, help="profile one seed of simulate_kernel at this d")
-    ap.add_argument("--force", default="", help="comma-separated paths (cg, dense, explicit) to run even when the "
-                    "memory model or --budget would skip them (the Gram path's memory model is generous: it "
-                    "counts the least-squares fallback, 3 p^2 words, which a successful Cholesky never allocates)")
+    ap.add_argument(
+        "--force",
+        default="",
+        help="comma-separated paths (cg, dense, explicit) to run even when the "
+        "memory model or --budget would skip them (the Gram path's memory model is generous: it "
+        "counts the least-squares fallback, 3 p^2 words, which a successful Cholesky never allocates)",
+    )
     ap.add_argument("--json-out", default=None)
     ap.add_argument("--cell", choices=PATHS, help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -245,11 +307,15 @@ def main(argv=None):
         cell(args.cell, ds[0], args.repeat, args.out)
         return
     blas = [f"{i.get('internal_api')} {i.get('version')}" for i in threadpool_info() if i.get("user_api") == "blas"]
-    print(f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, "
-          f"{simulation.available_memory() / 2**30:.1f} GiB available, numpy {np.__version__}, BLAS {', '.join(blas)}")
+    print(
+        f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"{simulation.available_memory() / 2**30:.1f} GiB available, numpy {np.__version__}, BLAS {', '.join(blas)}"
+    )
     print(f"command: python benchmarks/bench_kernel_solvers.py {' '.join(sys.argv[1:])}")
-    print(f"BLAS threads: 1 (threadpoolctl; subprocesses OMP/OPENBLAS_NUM_THREADS=1); load average at start "
-          f"{os.getloadavg()[0]:.1f}; matfree.DEFAULT_TOL = {matfree.DEFAULT_TOL:g}")
+    print(
+        f"BLAS threads: 1 (threadpoolctl; subprocesses OMP/OPENBLAS_NUM_THREADS=1); load average at start "
+        f"{os.getloadavg()[0]:.1f}; matfree.DEFAULT_TOL = {matfree.DEFAULT_TOL:g}"
+    )
     force = tuple(x for x in args.force.split(",") if x)
     if set(force) - set(PATHS):
         raise SystemExit(f"--force: expected some of {', '.join(PATHS)}, got {args.force!r}")

@@ -32,7 +32,7 @@ HOSTILE = {
     "He(20,He(20,g))": "expand",
     "(sin(g)+cos(g)+tanh(g)+erf(g)+exp(g))**64": "expand",
     "max(" + ",".join(f"sin({k}*g)" for k in range(1, 11)) + ")": "kinks",
-    "+".join(f"abs(g-{k}/100)" for k in range(300)): None,   # exact kinks before too; its cost was the integral
+    "+".join(f"abs(g-{k}/100)" for k in range(300)): None,  # exact kinks before too; its cost was the integral
     "sign(sin(1000*g))": "kinks",
 }
 
@@ -42,10 +42,11 @@ def _unlimited(text, what):
     import mpmath
     import sympy
 
-    from icl_symbolic.engine.expr import _kink_arguments, g
     from icl_symbolic.engine import expr as E
+    from icl_symbolic.engine.expr import _kink_arguments, g
+
     limits = (E.MAX_DEGREE, E.MAX_EXPAND_TERMS)
-    E.MAX_DEGREE, E.MAX_EXPAND_TERMS = 10 ** 9, 10 ** 30
+    E.MAX_DEGREE, E.MAX_EXPAND_TERMS = 10**9, 10**30
     try:
         e = E.parse_expr(text)
     finally:
@@ -59,8 +60,14 @@ def _unlimited(text, what):
             vals = [f(mpmath.mpf(-60) + 120 * mpmath.mpf(k) / 4800) for k in range(4801)]
             for a, b, k in zip(vals[:-1], vals[1:], range(4800)):
                 if a * b < 0:
-                    mpmath.findroot(f, (mpmath.mpf(-60) + 120 * mpmath.mpf(k) / 4800,
-                                        mpmath.mpf(-60) + 120 * mpmath.mpf(k + 1) / 4800), solver="anderson")
+                    mpmath.findroot(
+                        f,
+                        (
+                            mpmath.mpf(-60) + 120 * mpmath.mpf(k) / 4800,
+                            mpmath.mpf(-60) + 120 * mpmath.mpf(k + 1) / 4800,
+                        ),
+                        solver="anderson",
+                    )
 
 
 def _timed_subprocess(text, what, timeout):
@@ -80,9 +87,12 @@ def main():
     ap.add_argument("--timeout", type=float, default=60.0)
     args = ap.parse_args()
     from test_injection import PAYLOADS
+
     corpus = [p for p in PAYLOADS if len(p.encode()) < 1024] + [h for h in HOSTILE if len(h.encode()) < 4096]
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}"
+    )
     times = []
     for text in corpus:
         t0 = time.monotonic()

@@ -33,8 +33,8 @@ import time
 import numpy as np
 from scipy import stats as sps
 
-from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder
 from icl_symbolic.core.stats import mde_rel, power, t_limit
+from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder
 
 DS = (32, 48, 64, 96, 128)
 E_INF, C1 = 0.7, 1.3
@@ -61,8 +61,15 @@ def planted_ladder(rng, seeds: int, noise: str, with_values: bool):
     pts = []
     for d in DS:
         v = E_INF + C1 / d + sd32 * 32 / d * standard_noise(rng, seeds, noise)
-        pts.append(LadderPoint(d, float(v.mean()), float(v.std(ddof=1) / math.sqrt(seeds)), tuple(range(seeds)),
-                               values=tuple(v) if with_values else None))
+        pts.append(
+            LadderPoint(
+                d,
+                float(v.mean()),
+                float(v.std(ddof=1) / math.sqrt(seeds)),
+                tuple(range(seeds)),
+                values=tuple(v) if with_values else None,
+            )
+        )
     return pts
 
 
@@ -72,8 +79,7 @@ def replicate(seeds: int, noise: str, reps: int, seed: int = 0):
     out = {"jackknife": [], "welch": []}
     for _ in range(reps):
         pts = planted_ladder(rng, seeds, noise, True)
-        for method, pp in (("jackknife", pts), ("welch", [LadderPoint(p.d, p.e_mean, p.e_se, p.seeds)
-                                                          for p in pts])):
+        for method, pp in (("jackknife", pts), ("welch", [LadderPoint(p.d, p.e_mean, p.e_se, p.seeds) for p in pts])):
             f = fit_ladder(pp)
             out[method].append((f.e_inf, f.e_inf_se, f.e_inf_dof))
     return {k: np.array(v) for k, v in out.items()}
@@ -92,8 +98,12 @@ def selection_effect(noise: str, reps: int, seeds: int = 10, seed: int = 1):
         miss_a.append(abs(fa.e_inf - E_INF) > lim * fa.e_inf_se)
         miss_l.append(abs(fl.e_inf - E_INF) > lim * fl.e_inf_se)
     quad, miss_a, miss_l = map(np.array, (quad, miss_a, miss_l))
-    return (float(quad.mean()), float(miss_a[quad].mean()) if quad.any() else math.nan, float(miss_a.mean()),
-            float(miss_l.mean()))
+    return (
+        float(quad.mean()),
+        float(miss_a[quad].mean()) if quad.any() else math.nan,
+        float(miss_a.mean()),
+        float(miss_l.mean()),
+    )
 
 
 def miss_rate(rows, level: float, truth: float = E_INF) -> float:
@@ -108,8 +118,9 @@ def main(argv=None) -> None:
     a = ap.parse_args(argv)
     t0 = time.process_time()
     levels = (0.9, 0.99, 0.999)
-    print(f"coverage: fraction of {a.reps} planted ladders whose nominal interval misses e_inf "
-          "(binomial SE in brackets)")
+    print(
+        f"coverage: fraction of {a.reps} planted ladders whose nominal interval misses e_inf (binomial SE in brackets)"
+    )
     print("| noise | seeds | SE | mean dof | " + " | ".join(f"miss, nominal {1 - lv:g}" for lv in levels) + " |")
     print("|---|---|---|---|" + "---|" * len(levels))
     runs = {}
@@ -121,10 +132,14 @@ def main(argv=None) -> None:
                 cells = [f"{miss_rate(rows, lv):.4f} ({math.sqrt(lv * (1 - lv) / a.reps):.4f})" for lv in levels]
                 print(f"| {noise} | {seeds} | {method} | {rows[:, 2].mean():.1f} | " + " | ".join(cells) + " |")
     z = float(sps.norm.isf(5e-4))
-    print(f"\ndetection at false-alarm 1e-3 (z = {z:.4g}), jackknife SE: claimed value planted below the truth; "
-          "predicted = stats.power at the true SE (sd of e_inf over the replicates) and dof S - 1")
-    print("| noise | seeds | true SE / e_inf | median jackknife SE / e_inf | shift | detected | "
-          "predicted (true SE) | predicted (own SE) | MDE (90 % power, median SE) |")
+    print(
+        f"\ndetection at false-alarm 1e-3 (z = {z:.4g}), jackknife SE: claimed value planted below the truth; "
+        "predicted = stats.power at the true SE (sd of e_inf over the replicates) and dof S - 1"
+    )
+    print(
+        "| noise | seeds | true SE / e_inf | median jackknife SE / e_inf | shift | detected | "
+        "predicted (true SE) | predicted (own SE) | MDE (90 % power, median SE) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for (noise, seeds), r in runs.items():
         rows = r["jackknife"]
@@ -137,9 +152,11 @@ def main(argv=None) -> None:
             det = float(np.mean(np.abs(rows[:, 0] - claimed) > lim * rows[:, 1]))
             pred = power(E_INF * shift, sd, lim, nu)
             own = float(np.mean([power(E_INF * shift, se, lim, nu) for se in rows[:, 1]]))
-            print(f"| {noise} | {seeds} | {sd / E_INF:.4f} | {np.median(rows[:, 1]) / E_INF:.4f} | {shift:.0%} | "
-                  f"{det:.3f} ({math.sqrt(max(own * (1 - own), 1e-12) / a.reps):.3f}) | {pred:.3f} | {own:.3f} | "
-                  f"{mde:.1%} |")
+            print(
+                f"| {noise} | {seeds} | {sd / E_INF:.4f} | {np.median(rows[:, 1]) / E_INF:.4f} | {shift:.0%} | "
+                f"{det:.3f} ({math.sqrt(max(own * (1 - own), 1e-12) / a.reps):.3f}) | {pred:.3f} | {own:.3f} | "
+                f"{mde:.1%} |"
+            )
     print(f"\nmodel selection, 10 seeds, jackknife SE, nominal 90 % ({a.reps} ladders per row)")
     print("| noise | 1/d^2 chosen | miss among those | miss, auto | miss, forced c1/d |")
     print("|---|---|---|---|---|")

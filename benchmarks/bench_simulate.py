@@ -105,9 +105,11 @@ def _available():
 
 
 def time_cell(path, X, V, y, repeat):
-    fn = {"cg": lambda: fit(X, V, y, LAM, "cg"),
-          "dense": lambda: fit(X, V, y, LAM, "gram" if X.shape[0] >= X.shape[1] * (X.shape[1] + 1) else "kernel"),
-          "explicit": lambda: (explicit_solve(X, V, y), None)}[path]
+    fn = {
+        "cg": lambda: fit(X, V, y, LAM, "cg"),
+        "dense": lambda: fit(X, V, y, LAM, "gram" if X.shape[0] >= X.shape[1] * (X.shape[1] + 1) else "kernel"),
+        "explicit": lambda: (explicit_solve(X, V, y), None),
+    }[path]
     best, out = math.inf, None
     for _ in range(repeat):
         t0 = time.process_time()
@@ -125,10 +127,14 @@ def fit_exponent(xs, ts):
 def solver_table(repeat, budget, DS=DS, TAUS=TAUS):
     f = teacher("sin(g)").numpy
     times = {}
-    print("CPU seconds of this process (time.process_time; with one BLAS thread this is the solve's compute time "
-          "and is less disturbed by other jobs than wall time), min over repeats")
-    print("| d | tau | n | p | matrix-free s (CG iterations) | dense s (path) | explicit s | dense / matrix-free | "
-          "explicit / matrix-free | rel. diff matrix-free vs dense | vs explicit |")
+    print(
+        "CPU seconds of this process (time.process_time; with one BLAS thread this is the solve's compute time "
+        "and is less disturbed by other jobs than wall time), min over repeats"
+    )
+    print(
+        "| d | tau | n | p | matrix-free s (CG iterations) | dense s (path) | explicit s | dense / matrix-free | "
+        "explicit / matrix-free | rel. diff matrix-free vs dense | vs explicit |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for d in DS:
         for tau in TAUS:
@@ -143,8 +149,9 @@ def solver_table(repeat, budget, DS=DS, TAUS=TAUS):
                 if pt > budget or not memory_ok(path, sz):
                     row[path] = None
                     why = "time" if pt > budget else "memory"
-                    row[path + "_why"] = f"skipped ({why}: predicted {pt:.0f} s)" if why == "time" else \
-                        "skipped (memory)"
+                    row[path + "_why"] = (
+                        f"skipped ({why}: predicted {pt:.0f} s)" if why == "time" else "skipped (memory)"
+                    )
                     continue
                 t, out = time_cell(path, X, V, y, repeat if pt < 10 else 1)
                 row[path] = t
@@ -160,11 +167,15 @@ def solver_table(repeat, budget, DS=DS, TAUS=TAUS):
 
             def cell(path):
                 return f"{row[path]:.3f}" if row[path] is not None else row[path + "_why"]
+
             dense_path = sols["dense"][1].solver if "dense" in sols else ""
             ratio = lambda o: f"{row[o] / row['cg']:.1f}x" if row[o] is not None else "-"  # noqa: E731
-            print(f"| {d} | {tau:g} | {sz.n} | {sz.p} | {row['cg']:.3f} ({info.iterations}) | {cell('dense')} "
-                  f"{('(' + dense_path + ')') if dense_path else ''} | {cell('explicit')} | {ratio('dense')} | "
-                  f"{ratio('explicit')} | {rel('dense')} | {rel('explicit')} |", flush=True)
+            print(
+                f"| {d} | {tau:g} | {sz.n} | {sz.p} | {row['cg']:.3f} ({info.iterations}) | {cell('dense')} "
+                f"{('(' + dense_path + ')') if dense_path else ''} | {cell('explicit')} | {ratio('dense')} | "
+                f"{ratio('explicit')} | {rel('dense')} | {rel('explicit')} |",
+                flush=True,
+            )
             del X, V, y
     print("\nfitted scaling exponents (time ~ d^a at fixed tau; ~ tau^b at fixed d; only measured cells):")
     for path in ("cg", "dense", "explicit"):
@@ -189,7 +200,12 @@ def run_cli(argv, env_extra=None, python_args=False):
     env.update(env_extra or {})
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, *([] if python_args else ["-m", "icl_symbolic"]), *argv], capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [sys.executable, *([] if python_args else ["-m", "icl_symbolic"]), *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -199,14 +215,32 @@ def run_cli(argv, env_extra=None, python_args=False):
 
 
 def end_to_end_256():
-    argv = ["simulate", "sin(g)", "--d", "256", "--tau", "2", "--alpha", "2", "--kappa", "2", "--rho", "0.1",
-            "--seeds", "1", "--json", "--quiet"]
+    argv = [
+        "simulate",
+        "sin(g)",
+        "--d",
+        "256",
+        "--tau",
+        "2",
+        "--alpha",
+        "2",
+        "--kappa",
+        "2",
+        "--rho",
+        "0.1",
+        "--seeds",
+        "1",
+        "--json",
+        "--quiet",
+    ]
     r, wall, cpu, rss = run_cli(argv)
     o = json.loads(r.stdout)["points"][0]
     s = o["per_seed"][0]
-    print(f"d=256, tau=2 (n={o['n']}, p={256 * 257}): wall {wall:.1f} s, CPU {cpu:.1f} s, max RSS {rss:.0f} MB "
-          f"(whole process); training {s['train_seconds']:.1f} s; solver {s['solver']}, {s['iterations']} "
-          f"iterations, residual {s['residual']:.1e}; e = {s['e']:.6g}, e_mc = {s['e_mc']:.6g} +- {s['e_mc_se']:.2g}")
+    print(
+        f"d=256, tau=2 (n={o['n']}, p={256 * 257}): wall {wall:.1f} s, CPU {cpu:.1f} s, max RSS {rss:.0f} MB "
+        f"(whole process); training {s['train_seconds']:.1f} s; solver {s['solver']}, {s['iterations']} "
+        f"iterations, residual {s['residual']:.1e}; e = {s['e']:.6g}, e_mc = {s['e_mc']:.6g} +- {s['e_mc_se']:.2g}"
+    )
 
 
 def fixed_cost(ds=(32, 64, 96)):
@@ -217,21 +251,26 @@ def fixed_cost(ds=(32, 64, 96)):
     print(f"floor: a process that imports numpy, scipy.linalg and sympy only: CPU {floor:.2f} s (min of 3)")
     for d in ds:
         argv = ["simulate", "sin(g)", "--d", str(d), "--seeds", "1", "--json", "--quiet"]
-        runs = [run_cli(argv) for _ in range(3)]          # min of 3 (the first may compile bytecode)
+        runs = [run_cli(argv) for _ in range(3)]  # min of 3 (the first may compile bytecode)
         r, wall, cpu, rss = min(runs, key=lambda x: x[2])
         s = json.loads(r.stdout)["points"][0]["per_seed"][0]
-        print(f"d={d}, tau=2: process CPU {cpu:.2f} s (wall {wall:.2f} s, max RSS {rss:.0f} MB); training "
-              f"{s['train_seconds']:.3f} s, the seed's whole run (training + MC + exact test error) "
-              f"{s['seconds']:.2f} s; solver {s['solver']}; process / training = {cpu / s['train_seconds']:.1f}x; "
-              f"fixed (process - seed run) {cpu - s['seconds']:.2f} s")
+        print(
+            f"d={d}, tau=2: process CPU {cpu:.2f} s (wall {wall:.2f} s, max RSS {rss:.0f} MB); training "
+            f"{s['train_seconds']:.3f} s, the seed's whole run (training + MC + exact test error) "
+            f"{s['seconds']:.2f} s; solver {s['solver']}; process / training = {cpu / s['train_seconds']:.1f}x; "
+            f"fixed (process - seed run) {cpu - s['seconds']:.2f} s"
+        )
 
 
 def figure_jobs():
     for jobs in ("2", "1"):
         out = f"/tmp/bench_fig1_jobs{jobs}"
         _, wall, cpu, rss = run_cli(["figure", "1", "--quiet", "--out", out, "--jobs", jobs])
-        print(f"figure 1 (paper size) --jobs {jobs}: wall {wall:.0f} s ({wall / 60:.1f} min), CPU {cpu:.0f} s, "
-              f"max RSS {rss:.0f} MB", flush=True)
+        print(
+            f"figure 1 (paper size) --jobs {jobs}: wall {wall:.0f} s ({wall / 60:.1f} min), CPU {cpu:.0f} s, "
+            f"max RSS {rss:.0f} MB",
+            flush=True,
+        )
     a = json.load(open("/tmp/bench_fig1_jobs2/figure1.json"))
     b = json.load(open("/tmp/bench_fig1_jobs1/figure1.json"))
     same = a.get("match_diagnostics") == b.get("match_diagnostics")
@@ -252,11 +291,15 @@ def main():
     ds = tuple(int(x) for x in args.ds.split(","))
     taus = tuple(float(x) for x in args.taus.split(","))
     blas = [f"{i.get('internal_api')} {i.get('version')}" for i in threadpool_info() if i.get("user_api") == "blas"]
-    print(f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, numpy {np.__version__}, "
-          f"BLAS {', '.join(blas)}, python {platform.python_version()}")
+    print(
+        f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs, numpy {np.__version__}, "
+        f"BLAS {', '.join(blas)}, python {platform.python_version()}"
+    )
     print(f"command: python benchmarks/bench_simulate.py {' '.join(sys.argv[1:])}")
-    print(f"BLAS threads: 1 (threadpoolctl; subprocesses OPENBLAS_NUM_THREADS=1); load average at start "
-          f"{os.getloadavg()[0]:.1f} (shared machine)")
+    print(
+        f"BLAS threads: 1 (threadpoolctl; subprocesses OPENBLAS_NUM_THREADS=1); load average at start "
+        f"{os.getloadavg()[0]:.1f} (shared machine)"
+    )
     if not args.no_solvers:
         with threadpool_limits(limits=1):
             solver_table(args.repeat, args.budget, ds, taus)

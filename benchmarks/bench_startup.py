@@ -27,15 +27,25 @@ CASES = {
     "import icl_symbolic": ["-c", "import icl_symbolic"],
     "import icl_symbolic.api": ["-c", "import icl_symbolic.api"],
     "simulate --help": ["-m", "icl_symbolic", "simulate", "--help"],
-    "simulate g --d 32 (1 seed)": ["-m", "icl_symbolic", "simulate", "g", "--d", "32", "--seeds", "1",
-                                   "--n-test", "100", "--quiet"],
+    "simulate g --d 32 (1 seed)": [
+        "-m",
+        "icl_symbolic",
+        "simulate",
+        "g",
+        "--d",
+        "32",
+        "--seeds",
+        "1",
+        "--n-test",
+        "100",
+        "--quiet",
+    ],
 }
 
 
 def timed(argv, env) -> float:
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, *argv], env=env, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    subprocess.run([sys.executable, *argv], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - t0
 
 
@@ -49,8 +59,10 @@ def main() -> None:
         env["PYTHONPATH"] = os.path.abspath(args.src)
     for name, argv in CASES.items():
         times = [timed(argv, env) for _ in range(args.repeat)]
-        print(f"{name:<30} median {statistics.median(times):.3f} s  (min {min(times):.3f}, "
-              f"max {max(times):.3f}, n = {args.repeat})")
+        print(
+            f"{name:<30} median {statistics.median(times):.3f} s  (min {min(times):.3f}, "
+            f"max {max(times):.3f}, n = {args.repeat})"
+        )
 
 
 if __name__ == "__main__":

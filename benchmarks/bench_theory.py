@@ -35,23 +35,26 @@ import numpy as np
 
 
 def main():
-    from icl_symbolic.theory import asymptotic as T
     from icl_symbolic.model.covariance import resolve_covariance
+    from icl_symbolic.theory import asymptotic as T
     from icl_symbolic.theory.stieltjes import Stieltjes
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--fair-only", action="store_true",
-                    help="skip the per-point Monte-Carlo form (time it on 2 points only)")
+    ap.add_argument(
+        "--fair-only", action="store_true", help="skip the per-point Monte-Carlo form (time it on 2 points only)"
+    )
     opts = ap.parse_args()
     R, n_sub, n_rep = (2, 4, 2) if opts.quick else (5, 10, 3)
     if opts.fair_only:
         n_sub = 2
 
-    print(f"machine: {platform.machine()}, {platform.system()}, python {platform.python_version()}, "
-          f"numpy {np.__version__}")
+    print(
+        f"machine: {platform.machine()}, {platform.system()}, python {platform.python_version()}, "
+        f"numpy {np.__version__}"
+    )
     d, rho, alpha, kappa = 1000, 0.1, 2.0, 2.0
-    a1, rnl = 0.605705509602159, 0.127415326035430       # tanh, rho = 0.1 (hermite engine)
+    a1, rnl = 0.605705509602159, 0.127415326035430  # tanh, rho = 0.1 (hermite engine)
     taus = np.linspace(0.1, 4.0, 200)
     ctr, cte = resolve_covariance("powerlaw:0.8", d), resolve_covariance("powerlaw:0.5", d)
 
@@ -62,8 +65,10 @@ def main():
         cv = T.curve(None, ctr, cte, rho=rho, alpha=alpha, kappa=kappa, tau=taus, a1=a1, rho_nonlinear=rnl)
         times.append(time.perf_counter() - t)
     t_ours = min(times)
-    print(f"\nours (deterministic M, bracketing): 200 points in {t_ours:.3f} s "
-          f"(best of 3; {1e3 * t_ours / 200:.2f} ms/point); target < 2 s: {'met' if t_ours < 2 else 'MISSED'}")
+    print(
+        f"\nours (deterministic M, bracketing): 200 points in {t_ours:.3f} s "
+        f"(best of 3; {1e3 * t_ours / 200:.2f} ms/point); target < 2 s: {'met' if t_ours < 2 else 'MISSED'}"
+    )
 
     # ---- Monte-Carlo Stieltjes at every point ---------------------------------------------
     sp = T.task_spectra(ctr, cte).scaled(a1 * a1)
@@ -83,6 +88,7 @@ def main():
             inv = 1.0 / (eig + nu)
             M, Mp = float(np.mean(inv)), -float(np.mean(inv * inv))
             return Stieltjes(nu, M, Mp, 1 - 1 / kappa + nu * M / kappa, kappa)
+
         return T._error(sp, rnl, alpha, kappa, tau, 0.0, mfun)
 
     curves, t_mc = [], 0.0
@@ -101,13 +107,15 @@ def main():
     for child in np.random.SeedSequence(20261201).spawn(n_rep):
         rng = np.random.default_rng(child)
         t = time.perf_counter()
-        eig = np.concatenate([np.linalg.eigvalsh((lambda W: W.T @ W / k)(rng.standard_normal((k, d)) * sq))
-                              for _ in range(R)])
+        eig = np.concatenate(
+            [np.linalg.eigvalsh((lambda W: W.T @ W / k)(rng.standard_normal((k, d)) * sq)) for _ in range(R)]
+        )
 
         def mfun(nu, eig=eig):
             inv = 1.0 / (eig + nu)
             M, Mp = float(np.mean(inv)), -float(np.mean(inv * inv))
             return Stieltjes(nu, M, Mp, 1 - 1 / kappa + nu * M / kappa, kappa)
+
         reuse_curves.append([T._error(sp, rnl, alpha, kappa, tau, 0.0, mfun) for tau in taus])
         reuse_times.append(time.perf_counter() - t)
     reuse_curves = np.array(reuse_curves)
@@ -117,18 +125,28 @@ def main():
     spread = curves.std(axis=0, ddof=1) / np.abs(curves.mean(axis=0))
     dev = np.abs(curves.mean(axis=0) / ours - 1)
     print(f"Monte-Carlo Stieltjes (R = {R} Wishart samples per point, k = {k}, d = {d}):")
-    print(f"  time per point {per_point:.2f} s  ->  200 points ~ {200 * per_point:.0f} s "
-          f"(measured on {n_sub} points x {n_rep} repeats)")
+    print(
+        f"  time per point {per_point:.2f} s  ->  200 points ~ {200 * per_point:.0f} s "
+        f"(measured on {n_sub} points x {n_rep} repeats)"
+    )
     print(f"  ratio MC / ours per curve: {200 * per_point / t_ours:.0f}x")
-    print(f"  relative spread of the MC curve across {n_rep} repeats: median {np.median(spread):.1e}, "
-          f"max {spread.max():.1e}")
-    print(f"  |mean MC / ours - 1|: median {np.median(dev):.1e}, max {dev.max():.1e} "
-          f"(includes the O(1/d) bias of the sampled transform)")
+    print(
+        f"  relative spread of the MC curve across {n_rep} repeats: median {np.median(spread):.1e}, "
+        f"max {spread.max():.1e}"
+    )
+    print(
+        f"  |mean MC / ours - 1|: median {np.median(dev):.1e}, max {dev.max():.1e} "
+        f"(includes the O(1/d) bias of the sampled transform)"
+    )
     print(f"Monte-Carlo Stieltjes, fair form (R = {R} Wishart samples for the WHOLE 200-point grid):")
-    print(f"  time per curve: min {min(reuse_times):.2f} s, median {np.median(reuse_times):.2f} s over {n_rep} "
-          f"repeats  ->  ratio MC / ours {min(reuse_times) / t_ours:.1f}x (min / min)")
-    print(f"  relative spread across repeats: median {np.median(r_spread):.1e}, max {r_spread.max():.1e}; "
-          f"|mean MC / ours - 1|: median {np.median(r_dev):.1e}, max {r_dev.max():.1e}")
+    print(
+        f"  time per curve: min {min(reuse_times):.2f} s, median {np.median(reuse_times):.2f} s over {n_rep} "
+        f"repeats  ->  ratio MC / ours {min(reuse_times) / t_ours:.1f}x (min / min)"
+    )
+    print(
+        f"  relative spread across repeats: median {np.median(r_spread):.1e}, max {r_spread.max():.1e}; "
+        f"|mean MC / ours - 1|: median {np.median(r_dev):.1e}, max {r_dev.max():.1e}"
+    )
     print("\n  tau      ours            MC mean         MC spread")
     for j, i in enumerate(idx):
         print(f"  {taus[i]:6.3f}  {ours[j]:.10f}  {curves[:, j].mean():.10f}  {curves[:, j].std(ddof=1):.1e}")

@@ -9,6 +9,7 @@ go to an icl_symbolic.simulation.cache.SeedCache folder, so the report script
 Run (2-core shared machine):
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/finite_d_sims.py --d 32,64
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from finite_d_grid import GRID, CACHE_DIR, N_TEST, setting_of  # noqa: E402
+from finite_d_grid import CACHE_DIR, GRID, N_TEST, setting_of  # noqa: E402
 
 from icl_symbolic.simulation.cache import SeedCache  # noqa: E402
 from icl_symbolic.simulation.simulator import simulate_many  # noqa: E402
@@ -46,12 +47,24 @@ def run_point(cache, pt, d, target, max_seeds, min_seeds, batch, jobs):
                 break
         s0 = len(vals)
         seeds = tuple(range(s0, min(max_seeds, s0 + batch)))
-        spec = dict(f=pt["f"], d=d, alpha=pt["alpha"], kappa=pt["kappa"], tau=pt["tau"], rho=pt["rho"],
-                    seeds=seeds, n_test=N_TEST, tasks="gaussian")
+        spec = dict(
+            f=pt["f"],
+            d=d,
+            alpha=pt["alpha"],
+            kappa=pt["kappa"],
+            tau=pt["tau"],
+            rho=pt["rho"],
+            seeds=seeds,
+            n_test=N_TEST,
+            tasks="gaussian",
+        )
         r = simulate_many([spec], jobs=jobs)[0]
         for run in r.runs:
-            cache.put(setting, run.seed, {"e": float(run.e.value), "e_mc": float(run.e_mc.value),
-                                          "solver": run.solver, "seconds": run.seconds})
+            cache.put(
+                setting,
+                run.seed,
+                {"e": float(run.e.value), "e_mc": float(run.e_mc.value), "solver": run.solver, "seconds": run.seconds},
+            )
         vals = cached_values(cache, setting, max_seeds)
     m = float(np.mean(vals))
     se = float(np.std(vals, ddof=1) / math.sqrt(len(vals)))
@@ -81,8 +94,11 @@ def main(argv=None):
                 continue
             t = time.time()
             m, se, S = run_point(cache, pt, d, a.target, a.max_seeds, a.min_seeds, a.batch, a.jobs)
-            print(f"d={d} {pt['f']:>16} alpha={pt['alpha']:g} kappa={pt['kappa']:g} tau={pt['tau']:g}: "
-                  f"{m:.5f} +- {se:.5f} ({100 * se / m:.2f} %, {S} seeds, {time.time() - t:.0f} s)", flush=True)
+            print(
+                f"d={d} {pt['f']:>16} alpha={pt['alpha']:g} kappa={pt['kappa']:g} tau={pt['tau']:g}: "
+                f"{m:.5f} +- {se:.5f} ({100 * se / m:.2f} %, {S} seeds, {time.time() - t:.0f} s)",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

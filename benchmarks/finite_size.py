@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from icl_symbolic.simulation.simulator import simulate  # noqa: E402
 from icl_symbolic.theory.asymptotic import e_nonlinear  # noqa: E402
 
-TEACHERS = {"g": 2.0, "sin(g)": 2.0, "tanh(g)": 2.0, "(g^2-1)/sqrt(2)": 8.0}   # teacher -> alpha
+TEACHERS = {"g": 2.0, "sin(g)": 2.0, "tanh(g)": 2.0, "(g^2-1)/sqrt(2)": 8.0}  # teacher -> alpha
 
 
 def _floats(text):
@@ -41,8 +41,11 @@ def main() -> int:
     ap.add_argument("--d", default="16,24,32", help="dimensions (comma-separated)")
     ap.add_argument("--tau", default="0.5,2.5", help="tau = n/d^2 values")
     ap.add_argument("--seeds", type=int, default=8, help="seeds per point (0 .. S-1)")
-    ap.add_argument("--teachers", default=",".join(TEACHERS), help="teachers (comma-separated; "
-                    "alpha is 8 for the a1 = 0 teacher, 2 otherwise)")
+    ap.add_argument(
+        "--teachers",
+        default=",".join(TEACHERS),
+        help="teachers (comma-separated; alpha is 8 for the a1 = 0 teacher, 2 otherwise)",
+    )
     ap.add_argument("--kappa", type=float, default=2.0)
     ap.add_argument("--rho", type=float, default=0.1)
     ap.add_argument("--quick", action="store_true", help="d = 16, 32; 4 seeds; g and the a1 = 0 teacher")
@@ -53,12 +56,16 @@ def main() -> int:
     teachers = a.teachers.split(",")
     if a.quick:
         ds, seeds, teachers = [16, 32], range(4), ["g", "(g^2-1)/sqrt(2)"]
-    print(f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores, "
-          f"python {platform.python_version()}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')} "
-          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}")
+    print(
+        f"machine: {platform.machine()} {platform.processor() or ''} {os.cpu_count()} cores, "
+        f"python {platform.python_version()}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')} "
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}"
+    )
     print(f"command: python benchmarks/finite_size.py {' '.join(sys.argv[1:])}")
-    print(f"kappa = {a.kappa:g}, rho = {a.rho:g}, C = I, Gaussian tasks, {len(seeds)} seeds, "
-          "n_test = 2000; e = exact test functional, mean over seeds\n")
+    print(
+        f"kappa = {a.kappa:g}, rho = {a.rho:g}, C = I, Gaussian tasks, {len(seeds)} seeds, "
+        "n_test = 2000; e = exact test functional, mean over seeds\n"
+    )
     print("| teacher | alpha | tau | d | e_sim (SE) | e_theory | gap % (SE) | gap x d (SE) |")
     print("|---|---|---|---|---|---|---|---|")
     t0 = time.monotonic()
@@ -72,8 +79,11 @@ def main() -> int:
                 e, se = float(r.e), float(r.e.stderr)
                 gap, gse = e / th - 1, se / th
                 worst[f] = max(worst.get(f, -math.inf), gap * d)
-                print(f"| {f} | {alpha:g} | {tau:g} | {d} | {e:.4f} ({se:.4f}) | {th:.4f} | "
-                      f"{100 * gap:+.1f} ({100 * gse:.1f}) | {gap * d:+.2f} ({gse * d:.2f}) |", flush=True)
+                print(
+                    f"| {f} | {alpha:g} | {tau:g} | {d} | {e:.4f} ({se:.4f}) | {th:.4f} | "
+                    f"{100 * gap:+.1f} ({100 * gse:.1f}) | {gap * d:+.2f} ({gse * d:.2f}) |",
+                    flush=True,
+                )
     print()
     for f, w in worst.items():
         print(f"largest gap x d for {f}: {w:.2f}")

@@ -47,14 +47,13 @@ import sys
 import time
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from icl_symbolic.kernel_learner import simulation as kernel_sim
+from icl_symbolic.kernel_learner.ladder import fit_gap  # noqa: E402
+from icl_symbolic.output.io import write_json  # noqa: E402
 from icl_symbolic.simulation import simulator as simulation  # noqa: E402
 from icl_symbolic.studies.extrapolate import LadderPoint  # noqa: E402
-from icl_symbolic.output.io import write_json  # noqa: E402
-from icl_symbolic.kernel_learner.ladder import fit_gap  # noqa: E402
 
 F = "g + (g^2-1)/sqrt(2)"
 RHO = 0.1
@@ -65,15 +64,41 @@ def measure(d, point, seeds, n_test, variants, log, jobs=1):
     rows = []
     for variant in variants:
         t0 = time.monotonic()
-        r = kernel_sim.simulate_kernel(F, d, alpha, kappa, tau, RHO, seeds=seeds, n_test=n_test,
-                                       control=None if variant == "real" else variant, jobs=jobs)
+        r = kernel_sim.simulate_kernel(
+            F,
+            d,
+            alpha,
+            kappa,
+            tau,
+            RHO,
+            seeds=seeds,
+            n_test=n_test,
+            control=None if variant == "real" else variant,
+            jobs=jobs,
+        )
         e, se, th = float(r.e_query), r.e_query.stderr, r.e_theory
-        row = {"d": d, "D": r.D, "variant": variant, "ell": r.ell, "k": r.k, "n": r.n, "e": e, "e_se": se,
-               "e_theory": th, "gap_rel": e / th - 1, "gap_rel_se": se / th, "gap_abs": e - th,
-               "seeds": list(seeds), "n_test": n_test, "seconds": round(time.monotonic() - t0, 1)}
+        row = {
+            "d": d,
+            "D": r.D,
+            "variant": variant,
+            "ell": r.ell,
+            "k": r.k,
+            "n": r.n,
+            "e": e,
+            "e_se": se,
+            "e_theory": th,
+            "gap_rel": e / th - 1,
+            "gap_rel_se": se / th,
+            "gap_abs": e - th,
+            "seeds": list(seeds),
+            "n_test": n_test,
+            "seconds": round(time.monotonic() - t0, 1),
+        }
         rows.append(row)
-        log(f"d={d:3d} D={r.D:4d} {variant:9s} e = {e:.5f} +- {se:.5f}   theory {th:.5f}   "
-            f"gap {100 * row['gap_rel']:+6.1f}% +- {100 * row['gap_rel_se']:.1f}%   [{row['seconds']} s]")
+        log(
+            f"d={d:3d} D={r.D:4d} {variant:9s} e = {e:.5f} +- {se:.5f}   theory {th:.5f}   "
+            f"gap {100 * row['gap_rel']:+6.1f}% +- {100 * row['gap_rel_se']:.1f}%   [{row['seconds']} s]"
+        )
     return rows
 
 
@@ -84,10 +109,21 @@ def ordinary(point, seeds, n_test, log, d=27):
     alpha, kappa, tau = point
     s = simulation.simulate("g", d, alpha, kappa, tau, RHO, seeds=seeds, n_test=n_test)
     th = float(e_nonlinear("g", rho=RHO, alpha=alpha, kappa=kappa, tau=tau))
-    row = {"d": d, "D": d, "variant": "ordinary (f = g, plain attention)", "e": float(s.e), "e_se": s.e.stderr,
-           "e_theory": th, "gap_rel": float(s.e) / th - 1, "gap_rel_se": s.e.stderr / th, "seeds": list(seeds)}
-    log(f"ordinary f=g plain attention d={d}: e = {row['e']:.5f} +- {row['e_se']:.5f}  theory {th:.5f}  "
-        f"gap {100 * row['gap_rel']:+.1f}% +- {100 * row['gap_rel_se']:.1f}%")
+    row = {
+        "d": d,
+        "D": d,
+        "variant": "ordinary (f = g, plain attention)",
+        "e": float(s.e),
+        "e_se": s.e.stderr,
+        "e_theory": th,
+        "gap_rel": float(s.e) / th - 1,
+        "gap_rel_se": s.e.stderr / th,
+        "seeds": list(seeds),
+    }
+    log(
+        f"ordinary f=g plain attention d={d}: e = {row['e']:.5f} +- {row['e_se']:.5f}  theory {th:.5f}  "
+        f"gap {100 * row['gap_rel']:+.1f}% +- {100 * row['gap_rel_se']:.1f}%"
+    )
     return row
 
 
@@ -112,9 +148,13 @@ def main(argv=None):
     ap.add_argument("--no-ordinary", action="store_true")
     ap.add_argument("--jobs", type=int, default=1, help="processes for the seeds (the same numbers for any value)")
     ap.add_argument("--out", default="kernel_finite_size.json")
-    ap.add_argument("--merge", action="append", default=[],
-                    help="earlier output JSON whose rows are kept; FILE:real,gaussian keeps only those variants "
-                         "(the first merged file with an 'ordinary' row gives it)")
+    ap.add_argument(
+        "--merge",
+        action="append",
+        default=[],
+        help="earlier output JSON whose rows are kept; FILE:real,gaussian keeps only those variants "
+        "(the first merged file with an 'ordinary' row gives it)",
+    )
     args = ap.parse_args(argv)
     point = tuple(float(x) for x in args.point.split(","))
     seeds = tuple(range(args.seed0, args.seed0 + args.seeds))
@@ -136,11 +176,17 @@ def main(argv=None):
         if d is not None:
             rows += measure(d, point, seeds, args.n_test, variants, log, args.jobs)
         variants_all = sorted({r["variant"] for r in rows})
-        doc = {"teacher": F, "rho": RHO, "point": {"alpha": point[0], "kappa": point[1], "tau": point[2]},
-               "ratios": "alpha = ell/D, kappa = k/D, tau = n/D^2; Gaussian tasks", "rows": rows,
-               "ordinary": extra, "fits": {v: fits(rows, v) for v in variants_all},
-               "machine": "2-core machine shared with other jobs; OMP/OPENBLAS threads = "
-                          + str(__import__("os").environ.get("OPENBLAS_NUM_THREADS", "default"))}
+        doc = {
+            "teacher": F,
+            "rho": RHO,
+            "point": {"alpha": point[0], "kappa": point[1], "tau": point[2]},
+            "ratios": "alpha = ell/D, kappa = k/D, tau = n/D^2; Gaussian tasks",
+            "rows": rows,
+            "ordinary": extra,
+            "fits": {v: fits(rows, v) for v in variants_all},
+            "machine": "2-core machine shared with other jobs; OMP/OPENBLAS threads = "
+            + str(__import__("os").environ.get("OPENBLAS_NUM_THREADS", "default")),
+        }
         write_json(args.out, doc)
     for v, fdoc in doc["fits"].items():
         log(f"fit of the absolute gap ({v}): {json.dumps(fdoc)}")

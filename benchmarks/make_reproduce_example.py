@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 
 from icl_symbolic import __version__
-from icl_symbolic.studies.reproduce import EXAMPLE, EXAMPLE_COLUMNS, example_table
 from icl_symbolic.simulation.simulator import resolve_convention
+from icl_symbolic.studies.reproduce import EXAMPLE, EXAMPLE_COLUMNS, example_table
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-SEEDS = tuple(range(10 ** 6, 10 ** 6 + 100))
+SEEDS = tuple(range(10**6, 10**6 + 100))
 PLANTED = {"test_tasks": "sphere"}
 
 
@@ -39,14 +39,26 @@ def main() -> int:
     prov = {
         "what": "example tables for `icl-symbolic reproduce` (docs/reproduce.md), made by icl-symbolic's own simulator",
         "generator": "python benchmarks/make_reproduce_example.py (icl_symbolic.studies.reproduce.example_table)",
-        "package_version": __version__, "python": platform.python_version(), "numpy": np.__version__,
-        "settings": {**EXAMPLE, "d": [8, 12], "kappa": [0.5, 1.0], "n_test": 100,
-                     "quantity": "ICL error, exact test functional of each trained Gamma"},
-        "columns": EXAMPLE_COLUMNS, "spread": "std (per-run sample standard deviation, ddof 1) over `runs` runs",
+        "package_version": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "settings": {
+            **EXAMPLE,
+            "d": [8, 12],
+            "kappa": [0.5, 1.0],
+            "n_test": 100,
+            "quantity": "ICL error, exact test functional of each trained Gamma",
+        },
+        "columns": EXAMPLE_COLUMNS,
+        "spread": "std (per-run sample standard deviation, ddof 1) over `runs` runs",
         "seeds": [SEEDS[0], SEEDS[-1]],
-        "tables": {"reproduce-example.csv": {"convention": conv.to_json()},
-                   "reproduce-example-slipped.csv": {"convention": slipped.to_json(),
-                                                     "planted_slip": "test_tasks: gaussian -> sphere"}},
+        "tables": {
+            "reproduce-example.csv": {"convention": conv.to_json()},
+            "reproduce-example-slipped.csv": {
+                "convention": slipped.to_json(),
+                "planted_slip": "test_tasks: gaussian -> sphere",
+            },
+        },
         "seconds": round(time.monotonic() - t0, 1),
     }
     (DOCS / "reproduce-example.json").write_text(json.dumps(prov, indent=1) + "\n")

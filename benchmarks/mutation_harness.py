@@ -43,8 +43,8 @@ Outputs (``--out DIR``): ``mutations_<tier>.json`` (everything) and
 """
 
 from __future__ import annotations
-
 import __future__
+
 import argparse
 import contextlib
 import fnmatch
@@ -92,8 +92,11 @@ def import_library() -> list:
 
 
 def _library_modules():
-    return [(name, mod) for name, mod in list(sys.modules.items())
-            if mod is not None and (name == "icl_symbolic" or name.startswith("icl_symbolic."))]
+    return [
+        (name, mod)
+        for name, mod in list(sys.modules.items())
+        if mod is not None and (name == "icl_symbolic" or name.startswith("icl_symbolic."))
+    ]
 
 
 def lookup_sites(obj) -> list:
@@ -166,7 +169,7 @@ def _holder(container) -> str:
 @contextlib.contextmanager
 def installed(patches):
     """Install patches; yields their :class:`Sites`; always restores them."""
-    done = []          # (container, key, original)
+    done = []  # (container, key, original)
     labels = Sites()
     labels.modules = set()
     try:
@@ -199,6 +202,7 @@ def installed(patches):
 # ---------------------------------------------------------------------------
 def scaled(factor):
     """The original's result times ``factor`` (floats; SymPy expressions get an exact factor)."""
+
     def make(orig):
         @functools.wraps(orig)
         def mutant(*args, **kwargs):
@@ -206,7 +210,9 @@ def scaled(factor):
             if isinstance(out, sympy.Basic):
                 return out * sympy.nsimplify(factor)
             return type(out)(out * factor) if isinstance(out, float) else out * factor
+
         return mutant
+
     return make
 
 
@@ -218,6 +224,7 @@ def source_edit(*edits):
     The new function runs in the original's module globals, so it sees the other
     patches of the same mutation.
     """
+
     def make(orig):
         src = textwrap.dedent(inspect.getsource(orig))
         for old, new in edits:
@@ -226,32 +233,40 @@ def source_edit(*edits):
                 raise MutationFailed(f"{orig.__module__}.{orig.__qualname__}: {old!r} occurs {n} times")
             src = src.replace(old, new)
         flags = __future__.annotations.compiler_flag
-        code = compile(src, f"<mutant of {orig.__module__}.{orig.__qualname__}>", "exec", flags=flags,
-                       dont_inherit=True)
+        code = compile(
+            src, f"<mutant of {orig.__module__}.{orig.__qualname__}>", "exec", flags=flags, dont_inherit=True
+        )
         ns: dict = {}
-        exec(code, orig.__globals__, ns)        # noqa: S102 - the library's own source, edited here
+        exec(code, orig.__globals__, ns)  # noqa: S102 - the library's own source, edited here
         return ns[orig.__name__]
+
     return make
 
 
 def edited_result(fn):
     """The original's result passed through ``fn`` (e.g. one Lemma 1 coefficient changed)."""
+
     def make(orig):
         @functools.wraps(orig)
         def mutant(*args, **kwargs):
             return fn(orig(*args, **kwargs))
+
         return mutant
+
     return make
 
 
 def edited_arguments(fn):
     """The original called with its arguments passed through ``fn(args, kwargs) -> (args, kwargs)``."""
+
     def make(orig):
         @functools.wraps(orig)
         def mutant(*args, **kwargs):
             a, k = fn(args, kwargs)
             return orig(*a, **k)
+
         return mutant
+
     return make
 
 
@@ -298,27 +313,31 @@ class Probe:
 
     name: str
     description: str
-    fn: Callable          # () -> float, or () -> per-seed array (then mean and paired SE)
+    fn: Callable  # () -> float, or () -> per-seed array (then mean and paired SE)
 
 
 def _fig1_tau2():
     from icl_symbolic.theory import asymptotic as theory
+
     return float(theory.e_nonlinear("sin(g)", rho=0.1, alpha=2, kappa=2, tau=2))
 
 
 def _fig1_legend():
     from icl_symbolic.engine import hermite
+
     return float(hermite.hermite_coeffs("sin(g)", rho="0.1").noise_normalized.value)
 
 
 def _relu_rho_nonlinear():
     from icl_symbolic.engine import hermite
+
     return float(hermite.hermite_coeffs("relu(g)", rho="0.1").rho_nonlinear.value)
 
 
 def _eq11_kappa_half():
     from icl_symbolic.engine import hermite
     from icl_symbolic.theory import asymptotic as theory
+
     r = hermite.hermite_coeffs("sin(g)", rho="0.1")
     return float(theory.task_diversity_limit(0.5, float(r.rho_nonlinear.value), a1=float(r.a1.value), ratio=0.5))
 
@@ -326,22 +345,26 @@ def _eq11_kappa_half():
 def _eq11_kappa_two():
     from icl_symbolic.engine import hermite
     from icl_symbolic.theory import asymptotic as theory
+
     r = hermite.hermite_coeffs("sin(g)", rho="0.1")
     return float(theory.task_diversity_limit(2.0, float(r.rho_nonlinear.value), a1=float(r.a1.value), ratio=0.5))
 
 
 def _a1zero_ridge():
     from icl_symbolic.theory import asymptotic as theory
+
     return float(theory.e_nonlinear(a1=0.0, rho_nonlinear=0.5, alpha=2, kappa=2, tau=2, lam=0.1))
 
 
 def _a1zero_tau2():
     from icl_symbolic.theory import asymptotic as theory
+
     return float(theory.e_nonlinear(a1=0.0, rho_nonlinear=0.5, alpha=2, kappa=2, tau=2))
 
 
 def _eq15_lam_tilde_limit():
     from icl_symbolic.theory import a1zero
+
     D = a1zero.derive()
     s = D.symbols
     return float(D.lam_tilde_limit_below.subs({s["q"]: sympy.Rational(1, 4), s["tau"]: sympy.Rational(1, 2)}))
@@ -350,38 +373,63 @@ def _eq15_lam_tilde_limit():
 def _lemma1(name):
     def fn():
         from icl_symbolic.model import moments
+
         return float(getattr(moments.conditional_moments("sin(g)", "0.1", d=64, ell=128), name).value)
+
     return fn
 
 
 def _simulated_fig1_point():
     from icl_symbolic.simulation import simulator as simulation
-    res = simulation.simulate("sin(g)", d=32, alpha=2, kappa=2, tau=2, rho=0.1, seeds=tuple(range(10)),
-                              n_test=200)
+
+    res = simulation.simulate("sin(g)", d=32, alpha=2, kappa=2, tau=2, rho=0.1, seeds=tuple(range(10)), n_test=200)
     return np.array([float(r.e) for r in res.runs])
 
 
-PROBES = {p.name: p for p in (
-    Probe("fig1_theory_tau2", "Fig. 1 theory: e_nonlinear(sin(g), rho = 0.1, alpha = kappa = 2, tau = 2)", _fig1_tau2),
-    Probe("fig1_legend", "Fig. 1 legend: rho_nonlinear/a1^2 = 0.447029 for sin(g), rho = 0.1", _fig1_legend),
-    Probe("relu_rho_nonlinear", "rho_nonlinear of relu(g) at rho = 0.1 (a0 = 1/sqrt(2 pi) != 0)",
-          _relu_rho_nonlinear),
-    Probe("eq11_limit_kappa0.5", "Eq. (11) limit function at kappa = 0.5, tau/alpha = 1/2, sin(g), rho = 0.1",
-          _eq11_kappa_half),
-    Probe("eq11_limit_kappa2", "Eq. (11) limit function at kappa = 2 (the paper's floor rho_nonlinear), sin(g), "
-          "rho = 0.1", _eq11_kappa_two),
-    Probe("a1zero_ridge_tau2", "a1 = 0 branch at lam = 0.1: e(rho_nonlinear = 0.5, alpha = 2, tau = 2)",
-          _a1zero_ridge),
-    Probe("a1zero_eq10_tau2", "a1 = 0 branch, Eq. (10): e(rho_nonlinear = 0.5, tau = 2) = 1", _a1zero_tau2),
-    Probe("eq15_lam_tilde_limit", "Eq. (15): lim_{lam -> 0} lam_tilde at q = 1/4, tau = 1/2 (derived in SymPy)",
-          _eq15_lam_tilde_limit),
-    Probe("lemma1_E_uuT_I", "Lemma 1: E[u u^T|w] identity coefficient, sin(g), rho = 0.1, d = 64, ell = 128",
-          _lemma1("E_uuT_I")),
-    Probe("lemma1_E_us", "Lemma 1: E[u s|w] coefficient, sin(g), rho = 0.1, d = 64, ell = 128", _lemma1("E_us")),
-    Probe("lemma1_E_s2", "Lemma 1: E[s^2|w], sin(g), rho = 0.1, d = 64, ell = 128", _lemma1("E_s2")),
-    Probe("sim_fig1_d32", "simulated Fig. 1 point: sin(g), rho = 0.1, alpha = kappa = tau = 2 at d = 32, "
-          "10 seeds (exact test functional)", _simulated_fig1_point),
-)}
+PROBES = {
+    p.name: p
+    for p in (
+        Probe(
+            "fig1_theory_tau2", "Fig. 1 theory: e_nonlinear(sin(g), rho = 0.1, alpha = kappa = 2, tau = 2)", _fig1_tau2
+        ),
+        Probe("fig1_legend", "Fig. 1 legend: rho_nonlinear/a1^2 = 0.447029 for sin(g), rho = 0.1", _fig1_legend),
+        Probe(
+            "relu_rho_nonlinear", "rho_nonlinear of relu(g) at rho = 0.1 (a0 = 1/sqrt(2 pi) != 0)", _relu_rho_nonlinear
+        ),
+        Probe(
+            "eq11_limit_kappa0.5",
+            "Eq. (11) limit function at kappa = 0.5, tau/alpha = 1/2, sin(g), rho = 0.1",
+            _eq11_kappa_half,
+        ),
+        Probe(
+            "eq11_limit_kappa2",
+            "Eq. (11) limit function at kappa = 2 (the paper's floor rho_nonlinear), sin(g), rho = 0.1",
+            _eq11_kappa_two,
+        ),
+        Probe(
+            "a1zero_ridge_tau2", "a1 = 0 branch at lam = 0.1: e(rho_nonlinear = 0.5, alpha = 2, tau = 2)", _a1zero_ridge
+        ),
+        Probe("a1zero_eq10_tau2", "a1 = 0 branch, Eq. (10): e(rho_nonlinear = 0.5, tau = 2) = 1", _a1zero_tau2),
+        Probe(
+            "eq15_lam_tilde_limit",
+            "Eq. (15): lim_{lam -> 0} lam_tilde at q = 1/4, tau = 1/2 (derived in SymPy)",
+            _eq15_lam_tilde_limit,
+        ),
+        Probe(
+            "lemma1_E_uuT_I",
+            "Lemma 1: E[u u^T|w] identity coefficient, sin(g), rho = 0.1, d = 64, ell = 128",
+            _lemma1("E_uuT_I"),
+        ),
+        Probe("lemma1_E_us", "Lemma 1: E[u s|w] coefficient, sin(g), rho = 0.1, d = 64, ell = 128", _lemma1("E_us")),
+        Probe("lemma1_E_s2", "Lemma 1: E[s^2|w], sin(g), rho = 0.1, d = 64, ell = 128", _lemma1("E_s2")),
+        Probe(
+            "sim_fig1_d32",
+            "simulated Fig. 1 point: sin(g), rho = 0.1, alpha = kappa = tau = 2 at d = 32, "
+            "10 seeds (exact test functional)",
+            _simulated_fig1_point,
+        ),
+    )
+}
 
 
 # ---------------------------------------------------------------------------
@@ -390,22 +438,24 @@ PROBES = {p.name: p for p in (
 @dataclass(frozen=True)
 class Mutation:
     name: str
-    models: str                 # the scientific error
-    code: str                   # how it maps to the code
+    models: str  # the scientific error
+    code: str  # how it maps to the code
     patches: tuple
-    probe: str                  # name in PROBES
-    simulator: bool = False     # changes the simulator: simulations rerun
-    expect: tuple = ()          # claim ids (globs) expected to catch it (documentation, tests)
+    probe: str  # name in PROBES
+    simulator: bool = False  # changes the simulator: simulations rerun
+    expect: tuple = ()  # claim ids (globs) expected to catch it (documentation, tests)
 
 
 def _replace_moment(name, fn):
     """symbolic_moments() with coefficient ``name`` replaced by ``fn(expr, symbols by name)``."""
+
     def edit(forms):
         forms = dict(forms)
         e = forms[name]
         syms = {s.name: s for s in e.free_symbols}
         forms[name] = sympy.simplify(fn(e, syms))
         return forms
+
     return edit
 
 
@@ -424,9 +474,11 @@ def _physicists_h(orig):
     @functools.wraps(orig)
     def h(m, x=None):
         from icl_symbolic.core.symbols import g
+
         x = g if x is None else x
         m = int(m)
-        return sympy.expand(sympy.hermite(m, x)) / sympy.sqrt(2 ** m * sympy.factorial(m))
+        return sympy.expand(sympy.hermite(m, x)) / sympy.sqrt(2**m * sympy.factorial(m))
+
     return h
 
 
@@ -434,6 +486,7 @@ def _scale_tasks(orig):
     @functools.wraps(orig)
     def sample_tasks(cov, k, rng, *args, **kwargs):
         return orig(cov, k, rng, *args, **kwargs) * math.sqrt(1.02)
+
     return sample_tasks
 
 
@@ -447,153 +500,335 @@ def _sizes_d_plus_1(orig):
     def sizes(d, alpha, kappa, tau):
         sz = orig(int(d) + 1, alpha, kappa, tau)
         return type(sz)(int(d), sz.ell, sz.k, sz.n)
+
     return sizes
 
 
 def _closed_form_scaled(factor):
     """e_linear_isotropic x factor on its closed-form branch (lam = 0) only: with lam > 0 it calls
     theory._error, which the same mutation already scales."""
+
     def make(orig):
         @functools.wraps(orig)
         def mutant(rho, alpha, kappa, tau, lam=0.0):
             out = orig(rho, alpha, kappa, tau, lam)
             return out * factor if lam == 0 else out
+
         return mutant
+
     return make
 
 
 def _linear_scaled(f):
-    return (Patch("icl_symbolic.theory.asymptotic", "_error", scaled(f)),
-            Patch("icl_symbolic.theory.asymptotic", "e_linear_isotropic", _closed_form_scaled(f)))
+    return (
+        Patch("icl_symbolic.theory.asymptotic", "_error", scaled(f)),
+        Patch("icl_symbolic.theory.asymptotic", "e_linear_isotropic", _closed_form_scaled(f)),
+    )
 
 
 MUTATIONS = (
-    Mutation("linear_theory_x1.005", "a uniform +0.5 % error in the linear ICL error e_linear (Lu et al.; "
-             "Result 1 reuses it)", "theory._error (the recipe behind e_linear, e_nonlinear, "
-             "e_nonlinear_normalized, curve and the ridge branch of e_linear_isotropic) and the closed form "
-             "of theory.e_linear_isotropic (lam = 0) x 1.005",
-             _linear_scaled(1.005), "fig1_theory_tau2",
-             expect=("eq11.limit_kappa2", "a1zero.continuity_result1", "fig2.floor_is_limit")),
-    Mutation("linear_theory_x1.02", "a uniform +2 % error in the linear ICL error", "as linear_theory_x1.005, x 1.02",
-             _linear_scaled(1.02), "fig1_theory_tau2", expect=("eq11.limit_kappa2",)),
-    Mutation("linear_recipe_steps45_x1.005", "+0.5 % in steps 4-5 of the linear theory (the error formula "
-             "given M, M')", "linear_recipe.linear_error x 1.005 (used by theory._error and, in SymPy, by "
-             "a1zero.derive)", (Patch("icl_symbolic.theory.linear_recipe", "linear_error", scaled(1.005)),),
-             "fig1_theory_tau2", expect=("coverage.a1zero_ridge_from_linear_recipe",)),
-    Mutation("stieltjes_M_x1.01", "the Stieltjes transform M(nu) of the task covariance 1 % too large",
-             "stieltjes.stieltjes (.M field) and stieltjes.stieltjes_isotropic (M) x 1.01",
-             (Patch("icl_symbolic.theory.stieltjes", "stieltjes",
-                    edited_result(lambda st: replace(st, M=st.M * 1.01))),
-              Patch("icl_symbolic.theory.stieltjes", "stieltjes_isotropic",
-                    edited_result(lambda mm: (mm[0] * 1.01, mm[1])))),
-             "fig1_theory_tau2"),
-    Mutation("result1_cov_scale_a1_not_a1sq", "Result 1 maps the task covariance to a1 C instead of a1^2 C "
-             "(an a1^2 normalisation slip in Eq. (9))", "theory.e_nonlinear: .scaled(a1f * a1f) -> "
-             ".scaled(abs(a1f))",
-             (Patch("icl_symbolic.theory.asymptotic", "e_nonlinear",
-                    source_edit((".scaled(a1f * a1f)", ".scaled(abs(a1f))"))),),
-             "fig1_theory_tau2", expect=("result1.homogeneity_*",)),
-    Mutation("a1zero_fixed_point_2lam", "Eq. (15) fixed point with a wrong coefficient: chi0 = q/(q tau/(1 + chi0) "
-             "+ 2 tau lam) (numeric root)", "a1zero.chi0_value: A = tau lam -> 2 tau lam, B = q tau + tau lam - q "
-             "-> q tau + 2 tau lam - q",
-             (Patch("icl_symbolic.theory.a1zero", "chi0_value",
-                    source_edit(("A = tau * lam", "A = 2.0 * tau * lam"),
-                                ("B = q * tau + tau * lam - q", "B = q * tau + 2.0 * tau * lam - q"))),),
-             "a1zero_ridge_tau2", expect=("coverage.a1zero_ridge_branch",)),
-    Mutation("a1zero_fixed_point_2lam_symbolic", "the same wrong Eq. (15) coefficient in the SymPy derivation",
-             "a1zero.derive: tau * lam -> 2 * tau * lam in the fixed point and its quadratic",
-             (Patch("icl_symbolic.theory.a1zero", "derive",
-                    source_edit(("fixed = sp.Eq(chi, q / (q * tau / (1 + chi) + tau * lam))",
-                                 "fixed = sp.Eq(chi, q / (q * tau / (1 + chi) + 2 * tau * lam))"),
-                                ("quad = sp.expand(chi * (q * tau + tau * lam * (1 + chi)) - q * (1 + chi))",
-                                 "quad = sp.expand(chi * (q * tau + 2 * tau * lam * (1 + chi)) - q * (1 + chi))"))),),
-             "eq15_lam_tilde_limit", expect=("a1zero.eq15_lam_tilde",)),
-    Mutation("a1zero_ridge_lam_for_lam_tilde", "the a1 = 0 ridge branch (lam > 0) with the bare ridge lam where the "
-             "renormalised lam_tilde = lam (1 + chi0) belongs", "a1zero.e_a1zero: (q + lt) ** 2 -> (q + lam) ** 2",
-             (Patch("icl_symbolic.theory.a1zero", "e_a1zero", source_edit(("(q + lt) ** 2", "(q + lam) ** 2"))),),
-             "a1zero_ridge_tau2", expect=("coverage.a1zero_ridge_branch",)),
-    Mutation("a1zero_eq10_drop_tau", "Eq. (10) above the peak without its factor tau: rho_nonlinear/(tau - 1)",
-             "a1zero.e_a1zero: rho_nonlinear * tau / (tau - 1.0) -> rho_nonlinear / (tau - 1.0)",
-             (Patch("icl_symbolic.theory.a1zero", "e_a1zero",
-                    source_edit(("rho_nonlinear * tau / (tau - 1.0)", "rho_nonlinear / (tau - 1.0)"))),),
-             "a1zero_eq10_tau2", expect=("notes.a1zero_tau_two", "a1zero.continuity_result1")),
-    Mutation("eq11_limit_drop_ratio", "the Eq. (11) limit function below kappa = 1 without the tau/alpha ratio",
-             "theory.task_diversity_limit: rho_nonlinear / (rho_f * ratio) -> rho_nonlinear / rho_f",
-             (Patch("icl_symbolic.theory.asymptotic", "task_diversity_limit",
-                    source_edit(("/ (rho_f * ratio)))", "/ rho_f))"))),),
-             "eq11_limit_kappa0.5", expect=("coverage.eq11_limit_function_below",)),
-    Mutation("eq11_limit_drop_a1sq", "the Eq. (11) limit function below kappa = 1 with the unseen signal (1 - kappa) "
-             "not scaled by a1^2", "theory.task_diversity_limit: c * (1 - kappa) -> (1 - kappa)",
-             (Patch("icl_symbolic.theory.asymptotic", "task_diversity_limit",
-                    source_edit(("c * (1 - kappa)", "(1 - kappa)"))),),
-             "eq11_limit_kappa0.5", expect=("coverage.eq11_limit_function_below",)),
-    Mutation("eq11_limit_floor_over_a1sq", "the Eq. (11) floor above kappa = 1 in the normalised units of the "
-             "equivalent linear teacher, rho_nonlinear/a1^2, instead of rho_nonlinear (the slips catalogue's "
-             "a1^2 normalisation)", "theory.task_diversity_limit: return float(rho_nonlinear) -> "
-             "return float(rho_nonlinear) / float(a1) ** 2",
-             (Patch("icl_symbolic.theory.asymptotic", "task_diversity_limit",
-                    source_edit(("return float(rho_nonlinear)\n",
-                                 "return float(rho_nonlinear) / float(a1) ** 2\n"))),),
-             "eq11_limit_kappa2", expect=("coverage.eq11_limit_function_above",)),
-    Mutation("hermite_rho_f_for_rho_nonlinear", "rho_f used where rho_nonlinear belongs (Eq. (8): the a1^2 term not "
-             "removed; the slips catalogue's total_for_residual)", "hermite.hermite_coeffs: rho_nl = rho_f - a1_sq -> "
-             "rho_nl = rho_f", (Patch("icl_symbolic.engine.hermite", "hermite_coeffs",
-                                      source_edit(("rho_nl = rho_f - a1_sq", "rho_nl = rho_f"))),),
-             "fig1_legend", expect=("notes.sin_rho_nonlinear", "fig1.legend_noise")),
-    Mutation("hermite_noise_not_over_a1sq", "the normalised noise rho_nonlinear/a1^2 without the division by a1^2 "
-             "(dropped a1^2 normalisation)", "hermite.hermite_coeffs: noise_norm = (rho_nl / a1_sq).value -> "
-             "rho_nl.value", (Patch("icl_symbolic.engine.hermite", "hermite_coeffs",
-                                    source_edit(("noise_norm = (rho_nl / a1_sq).value(",
-                                                 "noise_norm = rho_nl.value("))),),
-             "fig1_legend"),
-    Mutation("hermite_drop_m0", "rho_nonlinear without the m = 0 term a0^2 (Eq. (8) sums over m != 1, m = 0 "
-             "included)", "hermite.hermite_coeffs: rho_nl = rho_f - a1_sq -> rho_f - a1_sq - a0^2",
-             (Patch("icl_symbolic.engine.hermite", "hermite_coeffs",
-                    source_edit(("rho_nl = rho_f - a1_sq",
-                                 "rho_nl = rho_f - a1_sq - _Q.of(a_vals[0]) * _Q.of(a_vals[0])"))),),
-             "relu_rho_nonlinear", expect=("eq8.rho_nonlinear_sum_includes_m0",)),
-    Mutation("hermite_physicists", "the physicists' Hermite polynomials H_m/sqrt(2^m m!) (weight exp(-g^2)) "
-             "instead of the probabilists' h_m = He_m/sqrt(m!) (slips catalogue: Hermite conventions)",
-             "orthopoly.h at every lookup site (hermite, expr, ...)",
-             (Patch("icl_symbolic.engine.orthopoly", "h", _physicists_h),), "fig1_legend",
-             expect=("eq2.orthonormal_h2", "notes.sin_a1_squared")),
-    Mutation("hermite_not_normalised", "He_m without the 1/sqrt(m!) (monic, not orthonormal)",
-             "orthopoly.h -> orthopoly.he at every lookup site",
-             (Patch("icl_symbolic.engine.orthopoly", "h", lambda orig: importlib.import_module("icl_symbolic.engine.orthopoly").he),),
-             "fig1_legend", expect=("eq2.orthonormal_h2",)),
-    Mutation("lemma1_E_uuT_I_no_noise", "Lemma 1 with a wrong moment coefficient: E[u u^T|w] = (d/ell) E[f^2] I "
-             "(the label noise rho left out of R = E[y^2|w])", "moments.symbolic_moments: E_uuT_I with rho = 0 "
-             "(and the generated NumPy forms rebuilt from it)",
-             (Patch("icl_symbolic.model.moments", "symbolic_moments",
-                    edited_result(_replace_moment("E_uuT_I", lambda e, s: e.subs(s["rho"], 0)))),
-              Patch("icl_symbolic.model._lemma1_forms", "KEY", constant("mutated"), here_only=True)),
-             "lemma1_E_uuT_I", expect=("lemma1.E_hh",)),
-    Mutation("lemma1_E_us_isserlis", "Lemma 1's finite-ell term of E[u s|w] with 3 rho E_zf counted as rho E_zf "
-             "(a wrong Isserlis coefficient, O(1/ell))", "moments.symbolic_moments: E_us - 2 rho E_zf/(ell omega)",
-             (Patch("icl_symbolic.model.moments", "symbolic_moments",
-                    edited_result(_replace_moment("E_us", _E_us_wrong_isserlis))),
-              Patch("icl_symbolic.model._lemma1_forms", "KEY", constant("mutated"), here_only=True)),
-             "lemma1_E_us", expect=("lemma1.finite_ell_E_us_mc",)),
-    Mutation("lemma1_drop_finite_ell_E_s2", "the finite-context term of E[s^2|w] dropped (only the ell -> infinity "
-             "limit R^2 kept): a dropped finite-size term",
-             "moments.symbolic_moments: E_s2 -> its ell -> infinity limit",
-             (Patch("icl_symbolic.model.moments", "symbolic_moments",
-                    edited_result(_replace_moment("E_s2", _E_s2_leading))),
-              Patch("icl_symbolic.model._lemma1_forms", "KEY", constant("mutated"), here_only=True)),
-             "lemma1_E_s2", expect=("lemma1.finite_ell_E_s2_mc",)),
-    Mutation("sim_sizes_d_plus_1", "d + 1 for d in the simulator's sizes: ell = alpha (d+1), k = kappa (d+1), "
-             "n = tau (d+1)^2 at dimension d", "simulation.sizes at every lookup site",
-             (Patch("icl_symbolic.simulation.simulator", "sizes", _sizes_d_plus_1),), "sim_fig1_d32", simulator=True,
-             expect=("setup.finite_d_peak",)),
-    Mutation("sim_task_variance_x1.02", "tasks drawn with 1.02 times the task covariance in the simulator",
-             "covariance.sample_tasks as the simulator looks it up (simulation, kernel_sim): w x sqrt(1.02)",
-             (Patch("icl_symbolic.model.covariance", "sample_tasks", _scale_tasks,
-                    only_in=("icl_symbolic.simulation.simulator", "icl_symbolic.kernel_learner.simulation")),),
-             "sim_fig1_d32", simulator=True),
-    Mutation("sim_label_noise_x1.02", "label noise rho x 1.02 in the simulator (training prompts, test prompts and "
-             "the exact test functional)", "simulation._run_seed: the seed task's rho x 1.02",
-             (Patch("icl_symbolic.simulation.simulator", "_run_seed", edited_arguments(_noise_x102)),),
-             "sim_fig1_d32", simulator=True),
+    Mutation(
+        "linear_theory_x1.005",
+        "a uniform +0.5 % error in the linear ICL error e_linear (Lu et al.; Result 1 reuses it)",
+        "theory._error (the recipe behind e_linear, e_nonlinear, "
+        "e_nonlinear_normalized, curve and the ridge branch of e_linear_isotropic) and the closed form "
+        "of theory.e_linear_isotropic (lam = 0) x 1.005",
+        _linear_scaled(1.005),
+        "fig1_theory_tau2",
+        expect=("eq11.limit_kappa2", "a1zero.continuity_result1", "fig2.floor_is_limit"),
+    ),
+    Mutation(
+        "linear_theory_x1.02",
+        "a uniform +2 % error in the linear ICL error",
+        "as linear_theory_x1.005, x 1.02",
+        _linear_scaled(1.02),
+        "fig1_theory_tau2",
+        expect=("eq11.limit_kappa2",),
+    ),
+    Mutation(
+        "linear_recipe_steps45_x1.005",
+        "+0.5 % in steps 4-5 of the linear theory (the error formula given M, M')",
+        "linear_recipe.linear_error x 1.005 (used by theory._error and, in SymPy, by a1zero.derive)",
+        (Patch("icl_symbolic.theory.linear_recipe", "linear_error", scaled(1.005)),),
+        "fig1_theory_tau2",
+        expect=("coverage.a1zero_ridge_from_linear_recipe",),
+    ),
+    Mutation(
+        "stieltjes_M_x1.01",
+        "the Stieltjes transform M(nu) of the task covariance 1 % too large",
+        "stieltjes.stieltjes (.M field) and stieltjes.stieltjes_isotropic (M) x 1.01",
+        (
+            Patch("icl_symbolic.theory.stieltjes", "stieltjes", edited_result(lambda st: replace(st, M=st.M * 1.01))),
+            Patch(
+                "icl_symbolic.theory.stieltjes", "stieltjes_isotropic", edited_result(lambda mm: (mm[0] * 1.01, mm[1]))
+            ),
+        ),
+        "fig1_theory_tau2",
+    ),
+    Mutation(
+        "result1_cov_scale_a1_not_a1sq",
+        "Result 1 maps the task covariance to a1 C instead of a1^2 C (an a1^2 normalisation slip in Eq. (9))",
+        "theory.e_nonlinear: .scaled(a1f * a1f) -> .scaled(abs(a1f))",
+        (
+            Patch(
+                "icl_symbolic.theory.asymptotic",
+                "e_nonlinear",
+                source_edit((".scaled(a1f * a1f)", ".scaled(abs(a1f))")),
+            ),
+        ),
+        "fig1_theory_tau2",
+        expect=("result1.homogeneity_*",),
+    ),
+    Mutation(
+        "a1zero_fixed_point_2lam",
+        "Eq. (15) fixed point with a wrong coefficient: chi0 = q/(q tau/(1 + chi0) + 2 tau lam) (numeric root)",
+        "a1zero.chi0_value: A = tau lam -> 2 tau lam, B = q tau + tau lam - q -> q tau + 2 tau lam - q",
+        (
+            Patch(
+                "icl_symbolic.theory.a1zero",
+                "chi0_value",
+                source_edit(
+                    ("A = tau * lam", "A = 2.0 * tau * lam"),
+                    ("B = q * tau + tau * lam - q", "B = q * tau + 2.0 * tau * lam - q"),
+                ),
+            ),
+        ),
+        "a1zero_ridge_tau2",
+        expect=("coverage.a1zero_ridge_branch",),
+    ),
+    Mutation(
+        "a1zero_fixed_point_2lam_symbolic",
+        "the same wrong Eq. (15) coefficient in the SymPy derivation",
+        "a1zero.derive: tau * lam -> 2 * tau * lam in the fixed point and its quadratic",
+        (
+            Patch(
+                "icl_symbolic.theory.a1zero",
+                "derive",
+                source_edit(
+                    (
+                        "fixed = sp.Eq(chi, q / (q * tau / (1 + chi) + tau * lam))",
+                        "fixed = sp.Eq(chi, q / (q * tau / (1 + chi) + 2 * tau * lam))",
+                    ),
+                    (
+                        "quad = sp.expand(chi * (q * tau + tau * lam * (1 + chi)) - q * (1 + chi))",
+                        "quad = sp.expand(chi * (q * tau + 2 * tau * lam * (1 + chi)) - q * (1 + chi))",
+                    ),
+                ),
+            ),
+        ),
+        "eq15_lam_tilde_limit",
+        expect=("a1zero.eq15_lam_tilde",),
+    ),
+    Mutation(
+        "a1zero_ridge_lam_for_lam_tilde",
+        "the a1 = 0 ridge branch (lam > 0) with the bare ridge lam where the "
+        "renormalised lam_tilde = lam (1 + chi0) belongs",
+        "a1zero.e_a1zero: (q + lt) ** 2 -> (q + lam) ** 2",
+        (Patch("icl_symbolic.theory.a1zero", "e_a1zero", source_edit(("(q + lt) ** 2", "(q + lam) ** 2"))),),
+        "a1zero_ridge_tau2",
+        expect=("coverage.a1zero_ridge_branch",),
+    ),
+    Mutation(
+        "a1zero_eq10_drop_tau",
+        "Eq. (10) above the peak without its factor tau: rho_nonlinear/(tau - 1)",
+        "a1zero.e_a1zero: rho_nonlinear * tau / (tau - 1.0) -> rho_nonlinear / (tau - 1.0)",
+        (
+            Patch(
+                "icl_symbolic.theory.a1zero",
+                "e_a1zero",
+                source_edit(("rho_nonlinear * tau / (tau - 1.0)", "rho_nonlinear / (tau - 1.0)")),
+            ),
+        ),
+        "a1zero_eq10_tau2",
+        expect=("notes.a1zero_tau_two", "a1zero.continuity_result1"),
+    ),
+    Mutation(
+        "eq11_limit_drop_ratio",
+        "the Eq. (11) limit function below kappa = 1 without the tau/alpha ratio",
+        "theory.task_diversity_limit: rho_nonlinear / (rho_f * ratio) -> rho_nonlinear / rho_f",
+        (
+            Patch(
+                "icl_symbolic.theory.asymptotic",
+                "task_diversity_limit",
+                source_edit(("/ (rho_f * ratio)))", "/ rho_f))")),
+            ),
+        ),
+        "eq11_limit_kappa0.5",
+        expect=("coverage.eq11_limit_function_below",),
+    ),
+    Mutation(
+        "eq11_limit_drop_a1sq",
+        "the Eq. (11) limit function below kappa = 1 with the unseen signal (1 - kappa) not scaled by a1^2",
+        "theory.task_diversity_limit: c * (1 - kappa) -> (1 - kappa)",
+        (
+            Patch(
+                "icl_symbolic.theory.asymptotic",
+                "task_diversity_limit",
+                source_edit(("c * (1 - kappa)", "(1 - kappa)")),
+            ),
+        ),
+        "eq11_limit_kappa0.5",
+        expect=("coverage.eq11_limit_function_below",),
+    ),
+    Mutation(
+        "eq11_limit_floor_over_a1sq",
+        "the Eq. (11) floor above kappa = 1 in the normalised units of the "
+        "equivalent linear teacher, rho_nonlinear/a1^2, instead of rho_nonlinear (the slips catalogue's "
+        "a1^2 normalisation)",
+        "theory.task_diversity_limit: return float(rho_nonlinear) -> return float(rho_nonlinear) / float(a1) ** 2",
+        (
+            Patch(
+                "icl_symbolic.theory.asymptotic",
+                "task_diversity_limit",
+                source_edit(("return float(rho_nonlinear)\n", "return float(rho_nonlinear) / float(a1) ** 2\n")),
+            ),
+        ),
+        "eq11_limit_kappa2",
+        expect=("coverage.eq11_limit_function_above",),
+    ),
+    Mutation(
+        "hermite_rho_f_for_rho_nonlinear",
+        "rho_f used where rho_nonlinear belongs (Eq. (8): the a1^2 term not "
+        "removed; the slips catalogue's total_for_residual)",
+        "hermite.hermite_coeffs: rho_nl = rho_f - a1_sq -> rho_nl = rho_f",
+        (
+            Patch(
+                "icl_symbolic.engine.hermite",
+                "hermite_coeffs",
+                source_edit(("rho_nl = rho_f - a1_sq", "rho_nl = rho_f")),
+            ),
+        ),
+        "fig1_legend",
+        expect=("notes.sin_rho_nonlinear", "fig1.legend_noise"),
+    ),
+    Mutation(
+        "hermite_noise_not_over_a1sq",
+        "the normalised noise rho_nonlinear/a1^2 without the division by a1^2 (dropped a1^2 normalisation)",
+        "hermite.hermite_coeffs: noise_norm = (rho_nl / a1_sq).value -> rho_nl.value",
+        (
+            Patch(
+                "icl_symbolic.engine.hermite",
+                "hermite_coeffs",
+                source_edit(("noise_norm = (rho_nl / a1_sq).value(", "noise_norm = rho_nl.value(")),
+            ),
+        ),
+        "fig1_legend",
+    ),
+    Mutation(
+        "hermite_drop_m0",
+        "rho_nonlinear without the m = 0 term a0^2 (Eq. (8) sums over m != 1, m = 0 included)",
+        "hermite.hermite_coeffs: rho_nl = rho_f - a1_sq -> rho_f - a1_sq - a0^2",
+        (
+            Patch(
+                "icl_symbolic.engine.hermite",
+                "hermite_coeffs",
+                source_edit(("rho_nl = rho_f - a1_sq", "rho_nl = rho_f - a1_sq - _Q.of(a_vals[0]) * _Q.of(a_vals[0])")),
+            ),
+        ),
+        "relu_rho_nonlinear",
+        expect=("eq8.rho_nonlinear_sum_includes_m0",),
+    ),
+    Mutation(
+        "hermite_physicists",
+        "the physicists' Hermite polynomials H_m/sqrt(2^m m!) (weight exp(-g^2)) "
+        "instead of the probabilists' h_m = He_m/sqrt(m!) (slips catalogue: Hermite conventions)",
+        "orthopoly.h at every lookup site (hermite, expr, ...)",
+        (Patch("icl_symbolic.engine.orthopoly", "h", _physicists_h),),
+        "fig1_legend",
+        expect=("eq2.orthonormal_h2", "notes.sin_a1_squared"),
+    ),
+    Mutation(
+        "hermite_not_normalised",
+        "He_m without the 1/sqrt(m!) (monic, not orthonormal)",
+        "orthopoly.h -> orthopoly.he at every lookup site",
+        (
+            Patch(
+                "icl_symbolic.engine.orthopoly",
+                "h",
+                lambda orig: importlib.import_module("icl_symbolic.engine.orthopoly").he,
+            ),
+        ),
+        "fig1_legend",
+        expect=("eq2.orthonormal_h2",),
+    ),
+    Mutation(
+        "lemma1_E_uuT_I_no_noise",
+        "Lemma 1 with a wrong moment coefficient: E[u u^T|w] = (d/ell) E[f^2] I "
+        "(the label noise rho left out of R = E[y^2|w])",
+        "moments.symbolic_moments: E_uuT_I with rho = 0 (and the generated NumPy forms rebuilt from it)",
+        (
+            Patch(
+                "icl_symbolic.model.moments",
+                "symbolic_moments",
+                edited_result(_replace_moment("E_uuT_I", lambda e, s: e.subs(s["rho"], 0))),
+            ),
+            Patch("icl_symbolic.model._lemma1_forms", "KEY", constant("mutated"), here_only=True),
+        ),
+        "lemma1_E_uuT_I",
+        expect=("lemma1.E_hh",),
+    ),
+    Mutation(
+        "lemma1_E_us_isserlis",
+        "Lemma 1's finite-ell term of E[u s|w] with 3 rho E_zf counted as rho E_zf "
+        "(a wrong Isserlis coefficient, O(1/ell))",
+        "moments.symbolic_moments: E_us - 2 rho E_zf/(ell omega)",
+        (
+            Patch(
+                "icl_symbolic.model.moments",
+                "symbolic_moments",
+                edited_result(_replace_moment("E_us", _E_us_wrong_isserlis)),
+            ),
+            Patch("icl_symbolic.model._lemma1_forms", "KEY", constant("mutated"), here_only=True),
+        ),
+        "lemma1_E_us",
+        expect=("lemma1.finite_ell_E_us_mc",),
+    ),
+    Mutation(
+        "lemma1_drop_finite_ell_E_s2",
+        "the finite-context term of E[s^2|w] dropped (only the ell -> infinity "
+        "limit R^2 kept): a dropped finite-size term",
+        "moments.symbolic_moments: E_s2 -> its ell -> infinity limit",
+        (
+            Patch(
+                "icl_symbolic.model.moments", "symbolic_moments", edited_result(_replace_moment("E_s2", _E_s2_leading))
+            ),
+            Patch("icl_symbolic.model._lemma1_forms", "KEY", constant("mutated"), here_only=True),
+        ),
+        "lemma1_E_s2",
+        expect=("lemma1.finite_ell_E_s2_mc",),
+    ),
+    Mutation(
+        "sim_sizes_d_plus_1",
+        "d + 1 for d in the simulator's sizes: ell = alpha (d+1), k = kappa (d+1), n = tau (d+1)^2 at dimension d",
+        "simulation.sizes at every lookup site",
+        (Patch("icl_symbolic.simulation.simulator", "sizes", _sizes_d_plus_1),),
+        "sim_fig1_d32",
+        simulator=True,
+        expect=("setup.finite_d_peak",),
+    ),
+    Mutation(
+        "sim_task_variance_x1.02",
+        "tasks drawn with 1.02 times the task covariance in the simulator",
+        "covariance.sample_tasks as the simulator looks it up (simulation, kernel_sim): w x sqrt(1.02)",
+        (
+            Patch(
+                "icl_symbolic.model.covariance",
+                "sample_tasks",
+                _scale_tasks,
+                only_in=("icl_symbolic.simulation.simulator", "icl_symbolic.kernel_learner.simulation"),
+            ),
+        ),
+        "sim_fig1_d32",
+        simulator=True,
+    ),
+    Mutation(
+        "sim_label_noise_x1.02",
+        "label noise rho x 1.02 in the simulator (training prompts, test prompts and the exact test functional)",
+        "simulation._run_seed: the seed task's rho x 1.02",
+        (Patch("icl_symbolic.simulation.simulator", "_run_seed", edited_arguments(_noise_x102)),),
+        "sim_fig1_d32",
+        simulator=True,
+    ),
 )
 
 
@@ -631,6 +866,7 @@ def without_diagnosis_of_holds_claims():
             if claim.expected == "holds":
                 out.diagnosis_fn = None
             return out
+
         return replace(kind, func=func)
 
     try:
@@ -678,15 +914,30 @@ def relative_change(clean: dict, mutated: dict) -> dict:
 
 def _short(detail: str, n: int = 160) -> str:
     d = " ".join(detail.split())
-    return d if len(d) <= n else d[:n - 3] + "..."
+    return d if len(d) <= n else d[: n - 3] + "..."
 
 
-def run_mutation(mut: Mutation, tier: str, clean_results: dict, clean_probes: dict, claims_globs=None,
-                 say=print, verbose=False, cache=None) -> dict:
+def run_mutation(
+    mut: Mutation,
+    tier: str,
+    clean_results: dict,
+    clean_probes: dict,
+    claims_globs=None,
+    say=print,
+    verbose=False,
+    cache=None,
+) -> dict:
     """Install ``mut``, run the claims and the probe, undo it; returns its record."""
     t0 = time.perf_counter()
-    record = {"name": mut.name, "models": mut.models, "code": mut.code, "simulator": mut.simulator,
-              "expect": list(mut.expect), "probe": mut.probe, "probe_description": PROBES[mut.probe].description}
+    record = {
+        "name": mut.name,
+        "models": mut.models,
+        "code": mut.code,
+        "simulator": mut.simulator,
+        "expect": list(mut.expect),
+        "probe": mut.probe,
+        "probe_description": PROBES[mut.probe].description,
+    }
     scope = fresh_simulations() if mut.simulator else contextlib.nullcontext()
     try:
         with scope:
@@ -695,10 +946,11 @@ def run_mutation(mut: Mutation, tier: str, clean_results: dict, clean_probes: di
                     record["sites"] = list(sites)
                     clear_caches(keep_simulations=not mut.simulator)
                     claims = load(claims_globs)
-                    results = run(claims, tier, progress=sys.stderr if verbose else None,
-                                  cache=None if mut.simulator else cache)
+                    results = run(
+                        claims, tier, progress=sys.stderr if verbose else None, cache=None if mut.simulator else cache
+                    )
                     probe = measure(PROBES[mut.probe])
-            finally:                         # nothing computed under the mutation survives it
+            finally:  # nothing computed under the mutation survives it
                 clear_caches(keep_simulations=not mut.simulator)
     except MutationFailed as exc:
         record.update(error=str(exc), caught={}, failed=[])
@@ -707,17 +959,28 @@ def run_mutation(mut: Mutation, tier: str, clean_results: dict, clean_probes: di
     for cid, r in results.items():
         base = clean_results.get(cid)
         if base is None or not base.ok:
-            continue                                    # not ok when clean: cannot catch anything
+            continue  # not ok when clean: cannot catch anything
         if not r.ok:
-            failed.append({"id": cid, "tier": claim_tier(r.claim), "verdict": r.verdict,
-                           "evidence": r.claim.evidence, "detail": _short(r.detail)})
+            failed.append(
+                {
+                    "id": cid,
+                    "tier": claim_tier(r.claim),
+                    "verdict": r.verdict,
+                    "evidence": r.claim.evidence,
+                    "detail": _short(r.detail),
+                }
+            )
     record["failed"] = failed
     record["z"] = {cid: r.zscore for cid, r in results.items() if r.zscore is not None}
     ids = {f["id"] for f in failed}
-    record["expected_but_held"] = [g for g in mut.expect if not any(fnmatch.fnmatchcase(i, g) for i in ids)
-                                   and any(fnmatch.fnmatchcase(i, g) for i in results)]
-    record["caught"] = {t: any(TIERS.index(f["tier"]) <= TIERS.index(t) for f in failed)
-                        for t in TIERS[:TIERS.index(tier) + 1]}
+    record["expected_but_held"] = [
+        g
+        for g in mut.expect
+        if not any(fnmatch.fnmatchcase(i, g) for i in ids) and any(fnmatch.fnmatchcase(i, g) for i in results)
+    ]
+    record["caught"] = {
+        t: any(TIERS.index(f["tier"]) <= TIERS.index(t) for f in failed) for t in TIERS[: TIERS.index(tier) + 1]
+    }
     record["paper_number"] = relative_change(clean_probes[mut.probe], probe)
     record["elapsed_s"] = round(time.perf_counter() - t0, 1)
     return record
@@ -729,10 +992,14 @@ def score(records, tier: str) -> dict:
     ok = [r for r in records if "error" not in r]
     big = [r for r in ok if abs(r["paper_number"]["rel_change"]) >= PAPER_FACING_THRESHOLD]
     out = {}
-    for t in TIERS[:TIERS.index(tier) + 1]:
-        out[t] = {"caught": sum(r["caught"][t] for r in ok), "total": len(ok),
-                  "caught_paper_facing": sum(r["caught"][t] for r in big), "paper_facing": len(big),
-                  "missed_paper_facing": [r["name"] for r in big if not r["caught"][t]]}
+    for t in TIERS[: TIERS.index(tier) + 1]:
+        out[t] = {
+            "caught": sum(r["caught"][t] for r in ok),
+            "total": len(ok),
+            "caught_paper_facing": sum(r["caught"][t] for r in big),
+            "paper_facing": len(big),
+            "missed_paper_facing": [r["name"] for r in big if not r["caught"][t]],
+        }
     if "deep" in out and "full" in out:
         out["only_deep"] = [r["name"] for r in ok if r["caught"]["deep"] and not r["caught"]["full"]]
     return out
@@ -740,51 +1007,81 @@ def score(records, tier: str) -> dict:
 
 def markdown(report: dict) -> str:
     tier = report["tier"]
-    tiers = TIERS[:TIERS.index(tier) + 1]
-    lines = [f"# Mutation harness, tier {tier}", "",
-             f"Command: `{report['command']}`  ", f"Date: {report['date']}; machine: {report['machine']}; "
-             f"wall time {report['elapsed_s']:.0f} s.  ",
-             f"Claims loaded: {sum(report['claims_by_tier'].values())} ("
-             f"{', '.join(f'{k}: {v}' for k, v in report['claims_by_tier'].items())}), run at this tier: "
-             f"{report['n_claims']}; "
-             f"clean run: {report['clean']['not_ok'] or 'every claim ok'}; "
-             f"restoration control (quick claims, clean, after all mutations): "
-             f"{report['restored']['not_ok'] or 'every claim ok'}.", "",
-             "| mutation | paper-facing number | rel. change | " + " | ".join(f"caught ({t})" for t in tiers)
-             + " | claims that fail |", "|---" * (4 + len(tiers)) + "|"]
+    tiers = TIERS[: TIERS.index(tier) + 1]
+    lines = [
+        f"# Mutation harness, tier {tier}",
+        "",
+        f"Command: `{report['command']}`  ",
+        f"Date: {report['date']}; machine: {report['machine']}; wall time {report['elapsed_s']:.0f} s.  ",
+        f"Claims loaded: {sum(report['claims_by_tier'].values())} ("
+        f"{', '.join(f'{k}: {v}' for k, v in report['claims_by_tier'].items())}), run at this tier: "
+        f"{report['n_claims']}; "
+        f"clean run: {report['clean']['not_ok'] or 'every claim ok'}; "
+        f"restoration control (quick claims, clean, after all mutations): "
+        f"{report['restored']['not_ok'] or 'every claim ok'}.",
+        "",
+        "| mutation | paper-facing number | rel. change | "
+        + " | ".join(f"caught ({t})" for t in tiers)
+        + " | claims that fail |",
+        "|---" * (4 + len(tiers)) + "|",
+    ]
     for r in report["mutations"]:
         if "error" in r:
-            lines.append(f"| {r['name']} | - | - | " + " | ".join("-" for _ in tiers)
-                         + f" | NOT INSTALLED: {r['error']} |")
+            lines.append(
+                f"| {r['name']} | - | - | " + " | ".join("-" for _ in tiers) + f" | NOT INSTALLED: {r['error']} |"
+            )
             continue
         pn = r["paper_number"]
         rel = f"{100 * pn['rel_change']:+.3g} %"
         if "rel_change_se" in pn:
             rel += f" (SE {100 * pn['rel_change_se']:.2g} %)"
-        ids = ", ".join(f"`{f['id']}`" + ("" if f["verdict"] in ("mismatch", "holds") else f" ({f['verdict']})")
-                        for f in r["failed"]) or "none"
-        lines.append(f"| {r['name']} | {r['probe']} | {rel} | "
-                     + " | ".join("yes" if r["caught"][t] else "**no**" for t in tiers) + f" | {ids} |")
-    lines += ["", "Score (caught / total; among mutations that move their paper-facing number by >= "
-              f"{100 * PAPER_FACING_THRESHOLD:g} %):", ""]
+        ids = (
+            ", ".join(
+                f"`{f['id']}`" + ("" if f["verdict"] in ("mismatch", "holds") else f" ({f['verdict']})")
+                for f in r["failed"]
+            )
+            or "none"
+        )
+        lines.append(
+            f"| {r['name']} | {r['probe']} | {rel} | "
+            + " | ".join("yes" if r["caught"][t] else "**no**" for t in tiers)
+            + f" | {ids} |"
+        )
+    lines += [
+        "",
+        "Score (caught / total; among mutations that move their paper-facing number by >= "
+        f"{100 * PAPER_FACING_THRESHOLD:g} %):",
+        "",
+    ]
     for t in tiers:
         s = report["score"][t]
-        lines.append(f"* {t}: {s['caught']}/{s['total']}; paper-facing >= 1 %: "
-                     f"{s['caught_paper_facing']}/{s['paper_facing']}"
-                     + (f" (missed: {', '.join(s['missed_paper_facing'])})" if s["missed_paper_facing"] else ""))
+        lines.append(
+            f"* {t}: {s['caught']}/{s['total']}; paper-facing >= 1 %: "
+            f"{s['caught_paper_facing']}/{s['paper_facing']}"
+            + (f" (missed: {', '.join(s['missed_paper_facing'])})" if s["missed_paper_facing"] else "")
+        )
     if "only_deep" in report["score"]:
         lines.append(f"* caught only by --tier deep: {', '.join(report['score']['only_deep']) or 'none'}")
     zc = report["clean"].get("z", {})
     if zc:
-        lines += ["", "z-scores of the claims judged in standard errors (clean run, then under each mutation; "
-                  "the claim's own limit decides):", "",
-                  "| claim | clean | " + " | ".join(r["name"] for r in report["mutations"] if "error" not in r) + " |",
-                  "|---" * (2 + sum("error" not in r for r in report["mutations"])) + "|"]
+        lines += [
+            "",
+            "z-scores of the claims judged in standard errors (clean run, then under each mutation; "
+            "the claim's own limit decides):",
+            "",
+            "| claim | clean | " + " | ".join(r["name"] for r in report["mutations"] if "error" not in r) + " |",
+            "|---" * (2 + sum("error" not in r for r in report["mutations"])) + "|",
+        ]
         for cid, z0 in zc.items():
             zs = [r["z"].get(cid) for r in report["mutations"] if "error" not in r]
             lines.append(f"| `{cid}` | {z0:+.2f} | " + " | ".join("-" if z is None else f"{z:+.2f}" for z in zs) + " |")
-    lines += ["", "## The mutations", "", "| mutation | models | code | expected to fail it, but held |",
-              "|---|---|---|---|"]
+    lines += [
+        "",
+        "## The mutations",
+        "",
+        "| mutation | models | code | expected to fail it, but held |",
+        "|---|---|---|---|",
+    ]
     for r in report["mutations"]:
         held = ", ".join(f"`{g}`" for g in r.get("expected_but_held", [])) or "-"
         lines.append(f"| {r['name']} | {r['models']} | {r['code']} | {held} |")
@@ -800,16 +1097,21 @@ def _not_ok(results: dict) -> list:
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--tier", choices=TIERS, default="quick", help="claims to run (default quick)")
     ap.add_argument("--only-mutations", nargs="+", metavar="GLOB", help="run only these mutations (globs)")
     ap.add_argument("--claims", nargs="+", metavar="GLOB", help="run only these claims (id globs)")
     ap.add_argument("--out", default="benchmarks/results/mutations", help="folder for the JSON and Markdown output")
     ap.add_argument("--list", action="store_true", help="list the mutations and exit")
-    ap.add_argument("--cache", default=None, metavar="DIR",
-                    help="folder of simulated seeds (verify --cache) for the clean run and the theory mutations; "
-                         "simulator mutations never read it")
+    ap.add_argument(
+        "--cache",
+        default=None,
+        metavar="DIR",
+        help="folder of simulated seeds (verify --cache) for the clean run and the theory mutations; "
+        "simulator mutations never read it",
+    )
     ap.add_argument("--verbose", action="store_true", help="print every claim's progress")
     args = ap.parse_args(argv)
     if args.only_mutations:
@@ -826,11 +1128,14 @@ def main(argv=None) -> int:
         for m in MUTATIONS:
             print(f"{m.name:<36} {'[simulator] ' if m.simulator else ''}{m.models}")
         return 0
-    muts = [m for m in MUTATIONS if not args.only_mutations
-            or any(fnmatch.fnmatchcase(m.name, g) for g in args.only_mutations)]
+    muts = [
+        m
+        for m in MUTATIONS
+        if not args.only_mutations or any(fnmatch.fnmatchcase(m.name, g) for g in args.only_mutations)
+    ]
     try:
         claims = load(args.claims)
-    except Exception as exc:                       # a claim file that does not load: bad input
+    except Exception as exc:  # a claim file that does not load: bad input
         print(f"mutation_harness: {exc}", file=sys.stderr)
         return 2
     if not claims:
@@ -860,8 +1165,10 @@ def main(argv=None) -> int:
         if "error" in rec:
             say(f"    NOT INSTALLED: {rec['error']}")
         else:
-            say(f"    caught: {rec['caught']}; by {', '.join(f['id'] for f in rec['failed']) or 'nothing'}; "
-                f"paper number {100 * rec['paper_number']['rel_change']:+.3g} % ({rec['elapsed_s']} s)")
+            say(
+                f"    caught: {rec['caught']}; by {', '.join(f['id'] for f in rec['failed']) or 'nothing'}; "
+                f"paper number {100 * rec['paper_number']['rel_change']:+.3g} % ({rec['elapsed_s']} s)"
+            )
     say("restoration control: the quick claims, clean ...")
     clear_caches(keep_simulations=True)
     restored = run(load(args.claims), "quick")
@@ -870,13 +1177,19 @@ def main(argv=None) -> int:
         by_tier[claim_tier(c)] = by_tier.get(claim_tier(c), 0) + 1
     command = "python benchmarks/mutation_harness.py " + " ".join(sys.argv[1:] if argv is None else argv)
     report = {
-        "tier": args.tier, "command": command.strip(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": (f"{platform.machine()}, {platform.system()} {platform.release()}, "
-                    f"Python {platform.python_version()}"),
-        "n_claims": len(clean), "claims_by_tier": by_tier,
+        "tier": args.tier,
+        "command": command.strip(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": (
+            f"{platform.machine()}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
+        ),
+        "n_claims": len(clean),
+        "claims_by_tier": by_tier,
         "clean": {"not_ok": _not_ok(clean), "z": {cid: r.zscore for cid, r in clean.items() if r.zscore is not None}},
         "restored": {"not_ok": _not_ok(restored)},
-        "clean_probes": clean_probes, "mutations": records, "score": score(records, args.tier),
+        "clean_probes": clean_probes,
+        "mutations": records,
+        "score": score(records, args.tier),
         "elapsed_s": time.perf_counter() - t_start,
     }
     (out_dir / f"mutations_{args.tier}.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
@@ -884,8 +1197,10 @@ def main(argv=None) -> int:
     say(f"wrote {out_dir / f'mutations_{args.tier}.json'} and .md")
     for t, s in report["score"].items():
         if t in TIERS:
-            say(f"score {t}: {s['caught']}/{s['total']} caught; paper-facing >= 1 %: "
-                f"{s['caught_paper_facing']}/{s['paper_facing']}")
+            say(
+                f"score {t}: {s['caught']}/{s['total']} caught; paper-facing >= 1 %: "
+                f"{s['caught_paper_facing']}/{s['paper_facing']}"
+            )
     return 0 if not report["restored"]["not_ok"] and not report["clean"]["not_ok"] else 1
 
 

@@ -29,9 +29,9 @@ from collections import defaultdict
 import numpy as np
 import sympy
 
+from icl_symbolic.core.stats import mde_abs, t_limit
 from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.simulation.cache import SeedCache
-from icl_symbolic.core.stats import mde_abs, t_limit
 from icl_symbolic.verification.claimfile import load_claims
 from icl_symbolic.verification.registry import param_text
 
@@ -39,9 +39,20 @@ from icl_symbolic.verification.registry import param_text
 def _setting(p, f, rho, d, tasks):
     """The cache setting of checks.simulation._per_seed (kept in step with it)."""
     C_test = p["C_test"] or p["C_train"]
-    return {"f": f, "rho": float(rho), "d": int(d), "alpha": float(p["alpha"]), "kappa": float(p["kappa"]),
-            "tau": float(p["tau"]), "lam": float(p["lam"]), "n_test": int(p["n_test"]), "tasks": tasks,
-            "C_train": str(p["C_train"]), "C_test": str(C_test), "exact": True}
+    return {
+        "f": f,
+        "rho": float(rho),
+        "d": int(d),
+        "alpha": float(p["alpha"]),
+        "kappa": float(p["kappa"]),
+        "tau": float(p["tau"]),
+        "lam": float(p["lam"]),
+        "n_test": int(p["n_test"]),
+        "tasks": tasks,
+        "C_train": str(p["C_train"]),
+        "C_test": str(C_test),
+        "exact": True,
+    }
 
 
 def _series(cache, claim):
@@ -64,6 +75,7 @@ def _series(cache, claim):
                     break
                 recs.append(r)
             return recs
+
         if p["versus"] == "theory":
             recs = get(f, rho, p["tasks"])
             vals = [r["e"] for r in recs]
@@ -92,12 +104,12 @@ def predict(ds, ns, sd, z):
     X = np.column_stack([np.ones_like(x), x])
     s = np.asarray([sd(d) for d in ds])
     n = np.asarray(ns, float)
-    W = n / s ** 2
+    W = n / s**2
     cov = np.linalg.inv((X.T * W) @ X)
     c = (cov @ (X.T * W))[0]
     var = (c * s) ** 2 / n
     se = float(math.sqrt(var.sum()))
-    dof = float(var.sum() ** 2 / np.sum(var ** 2 / (n - 1)))
+    dof = float(var.sum() ** 2 / np.sum(var**2 / (n - 1)))
     lim = t_limit(z, dof)
     return se, dof, lim, mde_abs(se, lim, dof)
 
@@ -120,27 +132,40 @@ def plan(cache_dir):
         sds = np.array([data[d][0].std(ddof=1) for d in ds_m])
         ref = abs(float(np.mean(data[ds_m[-1]][0])))
         if src.parsed["versus"] == "other_law":
-            ref = 1.0      # an absolute statement (difference vs 0); MDE reported absolute
+            ref = 1.0  # an absolute statement (difference vs 0); MDE reported absolute
         A = np.column_stack([np.ones(len(ds_m)), -np.log(ds_m)])
         a, pw = np.linalg.lstsq(A, np.log(sds), rcond=None)[0]
         pw = max(pw, 0.5)
         secs = np.array([data[d][1] for d in ds_m])
         ok = secs > 0
         if ok.sum() >= 2:
-            b, q = np.linalg.lstsq(np.column_stack([np.ones(ok.sum()), np.log(ds_m[ok])]), np.log(secs[ok]),
-                                   rcond=None)[0]
+            b, q = np.linalg.lstsq(
+                np.column_stack([np.ones(ok.sum()), np.log(ds_m[ok])]), np.log(secs[ok]), rcond=None
+            )[0]
         else:
             b, q = 0.0, 0.0
         for c in group:
             p = c.parsed
             ds = list(p["d_list"])
             ns = p["n_seeds"] if isinstance(p["n_seeds"], list) else [p["n_seeds"]] * len(ds)
-            se, dof, lim, m = predict(ds, ns, lambda d: math.exp(a) * d ** -pw, c.tolerance.value)
-            cost = sum(n * math.exp(b) * d ** q for d, n in zip(ds, ns))
-            rows.append({"claim": c.id, "tier": c.tier, "d_list": ds, "n_seeds": ns,
-                         "sd_fit": f"{math.exp(a):.3g} d^-{pw:.2f}", "measured_d": [int(d) for d in ds_m],
-                         "se_rel": se / ref, "dof": dof, "limit": lim, "mde_rel": m / ref,
-                         "cpu_seconds": cost, "absolute": src.parsed["versus"] == "other_law"})
+            se, dof, lim, m = predict(ds, ns, lambda d: math.exp(a) * d**-pw, c.tolerance.value)
+            cost = sum(n * math.exp(b) * d**q for d, n in zip(ds, ns))
+            rows.append(
+                {
+                    "claim": c.id,
+                    "tier": c.tier,
+                    "d_list": ds,
+                    "n_seeds": ns,
+                    "sd_fit": f"{math.exp(a):.3g} d^-{pw:.2f}",
+                    "measured_d": [int(d) for d in ds_m],
+                    "se_rel": se / ref,
+                    "dof": dof,
+                    "limit": lim,
+                    "mde_rel": m / ref,
+                    "cpu_seconds": cost,
+                    "absolute": src.parsed["versus"] == "other_law",
+                }
+            )
     return rows
 
 
@@ -157,8 +182,10 @@ def main(argv=None) -> int:
             continue
         unit = " abs" if r["absolute"] else "%"
         scale = 1 if r["absolute"] else 100
-        print(f"{r['claim']:40s} {r['tier']:5s} {scale * r['mde_rel']:12.3g}{unit} {scale * r['se_rel']:7.2g}{unit} "
-              f"{r['dof']:5.0f} {r['cpu_seconds']:7.0f}  d={r['d_list']} n={r['n_seeds']} (sd ~ {r['sd_fit']})")
+        print(
+            f"{r['claim']:40s} {r['tier']:5s} {scale * r['mde_rel']:12.3g}{unit} {scale * r['se_rel']:7.2g}{unit} "
+            f"{r['dof']:5.0f} {r['cpu_seconds']:7.0f}  d={r['d_list']} n={r['n_seeds']} (sd ~ {r['sd_fit']})"
+        )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

@@ -15,8 +15,13 @@ import json
 import sys
 
 #: MDE targets (relative) per paper result and tier; others: none stated.
-TARGETS = {("Result 1", "full"): 0.02, ("Fig. 1", "full"): 0.02, ("Eq. 10", "full"): 0.03,
-           ("Eq. 11", "full"): 0.03, ("Fig. 2", "full"): 0.03}
+TARGETS = {
+    ("Result 1", "full"): 0.02,
+    ("Fig. 1", "full"): 0.02,
+    ("Eq. 10", "full"): 0.03,
+    ("Eq. 11", "full"): 0.03,
+    ("Fig. 2", "full"): 0.03,
+}
 DEEP_TARGET = 0.01
 
 
@@ -35,21 +40,38 @@ def rows(doc: dict) -> list[dict]:
             continue
         t = target(p.get("result") or "", p.get("tier", "full" if p.get("full") else "quick"), p["evidence"])
         m = p.get("mde_rel")
-        out.append({"id": p["id"], "result": p.get("result"), "tier": p.get("tier"), "evidence": p["evidence"],
-                    "verdict": p["verdict"], "ok": p["ok"], "z": p.get("zscore"), "mde_rel": m, "target": t,
-                    "met": None if (t is None or m is None) else m <= t, "seconds": p.get("elapsed_s")})
+        out.append(
+            {
+                "id": p["id"],
+                "result": p.get("result"),
+                "tier": p.get("tier"),
+                "evidence": p["evidence"],
+                "verdict": p["verdict"],
+                "ok": p["ok"],
+                "z": p.get("zscore"),
+                "mde_rel": m,
+                "target": t,
+                "met": None if (t is None or m is None) else m <= t,
+                "seconds": p.get("elapsed_s"),
+            }
+        )
     return out
 
 
 def markdown(rs) -> str:
-    lines = ["| claim | result | tier | verdict | z | MDE | target | met | s |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| claim | result | tier | verdict | z | MDE | target | met | s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rs:
         z = "" if r["z"] is None else f"{r['z']:+.2f}"
         m = "-" if r["mde_rel"] is None else f"{100 * r['mde_rel']:.2g} %"
         t = "-" if r["target"] is None else f"{100 * r['target']:.0f} %"
         met = "-" if r["met"] is None else ("yes" if r["met"] else "**no**")
-        lines.append(f"| `{r['id']}` | {r['result']} | {r['tier']} | {r['verdict']} | {z} | {m} | {t} | {met} | "
-                     f"{r['seconds']:.0f} |")
+        lines.append(
+            f"| `{r['id']}` | {r['result']} | {r['tier']} | {r['verdict']} | {z} | {m} | {t} | {met} | "
+            f"{r['seconds']:.0f} |"
+        )
     return "\n".join(lines)
 
 

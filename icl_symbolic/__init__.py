@@ -31,16 +31,38 @@ from icl_symbolic._version import __version__
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.values import Value
 
-if TYPE_CHECKING:   # for type checkers and IDEs; at run time the names load lazily
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time the names load lazily
     from icl_symbolic.api import *  # noqa: F401,F403
 
 #: the public names that live in :mod:`icl_symbolic.api` (its NAMES, repeated here so that
 #: ``import icl_symbolic`` does not import the api package; tests/test_api.py checks they agree)
-_API = ("hermite_coeffs", "e_nonlinear", "e_linear", "e_finite_d", "conditional_moments", "simulate", "extrapolate", "kernel",
-        "appendix_a", "figure", "verify", "diagnose",
-        "plot_spectrum", "plot_theory", "plot_simulation",
-        "HermiteResult", "TheoryCurve", "SimResult", "SimSweep", "Extrapolation", "KernelCurve", "AppendixA",
-        "VerifyResult", "Moments", "Diagnosis")
+_API = (
+    "hermite_coeffs",
+    "e_nonlinear",
+    "e_linear",
+    "e_finite_d",
+    "conditional_moments",
+    "simulate",
+    "extrapolate",
+    "kernel",
+    "appendix_a",
+    "figure",
+    "verify",
+    "diagnose",
+    "plot_spectrum",
+    "plot_theory",
+    "plot_simulation",
+    "HermiteResult",
+    "TheoryCurve",
+    "SimResult",
+    "SimSweep",
+    "Extrapolation",
+    "KernelCurve",
+    "AppendixA",
+    "VerifyResult",
+    "Moments",
+    "Diagnosis",
+)
 
 __all__ = ["__version__", "ICLError", "Value", *_API]
 
@@ -48,7 +70,7 @@ __all__ = ["__version__", "ICLError", "Value", *_API]
 def __getattr__(name):
     if name in _API:
         value = getattr(importlib.import_module(".api", __name__), name)
-        globals()[name] = value       # later lookups skip this hook
+        globals()[name] = value  # later lookups skip this hook
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

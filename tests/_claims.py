@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from icl_symbolic.verification import claimfile
 
-SMALL_LADDER = '''
+SMALL_LADDER = """
 [[claim]]
 id = "small.ladder"
 source = "test"
@@ -47,7 +47,7 @@ tau = 2
 n_test = 50
 tolerance = { z = 3.29, reason = "test" }
 expected = "holds"
-'''
+"""
 
 
 def small_ladder_file(tmp_path):

@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import os
 
-PROFILE = "deep" if os.environ.get("ICL_SYMBOLIC_DEEP") == "1" else \
-    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default")
+PROFILE = (
+    "deep"
+    if os.environ.get("ICL_SYMBOLIC_DEEP") == "1"
+    else os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default")
+)
 
 #: max_examples of the profiles without a per-test count, and the factor for those with one.
 #: ``deep`` (ICL_SYMBOLIC_DEEP=1) is the on-demand tier: random seeds, many examples.

@@ -27,8 +27,14 @@ from hypothesis import HealthCheck, settings
 from _examples import MAX_EXAMPLES, PROFILE
 
 for _name, _n in MAX_EXAMPLES.items():
-    settings.register_profile(_name, max_examples=_n, deadline=None, derandomize=_name not in ("xslow", "deep"),
-                              print_blob=_name != "default", suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile(
+        _name,
+        max_examples=_n,
+        deadline=None,
+        derandomize=_name not in ("xslow", "deep"),
+        print_blob=_name != "default",
+        suppress_health_check=[HealthCheck.too_slow],
+    )
 settings.load_profile(PROFILE)
 
 XSLOW = os.environ.get("ICL_SYMBOLIC_XSLOW") == "1"

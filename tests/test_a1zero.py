@@ -3,10 +3,12 @@
 import numpy as np
 import pytest
 import sympy
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from icl_symbolic.theory import a1zero, asymptotic as T
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.theory import a1zero
+from icl_symbolic.theory import asymptotic as T
 
 
 @pytest.fixture(scope="module")
@@ -18,8 +20,10 @@ def test_derivation_verdicts(D):
     assert D.all_hold
     q, tau, lam, chi = (D.symbols[k] for k in ("q", "tau", "lam", "chi0"))
     # the physical root satisfies the fixed point and is positive at sample points
-    for vals in ({q: 1, tau: sympy.Rational(1, 2), lam: sympy.Rational(1, 10)},
-                 {q: 3, tau: 4, lam: sympy.Rational(1, 1000)}):
+    for vals in (
+        {q: 1, tau: sympy.Rational(1, 2), lam: sympy.Rational(1, 10)},
+        {q: 3, tau: 4, lam: sympy.Rational(1, 1000)},
+    ):
         c0 = D.chi0.subs(vals)
         assert c0 > 0
         assert sympy.simplify(D.fixed_point.lhs.subs(chi, c0) - D.fixed_point.rhs.subs(vals).subs(chi, c0)) == 0
@@ -63,7 +67,7 @@ def test_ridge_tends_to_eq10(tau):
     """e(lam) -> Eq. (10) linearly in lam (constant grows like 1/(1-tau)^2 near the peak)."""
     target = a1zero.e_a1zero(1.3, tau=tau)
     gaps = [abs(a1zero.e_a1zero(1.3, alpha=2.0, tau=tau, lam=lam) - target) for lam in (1e-4, 1e-7)]
-    assert gaps[1] < 1e-4 * target and gaps[1] < 2e-3 * gaps[0]   # O(lam): ratio 1e-3
+    assert gaps[1] < 1e-4 * target and gaps[1] < 2e-3 * gaps[0]  # O(lam): ratio 1e-3
 
 
 @given(rho=st.floats(1e-3, 10), tau=st.floats(0.05, 20), lam=st.floats(1e-6, 1e3), alpha=st.floats(0.05, 100))
@@ -83,4 +87,4 @@ def test_negative_control_wrong_root(D):
     q, tau, lam = (D.symbols[k] for k in ("q", "tau", "lam"))
     wrong = [r for r in D.roots if r != D.chi0][0]
     lt_wrong = sympy.limit((lam * (1 + wrong)).subs({tau: sympy.Rational(1, 2), q: 1}), lam, 0, "+")
-    assert lt_wrong != 1   # the physical root gives q (1 - tau)/tau = 1 here
+    assert lt_wrong != 1  # the physical root gives q (1 - tau)/tau = 1 here

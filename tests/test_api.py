@@ -45,14 +45,14 @@ def test_notebook_session_hermite_coeffs():
         assert abs(mpmath.mpf(s.value) - (a1 + 1)) <= mpmath.mpf(s.abs_err)
         assert abs(mpmath.mpf(s.value) - (a1 + 1)) < mpmath.mpf(10) ** -39
     rnl = float(r.rho_nonlinear)
-    assert rnl == pytest.approx(float(mpmath.mpf("0.1") + ef2 - a1 ** 2), rel=1e-15)
+    assert rnl == pytest.approx(float(mpmath.mpf("0.1") + ef2 - a1**2), rel=1e-15)
 
 
 def test_notebook_session_exact_teacher_arithmetic_stays_exact():
     r = ics.hermite_coeffs("sin(g)", rho="0.1")
-    v = r.rho_nonlinear / r.a1 ** 2
-    assert v.method == "exact" and v.to_str(6) == "0.447029"       # Fig. 1 legend
-    assert (r.rho_f / r.a1 ** 2 - v).exact.equals(1)                 # the caption's +1
+    v = r.rho_nonlinear / r.a1**2
+    assert v.method == "exact" and v.to_str(6) == "0.447029"  # Fig. 1 legend
+    assert (r.rho_f / r.a1**2 - v).exact.equals(1)  # the caption's +1
 
 
 def test_notebook_session_theory_sweep():
@@ -75,7 +75,7 @@ def test_sweep_through_tau_one_marks_the_point():
     assert pts[0]["reason"] is None and math.isfinite(pts[2]["e"])
     assert "diverges" in repr(c).splitlines()[2]
     with pytest.raises(ics.ICLError, match="interpolation"):
-        ics.e_nonlinear("tanh(g)", tau=1)          # a single point at the peak has no value
+        ics.e_nonlinear("tanh(g)", tau=1)  # a single point at the peak has no value
 
 
 def _check_sim(s, d, seeds):
@@ -111,12 +111,18 @@ def test_notebook_session_verify():
 
 
 PAPER_ORDER = ["rho", "alpha", "kappa", "tau", "lam", "d", "C_train", "C_test"]
-DEFAULTS = {"rho": defaults.RHO, "alpha": defaults.ALPHA, "kappa": defaults.KAPPA, "tau": defaults.TAU,
-            "lam": defaults.LAM}
+DEFAULTS = {
+    "rho": defaults.RHO,
+    "alpha": defaults.ALPHA,
+    "kappa": defaults.KAPPA,
+    "tau": defaults.TAU,
+    "lam": defaults.LAM,
+}
 
 
-@pytest.mark.parametrize("name", ["hermite_coeffs", "e_nonlinear", "e_linear", "conditional_moments", "simulate",
-                                  "diagnose"])
+@pytest.mark.parametrize(
+    "name", ["hermite_coeffs", "e_nonlinear", "e_linear", "conditional_moments", "simulate", "diagnose"]
+)
 def test_one_argument_order_and_the_same_defaults(name):
     sig = inspect.signature(getattr(ics, name))
     params = list(sig.parameters.values())
@@ -132,6 +138,7 @@ def test_one_argument_order_and_the_same_defaults(name):
 
 def test_public_names_are_exported_and_documented():
     from pathlib import Path
+
     doc = (Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text()
     for name in ics.__all__:
         assert hasattr(ics, name)
@@ -146,16 +153,15 @@ def test_the_commands_plots_are_figures_of_the_same_numbers():
     c = ics.e_nonlinear("sin(g)", tau=[0.5, 2, 4])
     fig = ics.plot_theory(c)
     assert isinstance(fig, Figure)
-    y = [v for v in fig.axes[0].lines[0].get_ydata() if math.isfinite(v)]    # NaN: the break at tau = 1
+    y = [v for v in fig.axes[0].lines[0].get_ydata() if math.isfinite(v)]  # NaN: the break at tau = 1
     assert y == pytest.approx([p["e"] for p in c.points()], rel=1e-15)
     r = ics.hermite_coeffs("g**3", M=3)
     spec = ics.plot_spectrum(r).axes[0].lines[0]
-    assert list(spec.get_xdata()) == [1, 3] and list(spec.get_ydata()) == [9.0, 6.0]     # a_1^2, a_3^2
+    assert list(spec.get_xdata()) == [1, 3] and list(spec.get_ydata()) == [9.0, 6.0]  # a_1^2, a_3^2
     sweep = ics.simulate("g", d=6, tau=[0.5, 3], seeds=2, n_test=200)
     ax = ics.plot_simulation(sweep).axes[0]
     theory_line = ax.lines[-1]
-    assert list(theory_line.get_ydata()) == pytest.approx(
-        [float(ics.e_linear(tau=t)) for t in (0.5, 3)], rel=1e-12)
+    assert list(theory_line.get_ydata()) == pytest.approx([float(ics.e_linear(tau=t)) for t in (0.5, 3)], rel=1e-12)
     with pytest.raises(ics.ICLError):
         ics.plot_theory(r)
 
@@ -168,7 +174,7 @@ def test_no_submodule_shadows_a_root_function():
 
     before = {name: getattr(ics, name) for name in ics.__all__}
     for info in pkgutil.walk_packages(ics.__path__, ics.__name__ + "."):
-        if not info.name.endswith("__main__"):         # runs the command line when imported
+        if not info.name.endswith("__main__"):  # runs the command line when imported
             importlib.import_module(info.name)
     assert {name: getattr(ics, name) for name in ics.__all__} == before
     assert callable(ics.simulate) and callable(ics.verify)
@@ -190,8 +196,15 @@ def test_every_result_type_speaks_the_same_language(monkeypatch):
     import types
 
     sim = ics.simulate("g", d=4, tau=[2, 4], seeds=2, n_test=100)
-    results = [ics.hermite_coeffs("g"), ics.e_nonlinear("g", tau=[0.5, 1, 2]), sim, sim[0],
-               ics.verify(only=["eq2.a1_is_E_gf"]), ics.conditional_moments("g", d=4), ics.diagnose("1.447", "sin(g)")]
+    results = [
+        ics.hermite_coeffs("g"),
+        ics.e_nonlinear("g", tau=[0.5, 1, 2]),
+        sim,
+        sim[0],
+        ics.verify(only=["eq2.a1_is_E_gf"]),
+        ics.conditional_moments("g", d=4),
+        ics.diagnose("1.447", "sin(g)"),
+    ]
     for r in results:
         name = type(r).__name__
         assert isinstance(r.to_json(), dict) and r.to_json(), name
@@ -200,9 +213,12 @@ def test_every_result_type_speaks_the_same_language(monkeypatch):
         if "points" in r.to_json():
             assert r.to_json()["points"] == rows, name
         assert "<" in r._repr_html_(), name
-    monkeypatch.setitem(sys.modules, "pandas", None)               # pandas not installed
-    with pytest.raises(ics.ICLError, match=r"needs pandas, which is optional \(pip install pandas\); "
-                                       r"SimSweep.points\(\) gives the same rows"):
+    monkeypatch.setitem(sys.modules, "pandas", None)  # pandas not installed
+    with pytest.raises(
+        ics.ICLError,
+        match=r"needs pandas, which is optional \(pip install pandas\); "
+        r"SimSweep.points\(\) gives the same rows",
+    ):
         sim.to_pandas()
     fake = types.ModuleType("pandas")
     fake.DataFrame = lambda rows: ("frame", rows)
@@ -219,7 +235,9 @@ def test_every_result_type_speaks_the_same_language(monkeypatch):
 def test_every_command_has_an_api_function_with_its_numbers(capsys, tmp_path):
     """extrapolate, kernel, appendix_a, figure: the library side of the commands, the same numbers."""
     import json
+
     from icl_symbolic.cli import main
+
     a = ics.appendix_a("identity", "lowrank:5", d=100)
     assert [x.holds for x in a] == [True, False] and a[0].effective_rank == pytest.approx(100)
     with pytest.raises(ics.ICLError, match="d: expected an integer >= 1"):
@@ -229,17 +247,23 @@ def test_every_command_has_an_api_function_with_its_numbers(capsys, tmp_path):
     assert json.loads(capsys.readouterr().out)["points"] == k.points()
     assert k.points()[1]["e"] is None and "diverges" in k.points()[1]["reason"]
     x = ics.extrapolate("g", d=[4, 6], seeds=2, n_test=100)
-    assert isinstance(x, ics.Extrapolation) and len(x.points) == 2 and x.e_theory == pytest.approx(
-        float(ics.e_nonlinear("g")))
+    assert (
+        isinstance(x, ics.Extrapolation)
+        and len(x.points) == 2
+        and x.e_theory == pytest.approx(float(ics.e_nonlinear("g")))
+    )
     with pytest.raises(ics.ICLError, match="no finite e_inf"):
         ics.extrapolate("g", d=[4, 6], tau=1)
-    meta = ics.figure("a1zero", tmp_path / "f", quick=True, seeds=1, d=4, taus=[0.5, 2.0], ak=[(2.0, 2.0)],
-                      n_test=100)
-    assert sorted(p.name for p in (tmp_path / "f").iterdir()) == ["figure_a1zero.csv", "figure_a1zero.json",
-                                                                  "figure_a1zero.png"]
+    meta = ics.figure("a1zero", tmp_path / "f", quick=True, seeds=1, d=4, taus=[0.5, 2.0], ak=[(2.0, 2.0)], n_test=100)
+    assert sorted(p.name for p in (tmp_path / "f").iterdir()) == [
+        "figure_a1zero.csv",
+        "figure_a1zero.json",
+        "figure_a1zero.png",
+    ]
     assert meta["points"] and {"panel", "kind", "e"} <= set(meta["points"][0])
 
 
 def test_the_package_root_and_the_api_list_the_same_names():
     import icl_symbolic.api as api
+
     assert set(ics._API) == set(api.NAMES) and all(callable(getattr(ics, n)) for n in ics._API)

@@ -21,8 +21,8 @@ FAMILIES = ["identity", "powerlaw:0.5", "powerlaw:2", "spiked:0.5:2", "lowrank:3
 
 def _sigma_moments(lam, d):
     mean = lam.sum() / d
-    var = 2 * np.sum(lam ** 2) / d ** 2
-    mu4 = (48 * np.sum(lam ** 4) + 12 * np.sum(lam ** 2) ** 2) / d ** 4
+    var = 2 * np.sum(lam**2) / d**2
+    mu4 = (48 * np.sum(lam**4) + 12 * np.sum(lam**2) ** 2) / d**4
     return mean, var, mu4
 
 
@@ -42,7 +42,7 @@ def test_mean_and_variance_of_sigma_w_against_sampled_tasks():
         assert a.mean_sigma == pytest.approx(mean, rel=1e-14)
         assert a.var_sigma == pytest.approx(var, rel=1e-14)
         se_mean = np.sqrt(var / n)
-        se_var = np.sqrt((mu4 - var ** 2) / n)
+        se_var = np.sqrt((mu4 - var**2) / n)
         assert se_var < 0.02 * var
         assert abs(sig.mean() - a.mean_sigma) <= z * se_mean, (spec, sig.mean(), a.mean_sigma)
         assert abs(sig.var(ddof=1) - a.var_sigma) <= z * se_var, (spec, sig.var(ddof=1), a.var_sigma)
@@ -59,19 +59,29 @@ def test_variance_formula_for_a_rotated_matrix():
     C *= d / np.trace(C)
     cov = from_array(C, d)
     a = appendix_a(cov)
-    assert a.var_sigma == pytest.approx(2 * np.trace(C @ C) / d ** 2, rel=1e-12)
+    assert a.var_sigma == pytest.approx(2 * np.trace(C @ C) / d**2, rel=1e-12)
     assert a.effective_rank == pytest.approx(np.trace(C) ** 2 / np.trace(C @ C), rel=1e-12)
     W = sample_tasks(cov, n, rng)
     assert np.cov(W.T) == pytest.approx(C, abs=0.05 * np.max(np.abs(C)))
     sig = np.einsum("nd,nd->n", W, W) / d
     mean, var, mu4 = _sigma_moments(cov.eigvals, d)
     assert abs(sig.mean() - mean) <= z * np.sqrt(var / n)
-    assert abs(sig.var(ddof=1) - var) <= z * np.sqrt((mu4 - var ** 2) / n)
+    assert abs(sig.var(ddof=1) - var) <= z * np.sqrt((mu4 - var**2) / n)
 
 
-@pytest.mark.parametrize("spec,holds", [("identity", True), ("powerlaw:0.5", True), ("powerlaw:1", True),
-                                        ("powerlaw:2", False), ("spiked:0.5:2", False),
-                                        ("spiked:0:2", True), ("lowrank:0.25", True), ("lowrank:3", False)])
+@pytest.mark.parametrize(
+    "spec,holds",
+    [
+        ("identity", True),
+        ("powerlaw:0.5", True),
+        ("powerlaw:1", True),
+        ("powerlaw:2", False),
+        ("spiked:0.5:2", False),
+        ("spiked:0:2", True),
+        ("lowrank:0.25", True),
+        ("lowrank:3", False),
+    ],
+)
 def test_result1_conditions_match_how_r_eff_actually_scales(spec, holds):
     """The checker's verdict (tr C = d and tr C^2 = o(d^2)) agrees with what the family
     does as d grows: r_eff = tr(C)^2/tr(C^2) grows (and Var(sigma_w) -> 0) exactly
@@ -83,10 +93,10 @@ def test_result1_conditions_match_how_r_eff_actually_scales(spec, holds):
     r = np.array([i.effective_rank for i in infos])
     v = np.array([i.var_sigma for i in infos])
     if holds:
-        assert r[-1] / r[0] > 3, r            # grows without bound (at least like d^0.5 / log)
+        assert r[-1] / r[0] > 3, r  # grows without bound (at least like d^0.5 / log)
         assert v[-1] < v[0] / 3
     else:
-        assert r[-1] / r[0] < 1.05, r          # saturates
+        assert r[-1] / r[0] < 1.05, r  # saturates
         assert v[-1] > 0.9 * v[0]
 
 

@@ -41,7 +41,7 @@ from icl_symbolic.core import caches
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:                       # pragma: no cover
+else:  # pragma: no cover
     import tomli as tomllib
 
 PACKAGE = "icl_symbolic"
@@ -55,10 +55,11 @@ def _lint(cwd: Path, env_path: Path | None = None) -> subprocess.CompletedProces
     env = dict(os.environ)
     if env_path is not None:
         env["PYTHONPATH"] = str(env_path)
-    code = ("import sys; from importlinter.cli import lint_imports; "
-            "sys.exit(lint_imports(config_filename='pyproject.toml', no_cache=True, no_logo=True))")
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
+    code = (
+        "import sys; from importlinter.cli import lint_imports; "
+        "sys.exit(lint_imports(config_filename='pyproject.toml', no_cache=True, no_logo=True))"
+    )
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
 def _module_name(path: Path, root: Path) -> str:
@@ -103,8 +104,7 @@ def _function_level_imports(tree):
 
     def visit(node, nested):
         for child in ast.iter_child_nodes(node):
-            inner = nested or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                                                 ast.Lambda))
+            inner = nested or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
             if isinstance(child, (ast.Import, ast.ImportFrom)) and nested:
                 out.append(child)
             visit(child, inner)
@@ -154,14 +154,17 @@ def test_contracts_kept():
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize("rel, line, contract", [
-    # simulation leaning on the theory it is compared with
-    ("simulation/simulator.py", "from icl_symbolic.theory import asymptotic as _planted", "Theory and simulation"),
-    # an upward import across folders: the engine reaching into verification
-    ("engine/gauss.py", "from icl_symbolic.verification import judge as _planted", "layers"),
-    # a lower folder importing the command line
-    ("model/moments.py", "from icl_symbolic.cli import _args as _planted", "command line"),
-])
+@pytest.mark.parametrize(
+    "rel, line, contract",
+    [
+        # simulation leaning on the theory it is compared with
+        ("simulation/simulator.py", "from icl_symbolic.theory import asymptotic as _planted", "Theory and simulation"),
+        # an upward import across folders: the engine reaching into verification
+        ("engine/gauss.py", "from icl_symbolic.verification import judge as _planted", "layers"),
+        # a lower folder importing the command line
+        ("model/moments.py", "from icl_symbolic.cli import _args as _planted", "command line"),
+    ],
+)
 def test_contracts_catch_a_planted_violation(tmp_path, rel, line, contract):
     copy = _planted_copy(tmp_path, rel, line)
     r = _lint(copy, env_path=copy)
@@ -178,15 +181,22 @@ def test_no_private_name_imports():
 def test_private_name_rule_catches_a_planted_violation(tmp_path):
     copy = _planted_copy(tmp_path, "theory/peak.py", "from icl_symbolic.core.stats import _planted_private")
     found = private_imports(copy / PACKAGE)
-    assert len(found) == 1 and found[0].startswith("icl_symbolic/theory/peak.py:") and \
-        found[0].endswith("_planted_private from icl_symbolic.core.stats"), found
+    assert (
+        len(found) == 1
+        and found[0].startswith("icl_symbolic/theory/peak.py:")
+        and found[0].endswith("_planted_private from icl_symbolic.core.stats")
+    ), found
     copy2 = _planted_copy(tmp_path / "b", "theory/peak.py", "from icl_symbolic.cli import _args")
     assert [b.rpartition(": ")[2] for b in private_imports(copy2 / PACKAGE)] == ["_args from icl_symbolic.cli"]
 
 
 def test_no_import_cycles(graph):
-    cycles = [(a, b) for a in graph.modules for b in graph.find_modules_directly_imported_by(a)
-              if graph.chain_exists(importer=b, imported=a)]
+    cycles = [
+        (a, b)
+        for a in graph.modules
+        for b in graph.find_modules_directly_imported_by(a)
+        if graph.chain_exists(importer=b, imported=a)
+    ]
     assert not cycles, f"import cycles through: {sorted(cycles)}"
 
 
@@ -201,9 +211,13 @@ def test_backend_selected_only_by_the_cli():
         rel = path.relative_to(ROOT.parent)
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr == "use" and \
-                    isinstance(node.value, ast.Name) and node.value.id == "matplotlib" and \
-                    rel.parts[1] != "cli":
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "use"
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "matplotlib"
+                and rel.parts[1] != "cli"
+            ):
                 bad.append(f"{rel}:{node.lineno}: matplotlib.use")
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
@@ -224,7 +238,7 @@ def test_every_folder_is_in_the_layers():
     layers = next(c for c in config["contracts"] if c["id"] == "layers")["layers"]
     placed = {name.strip() for layer in layers for name in layer.split("|")}
     folders = {f"{PACKAGE}.{p.parent.name}" for p in ROOT.glob("*/__init__.py")}
-    data_only = {f"{PACKAGE}.data"}       # package data (TOML tables), no code
+    data_only = {f"{PACKAGE}.data"}  # package data (TOML tables), no code
     assert folders - data_only == placed, (folders - data_only) ^ placed
     stray = sorted(p.name for p in ROOT.glob("*.py") if p.name not in ("__init__.py", "__main__.py", "_version.py"))
     assert not stray, f"modules outside the folders: {stray}"
@@ -238,9 +252,13 @@ def unregistered_caches(modules) -> list[str]:
     for mod in modules:
         for attr, val in vars(mod).items():
             clear = getattr(val, "cache_clear", None)
-            if callable(clear) and getattr(val, "__module__", "") == mod.__name__ and \
-                    not any(c.owner == f"{mod.__name__}.{getattr(val, '__qualname__', attr)}"
-                            for c in caches.registered()):
+            if (
+                callable(clear)
+                and getattr(val, "__module__", "") == mod.__name__
+                and not any(
+                    c.owner == f"{mod.__name__}.{getattr(val, '__qualname__', attr)}" for c in caches.registered()
+                )
+            ):
                 bad.append(f"{mod.__name__}.{attr}")
             elif CACHE_NAME.match(attr) and isinstance(val, (dict, list)) and id(val) not in known_store:
                 bad.append(f"{mod.__name__}.{attr}")
@@ -268,11 +286,13 @@ def test_every_cache_has_an_owner_and_a_public_clear():
 def test_the_cache_rule_catches_a_hand_made_cache():
     import functools
     import types
+
     fake = types.ModuleType("icl_symbolic.planted")
 
     @functools.lru_cache(maxsize=2)
     def f(x):
         return x
+
     f.__module__ = fake.__name__
     fake.f = f
     fake._PLANTED_CACHE = {}
@@ -285,26 +305,71 @@ def test_the_cache_rule_catches_a_hand_made_cache():
 #: command modules not yet on the API alone, with the library modules they still import; this list
 #: may only shrink (a new library import in any command fails the test below)
 CLI_NOT_YET_ON_API = {
-    "extrapolate": {"icl_symbolic.core", "icl_symbolic.core.errors", "icl_symbolic.kernel_learner.ladder", "icl_symbolic.kernel_learner.simulation", "icl_symbolic.kernel_learner.theory", "icl_symbolic.output.io", "icl_symbolic.output.plotting", "icl_symbolic.simulation.simulator", "icl_symbolic.studies.extrapolate", "icl_symbolic.theory.asymptotic", "icl_symbolic.theory.peak"},
-    "reproduce": {"icl_symbolic.core", "icl_symbolic.core.errors", "icl_symbolic.core.stats", "icl_symbolic.diagnosis.slips", "icl_symbolic.engine.expr", "icl_symbolic.model.gamma_error", "icl_symbolic.output.io", "icl_symbolic.output.plotting", "icl_symbolic.studies.reproduce", "icl_symbolic.theory.asymptotic"},
-    "simulate": {"icl_symbolic.core", "icl_symbolic.core.errors", "icl_symbolic.engine.expr", "icl_symbolic.kernel_learner.simulation", "icl_symbolic.kernel_learner.theory", "icl_symbolic.model.gamma_error", "icl_symbolic.output.io", "icl_symbolic.output.plotting", "icl_symbolic.simulation.simulator", "icl_symbolic.studies.compare"},
+    "extrapolate": {
+        "icl_symbolic.core",
+        "icl_symbolic.core.errors",
+        "icl_symbolic.kernel_learner.ladder",
+        "icl_symbolic.kernel_learner.simulation",
+        "icl_symbolic.kernel_learner.theory",
+        "icl_symbolic.output.io",
+        "icl_symbolic.output.plotting",
+        "icl_symbolic.simulation.simulator",
+        "icl_symbolic.studies.extrapolate",
+        "icl_symbolic.theory.asymptotic",
+        "icl_symbolic.theory.peak",
+    },
+    "reproduce": {
+        "icl_symbolic.core",
+        "icl_symbolic.core.errors",
+        "icl_symbolic.core.stats",
+        "icl_symbolic.diagnosis.slips",
+        "icl_symbolic.engine.expr",
+        "icl_symbolic.model.gamma_error",
+        "icl_symbolic.output.io",
+        "icl_symbolic.output.plotting",
+        "icl_symbolic.studies.reproduce",
+        "icl_symbolic.theory.asymptotic",
+    },
+    "simulate": {
+        "icl_symbolic.core",
+        "icl_symbolic.core.errors",
+        "icl_symbolic.engine.expr",
+        "icl_symbolic.kernel_learner.simulation",
+        "icl_symbolic.kernel_learner.theory",
+        "icl_symbolic.model.gamma_error",
+        "icl_symbolic.output.io",
+        "icl_symbolic.output.plotting",
+        "icl_symbolic.simulation.simulator",
+        "icl_symbolic.studies.compare",
+    },
 }
 
 
 def _library_imports(path) -> set:
     """The icl_symbolic modules a file imports that are neither the API nor the command line."""
     import ast
+
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else \
-            [a.name for a in node.names] if isinstance(node, ast.Import) else []
-        out |= {n for n in names if n.startswith("icl_symbolic")
-                and not n.startswith(("icl_symbolic.api", "icl_symbolic.cli", "icl_symbolic._version"))}
+        names = (
+            [node.module]
+            if isinstance(node, ast.ImportFrom) and node.module
+            else [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else []
+        )
+        out |= {
+            n
+            for n in names
+            if n.startswith("icl_symbolic")
+            and not n.startswith(("icl_symbolic.api", "icl_symbolic.cli", "icl_symbolic._version"))
+        }
     return out
 
 
 def test_command_modules_import_only_the_api_and_cli_helpers(tmp_path):
     from icl_symbolic.cli import COMMANDS
+
     cli = Path(__file__).resolve().parents[1] / "icl_symbolic" / "cli"
     for module in COMMANDS.values():
         found = _library_imports(cli / f"{module}.py")
@@ -315,6 +380,6 @@ def test_command_modules_import_only_the_api_and_cli_helpers(tmp_path):
     # simulate, extrapolate and reproduce still call the library for the simulation conventions, the IDG
     # error and the kernel-learner ladder (their API functions do not take them yet)
     assert set(on_api) == set(COMMANDS.values()) - {"simulate", "extrapolate", "reproduce"}
-    planted = tmp_path / "theory.py"                       # the check fails on a planted library import
+    planted = tmp_path / "theory.py"  # the check fails on a planted library import
     planted.write_text((cli / "theory.py").read_text() + "\nfrom icl_symbolic.theory import asymptotic\n")
     assert _library_imports(planted) == {"icl_symbolic.theory"}

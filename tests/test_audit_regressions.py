@@ -41,11 +41,14 @@ def _holds(value, truth):
     assert value.abs_err is not None or value.method == "exact"
     with mpmath.workdps(60):
         err = mpmath.mpf(value.abs_err or 0)
-        assert abs(mpmath.mpf(value.value) - truth) <= err + abs(truth) * mpmath.mpf(10) ** -(value.digits or 1), \
-            (value, truth)
+        assert abs(mpmath.mpf(value.value) - truth) <= err + abs(truth) * mpmath.mpf(10) ** -(value.digits or 1), (
+            value,
+            truth,
+        )
 
 
 # -- bounds that lied -----------------------------------------------------------
+
 
 def test_singularity_near_p_one_is_exact():
     # E[|g|^(-0.98)] = 2^(-0.49) Gamma(0.01) / sqrt(pi) = 39.9437740551917...  (was 33.126 +- 4.1)
@@ -63,7 +66,7 @@ def test_singularity_by_quadrature_has_an_honest_bound():
         truth = mpmath.mpf(2) ** mpmath.mpf("-0.45") * mpmath.gamma(mpmath.mpf("0.05")) / mpmath.sqrt(mpmath.pi)
     v = expect("abs(g)**(-0.9)", digits=15, exact=False)
     assert abs(mpmath.mpf(v.value) - truth) <= mpmath.mpf(v.abs_err)
-    if v.digits is not None:     # every printed digit right
+    if v.digits is not None:  # every printed digit right
         assert abs(mpmath.mpf(v.to_str(15)) - truth) <= 2 * mpmath.mpf(10) ** -(v.digits - 1) * abs(truth)
 
 
@@ -112,6 +115,7 @@ def test_a_m_squared_at_working_precision(capsys, tmp_path):
 def test_zero_is_not_printed_with_false_digits():
     # a value indistinguishable from 0 with a large error is "uncertified", not "0.0 (15 digits)"
     from icl_symbolic.engine.gauss import mp_value
+
     v = mp_value(mpmath.mpf("0.01"), mpmath.mpf("0.2"), 15)
     assert v.to_str(15) == "uncertified" and v.to_json()["value"] is None
 
@@ -125,8 +129,9 @@ def test_bounded_variable_power_no_memory_error():
     # (1/2)**(2**g) is bounded by 1; MemoryError before.  E[f^2] = E[4^(-2^g)], by an
     # independent mpmath quadrature in the test:
     with mpmath.workdps(30):
-        truth = mpmath.quad(lambda t: mpmath.exp(-mpmath.log(4) * mpmath.power(2, t)) * mpmath.npdf(t),
-                            [-40, -10, 0, 10]) + mpmath.ncdf(-40)   # 4^(-2^g) <= 1; 0 for g > 10
+        truth = mpmath.quad(
+            lambda t: mpmath.exp(-mpmath.log(4) * mpmath.power(2, t)) * mpmath.npdf(t), [-40, -10, 0, 10]
+        ) + mpmath.ncdf(-40)  # 4^(-2^g) <= 1; 0 for g > 10
     v = expect("((1/2)**(2**g))**2", digits=15)
     _holds(v, truth)
 
@@ -158,13 +163,15 @@ def test_many_abs_terms_exact_and_bounded_time():
     v = expect(text, digits=20)
     assert time.monotonic() - t0 < 60
     with mpmath.workdps(40):
-        truth = mpmath.fsum(2 * mpmath.npdf(c) + c * (2 * mpmath.ncdf(c) - 1)
-                            for c in (mpmath.mpf(k) / 100 for k in range(300)))
+        truth = mpmath.fsum(
+            2 * mpmath.npdf(c) + c * (2 * mpmath.ncdf(c) - 1) for c in (mpmath.mpf(k) / 100 for k in range(300))
+        )
         assert v.method == "exact"
         assert abs(mpmath.mpf(v.value) - truth) < mpmath.mpf(10) ** -18
 
 
 # -- numbers past Python's limits, Unicode digits -----------------------------------
+
 
 @pytest.mark.parametrize("text", ["g**1e" + "9" * 5000, "1e" + "1" * 5000, "g+３", "٣*g", "g²"])
 def test_parser_refuses_in_one_line(text):

@@ -7,7 +7,7 @@ import time
 
 from icl_symbolic.cli import main
 
-HOSTILE = '''
+HOSTILE = """
 [[claim]]
 id = "u.hostile"
 source = "<script>alert(1)</script> [link](javascript:alert(1)) **bold** | cell"
@@ -22,7 +22,7 @@ rhs = "x"
 note = "<iframe src='http://example.invalid'></iframe> ![img](http://example.invalid/x.png)"
 tolerance = { exact = true, reason = "symbolic <b>bold</b>" }
 expected = "holds"
-'''
+"""
 
 
 def test_markdown_report_escapes_claim_text(tmp_path, capsys):
@@ -32,18 +32,18 @@ def test_markdown_report_escapes_claim_text(tmp_path, capsys):
     assert main(["verify", str(f), "--report", str(out), "--quiet"]) == 0
     capsys.readouterr()
     md = out.read_text(encoding="utf-8")
-    outside = re.sub(r"^(`{3,})math\n.*?\n\1$", "", md, flags=re.M | re.S)   # drop the fenced statement
+    outside = re.sub(r"^(`{3,})math\n.*?\n\1$", "", md, flags=re.M | re.S)  # drop the fenced statement
     for raw in ("<script", "<iframe", "<img", "<b>", "](javascript:", "![img](http"):
-        assert not re.search(r"(?<!\\)" + re.escape(raw), outside), raw   # only backslash-escaped
+        assert not re.search(r"(?<!\\)" + re.escape(raw), outside), raw  # only backslash-escaped
     # the statement's fence is longer than any backtick run inside it: it cannot be closed early
     fences = re.findall(r"^(`{3,})math$", md, flags=re.M)
     assert fences and all(len(fence) >= 5 for fence in fences)
     # the statement is still shown as typed inside its fence
     assert "x ``` <img src=x onerror=alert(1)> ````" in md
-    assert "Evidence reason (derivation): \\<script\\>alert\\(2\\)" in md     # shown, escaped
+    assert "Evidence reason (derivation): \\<script\\>alert\\(2\\)" in md  # shown, escaped
 
 
-GROWING = '''
+GROWING = """
 [[claim]]
 id = "u.grow"
 source = "user, p. 1"
@@ -57,7 +57,7 @@ rhs = "x"
 where = { a = "(b+2)**8", b = "(c+2)**8", c = "(x+2)**8" }
 tolerance = { exact = true, reason = "symbolic" }
 expected = "holds"
-'''
+"""
 
 
 def test_where_substitutions_are_bounded(tmp_path, capsys):

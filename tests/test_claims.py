@@ -8,14 +8,14 @@ import textwrap
 import pytest
 import sympy
 
+from icl_symbolic.core import caches
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.values import Value
 from icl_symbolic.verification import claimfile, judge, runner
 from icl_symbolic.verification.checks import REGISTRY
 from icl_symbolic.verification.registry import Outcome
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.values import Value
-from icl_symbolic.core import caches
 
-GOOD = '''
+GOOD = """
 [unit]
 title = "test unit"
 
@@ -34,7 +34,7 @@ quantity = "a1"
 claimed = "3"
 tolerance = { exact = true, reason = "exact" }
 expected = "holds"
-'''
+"""
 
 
 def write(tmp_path, text, name="c.toml"):
@@ -46,45 +46,60 @@ def write(tmp_path, text, name="c.toml"):
 def test_load_good_file(tmp_path):
     (c,) = claimfile.load_file(write(tmp_path, GOOD))
     assert c.id == "t.a1_g3" and c.check == "hermite_value" and c.expected == "holds"
-    assert c.params["f"] == "g^3"              # inherited from [defaults]
+    assert c.params["f"] == "g^3"  # inherited from [defaults]
     assert c.parsed["claimed"] == 3
     assert c.tolerance.kind == "exact" and c.unit == "test unit"
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda s: s.replace('id = "t.a1_g3"\n', ""), "missing required key 'id'"),
-    (lambda s: s.replace('source = "Sec. 2, Eq. (2), p. 2"\n', ""), "missing required key 'source'"),
-    (lambda s: s.replace('"hermite_value"', '"no_such_check"'), "unknown check 'no_such_check'"),
-    (lambda s: s.replace('method = "symbolic"', 'method = "guess"'), "method 'guess' is not one of"),
-    (lambda s: s.replace('evidence = "derivation"\n', ""), "missing required key 'evidence'"),
-    (lambda s: s.replace('evidence = "derivation"', 'evidence = "proof"'), "evidence 'proof' is not one of"),
-    (lambda s: s.replace('evidence = "derivation"', 'evidence = "self-test"'), "needs 'evidence_reason'"),
-    (lambda s: s.replace('evidence = "derivation"', 'evidence = "consistency"'), "needs 'evidence_reason'"),
-    (lambda s: s.replace('evidence = "derivation"', 'evidence = "derivation"\nevidence_reason = 3'),
-     "'evidence_reason' must be a non-empty string"),
-    (lambda s: s.replace('evidence = "derivation"', 'evidence = "self-test"\nevidence_reason = "  "'),
-     "'evidence_reason' must be a non-empty string"),
-    (lambda s: s.replace('expected = "holds"', 'expected = "maybe"'), "expected must be 'holds' or 'mismatch'"),
-    (lambda s: s.replace('claimed = "3"', 'claimed = "3 +"'), "claimed = '3 +'"),
-    (lambda s: s.replace('quantity = "a1"', 'quantity = "__import__(1)"'), "quantity = '__import__(1)'"),
-    (lambda s: s.replace('quantity = "a1"', 'quantity = "a1 + zeta"'), "quantity = 'a1 + zeta'"),
-    (lambda s: s.replace('quantity = "a1"', 'quantity = "a1"\ncolour = "red"'), "unknown key(s) colour"),
-    (lambda s: s.replace('tolerance = { exact = true, reason = "exact" }', 'tolerance = { exact = true }'),
-     "tolerance needs a 'reason'"),
-    (lambda s: s.replace('tolerance = { exact = true, reason = "exact" }', ''), "missing 'tolerance'"),
-    (lambda s: s.replace('{ exact = true, reason = "exact" }', '{ abs = -1, reason = "x" }'),
-     "must be a positive finite number"),
-    (lambda s: s.replace('{ exact = true, reason = "exact" }', '{ z = 3.29, reason = "x" }'),
-     "a z tolerance is for method 'mc' or 'sim'"),
-    (lambda s: s.replace('expected = "holds"', 'expected = "mismatch"'), "needs 'diagnosis'"),
-    (lambda s: s.replace('expected = "holds"', 'expected = "mismatch"\ndiagnosis = "a1 + nope"'),
-     "diagnosis 'a1 + nope'"),
-    (lambda s: s.replace('method = "symbolic"', 'method = "sim"'), "must set full = true"),
-    (lambda s: s.replace('id = "t.a1_g3"', 'id = "bad id!"'), "id may only contain"),
-    (lambda s: s + "\n[[claim]]\n" + s.split("[[claim]]")[1], "duplicate id"),
-    (lambda s: s.replace("[[claim]]", "[[claims]]"), "unknown top-level key(s) claims"),
-    (lambda s: s.replace('expected = "holds"', 'expected = "holds'), "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda s: s.replace('id = "t.a1_g3"\n', ""), "missing required key 'id'"),
+        (lambda s: s.replace('source = "Sec. 2, Eq. (2), p. 2"\n', ""), "missing required key 'source'"),
+        (lambda s: s.replace('"hermite_value"', '"no_such_check"'), "unknown check 'no_such_check'"),
+        (lambda s: s.replace('method = "symbolic"', 'method = "guess"'), "method 'guess' is not one of"),
+        (lambda s: s.replace('evidence = "derivation"\n', ""), "missing required key 'evidence'"),
+        (lambda s: s.replace('evidence = "derivation"', 'evidence = "proof"'), "evidence 'proof' is not one of"),
+        (lambda s: s.replace('evidence = "derivation"', 'evidence = "self-test"'), "needs 'evidence_reason'"),
+        (lambda s: s.replace('evidence = "derivation"', 'evidence = "consistency"'), "needs 'evidence_reason'"),
+        (
+            lambda s: s.replace('evidence = "derivation"', 'evidence = "derivation"\nevidence_reason = 3'),
+            "'evidence_reason' must be a non-empty string",
+        ),
+        (
+            lambda s: s.replace('evidence = "derivation"', 'evidence = "self-test"\nevidence_reason = "  "'),
+            "'evidence_reason' must be a non-empty string",
+        ),
+        (lambda s: s.replace('expected = "holds"', 'expected = "maybe"'), "expected must be 'holds' or 'mismatch'"),
+        (lambda s: s.replace('claimed = "3"', 'claimed = "3 +"'), "claimed = '3 +'"),
+        (lambda s: s.replace('quantity = "a1"', 'quantity = "__import__(1)"'), "quantity = '__import__(1)'"),
+        (lambda s: s.replace('quantity = "a1"', 'quantity = "a1 + zeta"'), "quantity = 'a1 + zeta'"),
+        (lambda s: s.replace('quantity = "a1"', 'quantity = "a1"\ncolour = "red"'), "unknown key(s) colour"),
+        (
+            lambda s: s.replace('tolerance = { exact = true, reason = "exact" }', "tolerance = { exact = true }"),
+            "tolerance needs a 'reason'",
+        ),
+        (lambda s: s.replace('tolerance = { exact = true, reason = "exact" }', ""), "missing 'tolerance'"),
+        (
+            lambda s: s.replace('{ exact = true, reason = "exact" }', '{ abs = -1, reason = "x" }'),
+            "must be a positive finite number",
+        ),
+        (
+            lambda s: s.replace('{ exact = true, reason = "exact" }', '{ z = 3.29, reason = "x" }'),
+            "a z tolerance is for method 'mc' or 'sim'",
+        ),
+        (lambda s: s.replace('expected = "holds"', 'expected = "mismatch"'), "needs 'diagnosis'"),
+        (
+            lambda s: s.replace('expected = "holds"', 'expected = "mismatch"\ndiagnosis = "a1 + nope"'),
+            "diagnosis 'a1 + nope'",
+        ),
+        (lambda s: s.replace('method = "symbolic"', 'method = "sim"'), "must set full = true"),
+        (lambda s: s.replace('id = "t.a1_g3"', 'id = "bad id!"'), "id may only contain"),
+        (lambda s: s + "\n[[claim]]\n" + s.split("[[claim]]")[1], "duplicate id"),
+        (lambda s: s.replace("[[claim]]", "[[claims]]"), "unknown top-level key(s) claims"),
+        (lambda s: s.replace('expected = "holds"', 'expected = "holds'), "not valid TOML"),
+    ],
+)
 def test_malformed_file_names_file_claim_and_problem(tmp_path, mutate, message):
     p = write(tmp_path, mutate(GOOD))
     with pytest.raises(ICLError) as exc:
@@ -107,8 +122,9 @@ def test_uncounted_kind_without_reason_names_the_claim(tmp_path, kind):
 
 def test_evidence_reason_is_loaded_and_carried_into_json(tmp_path):
     """The reason is optional for counted kinds, whitespace-normalised, and null in JSON when absent."""
-    text = GOOD.replace('evidence = "derivation"',
-                        'evidence = "self-test"\nevidence_reason = """checks our\n   Hermite code"""')
+    text = GOOD.replace(
+        'evidence = "derivation"', 'evidence = "self-test"\nevidence_reason = """checks our\n   Hermite code"""'
+    )
     (c,) = claimfile.load_file(write(tmp_path, text))
     assert c.evidence == "self-test" and c.evidence_reason == "checks our Hermite code"
     js = runner.run_claim(c).to_json()
@@ -155,8 +171,13 @@ def test_shipped_claims_are_complete():
         if c.expected == "mismatch":
             assert c.diagnosis and c.why
     ids = {c.id for c in claims}
-    assert {"fig1.caption_noise", "fig1.unnormalised_mse", "fig1.legend_noise",
-            "fig1.offset_exactly_one", "fig1.sim_unnormalised"} <= ids
+    assert {
+        "fig1.caption_noise",
+        "fig1.unnormalised_mse",
+        "fig1.legend_noise",
+        "fig1.offset_exactly_one",
+        "fig1.sim_unnormalised",
+    } <= ids
     # the study notes' worked numbers are all transcribed
     texts = " ".join(str(c.params.get("claimed", "")) for c in claims)
     for number in ("0.164453", "0.447029", "1.447029", "0.605706", "0.394294", "0.127415", "0.027415"):
@@ -167,6 +188,7 @@ def test_shipped_claims_are_complete():
 
 # -- compare --------------------------------------------------------------------
 
+
 def tol(kind, value=None, bias=None):
     return judge.Tolerance(kind, value, "test", bias)
 
@@ -175,7 +197,7 @@ def test_compare_exact():
     a = Value.from_exact(sympy.exp(-1))
     b = Value.from_exact(sympy.exp(-sympy.Rational(1, 2)) ** 2)
     assert judge.compare(a, b, tol("exact"))[0]
-    bad = Value.from_exact(sympy.exp(-1) + sympy.Rational(1, 10 ** 25))
+    bad = Value.from_exact(sympy.exp(-1) + sympy.Rational(1, 10**25))
     holds, res, _, _ = judge.compare(a, bad, tol("exact"))
     assert not holds and res != "0"
 
@@ -210,12 +232,13 @@ def test_compare_z_needs_standard_error():
 
 # -- running --------------------------------------------------------------------
 
+
 def test_run_holds_and_mismatch(tmp_path):
     p = write(tmp_path, GOOD.replace('claimed = "3"', 'claimed = "2"'))
     (c,) = claimfile.load_file(p)
     r = runner.run_claim(c)
     assert r.verdict == "mismatch" and not r.ok and r.label == "FAILS"
-    assert r.residual == "1"          # the exact symbolic difference 3 - 2
+    assert r.residual == "1"  # the exact symbolic difference 3 - 2
     (c,) = claimfile.load_file(write(tmp_path, GOOD, "g.toml"))
     r = runner.run_claim(c)
     assert r.verdict == "holds" and r.ok and r.residual == "0"
@@ -255,6 +278,7 @@ def test_library_error_becomes_error_verdict(tmp_path, monkeypatch):
 
     def boom(claim):
         raise ZeroDivisionError("x")
+
     monkeypatch.setitem(REGISTRY, "hermite_value", type(kind)(kind.name, boom, kind.params, (), {}, ""))
     (c,) = claimfile.load_file(write(tmp_path, GOOD))
     r = runner.run_claim(c)
@@ -268,6 +292,7 @@ def test_full_claims_are_skipped_explicitly_in_quick_mode(tmp_path, monkeypatch)
     def fake(claim):
         calls.append(claim.id)
         return Outcome(computed=Value.from_exact(sympy.Integer(3)), claimed=Value.from_exact(sympy.Integer(3)))
+
     monkeypatch.setitem(REGISTRY, "hermite_value", type(kind)(kind.name, fake, kind.params, (), {}, ""))
     (c,) = claimfile.load_file(write(tmp_path, GOOD.replace('expected = "holds"', 'expected = "holds"\nfull = true')))
     (r,) = runner.run_claims([c], full=False)
@@ -277,7 +302,7 @@ def test_full_claims_are_skipped_explicitly_in_quick_mode(tmp_path, monkeypatch)
     assert r.verdict == "holds" and calls == ["t.a1_g3"]
 
 
-SYMBOLIC = '''
+SYMBOLIC = """
 [[claim]]
 id = "u.identity"
 source = "user, p. 1"
@@ -292,7 +317,7 @@ rhs = "rho_nl/(1 - tau)"
 where = { }
 tolerance = { exact = true, reason = "symbolic" }
 expected = "holds"
-'''
+"""
 
 
 def test_symbolic_identity_with_substitutions(tmp_path):
@@ -313,14 +338,14 @@ def test_enum_parameters_are_checked_at_load_time(tmp_path):
     text = text.replace('["q", "tau", "rho_nl"]', '["tau", "rho_nl", "e_below"]')
     with pytest.raises(ICLError, match="assume = 'complex': must be one of real, positive"):
         claimfile.load_file(write(tmp_path, text))
-    bad_sym = SYMBOLIC.replace("where = { }\n", "")          # e_below is not a listed symbol
+    bad_sym = SYMBOLIC.replace("where = { }\n", "")  # e_below is not a listed symbol
     with pytest.raises(ICLError, match="lhs = 'e_below'"):
         claimfile.load_file(write(tmp_path, bad_sym, "b.toml"))
 
 
 # -- the simulation check, with the simulator replaced by a seeded stand-in -------------
 
-SIM = '''
+SIM = """
 [defaults]
 f = "sin(g)"
 rho = "0.1"
@@ -345,7 +370,7 @@ scale = "a1^2"
 plot = true
 tolerance = { z = 3.29, reason = "test" }
 expected = "holds"
-'''
+"""
 
 
 def _fake_simulate(table):
@@ -354,6 +379,7 @@ def _fake_simulate(table):
 
     def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None):
         return np.array([table[f](s) for s in seeds], dtype=float)
+
     return fake
 
 
@@ -369,14 +395,14 @@ def test_simulation_check_pairs_seeds_and_diagnoses_a1_squared(tmp_path, monkeyp
     from icl_symbolic.verification.checks import simulation as checks_simulation
 
     a1sq = math.exp(-1)
-    shared = {s: 0.3 * math.sin(s) for s in range(20261007, 20261020)}     # common seed effect
+    shared = {s: 0.3 * math.sin(s) for s in range(20261007, 20261020)}  # common seed effect
     table = {"g": lambda s: 2.0 + shared[s], "sin(g)": lambda s: a1sq * (2.0 + shared[s]) * (1 + 1e-6 * (s % 3))}
     caches.clear("simulation")
     monkeypatch.setattr(checks_simulation, "_per_seed", _fake_simulate(table))
     (c,) = claimfile.load_file(write(tmp_path, SIM))
     r = runner.run_claim(c)
     assert r.verdict == "holds" and r.ok, r.detail
-    assert r.computed.stderr < 1e-5                 # paired: the shared seed effect cancelled
+    assert r.computed.stderr < 1e-5  # paired: the shared seed effect cancelled
     assert r.figures and r.figures[0][1].startswith(b"\x89PNG")
     un = SIM.replace('scale = "a1^2"\n', "").replace('expected = "holds"', 'expected = "mismatch"\ndiagnosis = "a1^2"')
     (c,) = claimfile.load_file(write(tmp_path, un, "u.toml"))
@@ -403,7 +429,7 @@ def test_docs_example_runs(tmp_path):
 
 
 def test_theory_call_arguments_checked_at_load_time(tmp_path):
-    text = '''
+    text = """
 [[claim]]
 id = "x.bad"
 source = "p. 1"
@@ -415,16 +441,18 @@ call = { function = "e_linear", args = { rho = 0.1, alpha = 2, kapa = 2, tau = 0
 claimed = "1"
 tolerance = { rel = 1e-9, reason = "x" }
 expected = "holds"
-'''
+"""
     with pytest.raises(ICLError, match=r"claim 'x.bad': call = .*e_linear\(\) has no argument\(s\) kapa"):
         claimfile.load_file(write(tmp_path, text))
     with pytest.raises(ICLError, match="function must be one of"):
         claimfile.load_file(write(tmp_path, text.replace('"e_linear"', '"os.system"'), "b.toml"))
     with pytest.raises(ICLError, match="same length"):
-        claimfile.load_file(write(tmp_path, text.replace("kapa = 2, tau = 0.5", "kappa = [1, 2], tau = [0.5]"), "c.toml"))
+        claimfile.load_file(
+            write(tmp_path, text.replace("kapa = 2, tau = 0.5", "kappa = [1, 2], tau = [0.5]"), "c.toml")
+        )
 
 
-EXTRAP = '''
+EXTRAP = """
 [[claim]]
 id = "s.extrap"
 source = "Result 1, p. 3"
@@ -442,7 +470,7 @@ tau = 3
 n_seeds = 10
 tolerance = { z = 3.29, reason = "test" }
 expected = "holds"
-'''
+"""
 
 
 def test_simulation_extrapolation_in_one_over_d(tmp_path, monkeypatch):
@@ -450,26 +478,28 @@ def test_simulation_extrapolation_in_one_over_d(tmp_path, monkeypatch):
     a gap that grows with d, or an offset in the limit, is a mismatch."""
     import numpy as np
 
-    from icl_symbolic.verification.checks import simulation as checks_simulation
     from icl_symbolic.theory.asymptotic import e_nonlinear
+    from icl_symbolic.verification.checks import simulation as checks_simulation
 
     th = float(e_nonlinear("tanh(g)", rho=0.1, alpha=2, kappa=2, tau=3).value)
     state = {"offset": 0.0, "c": 0.5}
 
     def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, **kw):
         return np.array([th + state["offset"] + state["c"] / d + 1e-4 * ((s * 7919 + d) % 5 - 2) for s in seeds])
+
     monkeypatch.setattr(checks_simulation, "_per_seed", fake)
     (c,) = claimfile.load_file(write(tmp_path, EXTRAP))
     r = runner.run_claim(c)
     assert r.verdict == "holds" and r.ok, r.detail
     assert abs(float(r.computed.value) - th) < 5 * r.computed.stderr
-    state["c"] = -0.5                       # simulations BELOW theory, gap shrinking: still holds
+    state["c"] = -0.5  # simulations BELOW theory, gap shrinking: still holds
     assert runner.run_claim(c).verdict == "holds"
-    state.update(c=0.0, offset=0.05)        # a constant offset: the limit is wrong
+    state.update(c=0.0, offset=0.05)  # a constant offset: the limit is wrong
     r = runner.run_claim(c)
-    assert r.verdict == "mismatch" and r.zscore > 100           # caught by the z test on the limit
+    assert r.verdict == "mismatch" and r.zscore > 100  # caught by the z test on the limit
     state.update(c=-0.5, offset=0.0)
-    monkeypatch.setattr(checks_simulation, "_per_seed",
-                        lambda f, rho, d, *a, **kw: fake(f, rho, 1000.0 / d, *a))   # gap grows with d
+    monkeypatch.setattr(
+        checks_simulation, "_per_seed", lambda f, rho, d, *a, **kw: fake(f, rho, 1000.0 / d, *a)
+    )  # gap grows with d
     r = runner.run_claim(c)
     assert r.verdict == "mismatch" and "must describe the ladder" in r.detail

@@ -22,8 +22,19 @@ def test_sin_json(capsys):
     doc = json.loads(out)
     assert doc["command"] == "coeffs" and len(doc["points"]) == 1
     d = doc["points"][0]
-    for key in ("expr", "rho", "digits", "a", "a_exact", "E_f2", "a1", "rho_f", "rho_nonlinear",
-                "noise_normalized", "method"):
+    for key in (
+        "expr",
+        "rho",
+        "digits",
+        "a",
+        "a_exact",
+        "E_f2",
+        "a1",
+        "rho_f",
+        "rho_nonlinear",
+        "noise_normalized",
+        "method",
+    ):
         assert key in d
     assert d["rho"] == "1/10" and d["digits"] == 30 and d["method"] == "exact"
     assert len(d["a"]) == 9 and d["a_exact"][1] == "exp(-1/2)"
@@ -36,8 +47,8 @@ def test_sin_json(capsys):
 def test_tanh_table_has_40_digits_and_provenance(capsys):
     rc, out, _ = _run(capsys, "tanh(g)", "--rho", "0.1", "--digits", "40", "--M", "3")
     assert rc == 0
-    assert "0.6057055096021588255835402275558804394262" in out      # a1, 40 digits
-    assert "0.1274153260354302571560236101085503646911" in out      # rho_nonlinear
+    assert "0.6057055096021588255835402275558804394262" in out  # a1, 40 digits
+    assert "0.1274153260354302571560236101085503646911" in out  # rho_nonlinear
     assert "mpmath quadrature, 40 digits" in out
     assert "method: mpmath" in out
 
@@ -57,13 +68,29 @@ def test_library_json_covers_the_required_teachers(capsys):
     docs = json.loads(out)["points"]
     names = [d["name"] for d in docs]
     assert names == list(LIBRARY)
-    for required in ("g", "g^2-1", "g^3", "const", "sin", "cos", "tanh", "erf", "relu", "abs", "sign",
-                     "sigmoid", "softplus", "gelu", "silu", "exp"):
+    for required in (
+        "g",
+        "g^2-1",
+        "g^3",
+        "const",
+        "sin",
+        "cos",
+        "tanh",
+        "erf",
+        "relu",
+        "abs",
+        "sign",
+        "sigmoid",
+        "softplus",
+        "gelu",
+        "silu",
+        "exp",
+    ):
         assert required in names
     by = {d["name"]: d for d in docs}
     assert by["tanh"]["method"] == "mpmath" and by["sin"]["method"] == "exact"
     assert by["g^3"]["a1"] == "3.0" and by["g^3"]["rho_nonlinear"] == "6.1"
-    assert "[17/17] exp" in err                                          # progress on stderr
+    assert "[17/17] exp" in err  # progress on stderr
 
 
 def test_library_table(capsys):
@@ -82,39 +109,53 @@ def test_plot_and_csv_are_written(capsys, tmp_path):
     assert rows[2].startswith('"relu(g)",1,0.5,0.25,exact')
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["__import__('os').system('touch pwned')"], "unexpected character"),
-    (["open('pwned','w')"], "unexpected character"),
-    (["exp(g**2)"], "not in L^2"),
-    (["1/g"], "not in L^2"),
-    (["log(g)"], "complex-valued"),
-    (["g", "--rho", "-1"], "rho"),
-    (["g", "--rho", "abc"], "unknown name"),
-    (["g", "--library"], "either EXPR or --library"),
-    ([], "missing EXPR"),
-    (["g", "--digits", "0"], "--digits"),
-    (["g", "--M", "500"], "--M"),
-    (["g", "--plot", "out.txt"], "--plot"),
-    (["g", "--M", "x"], "is not an integer"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["__import__('os').system('touch pwned')"], "unexpected character"),
+        (["open('pwned','w')"], "unexpected character"),
+        (["exp(g**2)"], "not in L^2"),
+        (["1/g"], "not in L^2"),
+        (["log(g)"], "complex-valued"),
+        (["g", "--rho", "-1"], "rho"),
+        (["g", "--rho", "abc"], "unknown name"),
+        (["g", "--library"], "either EXPR or --library"),
+        ([], "missing EXPR"),
+        (["g", "--digits", "0"], "--digits"),
+        (["g", "--M", "500"], "--M"),
+        (["g", "--plot", "out.txt"], "--plot"),
+        (["g", "--M", "x"], "is not an integer"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2_and_no_files(capsys, tmp_path, monkeypatch, argv, match):
     monkeypatch.chdir(tmp_path)
-    rc, out, err = _run(capsys, *argv, "--csv", str(tmp_path / "x.csv")) if "--plot" not in argv \
-        else _run(capsys, *argv)
+    rc, out, err = (
+        _run(capsys, *argv, "--csv", str(tmp_path / "x.csv")) if "--plot" not in argv else _run(capsys, *argv)
+    )
     assert rc == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("icl-symbolic: error:"), err
     assert match in lines[0]
     assert "Traceback" not in err and out == ""
-    assert list(tmp_path.iterdir()) == []                                # no partial output
+    assert list(tmp_path.iterdir()) == []  # no partial output
 
 
 @pytest.mark.heavy
 def test_subprocess_smoke(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "icl_symbolic", "coeffs", "g**3", "--M", "3", "--json"],
-                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    p = subprocess.run(
+        [sys.executable, "-m", "icl_symbolic", "coeffs", "g**3", "--M", "3", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["points"][0]["a1"] == "3.0"
-    p = subprocess.run([sys.executable, "-m", "icl_symbolic", "coeffs", "g.__class__"],
-                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    p = subprocess.run(
+        [sys.executable, "-m", "icl_symbolic", "coeffs", "g.__class__"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr

@@ -10,22 +10,25 @@ import numpy as np
 import pytest
 
 from icl_symbolic.cli import main
-from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
 from icl_symbolic.model.gamma_error import e_gamma_mc_tasks, e_gamma_sphere
 from icl_symbolic.simulation.simulator import simulate
 
 
-@pytest.mark.parametrize("argv, msg", [
-    (["--d", "32"], "at least two distinct"),
-    (["--d", "32,32"], "at least two distinct"),
-    (["--tau", "1"], "interpolation peak"),
-    (["--seeds", "1"], "--seeds"),
-    (["--tasks", "cube"], "invalid choice"),
-    (["--plot", "x.txt"], "must end in"),
-    (["--false-alarm", "2"], "--false-alarm"),
-    (["--d", "8,2000"], "GiB"),
-])
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["--d", "32"], "at least two distinct"),
+        (["--d", "32,32"], "at least two distinct"),
+        (["--tau", "1"], "interpolation peak"),
+        (["--seeds", "1"], "--seeds"),
+        (["--tasks", "cube"], "invalid choice"),
+        (["--plot", "x.txt"], "must end in"),
+        (["--false-alarm", "2"], "--false-alarm"),
+        (["--d", "8,2000"], "GiB"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, argv, msg):
     out = tmp_path / "o.json"
     code = main(["extrapolate", "sin(g)", "--json-out", str(out), *argv])
@@ -37,9 +40,30 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, argv,
 def test_small_ladder_json_shape_and_files(tmp_path, capsys):
     """A tiny ladder (d = 6, 8, 12; linear teacher): every documented key, and files all written."""
     js, csvf, png = tmp_path / "r.json", tmp_path / "p.csv", tmp_path / "e.png"
-    code = main(["extrapolate", "g", "--d", "6,8,12", "--seeds", "3", "--tau", "3", "--n-test", "200",
-                 "--tasks", "sphere", "--json", "--quiet", "--json-out", str(js), "--csv", str(csvf),
-                 "--plot", str(png)])
+    code = main(
+        [
+            "extrapolate",
+            "g",
+            "--d",
+            "6,8,12",
+            "--seeds",
+            "3",
+            "--tau",
+            "3",
+            "--n-test",
+            "200",
+            "--tasks",
+            "sphere",
+            "--json",
+            "--quiet",
+            "--json-out",
+            str(js),
+            "--csv",
+            str(csvf),
+            "--plot",
+            str(png),
+        ]
+    )
     out, _ = capsys.readouterr()
     obj = json.loads(out)
     assert code in (0, 1)
@@ -75,7 +99,7 @@ def test_exact_sphere_functional_matches_monte_carlo_over_sphere_tasks():
     mc = e_gamma_mc_tasks(A, b, "tanh(g)", 0.1, 10, "identity", 20000, 5, law="sphere")
     assert abs(float(ex) - float(mc)) < 4 * mc.stderr + 1e-12
     gauss = e_gamma_mc_tasks(A, b, "tanh(g)", 0.1, 10, "identity", 20000, 5)
-    assert abs(float(gauss) - float(mc)) > 4 * (gauss.stderr ** 2 + mc.stderr ** 2) ** 0.5   # the laws differ
+    assert abs(float(gauss) - float(mc)) > 4 * (gauss.stderr**2 + mc.stderr**2) ** 0.5  # the laws differ
 
 
 def test_simulate_records_the_task_law():
@@ -89,7 +113,19 @@ def test_simulate_records_the_task_law():
 def test_both_task_laws_share_the_limit_of_eq10(capsys):
     """Slow tier: the a1 = 0 teacher's Gaussian and sphere ladders both extrapolate to 2 rho_nonlinear = 2.2,
     and their paired difference is significant at finite d but extrapolates to 0 (verify --full claims)."""
-    code = main(["verify", "--full", "--quiet", "--json", "--only", "a1zero.sim_tau2_gaussian",
-                 "--only", "a1zero.sim_tau2_sphere", "--only", "a1zero.sim_laws_same_limit"])
+    code = main(
+        [
+            "verify",
+            "--full",
+            "--quiet",
+            "--json",
+            "--only",
+            "a1zero.sim_tau2_gaussian",
+            "--only",
+            "a1zero.sim_tau2_sphere",
+            "--only",
+            "a1zero.sim_laws_same_limit",
+        ]
+    )
     rows = json.loads(capsys.readouterr()[0])
     assert code == 0 and len(rows) == 3 and all(r["ok"] for r in rows), [r["detail"] for r in rows]

@@ -6,16 +6,15 @@ import json
 import numpy as np
 import pytest
 
+from icl_symbolic.cli import main
 from icl_symbolic.kernel_learner import theory as kernel
 from icl_symbolic.theory import asymptotic as theory
-from icl_symbolic.cli import main
 
 EX = "g + (g^2-1)/sqrt(2)"
 
 
 def test_documented_example_prints_modes_spectrum_and_prediction(capsys):
-    rc = main(["kernel", EX, "--features", "hermite:2", "--rho", "0.1", "--alpha", "16", "--kappa", "4",
-               "--tau", "4"])
+    rc = main(["kernel", EX, "--features", "hermite:2", "--rho", "0.1", "--alpha", "16", "--kappa", "4", "--tau", "4"])
     assert rc == 0
     text = capsys.readouterr().out
     assert "signal (degree-1 features)" in text and "signal (degree-2 features)" in text
@@ -26,8 +25,29 @@ def test_documented_example_prints_modes_spectrum_and_prediction(capsys):
 
 def test_json_csv_plot_files(tmp_path, capsys):
     j, c, p = tmp_path / "k.json", tmp_path / "k.csv", tmp_path / "k.png"
-    rc = main(["kernel", EX, "--d", "8", "--alpha", "0.1:100:7", "--log", "--tau", "4", "--kappa", "2",
-               "--json-out", str(j), "--csv", str(c), "--plot", str(p), "--json", "--quiet"])
+    rc = main(
+        [
+            "kernel",
+            EX,
+            "--d",
+            "8",
+            "--alpha",
+            "0.1:100:7",
+            "--log",
+            "--tau",
+            "4",
+            "--kappa",
+            "2",
+            "--json-out",
+            str(j),
+            "--csv",
+            str(c),
+            "--plot",
+            str(p),
+            "--json",
+            "--quiet",
+        ]
+    )
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc == json.loads(j.read_text())
@@ -43,8 +63,21 @@ def test_json_csv_plot_files(tmp_path, capsys):
 
 
 def test_identity_json_equals_theory(capsys):
-    rc = main(["kernel", "tanh(g)", "--features", "identity", "--alpha", "1,8", "--kappa", "0.5,2",
-               "--tau", "0.5,3", "--json"])
+    rc = main(
+        [
+            "kernel",
+            "tanh(g)",
+            "--features",
+            "identity",
+            "--alpha",
+            "1,8",
+            "--kappa",
+            "0.5,2",
+            "--tau",
+            "0.5,3",
+            "--json",
+        ]
+    )
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
     cv = theory.curve("tanh(g)", rho=0.1, alpha=[1, 8], kappa=[0.5, 2], tau=[0.5, 3])
@@ -52,13 +85,16 @@ def test_identity_json_equals_theory(capsys):
     assert doc["D"] is None and doc["rho_eff"] == cv.columns["rho_nonlinear"][0]
 
 
-@pytest.mark.parametrize("argv, msg", [
-    (["--features", "hermite:5"], "hermite:K must be 1, 2 or 3"),
-    (["--features", "rbf"], "expected identity or hermite:K"),
-    (["--d", "1"], "--d: expected an integer >= 2"),
-    (["--plot", "x.txt"], "must end in"),
-    (["--rho", "0.1,0.2"], "give one value"),
-])
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["--features", "hermite:5"], "hermite:K must be 1, 2 or 3"),
+        (["--features", "rbf"], "expected identity or hermite:K"),
+        (["--d", "1"], "--d: expected an integer >= 2"),
+        (["--plot", "x.txt"], "must end in"),
+        (["--rho", "0.1,0.2"], "give one value"),
+    ],
+)
 def test_bad_input_one_line_exit_2(argv, msg, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rc = main(["kernel", EX, "--csv", "out.csv", *argv])

@@ -10,7 +10,6 @@ import sympy
 from icl_symbolic.cli import main
 from icl_symbolic.cli.moments import JSON_KEYS
 
-
 POINT_KEYS = {"name", "exact", "leading", "mc", "mc_se", "leading_form", "dropped"}
 
 
@@ -20,7 +19,7 @@ def run_json(capsys, *argv):
     doc = json.loads(capsys.readouterr().out)
     assert set(doc) == {"command", "software", "inputs", "points"}
     assert [p["name"] for p in doc["points"]] == list(JSON_KEYS)
-    assert all(set(p) == POINT_KEYS for p in doc["points"])     # one stable shape
+    assert all(set(p) == POINT_KEYS for p in doc["points"])  # one stable shape
     return {**doc, **{p["name"]: p for p in doc["points"]}}
 
 
@@ -28,7 +27,7 @@ def test_json_has_exactly_the_documented_keys_and_exact_values(capsys):
     doc = run_json(capsys, "g", "--rho", "0.1", "--d", "4", "--ell", "8")
     assert set(JSON_KEYS) == {"E_y2", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s2"}
     for k in JSON_KEYS:
-        assert doc[k]["mc"] is None and doc[k]["dropped"] is None     # not asked for: null
+        assert doc[k]["mc"] is None and doc[k]["dropped"] is None  # not asked for: null
     # linear teacher, omega = 1: (1+rho)/alpha, 1 + 1/ell, (1+rho)(1+2/ell), (1+rho)^2(1+2/ell)
     assert float(doc["E_uuT_I"]["exact"]) == pytest.approx(1.1 / 2, rel=1e-14)
     assert float(doc["E_uuT_w"]["exact"]) == pytest.approx(1 + 1 / 8, rel=1e-14)
@@ -50,7 +49,7 @@ def test_issue_example_sin_leading_json(capsys):
     orders = {t["order"] for t in doc["E_s2"]["dropped"]}
     assert orders == {"O(1/d)", "O(omega - 1)"}
     # at omega = 1 the exact E_uuT_w differs from a1^2 only by the 1/ell term
-    assert abs(float(doc["E_uuT_w"]["exact"]) - a1 ** 2) < 1 / 128
+    assert abs(float(doc["E_uuT_w"]["exact"]) - a1**2) < 1 / 128
 
 
 def test_issue_example_tanh_with_monte_carlo(capsys):
@@ -76,16 +75,19 @@ def test_leading_table_shows_agreement_and_dropped_terms(capsys):
     assert "Dropped terms" in out and "O(1/d)" in out and "NO" not in out
 
 
-@pytest.mark.parametrize("argv,msg", [
-    (["moments", "__import__('os')"], "unexpected character"),
-    (["moments", "g", "--rho", "-1"], "rho"),
-    (["moments", "g", "--d", "0"], "--d"),
-    (["moments", "g", "--ell", "0"], "--ell"),
-    (["moments", "g", "--omega", "0"], "omega"),
-    (["moments", "g", "--mc", "1"], "--mc"),
-    (["moments", "g", "--digits", "0"], "--digits"),
-    (["moments", "exp(g^2)"], "diverges"),
-])
+@pytest.mark.parametrize(
+    "argv,msg",
+    [
+        (["moments", "__import__('os')"], "unexpected character"),
+        (["moments", "g", "--rho", "-1"], "rho"),
+        (["moments", "g", "--d", "0"], "--d"),
+        (["moments", "g", "--ell", "0"], "--ell"),
+        (["moments", "g", "--omega", "0"], "omega"),
+        (["moments", "g", "--mc", "1"], "--mc"),
+        (["moments", "g", "--digits", "0"], "--digits"),
+        (["moments", "exp(g^2)"], "diverges"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(capsys, argv, msg):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -94,11 +96,22 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, msg):
 
 @pytest.mark.heavy
 def test_subprocess_smoke():
-    r = subprocess.run([sys.executable, "-m", "icl_symbolic", "moments", "g", "--d", "2", "--ell", "2", "--json"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "icl_symbolic", "moments", "g", "--d", "2", "--ell", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["points"][1] == {"name": "E_u", "exact": "1.0", "leading": "1.0", "mc": None,
-                                                 "mc_se": None, "leading_form": None, "dropped": None}
+    assert json.loads(r.stdout)["points"][1] == {
+        "name": "E_u",
+        "exact": "1.0",
+        "leading": "1.0",
+        "mc": None,
+        "mc_se": None,
+        "leading_form": None,
+        "dropped": None,
+    }
 
 
 def test_appendix_a_command(capsys, tmp_path):
@@ -110,8 +123,9 @@ def test_appendix_a_command(capsys, tmp_path):
     assert main(["appendix-a", "identity", "spiked:0.5:2", "--d", "50", "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)["points"]
     assert [x["holds"] for x in doc] == [True, False]
-    assert doc[1]["var_sigma"] == pytest.approx(2 * (2 * 12.5 ** 2 + 48 * (25 / 48) ** 2) / 50 ** 2)
+    assert doc[1]["var_sigma"] == pytest.approx(2 * (2 * 12.5**2 + 48 * (25 / 48) ** 2) / 50**2)
     import numpy as np
+
     path = tmp_path / "c.npy"
     np.save(path, np.full(5, 2.0))
     assert main(["appendix-a", str(path), "--d", "5"]) == 1
@@ -132,7 +146,7 @@ def test_plot_and_csv_of_the_dropped_terms(capsys, tmp_path):
         if name == "E_uuT_w":
             assert float(gap) == pytest.approx(1 / int(ell), rel=1e-13)
         if name == "E_s2":
-            assert float(gap) == pytest.approx(2 * 1.5 ** 2 / int(ell), rel=1e-13)
+            assert float(gap) == pytest.approx(2 * 1.5**2 / int(ell), rel=1e-13)
         if name in ("E_y2", "E_u", "E_uuT_I"):
             assert abs(float(gap)) < 1e-14
     bad = tmp_path / "x.txt"

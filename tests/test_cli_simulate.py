@@ -15,11 +15,12 @@ KEYS = ("e_mean", "e_se", "e_mc_mean", "e_mc_se", "e_theory", "seconds")
 
 @pytest.mark.sim
 def test_simulate_json_has_the_documented_keys(capsys):
-    rc = main(["simulate", "tanh(g)", "--d", "8", "--tau", "2", "--seeds", "2", "--n-test", "2000", "--json",
-               "--quiet"])
+    rc = main(
+        ["simulate", "tanh(g)", "--d", "8", "--tau", "2", "--seeds", "2", "--n-test", "2000", "--json", "--quiet"]
+    )
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["command"] == "simulate" and len(doc["points"]) == 1     # one point: still a list
+    assert doc["command"] == "simulate" and len(doc["points"]) == 1  # one point: still a list
     obj = doc["points"][0]
     for key in KEYS + ("d", "alpha", "kappa", "tau", "rho", "lam", "C_train", "C_test", "seeds", "teacher"):
         assert key in obj, key
@@ -27,8 +28,8 @@ def test_simulate_json_has_the_documented_keys(capsys):
     assert obj["e_mean"] > 0 and obj["e_se"] > 0 and obj["e_mc_se"] > 0
     # e_theory is the library's Result 1 value, not something the CLI computes itself
     from icl_symbolic.theory.asymptotic import e_nonlinear
-    assert obj["e_theory"] == pytest.approx(float(e_nonlinear("tanh(g)", rho=0.1, alpha=2, kappa=2, tau=2)),
-                                            rel=1e-12)
+
+    assert obj["e_theory"] == pytest.approx(float(e_nonlinear("tanh(g)", rho=0.1, alpha=2, kappa=2, tau=2)), rel=1e-12)
     # the same seeds reproduce the same numbers
     main(["simulate", "tanh(g)", "--d", "8", "--tau", "2", "--seeds", "2", "--n-test", "2000", "--json", "--quiet"])
     again = json.loads(capsys.readouterr().out)["points"][0]
@@ -38,8 +39,26 @@ def test_simulate_json_has_the_documented_keys(capsys):
 @pytest.mark.sim
 def test_simulate_sweep_and_out_file(tmp_path, capsys):
     out = tmp_path / "sim.json"
-    rc = main(["simulate", "g", "--d", "6", "--tau", "0.5,3", "--seeds", "2", "--n-test", "500", "--json",
-               "--no-exact", "--json-out", str(out), "--plot", str(tmp_path / "sim.png")])
+    rc = main(
+        [
+            "simulate",
+            "g",
+            "--d",
+            "6",
+            "--tau",
+            "0.5,3",
+            "--seeds",
+            "2",
+            "--n-test",
+            "500",
+            "--json",
+            "--no-exact",
+            "--json-out",
+            str(out),
+            "--plot",
+            str(tmp_path / "sim.png"),
+        ]
+    )
     assert rc == 0
     cap = capsys.readouterr()
     doc = json.loads(cap.out)
@@ -48,7 +67,7 @@ def test_simulate_sweep_and_out_file(tmp_path, capsys):
     assert printed[0]["e_mean"] is None and printed[0]["e_mc_mean"] > 0
     assert json.loads(out.read_text()) == doc
     assert (tmp_path / "sim.png").read_bytes()[:4] == b"\x89PNG"
-    assert "seed 0" in cap.err                       # progress on stderr
+    assert "seed 0" in cap.err  # progress on stderr
 
 
 @pytest.mark.sim
@@ -58,19 +77,22 @@ def test_simulate_human_output(capsys):
     assert "e_theory" in out and "seed 1" in out
 
 
-@pytest.mark.parametrize("argv,match", [
-    (["simulate", "g", "--tau", "0"], "tau"),
-    (["simulate", "g", "--tau", "-1"], "tau"),
-    (["simulate", "g", "--d", "1"], "--d"),
-    (["simulate", "g", "--d", "2.5"], "--d"),
-    (["simulate", "g", "--d", "900", "--tau", "4"], "GiB"),
-    (["simulate", "__import__('os').system('true')"], "unexpected"),
-    (["simulate", "g", "--C-train", "nosuch"], "covariance"),
-    (["figure", "7"], "unknown figure"),
-    (["figure", "fig1"], "unknown figure"),
-    (["figure", "1", "--d", "2000"], "GiB"),
-    (["figure", "2", "--seeds", "0"], "--seeds"),
-])
+@pytest.mark.parametrize(
+    "argv,match",
+    [
+        (["simulate", "g", "--tau", "0"], "tau"),
+        (["simulate", "g", "--tau", "-1"], "tau"),
+        (["simulate", "g", "--d", "1"], "--d"),
+        (["simulate", "g", "--d", "2.5"], "--d"),
+        (["simulate", "g", "--d", "900", "--tau", "4"], "GiB"),
+        (["simulate", "__import__('os').system('true')"], "unexpected"),
+        (["simulate", "g", "--C-train", "nosuch"], "covariance"),
+        (["figure", "7"], "unknown figure"),
+        (["figure", "fig1"], "unknown figure"),
+        (["figure", "1", "--d", "2000"], "GiB"),
+        (["figure", "2", "--seeds", "0"], "--seeds"),
+    ],
+)
 def test_bad_input_one_line_exit_2(argv, match, capsys, tmp_path):
     rc = main(argv + (["--out", str(tmp_path / "x")] if argv[0] == "figure" else []))
     err = capsys.readouterr().err
@@ -84,9 +106,11 @@ def test_bad_input_one_line_exit_2(argv, match, capsys, tmp_path):
 def test_figure_command_writes_three_files(tmp_path, capsys, monkeypatch):
     """The figure command end to end with tiny settings (monkeypatched defaults: d = 6)."""
     import icl_symbolic.studies.figures as figs
+
     orig = figs.figure2_data
-    monkeypatch.setattr(figs, "figure2_data",
-                        lambda **kw: orig(**{**kw, "kappas": [0.5, 2.0], "alphas": [4.0], "n_test": 500}))
+    monkeypatch.setattr(
+        figs, "figure2_data", lambda **kw: orig(**{**kw, "kappas": [0.5, 2.0], "alphas": [4.0], "n_test": 500})
+    )
     rc = main(["figure", "2", "--quick", "--d", "6", "--seeds", "2", "--out", str(tmp_path)])
     assert rc == 0
     names = sorted(p.name for p in tmp_path.iterdir())
@@ -94,13 +118,17 @@ def test_figure_command_writes_three_files(tmp_path, capsys, monkeypatch):
     meta = json.loads((tmp_path / "figure2.json").read_text())
     assert meta["seeds"] == [0, 1] and meta["parameters"]["d"] == 6
     cap = capsys.readouterr()
-    for name in names:                                   # each file named on stderr once it is in place
+    for name in names:  # each file named on stderr once it is in place
         assert f"icl-symbolic: wrote {tmp_path / name}\n" in cap.err
     assert "Fig. 2 (p. 4)" in cap.out
 
 
 @pytest.mark.heavy
 def test_subprocess_smoke():
-    r = subprocess.run([sys.executable, "-m", "icl_symbolic", "simulate", "g", "--tau", "0"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "icl_symbolic", "simulate", "g", "--tau", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and r.stderr.strip().startswith("icl-symbolic: error:")

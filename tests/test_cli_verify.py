@@ -41,9 +41,9 @@ def test_every_shipped_claim_has_its_expected_verdict(quick_results):
     assert bad == []
     assert code == 0
     verdicts = {r["verdict"] for r in results}
-    assert verdicts <= {"holds", "mismatch", "skipped"}        # nothing unavailable or errored
+    assert verdicts <= {"holds", "mismatch", "skipped"}  # nothing unavailable or errored
     skipped = [r for r in results if r["verdict"] == "skipped"]
-    assert skipped and all(r["full"] for r in skipped)          # only --full claims, and explicitly
+    assert skipped and all(r["full"] for r in skipped)  # only --full claims, and explicitly
     for r in results:
         for key in ("id", "source", "verdict", "expected", "ok", "detail"):
             assert key in r
@@ -73,19 +73,20 @@ def test_fig1_caption_is_flagged_with_the_diagnosis(quick_results):
 
 
 def test_one_line_per_claim_and_summary(capsys):
-    code, out, err = run(capsys, "verify", str(DERIV / "08_fig1.toml"), "--only", "fig1.caption_noise",
-                         "--only", "fig1.legend_noise")
+    code, out, err = run(
+        capsys, "verify", str(DERIV / "08_fig1.toml"), "--only", "fig1.caption_noise", "--only", "fig1.legend_noise"
+    )
     assert code == 0
     lines = out.splitlines()
-    heads = [i for i, ln in enumerate(lines) if ln.startswith("ok ")]     # details follow each, indented
+    heads = [i for i, ln in enumerate(lines) if ln.startswith("ok ")]  # details follow each, indented
     assert lines[0].startswith("ok fig1.legend_noise") and "holds" in lines[0] and len(heads) == 2
     assert lines[1].startswith("      ") and "0.447" in lines[1]
-    second = lines[heads[1]:]
+    second = lines[heads[1] :]
     assert second[0].startswith("ok fig1.caption_noise") and "mismatch found as expected" in second[0]
     assert next(ln for ln in second if "diagnosis:" in ln).strip().startswith("diagnosis: 1.447029 is rho_f/a1^2")
     assert any(ln.strip().startswith("why:") for ln in second)
     assert lines[-1] == "2 claims: 1 hold, 1 mismatches found as expected, 0 failed -- OK"
-    assert "[1/2]" not in err       # each verdict line is printed as decided, in place of a progress line
+    assert "[1/2]" not in err  # each verdict line is printed as decided, in place of a progress line
 
 
 def test_json_to_stdout(capsys):
@@ -93,7 +94,7 @@ def test_json_to_stdout(capsys):
     assert code == 0
     (r,) = json.loads(out)["points"]
     assert r["id"] == "eq2.a1_is_E_gf" and r["ok"] is True and r["computed"]["exact"] == "exp(-1/2)"
-    assert err == ""                                   # --quiet: not even the summary
+    assert err == ""  # --quiet: not even the summary
     code, out, err = run(capsys, "verify", "--json", "--only", "eq2.a1_is_E_gf")
     assert json.loads(out)["summary"]["ok"] is True and "OK" in err
 
@@ -117,14 +118,17 @@ def test_failing_claim_exits_1(tmp_path, capsys):
     assert "diagnosis:" in out and out.splitlines()[-1].endswith("NOT OK")
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["verify", "--only", "no.such.claim"], "unknown claim id 'no.such.claim'"),
-    (["verify", "nope/*.toml"], "no claim files match"),
-    (["verify", "--report", "r.pdf"], "--report: 'r.pdf' must end in .md"),
-    (["diagnose", "sin(g", "--rho", "0.1", "--value", "1.447"], "expected"),
-    (["diagnose", "sin(g)", "--rho", "-1", "--value", "1.447"], "--rho: must be >= 0"),
-    (["diagnose", "sin(g)", "--rho", "0.1", "--value", "abc"], "not a decimal number"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["verify", "--only", "no.such.claim"], "unknown claim id 'no.such.claim'"),
+        (["verify", "nope/*.toml"], "no claim files match"),
+        (["verify", "--report", "r.pdf"], "--report: 'r.pdf' must end in .md"),
+        (["diagnose", "sin(g", "--rho", "0.1", "--value", "1.447"], "expected"),
+        (["diagnose", "sin(g)", "--rho", "-1", "--value", "1.447"], "--rho: must be >= 0"),
+        (["diagnose", "sin(g)", "--rho", "0.1", "--value", "abc"], "not a decimal number"),
+    ],
+)
 def test_bad_input_one_line_exit_2(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2
@@ -143,18 +147,25 @@ def test_malformed_file_writes_nothing(tmp_path, capsys):
 
 def test_reports_markdown_and_html(tmp_path, capsys):
     md, html = tmp_path / "r.md", tmp_path / "r.html"
-    args = ["verify", "--quiet", str(DERIV / "08_fig1.toml"), "--only", "fig1.result1_normalised_mse",
-            "--only", "fig1.caption_noise"]
+    args = [
+        "verify",
+        "--quiet",
+        str(DERIV / "08_fig1.toml"),
+        "--only",
+        "fig1.result1_normalised_mse",
+        "--only",
+        "fig1.caption_noise",
+    ]
     assert run(capsys, *args, "--report", str(md))[0] == 0
     assert run(capsys, *args, "--report", str(html))[0] == 0
     t = md.read_text()
     assert "```math" in t and "(a_1^2 + \\rho_{\\rm nonlinear})/a_1^2" in t
-    assert "data:image/png;base64," in t and "mismatch found as expected" in t     # the figure
+    assert "data:image/png;base64," in t and "mismatch found as expected" in t  # the figure
     h = html.read_text()
-    assert h.count("<div class='eq'><math ") == 2   # statements drawn as MathML
+    assert h.count("<div class='eq'><math ") == 2  # statements drawn as MathML
     assert h.startswith("<!DOCTYPE html>") and "<style>" in h and "data:image/png;base64," in h
     h_no_ns = h.replace('xmlns="http://www.w3.org/1998/Math/MathML"', "")
-    assert "http://" not in h_no_ns and "https://" not in h and "<script" not in h     # self-contained
+    assert "http://" not in h_no_ns and "https://" not in h and "<script" not in h  # self-contained
     assert "rho_f/a1^2" in h and not list(tmp_path.glob(".*part"))
 
 
@@ -176,8 +187,13 @@ def test_diagnose_command(capsys):
 
 @pytest.mark.heavy
 def test_subprocess_smoke():
-    proc = subprocess.run([sys.executable, "-m", "icl_symbolic", "verify", "--quiet", "--only",
-                           "fig1.offset_exactly_one"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "icl_symbolic", "verify", "--quiet", "--only", "fig1.offset_exactly_one"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "fig1.offset_exactly_one" in proc.stdout and "-- OK" in proc.stdout
 
@@ -195,22 +211,37 @@ def test_json_gives_every_claim_evidence_and_tally_is_printed(capsys):
     """Every shipped claim carries an evidence kind and a paper result; the terminal tally lists them."""
     from icl_symbolic.verification.evidence import EVIDENCE, OUR_RESULTS, RESULTS
 
-    code = main(["verify", "--quiet", "--json", "--only", "appc.*", "--only", "result1.*",
-                 "--only", "eq8.rho_nonlinear_definition"])
+    code = main(
+        [
+            "verify",
+            "--quiet",
+            "--json",
+            "--only",
+            "appc.*",
+            "--only",
+            "result1.*",
+            "--only",
+            "eq8.rho_nonlinear_definition",
+        ]
+    )
     out, _ = capsys.readouterr()
     rows = json.loads(out)["points"]
     assert code == 0 and rows
     assert all(r["evidence"] in EVIDENCE and r["result"] in RESULTS + OUR_RESULTS for r in rows)
     by_id = {r["id"]: r["evidence"] for r in rows}
     assert by_id["appc.moments"] == "derivation"
-    assert by_id["result1.homogeneity_isotropic"] == "consistency"      # tautological: e_nonlinear IS Result 1
+    assert by_id["result1.homogeneity_isotropic"] == "consistency"  # tautological: e_nonlinear IS Result 1
     assert by_id["eq8.rho_nonlinear_definition"] == "consistency"
-    assert by_id["appc.finite_size_terms"] == "self-test"                # our own O(1/ell) algebra
+    assert by_id["appc.finite_size_terms"] == "self-test"  # our own O(1/ell) algebra
     reasons = {r["id"]: r["evidence_reason"] for r in rows}
     assert "homogeneity" in reasons["result1.homogeneity_isotropic"] and reasons["appc.test_error_functional"] is None
     tally_json = json.loads(out)["evidence"]["Result 1"]
-    assert set(tally_json) == set(EVIDENCE) and tally_json["self-test"] == {"claims": 1, "run": 1, "ok": 1,
-                                                                             "skipped": 0}
+    assert set(tally_json) == set(EVIDENCE) and tally_json["self-test"] == {
+        "claims": 1,
+        "run": 1,
+        "ok": 1,
+        "skipped": 0,
+    }
     main(["verify", "--only", "appc.*", "--only", "result1.homogeneity_*"])
     out, _ = capsys.readouterr()
     line = next(ln for ln in out.splitlines() if ln.strip().startswith("Result 1"))
@@ -228,11 +259,22 @@ def test_every_shipped_claim_is_labelled():
 
 # The audit of the evidence labels (derivations/README.md, "Evidence audit"): a claim counts as evidence for a
 # paper result only if a wrong statement in the paper could make it fail.
-_NAMED_BY_THE_ISSUE = ("eq2.orthonormal_h2", "eq2.orthogonal_h1_h3", "eq2.parseval_g3", "eq8.parseval_sin_series",
-                       "lemma1.finite_ell_E_uuT_w_mc", "lemma1.finite_ell_E_us_mc", "lemma1.finite_ell_E_s2_mc",
-                       "appA.conditions_identity", "appA.conditions_fixed_rank_fail", "eq11.below_transition",
-                       "fig2.transition_kink_at_kappa1", "result1.normalized_form", "result1.homogeneity_isotropic",
-                       "result1.homogeneity_anisotropic")
+_NAMED_BY_THE_ISSUE = (
+    "eq2.orthonormal_h2",
+    "eq2.orthogonal_h1_h3",
+    "eq2.parseval_g3",
+    "eq8.parseval_sin_series",
+    "lemma1.finite_ell_E_uuT_w_mc",
+    "lemma1.finite_ell_E_us_mc",
+    "lemma1.finite_ell_E_s2_mc",
+    "appA.conditions_identity",
+    "appA.conditions_fixed_rank_fail",
+    "eq11.below_transition",
+    "fig2.transition_kink_at_kappa1",
+    "result1.normalized_form",
+    "result1.homogeneity_isotropic",
+    "result1.homogeneity_anisotropic",
+)
 
 
 def _audit_table():
@@ -255,8 +297,10 @@ def test_evidence_audit_is_pinned():
     assert sum(c.result == "IDG error (ours)" for c in ours) == 9
     assert all(c.evidence not in COUNTED for c in ours)
     # Result 1's derivations are the Appendix C reduction only (not the condition checker, not our O(1/ell) terms)
-    assert sorted(c.id for c in claims.values() if c.result == "Result 1" and c.evidence == "derivation") == \
-        ["appc.moments", "appc.test_error_functional"]
+    assert sorted(c.id for c in claims.values() if c.result == "Result 1" and c.evidence == "derivation") == [
+        "appc.moments",
+        "appc.test_error_functional",
+    ]
     assert all(claims[cid].evidence in NOT_COUNTED for cid in _NAMED_BY_THE_ISSUE)
     # every label that is not counted says why (the loader enforces it; the shipped files must load)
     assert all(c.evidence_reason for c in claims.values() if c.evidence in NOT_COUNTED)
@@ -273,12 +317,25 @@ def test_evidence_audit_is_pinned():
 
 def test_tally_flags_results_without_counted_evidence(capsys):
     """Eq. 2 (a definition) has self-tests only: flagged; Eq. 8's derivations are counted: not flagged."""
-    code, out, _ = run(capsys, "verify", "--only", "eq2.table_*", "--only", "eq8.rho_f_sum",
-                       "--only", "eq8.rho_nonlinear_definition", "--only", "kernel.cubic_captured")
+    code, out, _ = run(
+        capsys,
+        "verify",
+        "--only",
+        "eq2.table_*",
+        "--only",
+        "eq8.rho_f_sum",
+        "--only",
+        "eq8.rho_nonlinear_definition",
+        "--only",
+        "kernel.cubic_captured",
+    )
     assert code == 0
     rows = out.splitlines()
-    lines = {ln.split("  ")[1].strip(): ln + (nxt if nxt.lstrip().startswith("<-") else "")   # a flag: next line
-             for ln, nxt in zip(rows, rows[1:] + [""]) if ln.startswith("  ") and "/" in ln}
+    lines = {
+        ln.split("  ")[1].strip(): ln + (nxt if nxt.lstrip().startswith("<-") else "")  # a flag: next line
+        for ln, nxt in zip(rows, rows[1:] + [""])
+        if ln.startswith("  ") and "/" in ln
+    }
     assert lines["Eq. 2"].split()[2:7] == ["0/0", "0/0", "0/0", "0/0", "7/7"] and "<- no evidence run" in lines["Eq. 2"]
     assert lines["Eq. 8"].split()[2:7] == ["1/1", "0/0", "0/0", "1/1", "0/0"] and "<-" not in lines["Eq. 8"]
     assert "<- ours: not evidence for the paper" in lines["Kernel learner (ours)"]
@@ -288,10 +345,12 @@ def test_self_test_claim_without_reason_is_bad_input(tmp_path, capsys):
     text = (DERIV / "08_fig1.toml").read_text(encoding="utf-8")
     bad = tmp_path / "bad.toml"
     first_reason = next(ln for ln in text.splitlines(keepends=True) if ln.startswith("evidence_reason = "))
-    bad.write_text(text.replace(first_reason, "", 1), encoding="utf-8")       # fig1.a1_squared's reason removed
+    bad.write_text(text.replace(first_reason, "", 1), encoding="utf-8")  # fig1.a1_squared's reason removed
     code, out, err = run(capsys, "verify", str(bad))
     assert code == 2 and out == ""
-    assert err.strip().count("\n") == 0 and "claim 'fig1.a1_squared': evidence 'self-test' needs 'evidence_reason'" in err
+    assert (
+        err.strip().count("\n") == 0 and "claim 'fig1.a1_squared': evidence 'self-test' needs 'evidence_reason'" in err
+    )
 
 
 def test_no_shipped_claim_uses_a_hand_set_bias_budget():
@@ -307,7 +366,7 @@ def test_no_shipped_claim_uses_a_hand_set_bias_budget():
         if c.tolerance.bias_rel:
             scripts = re.findall(r"(?:benchmarks|docs)/[\w./-]+\.(?:py|md)", c.tolerance.reason)
             assert c.result not in RESULTS and scripts and all((ROOT / s_).exists() for s_ in scripts), c.id
-    sims = [c for c in claims if c.method == "sim" and c.result in RESULTS]      # the paper's results
+    sims = [c for c in claims if c.method == "sim" and c.result in RESULTS]  # the paper's results
     assert sims and all(c.check in ("simulation_extrapolated", "setup") for c in sims)
     by_result = {}
     for c in sims:
@@ -329,13 +388,13 @@ def test_jobs_2_gives_the_same_json_and_the_same_order_as_jobs_1(tmp_path, capsy
     """verify --full --jobs 2: one claim per worker process, identical JSON (timings aside), and the
     verdict lines in claim order (a simulation-backed claim and quick ones)."""
     from icl_symbolic.verification.claimfile import shipped_derivations
+
     files = [str(small_ladder_file(tmp_path)), str(shipped_derivations())]
     only = ["--only", "small.*", "--only", "fig1.legend_noise", "--only", "eq8.*"]
     docs, outs = [], []
     for jobs in ("1", "2"):
         js = tmp_path / f"j{jobs}.json"
-        code, out, _ = run(capsys, "verify", *files, "--full", "--quiet", "--jobs", jobs, "--json-out", str(js),
-                           *only)
+        code, out, _ = run(capsys, "verify", *files, "--full", "--quiet", "--jobs", jobs, "--json-out", str(js), *only)
         assert code == 0
         docs.append(json.loads(js.read_text()))
         outs.append([line.split()[1] for line in out.splitlines() if line[:3] in ("ok ", "!! ")])
@@ -348,6 +407,7 @@ def test_run_claims_streams_results_in_claim_order_with_skips():
     """on_result sees every claim once, in order, skipped ones included, serially and on 2 workers."""
     from icl_symbolic.verification.claimfile import load_claims, select
     from icl_symbolic.verification.runner import run_claims
+
     claims = select(load_claims(None), ["result1.sim_sin_tau4", "fig1.legend_noise", "eq8.*"])
     assert any(c.full for c in claims) and any(not c.full for c in claims)
     for jobs in (1, 2):
@@ -357,11 +417,14 @@ def test_run_claims_streams_results_in_claim_order_with_skips():
         assert [r.verdict == "skipped" for r in res] == [c.full for c in claims]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["verify", "--jobs", "0"], "jobs"),
-    (["verify", "--jobs", "two"], "jobs"),
-    (["verify", "--scheduler", "localhost"], "scheduler"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["verify", "--jobs", "0"], "jobs"),
+        (["verify", "--jobs", "two"], "jobs"),
+        (["verify", "--scheduler", "localhost"], "scheduler"),
+    ],
+)
 def test_verify_parallel_options_bad_input(capsys, argv, message):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
@@ -373,8 +436,14 @@ def test_shipped_files_are_named_from_any_folder(capsys, tmp_path, monkeypatch):
     install); --list shows each file with those names; the verify --help examples run as printed."""
     monkeypatch.chdir(tmp_path)
     lists = []
-    for argv in (["lemma1"], ["04"], ["--paper-file", "4"], ["--paper-file", "lemma1"],
-                 ["derivations/04_lemma1.toml"], ["04_lemma1"]):
+    for argv in (
+        ["lemma1"],
+        ["04"],
+        ["--paper-file", "4"],
+        ["--paper-file", "lemma1"],
+        ["derivations/04_lemma1.toml"],
+        ["04_lemma1"],
+    ):
         code, out, _ = run(capsys, "verify", "--list", *argv)
         assert code == 0, argv
         lists.append([ln.split()[0] for ln in out.splitlines() if not ln.startswith("# ")])

@@ -24,18 +24,23 @@ def _run(d=8, kappa=0.5, seeds=(0, 1), **kw):
 
 
 def _same(r1, r2):
-    return all(np.array_equal(a.Gamma, b.Gamma) and float(a.e) == float(b.e) and float(a.e_idg) == float(b.e_idg)
-               and float(a.e_mc) == float(b.e_mc) for a, b in zip(r1.runs, r2.runs))
+    return all(
+        np.array_equal(a.Gamma, b.Gamma)
+        and float(a.e) == float(b.e)
+        and float(a.e_idg) == float(b.e_idg)
+        and float(a.e_mc) == float(b.e_mc)
+        for a, b in zip(r1.runs, r2.runs)
+    )
 
 
 def test_sizes_rounding():
     assert sizes(20, 2, 0.33, 2) == sizes(20, 2, 0.33, 2, "paper")
     s = sizes(20, 2, 0.33, 2, "floor-k")
     assert (s.k, s.n) == (6, 798) and s.n % s.k == 0
-    assert sizes(16, 2, 0.5, 2, "floor-k") == sizes(16, 2, 0.5, 2)      # both rules agree here
+    assert sizes(16, 2, 0.5, 2, "floor-k") == sizes(16, 2, 0.5, 2)  # both rules agree here
     assert sizes(10, 2, 0.35, 2).k == 4 and sizes(10, 2, 0.35, 2, "floor-k").k == 3
     with pytest.raises(ICLError):
-        sizes(10, 2, 0.05, 2, "floor-k")          # floor(0.5) = 0 tasks
+        sizes(10, 2, 0.05, 2, "floor-k")  # floor(0.5) = 0 tasks
     with pytest.raises(ICLError):
         sizes(10, 2, 1, 2, "ceil")
 
@@ -43,24 +48,36 @@ def test_sizes_rounding():
 def test_resolve_convention_and_presets():
     assert resolve_convention() == CONVENTIONS["default"] == Convention()
     L = resolve_convention("letey2024")
-    assert (L.assignment, L.train_tasks, L.test_tasks, L.rounding, L.ridge_floor) == \
-        ("random", "sphere", "gaussian", "floor-k", 1e-6)
+    assert (L.assignment, L.train_tasks, L.test_tasks, L.rounding, L.ridge_floor) == (
+        "random",
+        "sphere",
+        "gaussian",
+        "floor-k",
+        1e-6,
+    )
     assert resolve_convention("letey2024", assignment="round-robin").name == "letey2024+assignment=round-robin"
-    assert resolve_convention("letey2024", assignment="random") is L              # no change, same preset
+    assert resolve_convention("letey2024", assignment="random") is L  # no change, same preset
     assert resolve_convention(tasks="sphere").tasks == "sphere"
     assert resolve_convention("letey2024", tasks="gaussian").train_tasks == "gaussian"
     assert resolve_convention({"assignment": "random"}).name == "custom"
-    for bad in (dict(convention="nope"), dict(assignment="shuffle"), dict(train_tasks="cube"),
-                dict(rounding="ceil"), dict(ridge_floor=-1.0), dict(ridge_floor=float("nan")),
-                dict(convention={"colour": 1})):
+    for bad in (
+        dict(convention="nope"),
+        dict(assignment="shuffle"),
+        dict(train_tasks="cube"),
+        dict(rounding="ceil"),
+        dict(ridge_floor=-1.0),
+        dict(ridge_floor=float("nan")),
+        dict(convention={"colour": 1}),
+    ):
         with pytest.raises(ICLError):
             resolve_convention(**bad)
 
 
 @pytest.mark.sim
 def test_default_convention_spelled_out_is_bit_identical():
-    explicit = dict(assignment="round-robin", train_tasks="gaussian", test_tasks="gaussian", rounding="paper",
-                    ridge_floor=0.0)
+    explicit = dict(
+        assignment="round-robin", train_tasks="gaussian", test_tasks="gaussian", rounding="paper", ridge_floor=0.0
+    )
     assert _same(_run(), _run(convention=explicit))
     assert _same(_run(), _run(convention="default"))
 
@@ -73,10 +90,12 @@ def test_assignment_changes_training_only_where_it_applies():
     assert not np.array_equal(a.runs[0].Gamma, b.runs[0].Gamma)
     # the assignment stream is a fifth stream: the training tasks are the same, so the IDG functional of
     # the round-robin Gamma evaluated on the random run's tasks equals the round-robin run's own e_idg
-    from icl_symbolic.simulation.simulator import idg_error
     from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
-    tasks = sample_tasks(resolve_covariance("identity", 8), 4,
-                         np.random.default_rng(np.random.SeedSequence(0).spawn(5)[0]))
+    from icl_symbolic.simulation.simulator import idg_error
+
+    tasks = sample_tasks(
+        resolve_covariance("identity", 8), 4, np.random.default_rng(np.random.SeedSequence(0).spawn(5)[0])
+    )
     assert float(idg_error(a.runs[0].Gamma, teacher("g"), 0.1, 16, tasks)) == float(a.runs[0].e_idg)
     assert b.convention.assignment == "random" and b.to_json()["convention"]["assignment"] == "random"
 
@@ -86,8 +105,8 @@ def test_task_laws_change_what_they_should():
     base = _run()
     test_sphere = _run(convention={"test_tasks": "sphere"})
     for r0, r1 in zip(base.runs, test_sphere.runs):
-        assert np.array_equal(r0.Gamma, r1.Gamma) and float(r0.e_idg) == float(r1.e_idg)   # training untouched
-        assert float(r0.e) != float(r1.e)                                                 # the test error moves
+        assert np.array_equal(r0.Gamma, r1.Gamma) and float(r0.e_idg) == float(r1.e_idg)  # training untouched
+        assert float(r0.e) != float(r1.e)  # the test error moves
     train_sphere = _run(convention={"train_tasks": "sphere"})
     assert not np.array_equal(base.runs[0].Gamma, train_sphere.runs[0].Gamma)
     assert test_sphere.tasks == "gaussian/sphere" and train_sphere.tasks == "sphere/gaussian"
@@ -109,14 +128,39 @@ def test_rounding_and_ridge_floor():
 @pytest.mark.sim
 def test_cli_records_the_convention(tmp_path, capsys):
     csv = tmp_path / "s.csv"
-    assert main(["simulate", "g", "--d", "8", "--kappa", "0.5", "--seeds", "2", "--n-test", "100",
-                 "--convention", "letey2024", "--json", "--quiet", "--csv", str(csv)]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "g",
+                "--d",
+                "8",
+                "--kappa",
+                "0.5",
+                "--seeds",
+                "2",
+                "--n-test",
+                "100",
+                "--convention",
+                "letey2024",
+                "--json",
+                "--quiet",
+                "--csv",
+                str(csv),
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["points"][0]["convention"]["name"] == "letey2024"
     header, row = csv.read_text().splitlines()[:2]
     cols = dict(zip(header.split(","), row.split(",")))
-    assert (cols["convention"], cols["assignment"], cols["rounding"], cols["train_tasks"]) == \
-        ("letey2024", "random", "floor-k", "sphere")
+    assert (cols["convention"], cols["assignment"], cols["rounding"], cols["train_tasks"]) == (
+        "letey2024",
+        "random",
+        "floor-k",
+        "sphere",
+    )
 
 
 def test_cli_bad_convention_input_exits_2_and_writes_nothing(tmp_path, capsys):

@@ -3,11 +3,13 @@
 import numpy as np
 import pytest
 
-from icl_symbolic.model.covariance import appendix_a, from_array, resolve_covariance, sample_tasks
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.model.covariance import appendix_a, from_array, resolve_covariance, sample_tasks
 
 
-@pytest.mark.parametrize("spec", ["identity", "powerlaw:0.9", "powerlaw:2", "spiked:0.5:5", "lowrank:0.25", "lowrank:3"])
+@pytest.mark.parametrize(
+    "spec", ["identity", "powerlaw:0.9", "powerlaw:2", "spiked:0.5:5", "lowrank:0.25", "lowrank:3"]
+)
 def test_named_families_have_trace_d(spec):
     c = resolve_covariance(spec, 40)
     assert c.d == 40
@@ -24,8 +26,21 @@ def test_family_shapes():
     assert np.count_nonzero(resolve_covariance("lowrank:3", 40).eigvals) == 3
 
 
-@pytest.mark.parametrize("spec", ["nope", "powerlaw", "powerlaw:-1", "powerlaw:x", "spiked:2:3",
-                                  "spiked:0.5:40", "lowrank:0", "lowrank:41", "lowrank:2.5", "missing.npy"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "nope",
+        "powerlaw",
+        "powerlaw:-1",
+        "powerlaw:x",
+        "spiked:2:3",
+        "spiked:0.5:40",
+        "lowrank:0",
+        "lowrank:41",
+        "lowrank:2.5",
+        "missing.npy",
+    ],
+)
 def test_bad_specs_are_one_line_errors(spec):
     with pytest.raises(ICLError) as exc:
         resolve_covariance(spec, 40)
@@ -70,13 +85,22 @@ def test_sample_tasks_covariance():
     k = 200_000
     W = sample_tasks(cov, k, np.random.default_rng(12345))
     S = W.T @ W / k
-    se = np.sqrt((np.outer(np.diag(C), np.diag(C)) + C ** 2) / k)
+    se = np.sqrt((np.outer(np.diag(C), np.diag(C)) + C**2) / k)
     assert np.max(np.abs(S - C) / se) < 5.0
 
 
-@pytest.mark.parametrize("spec,holds", [("identity", True), ("powerlaw:0.9", True), ("powerlaw:1.5", False),
-                                        ("spiked:0.5:5", False), ("spiked:0:5", True),
-                                        ("lowrank:0.5", True), ("lowrank:5", False)])
+@pytest.mark.parametrize(
+    "spec,holds",
+    [
+        ("identity", True),
+        ("powerlaw:0.9", True),
+        ("powerlaw:1.5", False),
+        ("spiked:0.5:5", False),
+        ("spiked:0:5", True),
+        ("lowrank:0.5", True),
+        ("lowrank:5", False),
+    ],
+)
 def test_appendix_a_rules(spec, holds):
     a = appendix_a(resolve_covariance(spec, 100))
     assert a.holds is holds

@@ -4,18 +4,18 @@ import re
 
 import sympy
 
-from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
+from icl_symbolic.core.values import Value
 from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.model.moments import conditional_moments
+from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
 from icl_symbolic.theory.asymptotic import curve
-from icl_symbolic.core.values import Value
 
 
 def test_tables_show_only_certified_digits_and_say_how():
     v = Value(0.123456789, "mc", stderr=0.001, n_samples=100, seeds=(3,))
     rows = [Quantity("x", "x", v), Quantity("u", "u", None)]
     t = text_table("T", rows, digits=16)
-    assert "x = 0.12345679  [Monte Carlo, n=100, SE=0.001, seed=3]" in t     # MC: at most 8 digits
+    assert "x = 0.12345679  [Monte Carlo, n=100, SE=0.001, seed=3]" in t  # MC: at most 8 digits
     assert "u = undefined (see notes)" in t
     h = html_table("T", rows)
     assert h.count("<tr>") == 3 and "<math" in h and "undefined" in h

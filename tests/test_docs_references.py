@@ -14,16 +14,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PATTERNS = (
-    re.compile(r"\bissues?\s*#?\d+", re.I),              # "issue 4", "Issue #12"
+    re.compile(r"\bissues?\s*#?\d+", re.I),  # "issue 4", "Issue #12"
     re.compile(r"(?<![\w.])/work/|\bshared/(reference|paper)\b|\.\./shared"),
 )
 
 
 def _files():
     yield ROOT / "README.md"
-    for folder, suffixes in (("docs", (".md",)), ("derivations", (".toml", ".md")),
-                             ("benchmarks", (".py",)), ("icl_symbolic", (".py", ".toml", ".md")),
-                             ("tests", (".py",))):
+    for folder, suffixes in (
+        ("docs", (".md",)),
+        ("derivations", (".toml", ".md")),
+        ("benchmarks", (".py",)),
+        ("icl_symbolic", (".py", ".toml", ".md")),
+        ("tests", (".py",)),
+    ):
         for path in sorted((ROOT / folder).rglob("*")):
             if path.suffix in suffixes and path.resolve() != Path(__file__).resolve():
                 yield path

@@ -10,8 +10,17 @@ from types import SimpleNamespace
 import pytest
 
 from icl_symbolic.verification.claimfile import Claim
-from icl_symbolic.verification.evidence import (COUNTED, EVIDENCE, NO_EVIDENCE, NOT_COUNTED, OURS, evidence_count,
-                                                format_tally, tally, tally_rows)
+from icl_symbolic.verification.evidence import (
+    COUNTED,
+    EVIDENCE,
+    NO_EVIDENCE,
+    NOT_COUNTED,
+    OURS,
+    evidence_count,
+    format_tally,
+    tally,
+    tally_rows,
+)
 from icl_symbolic.verification.judge import Tolerance
 from icl_symbolic.verification.report import render_html, render_markdown
 from icl_symbolic.verification.runner import ClaimResult, summarize
@@ -41,14 +50,17 @@ def test_tally_has_a_self_test_column_in_every_row():
     assert header == list(EVIDENCE)
 
 
-@pytest.mark.parametrize("kinds, flagged", [
-    (["self-test"], True),
-    (["consistency"], True),
-    (["self-test", "consistency", "self-test"], True),
-    (["self-test", "derivation"], False),
-    (["consistency", "independent"], False),
-    (["simulation"], False),
-])
+@pytest.mark.parametrize(
+    "kinds, flagged",
+    [
+        (["self-test"], True),
+        (["consistency"], True),
+        (["self-test", "consistency", "self-test"], True),
+        (["self-test", "derivation"], False),
+        (["consistency", "independent"], False),
+        (["simulation"], False),
+    ],
+)
 def test_no_evidence_flag_when_only_uncounted_kinds_ran(kinds, flagged):
     t = tally([fake("Result 1", k) for k in kinds])
     assert (evidence_count(t["Result 1"]) == 0) is flagged
@@ -58,9 +70,13 @@ def test_no_evidence_flag_when_only_uncounted_kinds_ran(kinds, flagged):
 
 
 def test_failed_or_skipped_counted_claims_are_no_evidence():
-    t = tally([fake("Fig. 2", "independent", verdict="FAILS", ok=False),
-               fake("Fig. 2", "simulation", verdict="skipped", ok=True),
-               fake("Fig. 2", "self-test")])
+    t = tally(
+        [
+            fake("Fig. 2", "independent", verdict="FAILS", ok=False),
+            fake("Fig. 2", "simulation", verdict="skipped", ok=True),
+            fake("Fig. 2", "self-test"),
+        ]
+    )
     assert evidence_count(t["Fig. 2"]) == 0 and tally_rows(t)[0][-1] == NO_EVIDENCE
     assert tally_rows(t)[0][1 + EVIDENCE.index("simulation")] == "0/0 [+1]"
 
@@ -72,9 +88,21 @@ def test_our_results_are_flagged_as_ours_even_with_passing_claims():
 
 def _result(cid, evidence, reason):
     """A real ClaimResult for the report renderers."""
-    c = Claim(id=cid, source="p. 1", statement="x = x", method="symbolic", check="symbolic_identity",
-              expected="holds", tolerance=Tolerance("exact", None, "exact"), params={}, parsed={}, file="f.toml",
-              evidence=evidence, result="Eq. 2", evidence_reason=reason)
+    c = Claim(
+        id=cid,
+        source="p. 1",
+        statement="x = x",
+        method="symbolic",
+        check="symbolic_identity",
+        expected="holds",
+        tolerance=Tolerance("exact", None, "exact"),
+        params={},
+        parsed={},
+        file="f.toml",
+        evidence=evidence,
+        result="Eq. 2",
+        evidence_reason=reason,
+    )
     return ClaimResult(claim=c, verdict="holds", ok=True, detail="ok")
 
 
@@ -84,10 +112,10 @@ def test_reports_have_the_self_test_column_and_the_reason():
     md = render_markdown(results, summary)
     header = next(ln for ln in md.splitlines() if ln.startswith("| paper result |"))
     assert [c.strip() for c in header.strip("|").split("|")][1:-1] == list(EVIDENCE)
-    row = next(ln for ln in md.splitlines() if ln.startswith("| Eq\\. 2 |"))     # cells are Markdown-escaped
+    row = next(ln for ln in md.splitlines() if ln.startswith("| Eq\\. 2 |"))  # cells are Markdown-escaped
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1 + EVIDENCE.index("self-test")] == "1/1" and cells[1] == "1/1" and cells[-1] == ""
     assert "Evidence reason (self\\-test): checks our quadrature" in md
-    assert md.count("Evidence reason") == 1          # none shown for a claim without one
+    assert md.count("Evidence reason") == 1  # none shown for a claim without one
     html = render_html(results, summary)
     assert "<th>self-test</th>" in html and "Evidence reason (self-test): checks our quadrature" in html

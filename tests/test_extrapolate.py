@@ -18,7 +18,7 @@ LADDER = (32, 48, 64, 96, 128)
 
 def planted(rng, e_inf=0.7, c1=1.3, c2=0.0, se=0.004, ds=LADDER):
     """e(d) = e_inf + c1/d + c2/d^2 plus Gaussian noise of known SE (seeds=None: SE exact)."""
-    return [LadderPoint(d, e_inf + c1 / d + c2 / d ** 2 + se * rng.standard_normal(), se) for d in ds]
+    return [LadderPoint(d, e_inf + c1 / d + c2 / d**2 + se * rng.standard_normal(), se) for d in ds]
 
 
 def test_planted_ladder_recovers_e_inf_within_3_se_at_the_stated_rate():
@@ -89,14 +89,17 @@ def test_welch_dof_and_student_t_limit():
     pts = [LadderPoint(d, 0.7 + 1.3 / d, 0.01, seeds=(0, 1, 2, 3)) for d in LADDER]
     x = extrapolate(pts, e_theory=0.7)
     assert 3 < x.fit.e_inf_dof < 15
-    assert x.z_limit > bonferroni_z(1e-3)          # Student t is wider than the normal quantile
+    assert x.z_limit > bonferroni_z(1e-3)  # Student t is wider than the normal quantile
 
 
-@pytest.mark.parametrize("pts, msg", [
-    ([LadderPoint(32, 1.0, 0.1)], "at least two"),
-    ([LadderPoint(32, 1.0, 0.1), LadderPoint(32, 1.0, 0.1)], "repeated"),
-    ([LadderPoint(32, 1.0, 0.0), LadderPoint(64, 1.0, 0.1)], "positive finite standard error"),
-])
+@pytest.mark.parametrize(
+    "pts, msg",
+    [
+        ([LadderPoint(32, 1.0, 0.1)], "at least two"),
+        ([LadderPoint(32, 1.0, 0.1), LadderPoint(32, 1.0, 0.1)], "repeated"),
+        ([LadderPoint(32, 1.0, 0.0), LadderPoint(64, 1.0, 0.1)], "positive finite standard error"),
+    ],
+)
 def test_bad_ladders(pts, msg):
     with pytest.raises(ICLError, match=msg):
         fit_ladder(pts)

@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from icl_symbolic.studies import figures
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.simulation.simulator import simulate
+from icl_symbolic.studies import figures
 
 TINY1 = dict(d=6, taus=[0.5, 3.0], n_test=500)
 
@@ -49,11 +49,13 @@ def test_figure1_files_csv_and_metadata(tmp_path):
     assert float(r0["e_mc"]) == pytest.approx(float(res.e_mc), rel=1e-12)
     # theory rows are the theory module's numbers
     from icl_symbolic.theory.asymptotic import e_linear
+
     th = [r for r in rows if r["kind"] == "theory" and r["series"] == "theory g, rho=0.1"]
     assert len(th) > 50
     for r in th[::25]:
-        assert float(r["e"]) == pytest.approx(e_linear("identity", None, rho=0.1, alpha=2, kappa=2,
-                                                       tau=float(r["tau"])), rel=1e-10)
+        assert float(r["e"]) == pytest.approx(
+            e_linear("identity", None, rho=0.1, alpha=2, kappa=2, tau=float(r["tau"])), rel=1e-10
+        )
     assert meta["files"]["csv"].endswith("figure1.csv")
 
 
@@ -62,7 +64,7 @@ def test_figure2_floor_and_rho_lines(tmp_path):
     figures.make_figure("2", tmp_path, quick=True, seeds=(0,), d=6, kappas=[0.5, 2.0], alphas=[4.0], n_test=500)
     rows = _rows(tmp_path / "figure2.csv")
     floor = [float(r["e"]) for r in rows if r["series"] == "floor rho_nonlinear"]
-    assert floor and all(abs(v - 0.127415326) < 1e-8 for v in floor)      # rho + E tanh^2 - a1^2
+    assert floor and all(abs(v - 0.127415326) < 1e-8 for v in floor)  # rho + E tanh^2 - a1^2
     assert all(float(r["e"]) == 0.1 for r in rows if r["series"] == "rho")
     sims = [r for r in rows if r["kind"] == "sim"]
     assert [float(r["kappa"]) for r in sims] == [0.5, 2.0] and all(float(r["tau"]) == 2.0 for r in sims)
@@ -70,8 +72,7 @@ def test_figure2_floor_and_rho_lines(tmp_path):
 
 @pytest.mark.sim
 def test_figure_a1zero_theory_is_eq10(tmp_path):
-    figures.make_figure("a1zero", tmp_path, quick=True, seeds=(0,), d=6, taus=[0.5, 2.0], ak=[(2.0, 2.0)],
-                        n_test=500)
+    figures.make_figure("a1zero", tmp_path, quick=True, seeds=(0,), d=6, taus=[0.5, 2.0], ak=[(2.0, 2.0)], n_test=500)
     rows = _rows(tmp_path / "figure_a1zero.csv")
     for r in rows:
         if r["series"] == "Eq. (10)":
@@ -84,6 +85,7 @@ def test_figure_a1zero_theory_is_eq10(tmp_path):
 def test_interrupted_figure_leaves_no_files(tmp_path, monkeypatch):
     """Ctrl-C during the simulations, or a failure while writing: no output file at all."""
     from icl_symbolic.simulation import simulator as sim
+
     calls = {"n": 0}
     real = sim._run_seed
 
@@ -104,10 +106,11 @@ def test_interrupted_figure_leaves_no_files(tmp_path, monkeypatch):
 
     def broken(self, *a, **k):
         raise OSError("disk full")
+
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", broken)
     with pytest.raises(OSError):
         figures.make_figure("1", tmp_path / "b", quick=True, seeds=(0,), **TINY1)
-    assert not any((tmp_path / "b").iterdir())          # the CSV written before the PNG was removed too
+    assert not any((tmp_path / "b").iterdir())  # the CSV written before the PNG was removed too
 
 
 def test_unknown_figure():

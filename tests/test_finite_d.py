@@ -8,6 +8,7 @@
 * the assembled correction: order 0 is the limit, the terms are O(1/d), the peak sits at n = d(d+1);
 * (sim) the a1 = 0 teacher at d = 24 against the simulator.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,10 +16,10 @@ import math
 import numpy as np
 import pytest
 
-from icl_symbolic.theory import finite_d as FD
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.theory.stieltjes import stieltjes_isotropic
+from icl_symbolic.theory import finite_d as FD
 from icl_symbolic.theory.asymptotic import e_linear_isotropic, e_nonlinear
+from icl_symbolic.theory.stieltjes import stieltjes_isotropic
 
 A1ZERO = "(g^2-1)/sqrt(2)"
 
@@ -85,7 +86,7 @@ def test_task_norm_sin_closed_form(d):
 def test_task_norm_a1zero_and_linear(d):
     a1sq, rnl = FD.task_norm_moments(A1ZERO, 0.1, d)
     assert abs(a1sq) < 1e-12
-    assert rnl == pytest.approx(1.1 + 3 / d, rel=1e-12)        # E[(omega g^2 - 1)^2]/2 = 1 + 3/d
+    assert rnl == pytest.approx(1.1 + 3 / d, rel=1e-12)  # E[(omega g^2 - 1)^2]/2 = 1 + 3/d
     a1sq, rnl = FD.task_norm_moments("g", 0.1, d)
     assert a1sq == pytest.approx(1.0, rel=1e-12) and rnl == pytest.approx(0.1, rel=1e-10)
 
@@ -93,6 +94,7 @@ def test_task_norm_a1zero_and_linear(d):
 def test_task_norm_limit_matches_hermite_engine():
     a1sq, rnl = FD.task_norm_moments("tanh(g)", 0.1, None)
     from icl_symbolic.theory.asymptotic import teacher_moments
+
     tm = teacher_moments("tanh(g)")
     assert a1sq == pytest.approx(float(tm.a1) ** 2, rel=1e-12)
     assert rnl == pytest.approx(float(tm.rho_nonlinear(0.1)), rel=1e-12)
@@ -182,8 +184,7 @@ def test_radial_signal_is_the_recipe_at_r_equal_1(tau):
     ones = np.ones(1000)
     rm = FD.RadialMoments(ones, ones, 16, 32, "r = 1", rx2=ones)
     mf = FD._mfun(2.0, None)
-    assert FD.e_radial_signal(rm, 0.3, 0.1, 2.0, 2.0, tau, mf) == pytest.approx(
-        FD.e_iso(0.3, 2.0, 2.0, tau), rel=1e-10)
+    assert FD.e_radial_signal(rm, 0.3, 0.1, 2.0, 2.0, tau, mf) == pytest.approx(FD.e_iso(0.3, 2.0, 2.0, tau), rel=1e-10)
 
 
 @pytest.mark.parametrize("tau", [0.5, 3.0])
@@ -228,8 +229,14 @@ def test_deterministic_terms_are_order_one_over_d(f, tau):
     """d (corrected - limit) is the same at d = 1000 and 2000 within 1 % (an O(1) or O(d^-1/2) term
     would change it by a factor sqrt 2 or more); the products alpha d, kappa d, tau d^2 are integers."""
     terms = ("param_count", "task_norm", "bank_resolvent")
-    c = [d * (FD.e_nonlinear_finite(f, 0.1, 2.0, 2.0, tau, d=d, terms=terms).corrected
-              - FD.e_nonlinear_finite(f, 0.1, 2.0, 2.0, tau, d=d, order=0).corrected) for d in (1000, 2000)]
+    c = [
+        d
+        * (
+            FD.e_nonlinear_finite(f, 0.1, 2.0, 2.0, tau, d=d, terms=terms).corrected
+            - FD.e_nonlinear_finite(f, 0.1, 2.0, 2.0, tau, d=d, order=0).corrected
+        )
+        for d in (1000, 2000)
+    ]
     assert c[0] != 0 and c[1] == pytest.approx(c[0], rel=1e-2)
 
 
@@ -258,6 +265,7 @@ def test_a1zero_corrected_vs_simulation_d24():
     4 combined SE + 1 % of the simulation (measured at d = 32 and 64: within 0.5 %, docs/finite-d.md),
     while the limit Eq. (10) is more than 10 % below it."""
     from icl_symbolic.simulation.simulator import simulate
+
     d = 24
     r = simulate(A1ZERO, d, 8.0, 2.0, 3.0, 0.1, seeds=tuple(range(48)), n_test=500)
     vals = [float(x.e.value) for x in r.runs]
@@ -272,13 +280,36 @@ def test_a1zero_corrected_vs_simulation_d24():
 # ----------------------------------------------------------------------------
 def test_cli_theory_order1(capsys):
     import json
+
     from icl_symbolic.cli import main
-    assert main(["theory", "sin(g)", "--d", "64", "--order", "1", "--alpha", "2", "--kappa", "2", "--tau", "3",
-                 "--terms", "param_count,bank_resolvent", "--json"]) == 0
+
+    assert (
+        main(
+            [
+                "theory",
+                "sin(g)",
+                "--d",
+                "64",
+                "--order",
+                "1",
+                "--alpha",
+                "2",
+                "--kappa",
+                "2",
+                "--tau",
+                "3",
+                "--terms",
+                "param_count,bank_resolvent",
+                "--json",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     (pt,) = doc["points"]
     fd = FD.e_nonlinear_finite("sin(g)", 0.1, 2.0, 2.0, 3.0, d=64, terms=("param_count", "bank_resolvent"))
-    assert pt["limit"] == pytest.approx(fd.limit, rel=1e-12) and pt["corrected"] == pytest.approx(fd.corrected,
-                                                                                                   rel=1e-12)
+    assert pt["limit"] == pytest.approx(fd.limit, rel=1e-12) and pt["corrected"] == pytest.approx(
+        fd.corrected, rel=1e-12
+    )
     assert set(pt["terms"]) == {"param_count", "bank_resolvent"}
-    assert main(["theory", "g", "--order", "1", "--tau", "2"]) != 0          # needs --d
+    assert main(["theory", "g", "--order", "1", "--tau", "2"]) != 0  # needs --d

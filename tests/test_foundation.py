@@ -10,8 +10,8 @@ import sympy
 from icl_symbolic.cli import main
 from icl_symbolic.cli._args import parse_grid
 from icl_symbolic.core.errors import ICLError, ParseError
-from icl_symbolic.output.io import atomic_path, write_json
 from icl_symbolic.core.values import Value
+from icl_symbolic.output.io import atomic_path, write_json
 
 
 def test_value_provenance_strings():
@@ -41,8 +41,16 @@ def test_atomic_path_leaves_nothing_on_failure(tmp_path):
     assert target.read_text().strip().startswith("{")
 
 
-@pytest.mark.parametrize("text,msg", [("1:2", "start:stop:count"), ("a", "not a number"),
-                                      ("1:2:0", "count must be"), ("0:1:3", None), ("inf", "not finite")])
+@pytest.mark.parametrize(
+    "text,msg",
+    [
+        ("1:2", "start:stop:count"),
+        ("a", "not a number"),
+        ("1:2:0", "count must be"),
+        ("0:1:3", None),
+        ("inf", "not finite"),
+    ],
+)
 def test_parse_grid_errors(text, msg):
     if msg is None:
         with pytest.raises(ICLError, match="positive"):

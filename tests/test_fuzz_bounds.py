@@ -30,22 +30,41 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import g, parse_expr
 from icl_symbolic.engine.gauss import expect
 
-BUDGET = 60.0   # seconds per expression, parse to result or refusal (shared 2-core machine)
+BUDGET = 60.0  # seconds per expression, parse to result or refusal (shared 2-core machine)
 
-_UNARY = ["sin", "cos", "exp", "tanh", "erf", "erfc", "abs", "sign", "relu", "heaviside", "sigmoid",
-          "softplus", "gelu", "silu", "sqrt", "log"]
+_UNARY = [
+    "sin",
+    "cos",
+    "exp",
+    "tanh",
+    "erf",
+    "erfc",
+    "abs",
+    "sign",
+    "relu",
+    "heaviside",
+    "sigmoid",
+    "softplus",
+    "gelu",
+    "silu",
+    "sqrt",
+    "log",
+]
 _LEAF = st.sampled_from(["g", "1", "2", "0.5", "3/2", "pi", "-1"])
 
 
 def _extend(children):
     unary = st.tuples(st.sampled_from(_UNARY), children).map(
-        lambda t: f"{t[0]}(abs({t[1]}) + 1)" if t[0] in ("sqrt", "log") else f"{t[0]}({t[1]})")
+        lambda t: f"{t[0]}(abs({t[1]}) + 1)" if t[0] in ("sqrt", "log") else f"{t[0]}({t[1]})"
+    )
     binary = st.tuples(children, st.sampled_from(["+", "-", "*"]), children).map(lambda t: f"({t[0]}) {t[1]} ({t[2]})")
     power = st.tuples(children, st.integers(0, 4)).map(lambda t: f"({t[0]})**{t[1]}")
     maxmin = st.tuples(st.sampled_from(["max", "min"]), st.lists(children, min_size=2, max_size=3)).map(
-        lambda t: f"{t[0]}({', '.join(t[1])})")
+        lambda t: f"{t[0]}({', '.join(t[1])})"
+    )
     hermite = st.tuples(st.sampled_from(["He", "h"]), st.integers(0, 5), children).map(
-        lambda t: f"{t[0]}({t[1]}, {t[2]})")
+        lambda t: f"{t[0]}({t[1]}, {t[2]})"
+    )
     scaled = st.tuples(st.sampled_from(["2", "0.5", "3", "10"]), children).map(lambda t: f"{t[0]}*({t[1]})")
     return st.one_of(unary, binary, power, maxmin, hermite, scaled)
 
@@ -68,6 +87,7 @@ def _reference(text, dps=30):
                 if isinstance(v, mpmath.mpc):
                     v = v.real
                 return v * mpmath.npdf(t)
+
             out.append(mpmath.quad(F, pts, method="gauss-legendre", maxdegree=4))
         # beyond |g| = 13 the weight is below 1e-37; the generated f grow at most like exp(poly)
         # of low degree and are refused by the tool if they beat the weight
@@ -93,7 +113,7 @@ def _check(text):
             err = mpmath.mpf(v.abs_err)
         slack = 10 * ref_err + mpmath.mpf(10) ** -20 * (1 + abs(ref))
         assert abs(val - ref) <= err + slack, (text, v, ref, ref_err)
-        if v.digits is not None and v.method == "mpmath":   # the printed digits are right
+        if v.digits is not None and v.method == "mpmath":  # the printed digits are right
             shown = mpmath.mpf(v.to_str(12))
             assert abs(shown - ref) <= err + slack + abs(ref) * mpmath.mpf(10) ** (1 - v.digits), (text, v, ref)
     return v.method
@@ -105,14 +125,17 @@ def test_expectation_bound_holds_or_one_line_refusal(text):
     _check(text)
 
 
-@pytest.mark.parametrize("text", [
-    "max(sin(3*g), cos(2*g))",
-    "He(4, tanh(g)) * abs(g - 1/2)",
-    "sign(sin(g)) * exp(-g**2 / 4)",
-    "min(g, g**2, 1)",
-    "sin(10*g) * tanh(g)",
-    "h(3, relu(g)) + erf(2*g)",
-    "softplus(g) * heaviside(g - 1)",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "max(sin(3*g), cos(2*g))",
+        "He(4, tanh(g)) * abs(g - 1/2)",
+        "sign(sin(g)) * exp(-g**2 / 4)",
+        "min(g, g**2, 1)",
+        "sin(10*g) * tanh(g)",
+        "h(3, relu(g)) + erf(2*g)",
+        "softplus(g) * heaviside(g - 1)",
+    ],
+)
 def test_hand_picked_compositions(text):
     assert _check(text) in ("exact", "mpmath")

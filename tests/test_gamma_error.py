@@ -11,11 +11,11 @@ import sympy
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.expr import teacher
+from icl_symbolic.engine.gauss import expect
 from icl_symbolic.model import gamma_error as E
 from icl_symbolic.model import moments as M
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.engine.gauss import expect
-from icl_symbolic.engine.expr import teacher
 
 from _examples import examples
 from _stats import z_bonferroni
@@ -31,6 +31,7 @@ def random_gamma(d, rng, scale=0.3):
 # ---------------------------------------------------------------------------
 # building blocks
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("f", ["tanh(g)", "relu(g)", "abs(g) + sign(g - 0.5)", "g^3 - g", "sin(2*g)"])
 def test_float_functionals_agree_with_gauss(f):
@@ -60,19 +61,26 @@ def test_linear_teacher_exact_against_the_known_formula():
     rho = sympy.Rational(1, 5)
     A = np.array([[1, 0, 2, 0], [0, 1, 0, -1], [1, 1, 1, 0], [0, 0, 0, 2]], dtype=float)
     b = np.array([1, 0, -1, 2], dtype=float)
-    w = np.array([1, -1, 1, 1], dtype=float)        # |w|^2 = d
+    w = np.array([1, -1, 1, 1], dtype=float)  # |w|^2 = d
     Ai, bi, wi = (sympy.Matrix(x.astype(int).tolist()) for x in (A, b, w))
     alpha = sympy.Rational(ell, d)
     wAw = (wi.T * Ai * wi)[0]
     Aw2 = ((Ai * wi).T * (Ai * wi))[0]
     bAw = (bi.T * Ai * wi)[0]
     bw = (bi.T * wi)[0]
-    trAtA = sum(x ** 2 for x in Ai)
+    trAtA = sum(x**2 for x in Ai)
     b2 = (bi.T * bi)[0]
-    expected = ((1 + rho) - 2 * sympy.Rational(1, d) * (wAw + (1 + rho) * bw)
-                + sympy.Rational(1, d) * ((1 + rho) / alpha * trAtA + (1 + sympy.Rational(1, ell)) * Aw2
-                                          + 2 * (1 + rho) * (1 + sympy.Rational(2, ell)) * bAw
-                                          + (1 + rho) ** 2 * (1 + sympy.Rational(2, ell)) * b2))
+    expected = (
+        (1 + rho)
+        - 2 * sympy.Rational(1, d) * (wAw + (1 + rho) * bw)
+        + sympy.Rational(1, d)
+        * (
+            (1 + rho) / alpha * trAtA
+            + (1 + sympy.Rational(1, ell)) * Aw2
+            + 2 * (1 + rho) * (1 + sympy.Rational(2, ell)) * bAw
+            + (1 + rho) ** 2 * (1 + sympy.Rational(2, ell)) * b2
+        )
+    )
     v = E.e_gamma_given_w(A, b, "g", "0.2", w, ell)
     assert v.method == "exact"
     assert sympy.simplify(v.exact - expected) == 0
@@ -99,6 +107,7 @@ def test_isotropic_equals_given_w_when_error_is_linear_in_omega():
 # ---------------------------------------------------------------------------
 # exact vs Monte Carlo on fresh prompts
 # ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("f", ["g", "tanh(g)", "g^2 - 1 + 0.5*g", "relu(g)"])
 def test_given_w_agrees_with_prompt_monte_carlo(f):
@@ -142,8 +151,7 @@ def test_mc_tasks_agrees_with_prompt_monte_carlo(C_test):
     A, b = random_gamma(d, rng)
     seeds = np.random.SeedSequence(20261143).spawn(2)
     ex = E.e_gamma_mc_tasks(A, b, "tanh(g)", 0.1, ell, C_test, 20_000, np.random.default_rng(seeds[0]))
-    mc = E.e_gamma_mc_prompts(A, b, "tanh(g)", 0.1, ell, 200_000, np.random.default_rng(seeds[1]),
-                              C_test=C_test)
+    mc = E.e_gamma_mc_prompts(A, b, "tanh(g)", 0.1, ell, 200_000, np.random.default_rng(seeds[1]), C_test=C_test)
     se = np.hypot(ex.stderr, mc.stderr)
     assert ex.abs_err < 0.01 * ex.stderr
     assert se < 0.01 * float(ex)
@@ -168,7 +176,7 @@ def test_prompt_monte_carlo_rejects_the_leading_order_error():
     leading-order moments (omega = 1, no 1/ell terms) is rejected by the same prompt
     Monte Carlo that accepts the exact e(Gamma|w) in the tests above."""
     rng = np.random.default_rng(20261145)
-    d, ell, f = 4, 2, "g^2 - 1 + 0.5*g"      # strongly nonlinear: large 1/ell terms
+    d, ell, f = 4, 2, "g^2 - 1 + 0.5*g"  # strongly nonlinear: large 1/ell terms
     A, b = random_gamma(d, rng)
     b = b + 0.5 / np.sqrt(d)
     w = rng.standard_normal(d)
@@ -183,7 +191,7 @@ def test_prompt_monte_carlo_rejects_the_leading_order_error():
     ex = E.e_gamma_given_w(A, b, f, "0.1", w, ell, digits=15)
     assert abs(float(mc) - float(ex)) <= z_bonferroni(1) * mc.stderr
     assert abs(float(mc) - e_lead) > z_bonferroni(1) * mc.stderr
-    assert abs(float(ex) - e_lead) > 10 * mc.stderr      # the effect is large, not marginal
+    assert abs(float(ex) - e_lead) > 10 * mc.stderr  # the effect is large, not marginal
 
 
 N_GAMMA_EXAMPLES = examples(12)
@@ -192,9 +200,14 @@ N_GAMMA_PINNED = 2
 
 @pytest.mark.heavy
 @settings(max_examples=N_GAMMA_EXAMPLES)
-@given(f=st.sampled_from(["g", "tanh(g)", "sin(g)", "relu(g) - 0.4", "0.5*g^2 + g", "sign(g)", "erf(g)"]),
-       d=st.integers(2, 12), ell=st.integers(1, 20), rho=st.integers(0, 100), scale=st.integers(0, 10),
-       seed=st.integers(0, 2 ** 63 - 1))
+@given(
+    f=st.sampled_from(["g", "tanh(g)", "sin(g)", "relu(g) - 0.4", "0.5*g^2 + g", "sign(g)", "erf(g)"]),
+    d=st.integers(2, 12),
+    ell=st.integers(1, 20),
+    rho=st.integers(0, 100),
+    scale=st.integers(0, 10),
+    seed=st.integers(0, 2**63 - 1),
+)
 @example(f="g", d=8, ell=16, rho=10, scale=3, seed=20261146)
 @example(f="tanh(g)", d=3, ell=1, rho=0, scale=10, seed=20261147)
 def test_given_w_property(f, d, ell, rho, scale, seed):
@@ -214,6 +227,7 @@ def test_given_w_property(f, d, ell, rho, scale, seed):
 # ---------------------------------------------------------------------------
 # inputs
 # ---------------------------------------------------------------------------
+
 
 def test_non_integrable_teachers_are_rejected_not_integrated():
     """The float quadrature alone would return a finite number for 1/g; the gauss checks reject

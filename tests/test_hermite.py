@@ -28,17 +28,19 @@ def _is_zero(expr):
 
 # -- the convention ---------------------------------------------------------------------
 
+
 def test_h_is_orthonormal_probabilists_not_physicists():
     for m in range(6):
         for j in range(m + 1):
             assert exact_expectation(h(m) * h(j)) == (1 if m == j else 0)
-    assert he(4) == g ** 4 - 6 * g ** 2 + 3                        # monic He_4
+    assert he(4) == g**4 - 6 * g**2 + 3  # monic He_4
     assert sympy.Poly(he(5), g).LC() == 1
-    assert he(2) != sympy.hermite(2, g)                            # physicists' H_2 = 4g^2 - 2
-    assert h(3) == (g ** 3 - 3 * g) / sympy.sqrt(6)
+    assert he(2) != sympy.hermite(2, g)  # physicists' H_2 = 4g^2 - 2
+    assert h(3) == (g**3 - 3 * g) / sympy.sqrt(6)
 
 
 # -- the paper's checks -----------------------------------------------------------------
+
 
 def test_sin_rho_0_1_fig1_values():
     """Fig. 1 (p. 3-4): sin teacher, rho = 0.1."""
@@ -53,7 +55,7 @@ def test_sin_rho_0_1_fig1_values():
     caption = (r.a1_sq.exact + r.rho_nonlinear.exact) / r.a1_sq.exact
     assert _is_zero(caption - r.noise_normalized.exact - 1)
     assert abs(float(caption) - 1.447029) < 1e-6
-    assert abs(float(r.noise_normalized.value) - 1.447029) > 0.9       # negative control
+    assert abs(float(r.noise_normalized.value) - 1.447029) > 0.9  # negative control
     # odd teacher: even coefficients vanish exactly; a_m = (-1)^((m-1)/2) e^{-1/2}/sqrt(m!)
     for m, v in enumerate(r.a):
         want = 0 if m % 2 == 0 else (-1) ** ((m - 1) // 2) * sympy.exp(-S(1, 2)) / sympy.sqrt(sympy.factorial(m))
@@ -68,30 +70,41 @@ def test_tanh_rho_0_1_fig2_values_against_independent_mpmath():
     r = hermite_coeffs("tanh(g)", M=3, rho="0.1", digits=32)
     assert r.method == "mpmath"
     with mpmath.workdps(50):
-        s = 2 * mpmath.quad(lambda t: mpmath.sech(t) ** 2 * mpmath.npdf(t), [0, 1, 2, 4, 8, 16, mpmath.inf],
-                            method="gauss-legendre")
+        s = 2 * mpmath.quad(
+            lambda t: mpmath.sech(t) ** 2 * mpmath.npdf(t), [0, 1, 2, 4, 8, 16, mpmath.inf], method="gauss-legendre"
+        )
         a1, Ef2 = s, 1 - s
-        rho_nl = mpmath.mpf(1) / 10 + Ef2 - a1 ** 2
+        rho_nl = mpmath.mpf(1) / 10 + Ef2 - a1**2
         # a_3 = E[tanh'''(g)]/sqrt(6), tanh''' = -2 sech^2 (1 - 3 tanh^2)
-        a3 = 2 * mpmath.quad(lambda t: -2 * mpmath.sech(t) ** 2 * (1 - 3 * mpmath.tanh(t) ** 2) * mpmath.npdf(t),
-                             [0, 1, 2, 4, 8, 16, mpmath.inf], method="gauss-legendre") / mpmath.sqrt(6)
+        a3 = (
+            2
+            * mpmath.quad(
+                lambda t: -2 * mpmath.sech(t) ** 2 * (1 - 3 * mpmath.tanh(t) ** 2) * mpmath.npdf(t),
+                [0, 1, 2, 4, 8, 16, mpmath.inf],
+                method="gauss-legendre",
+            )
+            / mpmath.sqrt(6)
+        )
         tol = mpmath.mpf(10) ** -31
         for ours, ref in ((r.a1, a1), (r.E_f2, Ef2), (r.rho_nonlinear, rho_nl), (r.a[3], a3)):
             assert ours.digits >= 30
             assert abs(ours.value - ref) < tol, (ours, ref)
         assert abs(r.a[0].value) < tol and abs(r.a[2].value) < tol
-    assert r.a1.to_str(6) == "0.605706"            # the paper's rounded figures
+    assert r.a1.to_str(6) == "0.605706"  # the paper's rounded figures
     assert r.E_f2.to_str(6) == "0.394294"
     assert r.rho_nonlinear.to_str(6) == "0.127415"
 
 
-@pytest.mark.parametrize("text, a1, nonlinear_part", [
-    ("g", 1, 0),
-    ("g**2 - 1", 0, 2),
-    ("g**3", 3, 6),
-    ("2", 0, 4),
-    ("-3/7", 0, S(9, 49)),
-])
+@pytest.mark.parametrize(
+    "text, a1, nonlinear_part",
+    [
+        ("g", 1, 0),
+        ("g**2 - 1", 0, 2),
+        ("g**3", 3, 6),
+        ("2", 0, 4),
+        ("-3/7", 0, S(9, 49)),
+    ],
+)
 def test_teaching_table(text, a1, nonlinear_part):
     """rho_nonlinear - rho = sum_{m != 1} a_m^2 (the m = 0 term included)."""
     r = hermite_coeffs(text, M=8, rho="0.1")
@@ -102,7 +115,7 @@ def test_teaching_table(text, a1, nonlinear_part):
     if a1 == 0:
         assert r.noise_normalized is None and any("a1 = 0" in n for n in r.notes)
     else:
-        assert r.noise_normalized.exact == (S(1, 10) + nonlinear_part) / a1 ** 2
+        assert r.noise_normalized.exact == (S(1, 10) + nonlinear_part) / a1**2
 
 
 def test_zero_teacher_and_tiny_a1():
@@ -116,8 +129,13 @@ def test_zero_teacher_and_tiny_a1():
 
 def test_library_is_all_correct_where_we_know_closed_forms():
     r = hermite_coeffs("relu(g)", M=4)
-    assert [v.exact for v in r.a] == [1 / sympy.sqrt(2 * sympy.pi), S(1, 2), 1 / (2 * sympy.sqrt(sympy.pi)), 0,
-                                      -1 / (4 * sympy.sqrt(3 * sympy.pi))]
+    assert [v.exact for v in r.a] == [
+        1 / sympy.sqrt(2 * sympy.pi),
+        S(1, 2),
+        1 / (2 * sympy.sqrt(sympy.pi)),
+        0,
+        -1 / (4 * sympy.sqrt(3 * sympy.pi)),
+    ]
     assert _is_zero(hermite_coeffs("sign(g)", M=1).a1.exact - sympy.sqrt(2 / sympy.pi))
     assert _is_zero(hermite_coeffs("erf(g)", M=1).a1.exact - 2 / sympy.sqrt(3 * sympy.pi))
     assert hermite_coeffs("gelu(g)", M=1).a1.exact == S(1, 2)
@@ -132,7 +150,7 @@ def test_rho_input_and_errors():
     with pytest.raises(ICLError, match="M must"):
         hermite_coeffs("g", M=-1)
     with pytest.raises(ValidityError, match="not in L\\^2"):
-        hermite_coeffs("exp(g**2/4)")      # E[f] finite but E[f^2] is not
+        hermite_coeffs("exp(g**2/4)")  # E[f] finite but E[f^2] is not
     with pytest.raises(ValidityError, match="not in L\\^2"):
         hermite_coeffs("abs(g)**(-0.5)")
 
@@ -146,8 +164,20 @@ def test_callable_teacher_uses_mpmath_and_is_uncertified():
 
 def test_to_json_keys():
     d = hermite_coeffs("sin(g)", M=2, rho="0.1").to_json()
-    for key in ("expr", "rho", "digits", "a", "a_exact", "E_f2", "a1", "rho_f", "rho_nonlinear",
-                "noise_normalized", "method", "provenance"):
+    for key in (
+        "expr",
+        "rho",
+        "digits",
+        "a",
+        "a_exact",
+        "E_f2",
+        "a1",
+        "rho_f",
+        "rho_nonlinear",
+        "noise_normalized",
+        "method",
+        "provenance",
+    ):
         assert key in d
     assert d["a_exact"][1] == "exp(-1/2)" and d["a"][1].startswith("0.6065306597126334236")
     assert hermite_coeffs("g**2 - 1", M=2).to_json()["noise_normalized"] is None
@@ -169,13 +199,13 @@ def test_exact_and_mpmath_agree_on_the_library():
 # -- property tests (hypothesis) ---------------------------------------------------------
 
 coef = st.fractions(min_value=-5, max_value=5, max_denominator=7).map(lambda q: S(q.numerator, q.denominator))
-polys = st.lists(coef, min_size=1, max_size=7).map(lambda cs: sum(c * g ** k for k, c in enumerate(cs)))
+polys = st.lists(coef, min_size=1, max_size=7).map(lambda cs: sum(c * g**k for k, c in enumerate(cs)))
 
 
 @settings(max_examples=examples(15))
 @given(polys)
-@example(g ** 3)
-@example(g ** 2 - 1)
+@example(g**3)
+@example(g**2 - 1)
 @example(sympy.Integer(2))
 def test_parseval_and_stein_for_random_polynomials(f):
     """Parseval E[f^2] = sum_m a_m^2 holds exactly with M = deg f, coefficients
@@ -189,8 +219,7 @@ def test_parseval_and_stein_for_random_polynomials(f):
         assert _is_zero(r.a[m].exact - stein_coefficient(f, m))
 
 
-ATOMS = ["sin(g)", "cos(2*g + 1)", "exp(g/2)", "erf(g)", "relu(g)", "abs(g - 1)", "sign(g)", "g**3",
-         "heaviside(g)"]
+ATOMS = ["sin(g)", "cos(2*g + 1)", "exp(g/2)", "erf(g)", "relu(g)", "abs(g - 1)", "sign(g)", "g**3", "heaviside(g)"]
 
 
 @pytest.mark.heavy
@@ -224,7 +253,7 @@ def test_parity(text):
 
 @settings(max_examples=examples(12))
 @given(polys, st.sampled_from([S(1, 2), S(2), S(3, 2), S(-1), S(1, 3), sympy.sqrt(2)]))
-@example(g ** 3, S(2))
+@example(g**3, S(2))
 def test_hermite_scaling_identity_for_polynomials(f, c):
     """He_n(c x) = sum_k c^(n-2k) (c^2-1)^k n!/(k! (n-2k)! 2^k) He_(n-2k)(x), so with
     f = sum_n b_n h_n:  a_j[f(c g)] = sum_k b_(j+2k) c^j (c^2-1)^k sqrt((j+2k)!/j!) / (k! 2^k)."""
@@ -232,9 +261,14 @@ def test_hermite_scaling_identity_for_polynomials(f, c):
     b = [v.exact for v in hermite_coeffs(f, M=deg).a]
     scaled = hermite_coeffs(sympy.expand(f.subs(g, c * g)), M=deg).a
     for j in range(deg + 1):
-        want = sum(b[j + 2 * k] * c ** j * (c ** 2 - 1) ** k
-                   * sympy.sqrt(sympy.factorial(j + 2 * k) / sympy.factorial(j)) / (sympy.factorial(k) * 2 ** k)
-                   for k in range((deg - j) // 2 + 1))
+        want = sum(
+            b[j + 2 * k]
+            * c**j
+            * (c**2 - 1) ** k
+            * sympy.sqrt(sympy.factorial(j + 2 * k) / sympy.factorial(j))
+            / (sympy.factorial(k) * 2**k)
+            for k in range((deg - j) // 2 + 1)
+        )
         assert _is_zero(scaled[j].exact - want), j
 
 
@@ -260,7 +294,7 @@ def closed_exprs(draw):
     if "erf" in a and "erf" in b and op == "*":
         op = "+"
     if op == "*" and ("erf" in a or "erf" in b) and any(s in a + b for s in ("relu", "abs", "sign", "heav", "max")):
-        op = "+"                       # erf on a half-line has no closed form in our rules
+        op = "+"  # erf on a half-line has no closed form in our rules
     return f"{c}*({a}) {op} g**{k}*({b})"
 
 
@@ -292,13 +326,14 @@ def test_float64_callables_are_not_certified():
 def test_M_zero_still_reports_a1():
     r = hermite_coeffs("g", M=0)
     assert len(r.a) == 1 and r.a1.exact == 1 and r.method == "exact"
-    assert r.parseval_residual.exact == 1                        # E[g^2] - a_0^2
+    assert r.parseval_residual.exact == 1  # E[g^2] - a_0^2
 
 
 def test_docs_examples_run():
     """The Python examples in docs/hermite.md are executed (docs cannot rot)."""
     import doctest
     from pathlib import Path
+
     path = Path(__file__).resolve().parent.parent / "docs" / "hermite.md"
     res = doctest.testfile(str(path), module_relative=False)
     assert res.attempted >= 4 and res.failed == 0
@@ -309,5 +344,6 @@ def test_callable_that_rejects_mpmath_numbers_is_a_clear_error():
         if not isinstance(x, float):
             raise TypeError("floats only")
         return math.tanh(x)
+
     with pytest.raises(ICLError, match="must accept an mpmath number"):
         hermite_coeffs(only_floats, M=1)

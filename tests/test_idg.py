@@ -9,13 +9,14 @@ import json
 import numpy as np
 import pytest
 
-from _stats import t_bonferroni, z_bonferroni
-from icl_symbolic.model import gamma_error
-from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.cli import main
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.studies.extrapolate import extrapolate, run_ladder, seed_error
+from icl_symbolic.model import gamma_error
 from icl_symbolic.simulation.simulator import simulate
+from icl_symbolic.studies.extrapolate import extrapolate, run_ladder, seed_error
+from icl_symbolic.theory import asymptotic as theory
+
+from _stats import t_bonferroni, z_bonferroni
 
 
 # ---------------------------------------------------------------------------
@@ -54,9 +55,9 @@ def test_idg_above_icl_for_a_test_law_on_the_strong_directions():
 def test_memorisation_limit_small_kappa():
     for tau in (0.3, 0.5, 2.0, 4.0):
         idg = theory.e_linear(rho=0.1, alpha=2, kappa=1e-6, tau=tau, error="idg")
-        noise_only = theory.e_a1zero(0.1, alpha=2, tau=tau)           # rho/(1-tau), rho tau/(tau-1)
+        noise_only = theory.e_a1zero(0.1, alpha=2, tau=tau)  # rho/(1-tau), rho tau/(tau-1)
         assert idg == pytest.approx(noise_only, rel=2e-5)
-        assert theory.e_linear(rho=0.1, alpha=2, kappa=1e-6, tau=tau) > 1.0 + 0.1   # ICL does not memorise
+        assert theory.e_linear(rho=0.1, alpha=2, kappa=1e-6, tau=tau) > 1.0 + 0.1  # ICL does not memorise
     # the wrong limit (the ICL error at the same point) is far away: the check has power
     assert abs(theory.e_linear(rho=0.1, alpha=2, kappa=1e-6, tau=2) / theory.e_a1zero(0.1, tau=2) - 1) > 1
 
@@ -66,7 +67,7 @@ def test_result1_for_idg_and_a1_zero():
     a1, rnl = float(tm.a1), tm.rho_nonlinear(0.1)
     for tau in (0.5, 2.0):
         lhs = float(theory.e_nonlinear("sin(g)", rho=0.1, alpha=2, kappa=1, tau=tau, error="idg"))
-        rhs = a1 ** 2 * theory.e_linear(rho=rnl / a1 ** 2, alpha=2, kappa=1, tau=tau, error="idg")
+        rhs = a1**2 * theory.e_linear(rho=rnl / a1**2, alpha=2, kappa=1, tau=tau, error="idg")
         assert lhs == pytest.approx(rhs, rel=1e-10)
     f0 = "(g^2-1)/sqrt(2)"
     assert float(theory.e_nonlinear(f0, rho=0.1, tau=2, error="idg")) == float(theory.e_nonlinear(f0, rho=0.1, tau=2))
@@ -98,12 +99,14 @@ def test_e_gamma_tasks_is_the_mean_of_the_exact_per_task_errors():
     v = gamma_error.e_gamma_tasks(A, b, "sin(g)", 0.1, 8, W)
     per = [float(gamma_error.e_gamma_given_w(A, b, "sin(g)", 0.1, w, 8)) for w in W]
     assert float(v) == pytest.approx(np.mean(per), rel=1e-12)
-    Ws = W * np.sqrt(4 / np.einsum("kd,kd->k", W, W))[:, None]          # one omega: the direct branch
+    Ws = W * np.sqrt(4 / np.einsum("kd,kd->k", W, W))[:, None]  # one omega: the direct branch
     per_s = [float(gamma_error.e_gamma_given_w(A, b, "sin(g)", 0.1, w, 8)) for w in Ws]
     assert float(gamma_error.e_gamma_tasks(A, b, "sin(g)", 0.1, 8, Ws)) == pytest.approx(np.mean(per_s), rel=1e-12)
     # more tasks than Chebyshev nodes: the interpolated branch, against the direct one
     Wm = rng.standard_normal((80, 4))
-    direct = np.mean([float(gamma_error.e_gamma_tasks(A, b, "sin(g)", 0.1, 8, Wm[i:i + 20])) for i in range(0, 80, 20)])
+    direct = np.mean(
+        [float(gamma_error.e_gamma_tasks(A, b, "sin(g)", 0.1, 8, Wm[i : i + 20])) for i in range(0, 80, 20)]
+    )
     assert float(gamma_error.e_gamma_tasks(A, b, "sin(g)", 0.1, 8, Wm)) == pytest.approx(direct, rel=1e-9)
     with pytest.raises(ICLError):
         gamma_error.e_gamma_tasks(A, b, "g", 0.1, 8, W[:, :3])
@@ -136,7 +139,10 @@ def test_simulation_reports_icl_and_idg_of_the_same_gamma():
     assert js["e_idg_mean"] is not None and js["per_seed"][0]["e_idg"] is not None
     run = r.runs[0]
     from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
-    tasks = sample_tasks(resolve_covariance("identity", 8), 4, np.random.default_rng(np.random.SeedSequence(0).spawn(4)[0]))
+
+    tasks = sample_tasks(
+        resolve_covariance("identity", 8), 4, np.random.default_rng(np.random.SeedSequence(0).spawn(4)[0])
+    )
     again = gamma_error.e_gamma_tasks(run.Gamma[:, :8], run.Gamma[:, 8], "g", 0.1, 16, tasks)
     assert float(run.e_idg) == pytest.approx(float(again), rel=1e-12)
     assert seed_error(run, "gap")[0] == pytest.approx(float(run.e) - float(run.e_idg))

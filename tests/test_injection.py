@@ -62,7 +62,7 @@ _BASE = [
     "exit()",
     "quit()",
     "Symbol('pwned')",
-    "sympify('open(\"pwned\",\"w\")')",
+    'sympify(\'open("pwned","w")\')',
     "S('x')",
     "Function('f')(g)",
     "'pwned'",
@@ -101,15 +101,15 @@ _BASE = [
     "\x1b[31mg",
     "g\u202e",
     "\ufeffg",
-    "\uff47",          # fullwidth g
-    "g+\uff13",        # fullwidth 3
-    "\u0663*g",        # Arabic-Indic 3
-    "g\u00b2",         # superscript 2
-    "\u0261",          # Latin small script g
-    "sin\u200b(g)",    # zero-width space
-    "g\u00a0+1",       # no-break space
-    "\u221a(g)",       # square-root sign
-    "g\u22c51",        # dot operator
+    "\uff47",  # fullwidth g
+    "g+\uff13",  # fullwidth 3
+    "\u0663*g",  # Arabic-Indic 3
+    "g\u00b2",  # superscript 2
+    "\u0261",  # Latin small script g
+    "sin\u200b(g)",  # zero-width space
+    "g\u00a0+1",  # no-break space
+    "\u221a(g)",  # square-root sign
+    "g\u22c51",  # dot operator
     "g**1e" + "9" * 5000,
     "1e" + "1" * 5000,
     "1" * 300,
@@ -178,6 +178,7 @@ def sandbox(tmp_path, monkeypatch):
     def trap(*a, **k):
         calls.append(a)
         raise AssertionError(f"tried to execute {a!r}")
+
     monkeypatch.setattr(os, "system", trap)
     monkeypatch.setattr(os, "popen", trap)
     monkeypatch.setattr(subprocess, "Popen", trap)
@@ -193,7 +194,8 @@ def sandbox(tmp_path, monkeypatch):
 def _claim_file(path, payload):
     text = payload.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
     text = "".join(c if c.isprintable() or c in "\\" else f"\\u{ord(c):04x}" for c in text)
-    path.write_text(f'''[[claim]]
+    path.write_text(
+        f'''[[claim]]
 id = "u.inj"
 source = "user, p. 1"
 statement = 'x'
@@ -205,7 +207,9 @@ lhs = "{text}"
 rhs = "g"
 tolerance = {{ exact = true, reason = "symbolic" }}
 expected = "holds"
-''', encoding="utf-8")
+''',
+        encoding="utf-8",
+    )
 
 
 ENTRY_POINTS = {
@@ -262,7 +266,7 @@ def test_library_entry_points_refuse_every_payload(sandbox):
                 fn(payload)
             except ICLError as exc:
                 assert "\n" not in str(exc), (fn.__name__, payload[:60], str(exc)[:200])
-            else:   # a legal expression ('1/g', 'exp(g**2)') parses; its expectation is refused
+            else:  # a legal expression ('1/g', 'exp(g**2)') parses; its expectation is refused
                 assert fn is not expect, (fn.__name__, payload[:60])
 
 

@@ -12,12 +12,13 @@ import math
 import numpy as np
 import pytest
 import sympy
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from icl_symbolic.kernel_learner import theory as kernel
-from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.hermite import h
+from icl_symbolic.kernel_learner import theory as kernel
+from icl_symbolic.theory import asymptotic as theory
 
 from _reference import gauss_poly, normal_moment
 
@@ -28,7 +29,7 @@ _t = sympy.Symbol("t", real=True)
 
 def _h1d_moment(n, a):
     """E[t^n h_a(t)], t ~ N(0, 1), exactly."""
-    return gauss_poly(_t ** n * h(a, _t), _t)
+    return gauss_poly(_t**n * h(a, _t), _t)
 
 
 def _projection(f_expr, d, K):
@@ -67,7 +68,7 @@ def _task_average(expr, d, law):
 
 
 def _teacher(coeffs):
-    return sum(sympy.Integer(c) * _t ** k for k, c in enumerate(coeffs))
+    return sum(sympy.Integer(c) * _t**k for k, c in enumerate(coeffs))
 
 
 def _label(coeffs):
@@ -110,8 +111,11 @@ def test_projection_recovers_a_m_blocks_on_the_sphere(coeffs, p, q):
 
     d, K = 3, 3
     tt = sympy.Rational(p, q)
-    u = [(1 - tt ** 2) / (1 + tt ** 2) * sympy.Rational(3, 5), 2 * tt / (1 + tt ** 2) * sympy.Rational(3, 5),
-         sympy.Rational(4, 5)]
+    u = [
+        (1 - tt**2) / (1 + tt**2) * sympy.Rational(3, 5),
+        2 * tt / (1 + tt**2) * sympy.Rational(3, 5),
+        sympy.Rational(4, 5),
+    ]
     assert sum(x * x for x in u) == 1
     fe = _teacher(coeffs)
     theta, ef2 = _projection(fe, d, K)
@@ -123,13 +127,16 @@ def test_projection_recovers_a_m_blocks_on_the_sphere(coeffs, p, q):
         for tup in kernel.multi_indices(d, m):
             exact = theta[col].subs(dict(zip(V, u)))
             alpha = [tup.count(i) for i in range(d)]
-            formula = a[m] * sympy.sqrt(sympy.factorial(m) / math.prod(math.factorial(x) for x in alpha)) \
-                * math.prod(ui ** ai for ui, ai in zip(u, alpha))
+            formula = (
+                a[m]
+                * sympy.sqrt(sympy.factorial(m) / math.prod(math.factorial(x) for x in alpha))
+                * math.prod(ui**ai for ui, ai in zip(u, alpha))
+            )
             assert sympy.simplify(exact - formula) == 0
             assert float(exact) == pytest.approx(float(a[m]) * coef[col], rel=1e-12, abs=1e-12)
             col += 1
     resid = sympy.simplify(ef2.subs(dict(zip(V, u))) - sum(sympy.simplify(t.subs(dict(zip(V, u)))) ** 2 for t in theta))
-    assert sympy.simplify(resid - (a[0] ** 2 + sum(x ** 2 for x in a[4:]))) == 0
+    assert sympy.simplify(resid - (a[0] ** 2 + sum(x**2 for x in a[4:]))) == 0
 
 
 @pytest.mark.parametrize("coeffs", [[0, 1, 2], [1, -1, 0, 1], [0, 0, 1, 0, 1]])
@@ -189,8 +196,7 @@ def test_identity_features_reproduce_theory_exactly(f):
 
 def test_identity_with_ridge_reproduces_theory():
     cv = theory.curve("sin(g)", rho=0.2, alpha=[1, 4], kappa=2, tau=[0.5, 1.0, 2], lam=[0.01, 0.1])
-    kc = kernel.kernel_curve("sin(g)", "identity", 0.2, alpha=[1, 4], kappa=2, tau=[0.5, 1.0, 2],
-                             lam=[0.01, 0.1])
+    kc = kernel.kernel_curve("sin(g)", "identity", 0.2, alpha=[1, 4], kappa=2, tau=[0.5, 1.0, 2], lam=[0.01, 0.1])
     assert np.array_equal(kc.columns["e"], cv.e)
 
 

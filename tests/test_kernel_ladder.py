@@ -17,14 +17,20 @@ from scipy import stats
 
 from icl_symbolic.cli import main
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.studies.extrapolate import LadderPoint, fit_power_law
-from icl_symbolic.kernel_learner.theory import kernel_curve
-from icl_symbolic.kernel_learner.ladder import fit_gap, judge_gap_decay, kernel_ladder_check, rate_dof, run_kernel_ladder
+from icl_symbolic.kernel_learner.ladder import (
+    fit_gap,
+    judge_gap_decay,
+    kernel_ladder_check,
+    rate_dof,
+    run_kernel_ladder,
+)
 from icl_symbolic.kernel_learner.simulation import simulate_kernel
+from icl_symbolic.kernel_learner.theory import kernel_curve
 from icl_symbolic.simulation.simulator import estimate_memory, sizes
+from icl_symbolic.studies.extrapolate import LadderPoint, fit_power_law
 
 F = "g + (g^2-1)/sqrt(2)"
-DS_D = (14, 27, 44, 65, 90)          # D of hermite:2 at d = 4, 6, 8, 10, 12
+DS_D = (14, 27, 44, 65, 90)  # D of hermite:2 at d = 4, 6, 8, 10, 12
 POINT = dict(alpha=16, kappa=2, tau=4, rho=0.1)
 
 
@@ -70,7 +76,7 @@ def test_planted_power_law_rate_within_3_se_at_the_stated_rate():
     for _ in range(n):
         pts = []
         for D in DS_D:
-            y = 20.0 * D ** -1.1
+            y = 20.0 * D**-1.1
             pts.append(LadderPoint(D, y * (1 + 0.02 * rng.standard_normal()), 0.02 * y))
         pl = fit_power_law(pts)
         z = (pl.p - 1.1) / pl.p_se
@@ -102,7 +108,7 @@ def test_small_real_ladder_equals_simulate_kernel_seed_by_seed():
         assert list(p.values) == [float(run.e_query) for run in r.runs]
         assert p.e_pred == r.e_theory and (p.ell, p.k, p.n) == (r.ell, r.k, r.n)
         curve = kernel_curve(F, "hermite:2", 0.1, 16, 2, 4, d=p.d, tasks="gaussian", plain=False)
-        assert p.e_pred == float(curve.columns["e"][0])          # the prediction at this d, not at d -> inf
+        assert p.e_pred == float(curve.columns["e"][0])  # the prediction at this d, not at d -> inf
         assert p.gap_mean == pytest.approx(float(r.e_query) - r.e_theory, abs=1e-14)
     pts2 = run_kernel_ladder(F, [3, 4], **POINT, **kw, jobs=2)
     assert [p.values for p in pts2] == [p.values for p in pts]
@@ -112,12 +118,52 @@ def test_small_real_ladder_equals_simulate_kernel_seed_by_seed():
 def test_command_small_kernel_ladder_json_csv_plot(tmp_path, capsys):
     """d = 3, 4, 5 (a few seconds): every documented key, files written, exit status = verdict."""
     js, csvf, png = tmp_path / "r.json", tmp_path / "p.csv", tmp_path / "g.png"
-    code = main(["extrapolate", F, "--features", "hermite:2", "--d", "3,4,5", "--alpha", "16", "--kappa", "2",
-                 "--tau", "4", "--rho", "0.1", "--seeds", "3", "--n-test", "300", "--json", "--quiet",
-                 "--json-out", str(js), "--csv", str(csvf), "--plot", str(png)])
+    code = main(
+        [
+            "extrapolate",
+            F,
+            "--features",
+            "hermite:2",
+            "--d",
+            "3,4,5",
+            "--alpha",
+            "16",
+            "--kappa",
+            "2",
+            "--tau",
+            "4",
+            "--rho",
+            "0.1",
+            "--seeds",
+            "3",
+            "--n-test",
+            "300",
+            "--json",
+            "--quiet",
+            "--json-out",
+            str(js),
+            "--csv",
+            str(csvf),
+            "--plot",
+            str(png),
+        ]
+    )
     obj = json.loads(capsys.readouterr()[0])
-    for key in ("gap_inf", "gap_inf_se", "gap_inf_dof", "z", "z_limit", "holds", "model", "chi2", "dof",
-                "power_law", "features", "variable", "points"):
+    for key in (
+        "gap_inf",
+        "gap_inf_se",
+        "gap_inf_dof",
+        "z",
+        "z_limit",
+        "holds",
+        "model",
+        "chi2",
+        "dof",
+        "power_law",
+        "features",
+        "variable",
+        "points",
+    ):
         assert key in obj, key
     assert obj["features"] == "hermite:2" and obj["variable"] == "D"
     assert [p["D"] for p in obj["points"]] == [9, 14, 20]
@@ -126,8 +172,16 @@ def test_command_small_kernel_ladder_json_csv_plot(tmp_path, capsys):
     assert code == (0 if obj["holds"] else 1)
     # the fit is of the gaps against 1/D (not 1/d), and the rate is the power law of the same points
     # with the per-seed gaps, as the command fits them (jackknife SE over the seeds)
-    ladder = [LadderPoint(p["D"], p["gap_mean"], p["gap_se"], tuple(p["seeds"]),
-                          values=tuple(e - p["e_pred"] for e in p["per_seed_e"])) for p in obj["points"]]
+    ladder = [
+        LadderPoint(
+            p["D"],
+            p["gap_mean"],
+            p["gap_se"],
+            tuple(p["seeds"]),
+            values=tuple(e - p["e_pred"] for e in p["per_seed_e"]),
+        )
+        for p in obj["points"]
+    ]
     g = fit_gap(ladder)
     assert obj["gap_inf"] == pytest.approx(g.core.fit.e_inf, rel=1e-12)
     assert obj["z"] == pytest.approx(g.core.z, rel=1e-12)
@@ -156,19 +210,22 @@ def test_identity_features_are_exactly_the_plain_command(capsys):
     assert "e_inf" in ident and "gap_inf" not in ident
 
 
-@pytest.mark.parametrize("argv, msg", [
-    (["--features", "hermite:4"], "hermite:K must be 1, 2 or 3"),
-    (["--features", "poly:2"], "expected identity or hermite:K"),
-    (["--features", "hermite:2", "--tasks", "sphere"], "Gaussian tasks only"),
-    (["--features", "hermite:2", "--ctrain", "powerlaw:1"], "isotropic tasks only"),
-    (["--features", "hermite:2", "--d", "4,60"], "GiB"),
-    (["--features", "hermite:2", "--d", "4"], "at least two distinct"),
-    (["--features", "hermite:2", "--seeds", "1"], "--seeds"),
-    (["--features", "hermite:2", "--tau", "1"], "interpolation peak"),
-    (["--features", "hermite:2", "--jobs", "0"], "--jobs"),
-    (["--features", "hermite:2", "--d", "4,12", "--alpha", "16", "--n-test", "40000"], "reduce n_test"),
-    (["--features", "hermite:2", "--plot", "g.txt"], "must end in"),
-])
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["--features", "hermite:4"], "hermite:K must be 1, 2 or 3"),
+        (["--features", "poly:2"], "expected identity or hermite:K"),
+        (["--features", "hermite:2", "--tasks", "sphere"], "runs the default convention"),
+        (["--features", "hermite:2", "--ctrain", "powerlaw:1"], "isotropic tasks only"),
+        (["--features", "hermite:2", "--d", "4,60"], "GiB"),
+        (["--features", "hermite:2", "--d", "4"], "at least two distinct"),
+        (["--features", "hermite:2", "--seeds", "1"], "--seeds"),
+        (["--features", "hermite:2", "--tau", "1"], "interpolation peak"),
+        (["--features", "hermite:2", "--jobs", "0"], "--jobs"),
+        (["--features", "hermite:2", "--d", "4,12", "--alpha", "16", "--n-test", "40000"], "reduce n_test"),
+        (["--features", "hermite:2", "--plot", "g.txt"], "must end in"),
+    ],
+)
 def test_bad_kernel_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, argv, msg):
     out = tmp_path / "o.json"
     code = main(["extrapolate", F, "--d", "4,6", "--json-out", str(out), *argv])
@@ -180,7 +237,7 @@ def test_bad_kernel_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys
 def test_memory_is_checked_for_the_concurrent_runs_at_the_largest_d():
     """A budget that holds one run at d = 4 and at d = 8 but not two at d = 8: --jobs 2 is refused,
     --jobs 1 accepted (every d is checked: memory is not monotone in D when the solver changes)."""
-    need = estimate_memory(sizes(44, 16, 2, 4), "auto", 300)           # D = 44 at d = 8
+    need = estimate_memory(sizes(44, 16, 2, 4), "auto", 300)  # D = 44 at d = 8
     budget = int(1.5 * need)
     assert list(kernel_ladder_check([4, 8], 16, 2, 4, "hermite:2", 300, jobs=1, max_memory=budget)) == [4, 8]
     with pytest.raises(ICLError, match="GiB"):
@@ -190,8 +247,7 @@ def test_memory_is_checked_for_the_concurrent_runs_at_the_largest_d():
 
 def planted_power(rng, p, rel_se=0.03, Ds=DS_D, c=20.0, seeds=None):
     """gap(D) = c D^-p with relative noise of known SE (seeds=None: SE exact, normal limits)."""
-    return [LadderPoint(D, c * D ** -p * (1 + rel_se * rng.standard_normal()), rel_se * c * D ** -p, seeds)
-            for D in Ds]
+    return [LadderPoint(D, c * D**-p * (1 + rel_se * rng.standard_normal()), rel_se * c * D**-p, seeds) for D in Ds]
 
 
 def test_gap_decay_false_hold_rate_at_the_band_edge_and_power_inside():
@@ -203,7 +259,7 @@ def test_gap_decay_false_hold_rate_at_the_band_edge_and_power_inside():
     outside the band never holds."""
     rng = np.random.default_rng(20261203)
     n, edge, inside = 300, 0, 0
-    exact = [LadderPoint(D, 20.0 * D ** -0.85, 0.03 * 20.0 * D ** -0.85) for D in DS_D]    # no noise
+    exact = [LadderPoint(D, 20.0 * D**-0.85, 0.03 * 20.0 * D**-0.85) for D in DS_D]  # no noise
     mde = judge_gap_decay(exact, 0.5, 1.0).mde_rate
     for _ in range(n):
         edge += judge_gap_decay(planted_power(rng, 1.0), 0.5, 1.0).holds
@@ -287,11 +343,11 @@ def test_the_gap_claim_holds_and_can_fail(tmp_path, monkeypatch):
         (r,), _ = verify([str(path)], full=True)
         return r
 
-    r = run(0.5, 2.0)                                      # d <= 8: p about 1.25 (docs/kernel.md)
+    r = run(0.5, 2.0)  # d <= 8: p about 1.25 (docs/kernel.md)
     assert r.verdict == "holds" and r.ok, r.detail
     assert "power law c D^-p" in r.detail and "FAILS" not in r.detail
-    assert not run(2.0, 3.0).ok                            # not faster than 1/D^2
-    with pytest.raises(ICLError, match=">= 10 seeds"):      # refused when the claim file is loaded
+    assert not run(2.0, 3.0).ok  # not faster than 1/D^2
+    with pytest.raises(ICLError, match=">= 10 seeds"):  # refused when the claim file is loaded
         run(0.5, 2.0, n_seeds=4)
     real = kernel_ladder.kernel_prediction
     monkeypatch.setattr(kernel_ladder, "kernel_prediction", lambda *a, **k: real(*a, **k) - 0.5)
@@ -309,11 +365,33 @@ def test_gap_decay_check_kind_sets_its_power(tmp_path, monkeypatch):
     seeds = tuple(range(10))
 
     def fake(f, ds, *a, **k):
-        pts = [kernel_ladder.GapPoint(d, d * (d + 3) // 2, 0, 0, 0, seeds,
-                                      tuple(0.5 + 20.0 * (d * (d + 3) / 2) ** -0.85 * (1 + 0.03 * (s - 4.5) / 3)
-                                            for s in seeds), 0.5, 0.0) for d in ds]
-        return kernel_ladder.KernelExtrapolation(f, "hermite:2", 16, 2, 4, 0.1, 0, 4000, tuple(pts),
-                                                 kernel_ladder.fit_gap([p.ladder_point() for p in pts]), 0.0)
+        pts = [
+            kernel_ladder.GapPoint(
+                d,
+                d * (d + 3) // 2,
+                0,
+                0,
+                0,
+                seeds,
+                tuple(0.5 + 20.0 * (d * (d + 3) / 2) ** -0.85 * (1 + 0.03 * (s - 4.5) / 3) for s in seeds),
+                0.5,
+                0.0,
+            )
+            for d in ds
+        ]
+        return kernel_ladder.KernelExtrapolation(
+            f,
+            "hermite:2",
+            16,
+            2,
+            4,
+            0.1,
+            0,
+            4000,
+            tuple(pts),
+            kernel_ladder.fit_gap([p.ladder_point() for p in pts]),
+            0.0,
+        )
 
     monkeypatch.setattr(kernel_checks, "extrapolate_kernel", fake)
     path = tmp_path / "c.toml"

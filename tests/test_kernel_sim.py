@@ -12,14 +12,15 @@ import math
 import numpy as np
 import pytest
 
-from icl_symbolic.kernel_learner import theory as kernel, simulation as kernel_sim
-from icl_symbolic.simulation import simulator as simulation
 from icl_symbolic.cli import main
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.kernel_learner import simulation as kernel_sim
+from icl_symbolic.kernel_learner import theory as kernel
+from icl_symbolic.simulation import simulator as simulation
 
 pytestmark = pytest.mark.sim
 
-F = "g + (g^2-1)/sqrt(2)"      # a1 = a2 = 1: plain floor rho + a2^2 = 1.1, kernel floor rho = 0.1
+F = "g + (g^2-1)/sqrt(2)"  # a1 = a2 = 1: plain floor rho + a2^2 = 1.1, kernel floor rho = 0.1
 RHO = 0.1
 
 #: Ordinary finite-size excess of the linear theory at D = 27, alpha = 16, kappa = 2, tau = 4:
@@ -40,8 +41,9 @@ def test_identity_features_reproduce_simulate_exactly():
 def test_feature_prompts_with_identity_map_equal_plain_prompts():
     W = np.random.default_rng(1).standard_normal((7, 4))
     a = simulation.sample_prompts(np.tanh, W, 9, 0.2, np.random.default_rng(5), method="direct")
-    b = simulation.sample_prompts(np.tanh, W, 9, 0.2, np.random.default_rng(5), method="direct",
-                                features=kernel.FeatureTransform("identity", 4))
+    b = simulation.sample_prompts(
+        np.tanh, W, 9, 0.2, np.random.default_rng(5), method="direct", features=kernel.FeatureTransform("identity", 4)
+    )
     for x, y in zip(a, b):
         assert np.array_equal(x, y)
 
@@ -54,7 +56,7 @@ def test_query_exact_error_agrees_with_plain_monte_carlo(f):
     for run in r.runs:
         se = math.hypot(run.e_query.stderr, run.e_mc.stderr)
         assert abs(float(run.e_query) - float(run.e_mc)) < 4 * se
-        assert run.e_query.stderr < run.e_mc.stderr      # averaging over the query removes variance
+        assert run.e_query.stderr < run.e_mc.stderr  # averaging over the query removes variance
 
 
 def test_feature_map_is_orthonormal_monte_carlo():
@@ -91,7 +93,7 @@ def test_task_vectors_of_the_gaussian_control_have_the_spectrum():
 
 def _plain_same_sizes(r, seeds, n_test):
     d = r.d
-    return simulation.simulate(F, d, r.ell / d, r.k / d, r.n / d ** 2, RHO, seeds=seeds, n_test=n_test)
+    return simulation.simulate(F, d, r.ell / d, r.k / d, r.n / d**2, RHO, seeds=seeds, n_test=n_test)
 
 
 def test_floor_statement_d4():
@@ -120,8 +122,28 @@ def test_floor_statement_d6():
 
 
 def test_cli_simulate_features_json(capsys):
-    rc = main(["simulate", F, "--features", "hermite:2", "--d", "3", "--alpha", "4", "--kappa", "2", "--tau", "4",
-               "--seeds", "2", "--n-test", "300", "--json", "--quiet"])
+    rc = main(
+        [
+            "simulate",
+            F,
+            "--features",
+            "hermite:2",
+            "--d",
+            "3",
+            "--alpha",
+            "4",
+            "--kappa",
+            "2",
+            "--tau",
+            "4",
+            "--seeds",
+            "2",
+            "--n-test",
+            "300",
+            "--json",
+            "--quiet",
+        ]
+    )
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)["points"][0]
     assert doc["D"] == 9 and doc["ell"] == 36 and doc["n"] == 324 and doc["features"] == "hermite:2"
@@ -129,12 +151,15 @@ def test_cli_simulate_features_json(capsys):
     assert doc["e_mean"] == float(r.e_query) and doc["e_theory"] == r.e_theory
 
 
-@pytest.mark.parametrize("argv, msg", [
-    (["--features", "hermite:4"], "hermite:K must be 1, 2 or 3"),
-    (["--control", "gaussian"], "--control needs --features"),
-    (["--features", "hermite:2", "--ctrain", "powerlaw:1"], "isotropic tasks only"),
-    (["--features", "hermite:3", "--control", "gaussian"], "needs K <= 2"),
-])
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["--features", "hermite:4"], "hermite:K must be 1, 2 or 3"),
+        (["--control", "gaussian"], "--control needs --features"),
+        (["--features", "hermite:2", "--ctrain", "powerlaw:1"], "isotropic tasks only"),
+        (["--features", "hermite:3", "--control", "gaussian"], "needs K <= 2"),
+    ],
+)
 def test_cli_simulate_features_bad_input(argv, msg, capsys):
     rc = main(["simulate", F, "--d", "3", "--quiet", *argv])
     assert rc == 2
@@ -148,16 +173,36 @@ def test_seeds_on_two_processes_give_the_same_numbers():
     a = kernel_sim.simulate_kernel(F, 3, 4, 2, 4, RHO, **kw)
     b = kernel_sim.simulate_kernel(F, 3, 4, 2, 4, RHO, jobs=2, **kw)
     c = kernel_sim.simulate_kernel(F, 3, 4, 2, 4, RHO, control="gaussian", jobs=2, **kw)
-    assert [(r.e_query.value, r.e_mc.value, r.how) for r in a.runs] == \
-        [(r.e_query.value, r.e_mc.value, r.how) for r in b.runs]
-    assert c.runs[0].e_query.value != a.runs[0].e_query.value      # the control is a different problem
+    assert [(r.e_query.value, r.e_mc.value, r.how) for r in a.runs] == [
+        (r.e_query.value, r.e_mc.value, r.how) for r in b.runs
+    ]
+    assert c.runs[0].e_query.value != a.runs[0].e_query.value  # the control is a different problem
 
 
 def test_cli_simulate_features_refuses_a_bad_grid_point_before_any_output(capsys):
-    rc = main(["simulate", F, "--features", "hermite:2", "--d", "4", "--alpha", "16,1e9", "--kappa", "2",
-               "--tau", "4", "--seeds", "2", "--jobs", "2"])
+    rc = main(
+        [
+            "simulate",
+            F,
+            "--features",
+            "hermite:2",
+            "--d",
+            "4",
+            "--alpha",
+            "16,1e9",
+            "--kappa",
+            "2",
+            "--tau",
+            "4",
+            "--seeds",
+            "2",
+            "--jobs",
+            "2",
+        ]
+    )
     out, err = capsys.readouterr()
-    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "reduce n_test" in err
+    # the alpha = 1e9 point (ell = 1.4e10) is refused for its memory, naming alpha, before any output
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "alpha" in err and "ell = " in err
 
 
 def test_refuses_unknown_control():
@@ -221,5 +266,5 @@ def test_bound_claim_needs_its_whole_band_and_reports_its_power(tmp_path, monkey
     assert out.holds is want is bool(mean + t * se < 1.1)
     assert out.mde_rel == pytest.approx((t + t90) * se / 1.1, rel=1e-9) and "90% power" in out.mde_note
     path.write_text(_BOUND_CLAIM.format(n_seeds=4))
-    with pytest.raises(ICLError, match=">= 10 seeds"):        # refused when the file is loaded
+    with pytest.raises(ICLError, match=">= 10 seeds"):  # refused when the file is loaded
         load_claims([str(path)])

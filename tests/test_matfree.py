@@ -10,11 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _examples import examples
-from icl_symbolic.simulation import matfree as mf
-from icl_symbolic.simulation import simulator as sim
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.model.prompts import sample_prompts
+from icl_symbolic.simulation import matfree as mf
+from icl_symbolic.simulation import simulator as sim
+
+from _examples import examples
+
 
 def _explicit(X, V):
     return np.einsum("ni,na->nia", X, V).reshape(X.shape[0], -1)
@@ -41,7 +43,7 @@ def test_operator_matches_explicit_feature_matrix(n, D, m):
     X, V = rng.standard_normal((n, D)), rng.standard_normal((n, m))
     H = _explicit(X, V)
     op = mf.KroneckerOperator(X, V)
-    op.block = 4                                     # exercise the row blocking
+    op.block = 4  # exercise the row blocking
     G, c = rng.standard_normal((D, m)), rng.standard_normal(n)
     np.testing.assert_allclose(op.forward(G), H @ G.ravel(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(op.adjoint(c).ravel(), H.T @ c, rtol=1e-12, atol=1e-12)
@@ -94,6 +96,7 @@ def test_cg_equals_dense_solution_small(tau, lam):
 
 def _exact_error(G, d, ell):
     from icl_symbolic.egamma import e_gamma_isotropic
+
     return float(e_gamma_isotropic(G[:, :d], G[:, d], "sin(g)", 0.1, d, ell))
 
 
@@ -179,6 +182,7 @@ def test_cost_model_choices():
 def test_memory_estimate_refuses_d_100000_before_allocating():
     """--d 100000 (and any run over the limit) is refused with the estimate in the message."""
     import tracemalloc
+
     tracemalloc.start()
     try:
         with pytest.raises(ICLError, match=r"needs about [0-9.e+]+ GiB"):
@@ -195,6 +199,7 @@ def test_memory_estimate_refuses_d_100000_before_allocating():
 def test_memory_estimate_covers_the_arrays_of_a_cg_run():
     """The estimate bounds the traced peak of a real matrix-free run (and is not absurdly loose)."""
     import tracemalloc
+
     sz = sim.sizes(32, 2, 2, 2)
     est = sim.estimate_memory(sz, "cg", n_test=2000)
     tracemalloc.start()
@@ -221,8 +226,12 @@ def test_gram_path_is_minimum_norm_at_d2():
 
 
 @pytest.mark.heavy
-@given(seed=st.integers(0, 2**63 - 1), d=st.integers(2, 7), ratio=st.sampled_from([0.3, 0.6, 1.0, 1.4, 2.5]),
-       lam=st.sampled_from([0.0, 1e-3, 0.3]))
+@given(
+    seed=st.integers(0, 2**63 - 1),
+    d=st.integers(2, 7),
+    ratio=st.sampled_from([0.3, 0.6, 1.0, 1.4, 2.5]),
+    lam=st.sampled_from([0.0, 1e-3, 0.3]),
+)
 @settings(max_examples=examples(40), deadline=None)
 def test_all_solvers_minimum_norm_property(seed, d, ratio, lam):
     """Property: Gram, kernel and CG all equal the explicit-feature reference (pinv(H) y or the
@@ -236,11 +245,11 @@ def test_all_solvers_minimum_norm_property(seed, d, ratio, lam):
         ref = np.linalg.pinv(H) @ y
     else:
         ref = np.linalg.solve(H.T @ H + (n / d) * lam * np.eye(p), H.T @ y)
-    tol = 1e-6 if (lam == 0 and n == p) else 1e-8      # n = p: cond(H) ~ 1e3-1e5, lstsq itself moves by ~1e-9
+    tol = 1e-6 if (lam == 0 and n == p) else 1e-8  # n = p: cond(H) ~ 1e3-1e5, lstsq itself moves by ~1e-9
     for solver in ("gram", "kernel", "cg"):
         try:
             G, info = sim.fit(X, V, y, lam, solver)
         except mf.NotConverged:
-            assert solver == "cg" and lam == 0 and n == p   # CG may stall exactly at the threshold
+            assert solver == "cg" and lam == 0 and n == p  # CG may stall exactly at the threshold
             continue
         assert _rel(G.ravel(), ref) < tol, (solver, info)

@@ -13,9 +13,9 @@ import sympy
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from icl_symbolic.model import moments as M
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import teacher
+from icl_symbolic.model import moments as M
 
 from _examples import examples
 from _stats import z_bonferroni
@@ -32,8 +32,11 @@ def test_z_table_matches_the_project_budget():
 # ---------------------------------------------------------------------------
 
 LINEAR_FUNCTIONALS = {  # f(z) = z, z ~ N(0, omega)
-    "E_zf": M.omega, "E_f2": M.omega, "E_z2f2": 3 * M.omega ** 2, "E_zf3": 3 * M.omega ** 2,
-    "E_f4": 3 * M.omega ** 2,
+    "E_zf": M.omega,
+    "E_f2": M.omega,
+    "E_z2f2": 3 * M.omega**2,
+    "E_zf3": 3 * M.omega**2,
+    "E_f4": 3 * M.omega**2,
 }
 
 
@@ -93,8 +96,10 @@ def test_mpmath_path_error_is_propagated():
         assert v.method == "mpmath" and v.abs_err is not None and float(v.abs_err) < 1e-24
     # E[y^2] = E[tanh(z)^2] + rho with z ~ N(0, 0.7): check against an independent float quadrature
     from scipy.integrate import quad
-    val = quad(lambda z: np.tanh(z) ** 2 * np.exp(-z * z / 1.4) / np.sqrt(1.4 * np.pi), -40, 40,
-               epsabs=1e-14, epsrel=1e-14)[0]
+
+    val = quad(
+        lambda z: np.tanh(z) ** 2 * np.exp(-z * z / 1.4) / np.sqrt(1.4 * np.pi), -40, 40, epsabs=1e-14, epsrel=1e-14
+    )[0]
     assert abs(float(m.E_y2) - (val + 0.1)) < 1e-12
 
 
@@ -109,6 +114,7 @@ def test_bad_inputs_are_iclerrors(bad):
 # ---------------------------------------------------------------------------
 # leading order (symbolic)
 # ---------------------------------------------------------------------------
+
 
 def test_leading_order_agrees_with_the_paper_display():
     lo = M.leading_order()
@@ -126,11 +132,11 @@ def test_leading_order_agrees_with_the_paper_display():
     # the E_s2 correction is (E[y^4] - E[y^2]^2)/ell at omega = 1, with E[f^4] (Eq. 13)
     s2 = [t.term for t in lo.dropped if t.moment == "E_s2" and t.order == "O(1/d)"][0]
     Ef4 = M._FUNC["E_f4"](1)
-    Ey4 = Ef4 + 6 * M.rho * (M.rho_f - M.rho) + 3 * M.rho ** 2
-    assert sympy.simplify(s2 - (Ey4 - M.rho_f ** 2) / (M.alpha * M.d)) == 0
+    Ey4 = Ef4 + 6 * M.rho * (M.rho_f - M.rho) + 3 * M.rho**2
+    assert sympy.simplify(s2 - (Ey4 - M.rho_f**2) / (M.alpha * M.d)) == 0
     # E_uuT_w: (E[g^2 f^2] - E[f^2] - a1^2)/ell (rho cancels); E_us: (E[y^3 g] - a1 rho_f)/ell
     uw = [t.term for t in lo.dropped if t.moment == "E_uuT_w" and t.order == "O(1/d)"][0]
-    assert sympy.simplify(uw - (M._FUNC["E_z2f2"](1) - (M.rho_f - M.rho) - M.a1 ** 2) / (M.alpha * M.d)) == 0
+    assert sympy.simplify(uw - (M._FUNC["E_z2f2"](1) - (M.rho_f - M.rho) - M.a1**2) / (M.alpha * M.d)) == 0
     us = [t.term for t in lo.dropped if t.moment == "E_us" and t.order == "O(1/d)"][0]
     Ey3z = M._FUNC["E_zf3"](1) + 3 * M.rho * M.a1
     assert sympy.simplify(us - (Ey3z - M.a1 * M.rho_f) / (M.alpha * M.d)) == 0
@@ -139,7 +145,7 @@ def test_leading_order_agrees_with_the_paper_display():
 def test_leading_order_detects_a_wrong_display(monkeypatch):
     """Negative control: a display with a wrong factor is flagged as disagreeing."""
     wrong = dict(M.PAPER_LEADING)
-    wrong["E_us"] = M.a1 * M.rho_f ** 2
+    wrong["E_us"] = M.a1 * M.rho_f**2
     monkeypatch.setattr(M, "PAPER_LEADING", wrong)
     lo = M.leading_order()
     assert lo.agrees["E_us"] is False
@@ -153,15 +159,25 @@ def test_leading_order_numbers_for_sin():
     rho_f = sympy.Rational(1, 10) + (1 - sympy.exp(-2)) / 2
     assert sympy.simplify(lo.values["E_u"].exact - a1) == 0
     assert sympy.simplify(lo.values["E_uuT_I"].exact - rho_f / 2) == 0
-    assert sympy.simplify(lo.values["E_s2"].exact - rho_f ** 2) == 0
+    assert sympy.simplify(lo.values["E_s2"].exact - rho_f**2) == 0
 
 
 # ---------------------------------------------------------------------------
 # Monte Carlo vs exact (property tests)
 # ---------------------------------------------------------------------------
 
-LANGUAGE = ["tanh(g)", "sin(g)", "relu(g)", "abs(g)", "sign(g)", "erf(g)", "gelu(g)", "cos(g) + 0.5*g",
-            "exp(-g^2/2)", "sigmoid(g)"]
+LANGUAGE = [
+    "tanh(g)",
+    "sin(g)",
+    "relu(g)",
+    "abs(g)",
+    "sign(g)",
+    "erf(g)",
+    "gelu(g)",
+    "cos(g) + 0.5*g",
+    "exp(-g^2/2)",
+    "sigmoid(g)",
+]
 N_EXAMPLES = 200 if os.environ.get("ICL_SYMBOLIC_XSLOW") == "1" else examples(40)
 N_PINNED = 6
 N_COEF = len(M.COEFFICIENTS)
@@ -195,7 +211,8 @@ def _compare(f, rho, d, ell, omega, seed, n, z):
         report.append((k, e, float(v), v.stderr, zs))
         assert abs(float(v) - e) <= z * v.stderr + 1e-12 * (1 + abs(e)), (
             f"{k}: exact {e:.8g}, MC {float(v):.8g} +- {v.stderr:.3g} ({zs:.2f} SE > {z:.2f}); "
-            f"f={f}, rho={rho}, d={d}, ell={ell}, omega={omega}, seed={seed}")
+            f"f={f}, rho={rho}, d={d}, ell={ell}, omega={omega}, seed={seed}"
+        )
     # the test has power: the second moments of y are resolved to 5%; E_s2 (whose SE needs
     # E[y^8]) to 10%: for f = c g^2 at ell = 1 its relative SE is sqrt(E g^16/(E g^8)^2 - 1)/sqrt(n),
     # 6.8% at n = 40000
@@ -206,9 +223,14 @@ def _compare(f, rho, d, ell, omega, seed, n, z):
 
 @pytest.mark.heavy
 @settings(max_examples=N_EXAMPLES)
-@given(f=st.one_of(polynomials(), st.sampled_from(LANGUAGE)),
-       d=st.integers(2, 12), ell=st.integers(1, 20), rho=st.integers(0, 100), omega=st.integers(30, 200),
-       seed=st.integers(0, 2 ** 63 - 1))
+@given(
+    f=st.one_of(polynomials(), st.sampled_from(LANGUAGE)),
+    d=st.integers(2, 12),
+    ell=st.integers(1, 20),
+    rho=st.integers(0, 100),
+    omega=st.integers(30, 200),
+    seed=st.integers(0, 2**63 - 1),
+)
 @example(f="g", d=4, ell=8, rho=10, omega=100, seed=20261201)
 @example(f="g^2 - 1", d=6, ell=3, rho=50, omega=70, seed=1)
 @example(f="g^3", d=3, ell=20, rho=10, omega=100, seed=2)
@@ -237,10 +259,10 @@ def test_monte_carlo_rejects_wrong_formulas():
     ex, mc = _compare(f, rho, d, ell, om, 20261131, 200_000, z)
     lo = M.leading_order(f, rho_value=rho, alpha_value=sympy.Rational(ell, d), digits=15)
     wrong_omega = M.conditional_moments(f, rho, d, ell, omega=1, digits=15)
-    for k in ("E_uuT_w", "E_us"):       # the finite-ell terms matter at ell = 2
+    for k in ("E_uuT_w", "E_us"):  # the finite-ell terms matter at ell = 2
         v = mc[k]
         assert abs(float(v) - float(lo.values[k])) > z * v.stderr, k
-    for k in ("E_y2", "E_s2"):          # omega = 0.5 vs 1 changes the label energy
+    for k in ("E_y2", "E_s2"):  # omega = 0.5 vs 1 changes the label energy
         v = mc[k]
         assert abs(float(v) - float(getattr(wrong_omega, k))) > z * v.stderr, k
 
@@ -274,8 +296,9 @@ def test_E_yH_matrix_against_monte_carlo():
     om = sympy.Rational(str(float(w @ w) / d))
     ex = M.conditional_moments("sin(g)", "0.1", d, ell, omega=om, digits=15)
     wv = w * np.sqrt(float(ex.omega) * d / float(w @ w))
-    P = sample_prompts(teacher("sin(g)").numpy, np.broadcast_to(wv, (400_000, d)), ell, rho,
-                       np.random.default_rng(20261133))
+    P = sample_prompts(
+        teacher("sin(g)").numpy, np.broadcast_to(wv, (400_000, d)), ell, rho, np.random.default_rng(20261133)
+    )
     v = np.concatenate([P.u, P.s[:, None]], axis=1)
     yH = P.y_test[:, None, None] * P.x_test[:, :, None] * v[:, None, :]
     mean, se = yH.mean(axis=0), yH.std(axis=0, ddof=1) / np.sqrt(len(yH))
@@ -302,6 +325,7 @@ def test_lemma1_forms_cache_is_current():
     ``python -c "from icl_symbolic.model.moments import write_lemma1_forms; write_lemma1_forms()"``."""
     from icl_symbolic.model import _lemma1_forms
     from icl_symbolic.model import moments as M
+
     assert _lemma1_forms.KEY == M.derivation_key(), "stale cache: regenerate (see docstring)"
     fresh = M.derive_symbolic_moments()
     cached = _lemma1_forms.forms()
@@ -311,6 +335,7 @@ def test_lemma1_forms_cache_is_current():
     assert M.symbolic_moments() == fresh
     # the generated NumPy functions are the code lambdify generates: identical numbers
     import sympy
+
     rng = np.random.default_rng(5)
     fsyms = [sympy.Symbol(f"_{n}") for n in M.FUNCTIONAL_NAMES]
     apps = {M._FUNC[n](M.omega): s for n, s in zip(M.FUNCTIONAL_NAMES, fsyms)}

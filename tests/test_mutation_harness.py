@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from icl_symbolic.theory import a1zero, asymptotic as theory
-from icl_symbolic.verification import registry
 from icl_symbolic.core.caches import registered as registered_caches
+from icl_symbolic.theory import a1zero
+from icl_symbolic.theory import asymptotic as theory
+from icl_symbolic.verification import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,8 +33,12 @@ mh = _harness()
 BY_NAME = {m.name: m for m in mh.MUTATIONS}
 
 #: claims the three mutations below are expected to trip, plus two that must not trip
-CLAIMS = ["coverage.eq11_limit_function_*", "notes.a1zero_tau_two", "notes.a1zero_tau_half",
-          "coverage.coeffs_noise_normalized_sin"]
+CLAIMS = [
+    "coverage.eq11_limit_function_*",
+    "notes.a1zero_tau_two",
+    "notes.a1zero_tau_half",
+    "coverage.coeffs_noise_normalized_sin",
+]
 
 
 @pytest.fixture(scope="module")
@@ -46,25 +51,32 @@ def clean():
 @pytest.mark.heavy
 def test_clean_run_is_clean(clean):
     """Negative control: without a mutation every selected claim has its expected verdict."""
-    assert sorted(clean) == ["coverage.coeffs_noise_normalized_sin", "coverage.eq11_limit_function_above",
-                             "coverage.eq11_limit_function_below", "notes.a1zero_tau_half",
-                             "notes.a1zero_tau_two"]
+    assert sorted(clean) == [
+        "coverage.coeffs_noise_normalized_sin",
+        "coverage.eq11_limit_function_above",
+        "coverage.eq11_limit_function_below",
+        "notes.a1zero_tau_half",
+        "notes.a1zero_tau_two",
+    ]
     assert all(r.ok for r in clean.values()), {k: r.detail for k, r in clean.items() if not r.ok}
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize("name, caught_by", [
-    ("eq11_limit_drop_a1sq", {"coverage.eq11_limit_function_below"}),
-    ("a1zero_eq10_drop_tau", {"notes.a1zero_tau_two"}),            # tau > 1 only: tau_half stays ok
-    ("hermite_noise_not_over_a1sq", {"coverage.coeffs_noise_normalized_sin"}),
-])
+@pytest.mark.parametrize(
+    "name, caught_by",
+    [
+        ("eq11_limit_drop_a1sq", {"coverage.eq11_limit_function_below"}),
+        ("a1zero_eq10_drop_tau", {"notes.a1zero_tau_two"}),  # tau > 1 only: tau_half stays ok
+        ("hermite_noise_not_over_a1sq", {"coverage.coeffs_noise_normalized_sin"}),
+    ],
+)
 def test_mutation_is_caught_by_the_expected_claim(clean, name, caught_by):
     probes = {BY_NAME[name].probe: mh.measure(mh.PROBES[BY_NAME[name].probe])}
     rec = mh.run_mutation(BY_NAME[name], "quick", clean, probes, CLAIMS)
     assert "error" not in rec, rec.get("error")
     assert {f["id"] for f in rec["failed"]} == caught_by
     assert rec["caught"] == {"quick": True}
-    assert abs(rec["paper_number"]["rel_change"]) > 0.01       # each moves its number by far more than 1 %
+    assert abs(rec["paper_number"]["rel_change"]) > 0.01  # each moves its number by far more than 1 %
 
 
 def test_installed_patches_every_lookup_site_and_restores_it():
@@ -75,7 +87,8 @@ def test_installed_patches_every_lookup_site_and_restores_it():
         assert "icl_symbolic.verification.registry.THEORY_FUNCTIONS['e_linear_isotropic']" in sites
         assert registry.THEORY_FUNCTIONS["e_linear_isotropic"](0.1, 2, 2, 3) == pytest.approx(1.005 * e0, rel=1e-14)
         assert float(theory.e_linear("identity", None, rho=0.1, alpha=2, kappa=2, tau=3)) == pytest.approx(
-            1.005 * e0, rel=1e-12)
+            1.005 * e0, rel=1e-12
+        )
     assert (theory._error, theory.e_linear_isotropic, registry.THEORY_FUNCTIONS["e_linear_isotropic"]) == before
     assert theory.e_linear_isotropic(0.1, 2, 2, 3) == e0
 
@@ -99,8 +112,13 @@ def test_every_mutation_installs_against_the_current_library():
 
 
 def test_a_mutation_whose_edit_is_gone_is_reported_not_installed():
-    bad = mh.Mutation("gone", "-", "-", (mh.Patch("icl_symbolic.theory.asymptotic", "task_diversity_limit",
-                                                  mh.source_edit(("no such text", "x"))),), "eq11_limit_kappa2")
+    bad = mh.Mutation(
+        "gone",
+        "-",
+        "-",
+        (mh.Patch("icl_symbolic.theory.asymptotic", "task_diversity_limit", mh.source_edit(("no such text", "x"))),),
+        "eq11_limit_kappa2",
+    )
     rec = mh.run_mutation(bad, "quick", {}, {}, ["notes.a1zero_tau_two"])
     assert "no such text" in rec["error"] and rec["failed"] == []
     assert registry.THEORY_FUNCTIONS["task_diversity_limit"] is theory.task_diversity_limit
@@ -111,10 +129,10 @@ def test_simulator_mutations_run_on_empty_simulation_caches_and_get_the_clean_on
     a theory mutation keeps them (clear_caches(keep_simulations=True))."""
     mh.import_library()
     caches = tuple(c.store for c in registered_caches("simulation"))
-    assert len(caches) == 2          # the simulation and kernel-learner check kinds
+    assert len(caches) == 2  # the simulation and kernel-learner check kinds
     saved = [dict(c) for c in caches]
     try:
-        for c in caches:             # earlier tests in this process may have filled them
+        for c in caches:  # earlier tests in this process may have filled them
             c.clear()
             c["clean"] = "clean simulation"
         mh.clear_caches(keep_simulations=True)

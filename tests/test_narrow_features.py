@@ -24,7 +24,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _examples import examples
 from icl_symbolic.cli import main
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.engine.expr import parse_expr
@@ -32,29 +31,61 @@ from icl_symbolic.engine.gauss import expect
 from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.theory.asymptotic import teacher_moments
 
+from _examples import examples
+
 # -- the audit's table of reproducers: (expression, {quantity: true value}) ------------------------------------
 # tanh: a1 = E[g tanh g] and E[tanh^2] (quad at 50 digits; they add up to 1 by Stein's lemma)
 TANH_A1 = "0.605705509602158825583540227555880439426209"
 TANH_EF2 = "0.394294490397841174416459772444119560573791"
 TABLE = [
-    ("tanh(g)*exp(-1e6*(g-2.1)**2)", {"a0": "0.00007565541725636647942307744439372849089145",
-                                      "a1": "0.0001588762990697305573008281853656039730597",
-                                      "E_f2": "0.0000519157197441895599972469882794462538004"}),
-    ("tanh(g)+exp(-1e10*(g-0.4)**2)", {"a0": "0.000006527418283404325006308058456935361711715",
-                                       "a1": "0.6057081205694720567651770892201813704877",
-                                       "E_f2": "0.3943040661511785940309052178586824908029"}),
-    ("tanh(g)+1e-3/(1e-12+(g-0.25)**2)", {"a0": "1214.752776339848964329242379836139513643",
-                                          "a1": "304.2936547386745280753429805769354281834",
-                                          "E_f2": "607376858157.7557060565395405767086550886"}),
-    ("tanh(g)+1/(1+1e12*(g-0.5)**2)", {"a0": "0.000001106045074318969328039214987235927925858",
-                                       "a1": "0.6057060626242356413386072617411247539716",
-                                       "E_f2": "0.3942960656644155118779830865592487081169"}),
-    ("erf(1e10*(g-0.123))", {"a0": "-0.09789290203287351816297112063241901668811",
-                             "a1": "0.7918717337298373563295406849344705122863",
-                             "E_f2": "0.9999999999368177769520765180760948897548"}),
-    ("tanh(1e8*(g-0.3))", {"a0": "-0.2358228443779052652026907712652244706092",
-                           "a1": "0.7627756309210481426712806489096850373986",
-                           "E_f2": "0.9999999923722436907895185732871935109031"}),
+    (
+        "tanh(g)*exp(-1e6*(g-2.1)**2)",
+        {
+            "a0": "0.00007565541725636647942307744439372849089145",
+            "a1": "0.0001588762990697305573008281853656039730597",
+            "E_f2": "0.0000519157197441895599972469882794462538004",
+        },
+    ),
+    (
+        "tanh(g)+exp(-1e10*(g-0.4)**2)",
+        {
+            "a0": "0.000006527418283404325006308058456935361711715",
+            "a1": "0.6057081205694720567651770892201813704877",
+            "E_f2": "0.3943040661511785940309052178586824908029",
+        },
+    ),
+    (
+        "tanh(g)+1e-3/(1e-12+(g-0.25)**2)",
+        {
+            "a0": "1214.752776339848964329242379836139513643",
+            "a1": "304.2936547386745280753429805769354281834",
+            "E_f2": "607376858157.7557060565395405767086550886",
+        },
+    ),
+    (
+        "tanh(g)+1/(1+1e12*(g-0.5)**2)",
+        {
+            "a0": "0.000001106045074318969328039214987235927925858",
+            "a1": "0.6057060626242356413386072617411247539716",
+            "E_f2": "0.3942960656644155118779830865592487081169",
+        },
+    ),
+    (
+        "erf(1e10*(g-0.123))",
+        {
+            "a0": "-0.09789290203287351816297112063241901668811",
+            "a1": "0.7918717337298373563295406849344705122863",
+            "E_f2": "0.9999999999368177769520765180760948897548",
+        },
+    ),
+    (
+        "tanh(1e8*(g-0.3))",
+        {
+            "a0": "-0.2358228443779052652026907712652244706092",
+            "a1": "0.7627756309210481426712806489096850373986",
+            "E_f2": "0.9999999923722436907895185732871935109031",
+        },
+    ),
     ("1e-200*tanh(g)", {"a0": "0", "a1": TANH_A1 + "e-200", "E_f2": TANH_EF2 + "e-400"}),
 ]
 
@@ -121,7 +152,7 @@ def test_l2_test_is_exact_at_the_boundary():
     assert hermite_coeffs("exp(0.2499*g**2)", M=1).E_f2.exact == 50
     with pytest.raises(ValidityError, match="not in L\\^2"):
         hermite_coeffs("exp(0.25*g**2)", M=1)
-    assert expect("exp(0.4999*g**2)").exact is not None          # E[exp(c g^2)] finite for c < 1/2
+    assert expect("exp(0.4999*g**2)").exact is not None  # E[exp(c g^2)] finite for c < 1/2
 
 
 # -- item 5: traceback, wrong reasons, late checks ----------------------------------------------------
@@ -177,6 +208,7 @@ def test_figure_out_is_checked_before_computing(capsys, monkeypatch, tmp_path):
 
     def boom(*a, **k):
         raise AssertionError("the figure was computed before the output folder was checked")
+
     monkeypatch.setattr(figures, "figure1_data", boom)
     blocker = tmp_path / "a_file"
     blocker.write_text("x")
@@ -187,18 +219,21 @@ def test_figure_out_is_checked_before_computing(capsys, monkeypatch, tmp_path):
 
 
 # -- item 6: hygiene --------------------------------------------------------------------------------
-@pytest.mark.parametrize("argv, needle", [
-    (["theory", "tanh(g)", "--tau", "\uff11"], "not a number"),
-    (["theory", "tanh(g)", "--tau", "1_000"], "not a number"),
-    (["theory", "tanh(g)", "--tau", "nan"], "not finite"),
-    (["theory", "tanh(g)", "--tau", "1,2,,3"], "empty item"),
-    (["theory", "tanh(g)", "--tau", "1,2,"], "empty item"),
-    (["theory", "tanh(g)", "--tau", "0.5:4:\uff13"], "not an integer"),
-    (["coeffs", "tanh(g)", "--digits", "1_5"], "not an integer"),
-    (["coeffs", "tanh(g)", "--M", "\uff12"], "not an integer"),
-    (["coeffs", "tanh(g)", "--csv", "a\nb.csv"], "control character"),
-    (["coeffs", "tanh(g)", "--json-out", "a\x1bb.json"], "control character"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["theory", "tanh(g)", "--tau", "\uff11"], "not a number"),
+        (["theory", "tanh(g)", "--tau", "1_000"], "not a number"),
+        (["theory", "tanh(g)", "--tau", "nan"], "not finite"),
+        (["theory", "tanh(g)", "--tau", "1,2,,3"], "empty item"),
+        (["theory", "tanh(g)", "--tau", "1,2,"], "empty item"),
+        (["theory", "tanh(g)", "--tau", "0.5:4:\uff13"], "not an integer"),
+        (["coeffs", "tanh(g)", "--digits", "1_5"], "not an integer"),
+        (["coeffs", "tanh(g)", "--M", "\uff12"], "not an integer"),
+        (["coeffs", "tanh(g)", "--csv", "a\nb.csv"], "control character"),
+        (["coeffs", "tanh(g)", "--json-out", "a\x1bb.json"], "control character"),
+    ],
+)
 def test_numeric_options_are_ascii_lists_have_no_holes_names_no_controls(capsys, argv, needle):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -219,12 +254,14 @@ _FACTOR_MP = {
 def _feature(kind, c, w):
     """(text, mpmath function) of a feature of width 10^-w at c (c a decimal string)."""
     s = f"1e{2 * w}" if kind in ("spike", "lorentz") else f"1e{w}"
+
     # c and S are read at the working precision of the call (45 digits in _reference), not at 15
     def S():
         return mpmath.mpf(10) ** (2 * w if kind in ("spike", "lorentz") else w)
 
     def u(x):
         return x - mpmath.mpf(c)
+
     if kind == "spike":
         return f"exp(-{s}*(g - {c})**2)", lambda x: mpmath.exp(-S() * u(x) ** 2)
     if kind == "lorentz":
@@ -249,6 +286,7 @@ def _reference(fn, c, w):
 
         def F(x):
             return fn(x) * mpmath.npdf(x)
+
         a = mpmath.quad(F, P)
         b = mpmath.quad(F, P, method="gauss-legendre")
         return a, abs(a - b)
@@ -256,12 +294,14 @@ def _reference(fn, c, w):
 
 @pytest.mark.heavy
 @settings(suppress_health_check=[HealthCheck.too_slow], deadline=None, max_examples=examples(6))
-@given(kind=st.sampled_from(["spike", "lorentz", "tanh", "erf", "sigmoid"]),
-       width=st.integers(3, 12),
-       pos=st.integers(-2500, 2500),
-       factor=st.sampled_from(_FACTORS),
-       combine=st.sampled_from(["+", "*"]),
-       scale=st.sampled_from([-200, -30, 0, 30]))
+@given(
+    kind=st.sampled_from(["spike", "lorentz", "tanh", "erf", "sigmoid"]),
+    width=st.integers(3, 12),
+    pos=st.integers(-2500, 2500),
+    factor=st.sampled_from(_FACTORS),
+    combine=st.sampled_from(["+", "*"]),
+    scale=st.sampled_from([-200, -30, 0, 30]),
+)
 def test_narrow_features_are_certified_correctly_or_not_at_all(kind, width, pos, factor, combine, scale):
     c = f"{pos / 1000:.3f}"
     ftext, ffn = _feature(kind, c, width)
@@ -290,25 +330,29 @@ def test_long_context_memory_is_estimated_and_announced_before_the_run(monkeypat
     """alpha = 1e6 at d = 64: the sampler holds five 6.4e7-vectors (measured 2.56 GB); the estimate
     counts them and simulate_many says so before the first seed runs."""
     from icl_symbolic.simulation import simulator as simulation
+
     need = simulation.estimate_memory(simulation.sizes(64, 1e6, 2, 2), "cg")
     assert 2.5e9 <= need <= 3.2e9
     lines = []
 
     def stop(*a, **k):
-        raise KeyboardInterrupt      # the run itself is not wanted here
+        raise KeyboardInterrupt  # the run itself is not wanted here
+
     monkeypatch.setattr(simulation, "map_sweep", stop)
     with pytest.raises(KeyboardInterrupt):
-        simulation.simulate_many([dict(f="tanh(g)", d=64, alpha=1e6, kappa=2, tau=2, rho=0.1, seeds=[0])],
-                                 progress=lines.append)
+        simulation.simulate_many(
+            [dict(f="tanh(g)", d=64, alpha=1e6, kappa=2, tau=2, rho=0.1, seeds=[0])], progress=lines.append
+        )
     assert len(lines) == 1 and "GiB" in lines[0] and "context tokens" in lines[0] and "--alpha" in lines[0]
 
 
 def test_long_quadrature_reports_progress_with_an_eta(monkeypatch):
     import icl_symbolic.engine.gauss as gauss
+
     monkeypatch.setattr(gauss, "ANNOUNCE_SECONDS", 0.0)
     monkeypatch.setattr(gauss, "PROGRESS_EVERY", 0.0)
     lines = []
     hermite_coeffs("tanh(g)", M=2, digits=20, progress=lines.append)
-    assert "estimated up to" in lines[0] and "--digits" in lines[0]        # before starting
+    assert "estimated up to" in lines[0] and "--digits" in lines[0]  # before starting
     assert "quadrature at 20 digits" in lines[1]
     assert any("s left" in x for x in lines[1:]) and lines[-1].startswith("E[") and "100%" in lines[-1]

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from icl_symbolic.output import io
 from icl_symbolic.cli import coeffs as cli_coeffs
 from icl_symbolic.cli import main
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.output import io
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,8 +44,10 @@ def _refused(rc, out, err, match=None):
 def no_compute(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("computed before refusing bad input")
+
     import icl_symbolic.api.coeffs
     import icl_symbolic.api.theory  # noqa: F401  (imported before patching: they bind the library names)
+
     monkeypatch.setattr("icl_symbolic.engine.hermite.hermite_coeffs", boom)
     monkeypatch.setattr("icl_symbolic.api.coeffs._hermite_coeffs", boom)
     monkeypatch.setattr("icl_symbolic.theory.asymptotic.curve", boom)
@@ -54,14 +56,24 @@ def no_compute(monkeypatch):
     monkeypatch.setattr("icl_symbolic.cli.simulate.simulate_kernel", boom)
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda d: str(d), "is a directory"),
-    (lambda d: str(d / "missing" / "x.csv"), "does not exist"),
-    (lambda d: str(d / "fifo.csv"), "not a regular file"),
-    (lambda d: str(d / "dangling.csv"), "dangling"),
-])
-@pytest.mark.parametrize("cmd", [["coeffs", "tanh(g)", "--csv"], ["theory", "tanh(g)", "--csv"],
-                                 ["simulate", "g", "--json-out"], ["coeffs", "tanh(g)", "--plot"]])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda d: str(d), "is a directory"),
+        (lambda d: str(d / "missing" / "x.csv"), "does not exist"),
+        (lambda d: str(d / "fifo.csv"), "not a regular file"),
+        (lambda d: str(d / "dangling.csv"), "dangling"),
+    ],
+)
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["coeffs", "tanh(g)", "--csv"],
+        ["theory", "tanh(g)", "--csv"],
+        ["simulate", "g", "--json-out"],
+        ["coeffs", "tanh(g)", "--plot"],
+    ],
+)
 def test_bad_output_paths_refused_before_computing(capsys, tmp_path, no_compute, make, match, cmd):
     os.mkfifo(tmp_path / "fifo.csv")
     os.symlink(tmp_path / "nowhere.csv", tmp_path / "dangling.csv")
@@ -91,9 +103,11 @@ def test_two_outputs_all_or_nothing(capsys, tmp_path, monkeypatch):
     # the second file fails while being written: the first must not appear either
     def failing_csv(results):
         raise OSError(28, "No space left on device")
+
     monkeypatch.setattr(cli_coeffs, "spectrum_csv", failing_csv)
-    rc, out, err = _run(capsys, "coeffs", "g**2", "--M", "2", "--plot", str(tmp_path / "a.png"),
-                        "--csv", str(tmp_path / "b.csv"))
+    rc, out, err = _run(
+        capsys, "coeffs", "g**2", "--M", "2", "--plot", str(tmp_path / "a.png"), "--csv", str(tmp_path / "b.csv")
+    )
     _refused(rc, out, err, "cannot write output")
     assert list(tmp_path.iterdir()) == []
 
@@ -103,7 +117,7 @@ def test_transaction_rolls_back_every_file(tmp_path):
         with io.transaction():
             io.write_text(tmp_path / "a.txt", "a")
             io.write_text(tmp_path / "b.txt", "b")
-            assert list(tmp_path.iterdir()) != []           # temporary files exist meanwhile
+            assert list(tmp_path.iterdir()) != []  # temporary files exist meanwhile
             raise KeyboardInterrupt
     assert list(tmp_path.iterdir()) == []
     with io.transaction():
@@ -132,29 +146,35 @@ def test_json_is_strict():
     assert json.loads(text) == {"e": None, "v": [None, 1.0], "a": None}
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["theory", "g", "--kappa", "1e-300", "--tau", "2"], "supported range"),
-    (["theory", "g", "--alpha", "1e-300", "--tau", "2"], "supported range"),
-    (["theory", "g", "--rho", "1e300", "--tau", "2"], "supported range"),
-    (["theory", "g", "--lam", "1e300", "--tau", "2"], "supported range"),
-    (["simulate", "1e999", "--d", "4", "--seeds", "1"], "float64"),
-    (["simulate", "g", "--seeds", "1e15"], "limit"),
-    (["simulate", "g", "--d", "1e9"], "limit"),
-    (["moments", "g", "--d", "100000", "--ell", "100000", "--mc", "10"], "GB"),
-    (["moments", "g", "--d", "1000", "--ell", "10000", "--mc", "1000000"], "operations"),
-    (["coeffs", "g**1e" + "9" * 5000], "exponent"),
-    (["coeffs", "g+\uff13"], "unexpected character"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["theory", "g", "--kappa", "1e-300", "--tau", "2"], "supported range"),
+        (["theory", "g", "--alpha", "1e-300", "--tau", "2"], "supported range"),
+        (["theory", "g", "--rho", "1e300", "--tau", "2"], "supported range"),
+        (["theory", "g", "--lam", "1e300", "--tau", "2"], "supported range"),
+        (["simulate", "1e999", "--d", "4", "--seeds", "1"], "float64"),
+        (["simulate", "g", "--seeds", "1e15"], "limit"),
+        (["simulate", "g", "--d", "1e9"], "limit"),
+        (["moments", "g", "--d", "100000", "--ell", "100000", "--mc", "10"], "GB"),
+        (["moments", "g", "--d", "1000", "--ell", "10000", "--mc", "1000000"], "operations"),
+        (["coeffs", "g**1e" + "9" * 5000], "exponent"),
+        (["coeffs", "g+\uff13"], "unexpected character"),
+    ],
+)
 def test_absurd_parameters_one_line(capsys, argv, match):
     _refused(*_run(capsys, *argv), match)
 
 
-@pytest.mark.parametrize("content, match", [
-    (np.eye(3) * (1 + 1j), "complex"),
-    (np.array(["a", "b", "c"]), "string"),
-    (np.zeros((0,)), "empty"),
-    (np.array([1.0, np.nan, 1.0]), "NaN"),
-])
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        (np.eye(3) * (1 + 1j), "complex"),
+        (np.array(["a", "b", "c"]), "string"),
+        (np.zeros((0,)), "empty"),
+        (np.array([1.0, np.nan, 1.0]), "NaN"),
+    ],
+)
 def test_bad_npy_covariances(capsys, tmp_path, content, match):
     p = tmp_path / "c.npy"
     np.save(p, content)
@@ -170,10 +190,25 @@ def test_theory_json_never_nan(capsys):
 def test_sigterm_like_sigint(tmp_path):
     # a long sweep with an output file: SIGTERM once it is computing -> exit 130, no file, no .part
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    p = subprocess.Popen([sys.executable, "-m", "icl_symbolic", "theory", "tanh(g)", "--tau", "0.1:0.9:20000",
-                          "--csv", str(tmp_path / "x.csv")],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
-    first = p.stderr.readline()          # the first progress line: main() runs, the handler is set
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "icl_symbolic",
+            "theory",
+            "tanh(g)",
+            "--tau",
+            "0.1:0.9:20000",
+            "--csv",
+            str(tmp_path / "x.csv"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    first = p.stderr.readline()  # the first progress line: main() runs, the handler is set
     assert "points" in first, first
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=120)

@@ -36,7 +36,7 @@ def test_a_wrong_number_of_the_sister_paper_is_caught(tmp_path, capsys):
     """The IDG value claims can fail: the same claim with its number off by 1e-6 relative is a mismatch."""
     text = default_files("lu2024")[0].read_text()
     start = text.index('[[claim]]\nid = "lu2024.idg_below_peak"')
-    block = text[start:text.index("[[claim]]", start + 5)]
+    block = text[start : text.index("[[claim]]", start + 5)]
     bad = block.replace('claimed = "0.998949214247828"', 'claimed = "0.998950213"')
     assert bad != block
     f = tmp_path / "wrong.toml"

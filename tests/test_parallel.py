@@ -7,15 +7,14 @@ import json
 import numpy as np
 import pytest
 
-from icl_symbolic.core import parallel
-from icl_symbolic.simulation import simulator as sim
 from icl_symbolic.cli import main
+from icl_symbolic.core import caches, parallel
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.verification.claimfile import load_claims, select
-from icl_symbolic.verification.runner import run_claims
-from icl_symbolic.core import caches
+from icl_symbolic.simulation import simulator as sim
 from icl_symbolic.simulation.cache import SeedCache
 from icl_symbolic.verification.checks import simulation as checks_simulation
+from icl_symbolic.verification.claimfile import load_claims, select
+from icl_symbolic.verification.runner import run_claims
 
 from _claims import small_ladder_claims
 
@@ -42,7 +41,7 @@ def test_map_sweep_serial_and_processes_bitwise_identical():
     items = list(range(6))
     serial = parallel.map_sweep(_blas_work, items, jobs=1)
     par = parallel.map_sweep(_blas_work, items, jobs=2)
-    assert serial == par                    # == on floats: bitwise
+    assert serial == par  # == on floats: bitwise
     lines = []
     parallel.map_sweep(_blas_work, items[:2], jobs=2, progress=lines.append, label="x")
     assert len(lines) == 2 and lines[0].startswith("x 1/2 done") and lines[1].startswith("x 2/2 done")
@@ -51,15 +50,14 @@ def test_map_sweep_serial_and_processes_bitwise_identical():
 @pytest.mark.sim
 def test_cli_simulate_jobs_2_equals_jobs_1_except_timings(capsys):
     """The issue's check: --jobs 2 and --jobs 1 give identical JSON except the timing keys."""
-    argv = ["simulate", "sin(g)", "--d", "10", "--tau", "0.5,2", "--seeds", "2", "--n-test", "500", "--json",
-            "--quiet"]
+    argv = ["simulate", "sin(g)", "--d", "10", "--tau", "0.5,2", "--seeds", "2", "--n-test", "500", "--json", "--quiet"]
     assert main(argv + ["--jobs", "1"]) == 0
     one = json.loads(capsys.readouterr().out)
     assert main(argv + ["--jobs", "2"]) == 0
     two = json.loads(capsys.readouterr().out)
     assert _strip_timings(one) == _strip_timings(two)
     assert len(one["points"]) == 2
-    assert one["points"][0]["per_seed"][0]["seconds"] is not None   # timings exist (and were the only difference)
+    assert one["points"][0]["per_seed"][0]["seconds"] is not None  # timings exist (and were the only difference)
     for point in one["points"]:
         for r in point["per_seed"]:
             assert r["residual"] < 1e-9 and isinstance(r["iterations"], int) and r["solver"]
@@ -83,12 +81,14 @@ def test_dask_local_cluster_same_numbers(tmp_path, monkeypatch):
     """Through joblib's dask backend on a LocalCluster: the same numbers as the serial run."""
     pytest.importorskip("dask.distributed")
     from dask.distributed import LocalCluster
+
     kw = dict(f="tanh(g)", d=8, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0, 1), n_test=500)
     ref = sim.simulate(**kw)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         got = sim.simulate(**kw, scheduler=cluster.scheduler_address)
-        assert parallel.map_sweep(_blas_work, [3, 4], scheduler=cluster.scheduler_address) == \
-            parallel.map_sweep(_blas_work, [3, 4])
+        assert parallel.map_sweep(_blas_work, [3, 4], scheduler=cluster.scheduler_address) == parallel.map_sweep(
+            _blas_work, [3, 4]
+        )
         claims = small_ladder_claims(tmp_path) + select(load_claims(None), ["eq8.*"])
         store = tmp_path / "seed-cache"
         on_dask = run_claims(claims, full=True, scheduler=cluster.scheduler_address, cache=store)
@@ -103,6 +103,7 @@ def test_dask_local_cluster_same_numbers(tmp_path, monkeypatch):
 
     def no_simulation(*a, **kw):
         raise AssertionError("simulated although every seed is in the cache")
+
     monkeypatch.setattr(checks_simulation, "simulate", no_simulation)
     resumed = run_claims(claims, full=True, cache=store)
     assert [_strip_timings(r.to_json()) for r in resumed] == [_strip_timings(r.to_json()) for r in serial]
@@ -112,7 +113,8 @@ def test_memory_check_counts_concurrent_runs():
     """With jobs = N, N runs must fit at once: refused when one fits but two do not."""
     sz = sim.sizes(32, 2, 2, 2)
     one = sim.estimate_memory(sz, "cg", n_test=1000)
-    spec = dict(f="g", d=32, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0, 1), n_test=1000, solver="cg",
-                max_memory=int(1.5 * one))
+    spec = dict(
+        f="g", d=32, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0, 1), n_test=1000, solver="cg", max_memory=int(1.5 * one)
+    )
     with pytest.raises(ICLError, match="GiB"):
         sim.simulate_many([spec], jobs=2)

@@ -59,7 +59,7 @@ def figures(monkeypatch):
 def test_the_check_itself_finds_a_point_that_is_not_drawn():
     fig, axes = plotting._new_figure((3, 3))
     ax = axes[0][0]
-    ax.plot([0.5, 2.0], [1.0, 0.5], "-")                     # a line without markers: not "drawn points"
+    ax.plot([0.5, 2.0], [1.0, 0.5], "-")  # a line without markers: not "drawn points"
     ax.plot([2.0], [0.5], "o")
     assert _missing(fig, [(0.5, 1.0), (2.0, 0.5), (1.0, math.inf)]) == [(0.5, 1.0), (1.0, math.inf)]
 
@@ -72,8 +72,9 @@ def test_theory_plot_draws_every_computed_point(tau, figures, tmp_path, capsys):
     assert _missing(fig, [(p["tau"], p["e"] if p["e"] is not None else math.inf) for p in pts]) == []
     ax = fig.axes[0]
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert any("theory (d -> infinity)" in t for t in legend) and not any("(" in t and "=" in t.split("(")[0]
-                                                                           and "e_" in t for t in legend)
+    assert any("theory (d -> infinity)" in t for t in legend) and not any(
+        "(" in t and "=" in t.split("(")[0] and "e_" in t for t in legend
+    )
     assert "rho = 0.1" in ax.get_title() and "alpha = 2" in ax.get_title()
     if tau == "0.5:1.5:3":
         assert _asymptotes(fig) == [1.0]
@@ -88,8 +89,9 @@ def test_kernel_plot_at_its_defaults_draws_the_point(figures, tmp_path, capsys):
 
 
 def test_kernel_plot_through_tau_one_marks_the_asymptote(figures, tmp_path, capsys):
-    assert main(["kernel", "g + (g^2-1)/sqrt(2)", "--tau", "0.5:1.5:3", "--json", "--plot",
-                 str(tmp_path / "k.png")]) == 0
+    assert (
+        main(["kernel", "g + (g^2-1)/sqrt(2)", "--tau", "0.5:1.5:3", "--json", "--plot", str(tmp_path / "k.png")]) == 0
+    )
     pts = json.loads(capsys.readouterr().out)["points"]
     (fig,) = figures
     assert _missing(fig, [(p["tau"], p["e"] if p["e"] is not None else math.inf) for p in pts]) == []
@@ -98,18 +100,37 @@ def test_kernel_plot_through_tau_one_marks_the_asymptote(figures, tmp_path, caps
 
 @pytest.mark.parametrize("tau", ["2", "0.5,2,4"])
 def test_simulate_plot_draws_every_point_and_the_theory_on_its_own_grid(tau, figures, tmp_path, capsys):
-    assert main(["simulate", "g", "--d", "4", "--tau", tau, "--seeds", "2", "--n-test", "100", "--quiet",
-                 "--json", "--plot", str(tmp_path / "s.png")]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "g",
+                "--d",
+                "4",
+                "--tau",
+                tau,
+                "--seeds",
+                "2",
+                "--n-test",
+                "100",
+                "--quiet",
+                "--json",
+                "--plot",
+                str(tmp_path / "s.png"),
+            ]
+        )
+        == 0
+    )
     pts = json.loads(capsys.readouterr().out)["points"]
     (fig,) = figures
-    assert _missing(fig, [(p["tau"], p["e_mean"]) for p in pts]) == []          # the simulation
-    assert _missing(fig, [(p["tau"], p["e_theory"]) for p in pts]) == []        # the theory at those points
+    assert _missing(fig, [(p["tau"], p["e_mean"]) for p in pts]) == []  # the simulation
+    assert _missing(fig, [(p["tau"], p["e_theory"]) for p in pts]) == []  # the theory at those points
     ax = fig.axes[0]
     (line,) = [ln for ln in ax.lines if ln.get_label().startswith("theory, d -> infinity")]
     x = np.asarray(line.get_xdata(), float)
     x = x[np.isfinite(x)]
     taus = [p["tau"] for p in pts]
-    assert x.size >= 50 and x.min() < min(taus) and x.max() > max(taus)           # a dense grid of its own
+    assert x.size >= 50 and x.min() < min(taus) and x.max() > max(taus)  # a dense grid of its own
     assert "d = 4" in ax.get_title() and "rho = 0.1" in ax.get_title()
     if len(pts) > 1:
-        assert 1.0 in _asymptotes(fig)                   # the sweep's theory crosses the ridgeless peak
+        assert 1.0 in _asymptotes(fig)  # the sweep's theory crosses the ridgeless peak

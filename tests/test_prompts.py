@@ -23,13 +23,20 @@ def _statistics(P, w):
     e = w / np.linalg.norm(w)
     q = np.zeros_like(w)
     q[0], q[1] = -w[1], w[0]
-    q /= np.linalg.norm(q)                        # unit vector orthogonal to w
+    q /= np.linalg.norm(q)  # unit vector orthogonal to w
     ue, uq = P.u @ e, P.u @ q
-    perp2 = np.einsum("md,md->m", P.u, P.u) - ue ** 2
+    perp2 = np.einsum("md,md->m", P.u, P.u) - ue**2
     return {
-        "u.e": ue, "(u.e)^2": ue ** 2, "|u_perp|^2": perp2, "s": P.s, "s^2": P.s ** 2,
-        "(u.e) s": ue * P.s, "(u.q)^2": uq ** 2, "(u.q)^2 s": uq ** 2 * P.s,
-        "(u.q)^2 (u.e)^2": uq ** 2 * ue ** 2, "y_test x_test.e": P.y_test * (P.x_test @ e),
+        "u.e": ue,
+        "(u.e)^2": ue**2,
+        "|u_perp|^2": perp2,
+        "s": P.s,
+        "s^2": P.s**2,
+        "(u.e) s": ue * P.s,
+        "(u.q)^2": uq**2,
+        "(u.q)^2 s": uq**2 * P.s,
+        "(u.q)^2 (u.e)^2": uq**2 * ue**2,
+        "y_test x_test.e": P.y_test * (P.x_test @ e),
     }
 
 
@@ -64,7 +71,7 @@ def test_fast_sampler_moments_match_direct():
         Pf = sample_prompts(f, W, ell, rho, np.random.default_rng(9876543210987), method="fast")
         for key, (zval, rel_se) in _compare(Pd, Pf, w).items():
             assert abs(zval) < z, f"{name}: {key} differs by {zval:.2f} SE"
-            if key in POSITIVE:                         # odd statistics vanish for the even teacher
+            if key in POSITIVE:  # odd statistics vanish for the even teacher
                 assert rel_se < (0.15 if name == "he2" else 0.02), f"{name}: {key} SE too large ({rel_se:.3f})"
 
 
@@ -88,7 +95,7 @@ def test_negative_control_wrong_perp_variance_is_detected():
     wrong = Pf._replace(u=wrong_u)
     res = _compare(Pd, wrong, w)
     assert abs(res["(u.q)^2 s"][0]) > z_bonferroni(30)
-    assert abs(res["(u.q)^2"][0]) < z_bonferroni(30)          # the plain second moment cannot see the bug
+    assert abs(res["(u.q)^2"][0]) < z_bonferroni(30)  # the plain second moment cannot see the bug
 
 
 def test_fast_sampler_zero_task_and_bad_method():

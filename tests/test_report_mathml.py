@@ -28,9 +28,14 @@ def test_every_shipped_statement_converts_without_leftover_latex(claim):
     assert html.unescape(source) == claim.statement
 
 
-@pytest.mark.parametrize("cid,rows,cols,fence", [("a1zero.eq10_error", 2, 2, "&#x0007B;"),
-                                                 ("a1zero.eq15_lam_tilde", 2, 2, "&#x0007B;"),
-                                                 ("lemma1.E_hh", 2, 2, "&#x0005B;")])
+@pytest.mark.parametrize(
+    "cid,rows,cols,fence",
+    [
+        ("a1zero.eq10_error", 2, 2, "&#x0007B;"),
+        ("a1zero.eq15_lam_tilde", 2, 2, "&#x0007B;"),
+        ("lemma1.E_hh", 2, 2, "&#x0005B;"),
+    ],
+)
 def test_cases_and_matrices_become_tables(cid, rows, cols, fence):
     """Eqs. (10), (15) (cases) and (14) (bmatrix): the displays mathtext could not draw."""
     claim = next(c for c in CLAIMS if c.id == cid)

@@ -17,8 +17,25 @@ from icl_symbolic.studies.reproduce import EXAMPLE_COLUMNS, TableRow, parse_colu
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 TABLE = DOCS / "reproduce-example.csv"
 SLIPPED = DOCS / "reproduce-example-slipped.csv"
-ARGS = ["--f", "(g^2-1)/sqrt(2)", "--alpha", "2", "--tau", "2", "--rho", "0.1", "--convention", "letey2024",
-        "--columns", EXAMPLE_COLUMNS, "--seeds-per-row", "40", "--n-test", "20", "--quiet"]
+ARGS = [
+    "--f",
+    "(g^2-1)/sqrt(2)",
+    "--alpha",
+    "2",
+    "--tau",
+    "2",
+    "--rho",
+    "0.1",
+    "--convention",
+    "letey2024",
+    "--columns",
+    EXAMPLE_COLUMNS,
+    "--seeds-per-row",
+    "40",
+    "--n-test",
+    "20",
+    "--quiet",
+]
 
 
 def test_provenance_of_the_example_tables():
@@ -34,29 +51,40 @@ def test_reading_tables():
     rows = read_table(TABLE.read_text(), cols, dict(alpha=2, tau=2, rho=0.1, lam=0))
     assert len(rows) == 4 and rows[0].params["d"] == 8 and rows[0].theirs_dof == 99
     assert rows[0].theirs_se == pytest.approx(float(TABLE.read_text().splitlines()[1].split(",")[3]) / 10)
-    se = read_table("d,m,s\n8,1.0,0.1\n", parse_columns("d=d,mean=m,spread=s"),
-                    dict(alpha=2, kappa=1, tau=2, rho=0.1, lam=0), "se")
+    se = read_table(
+        "d,m,s\n8,1.0,0.1\n", parse_columns("d=d,mean=m,spread=s"), dict(alpha=2, kappa=1, tau=2, rho=0.1, lam=0), "se"
+    )
     assert se[0].theirs_se == 0.1 and se[0].theirs_dof is None
     for text, fixed, spread, msg in [
-            ("d,m,s\n8,1,0.1\n", dict(alpha=2, kappa=1, tau=2, rho=0.1, lam=0), "std", "runs"),
-            ("d,m,s\n8,x,0.1\n", dict(alpha=2, kappa=1, tau=2, rho=0.1, lam=0), "se", "not a number"),
-            ("d,m,s\n8.5,1,0.1\n", dict(alpha=2, kappa=1, tau=2, rho=0.1, lam=0), "se", "integer"),
-            ("d,m,s\n8,1,0\n", dict(alpha=2, kappa=1, tau=2, rho=0.1, lam=0), "se", "spread"),
-            ("d,m,s\n8,1,0.1\n", dict(alpha=2, tau=2, rho=0.1, lam=0), "se", "kappa"),
-            ("d,m\n8,1\n", dict(alpha=2, kappa=1, tau=2, rho=0.1, lam=0), "se", "no column")]:
+        ("d,m,s\n8,1,0.1\n", dict(alpha=2, kappa=1, tau=2, rho=0.1, lam=0), "std", "runs"),
+        ("d,m,s\n8,x,0.1\n", dict(alpha=2, kappa=1, tau=2, rho=0.1, lam=0), "se", "not a number"),
+        ("d,m,s\n8.5,1,0.1\n", dict(alpha=2, kappa=1, tau=2, rho=0.1, lam=0), "se", "integer"),
+        ("d,m,s\n8,1,0\n", dict(alpha=2, kappa=1, tau=2, rho=0.1, lam=0), "se", "spread"),
+        ("d,m,s\n8,1,0.1\n", dict(alpha=2, tau=2, rho=0.1, lam=0), "se", "kappa"),
+        ("d,m\n8,1\n", dict(alpha=2, kappa=1, tau=2, rho=0.1, lam=0), "se", "no column"),
+    ]:
         with pytest.raises(ICLError, match=msg):
-            read_table(text, parse_columns("d=d,mean=m,spread=s" + (",runs=r" if msg == "no column" else "")),
-                       fixed, spread)
+            read_table(
+                text, parse_columns("d=d,mean=m,spread=s" + (",runs=r" if msg == "no column" else "")), fixed, spread
+            )
     with pytest.raises(ICLError):
         parse_columns("d=d,mean=m")
     with pytest.raises(ICLError):
-        reproduce([TableRow(1, dict(d=8, alpha=2, kappa=1, tau=2, rho=0.1, lam=0), 1.0, 0.1, None)], "g", seeds=range(5))
+        reproduce(
+            [TableRow(1, dict(d=8, alpha=2, kappa=1, tau=2, rho=0.1, lam=0), 1.0, 0.1, None)], "g", seeds=range(5)
+        )
 
 
 def test_bad_input_exits_2_before_any_work(tmp_path, capsys):
     out = tmp_path / "r.csv"
-    for bad in (["--columns", "d=d,mean=icl_mean"], ["--seeds-per-row", "3"], ["--rounding", "up"],
-                ["--false-alarm", "2"], ["--rho", "-1"], ["--columns", EXAMPLE_COLUMNS + ",tau=nope"]):
+    for bad in (
+        ["--columns", "d=d,mean=icl_mean"],
+        ["--seeds-per-row", "3"],
+        ["--rounding", "up"],
+        ["--false-alarm", "2"],
+        ["--rho", "-1"],
+        ["--columns", EXAMPLE_COLUMNS + ",tau=nope"],
+    ):
         assert main(["reproduce", str(TABLE)] + ARGS + bad + ["--csv", str(out)]) == 2, bad
         assert not out.exists() and len(capsys.readouterr().err.strip().splitlines()) == 1
     assert main(["reproduce", str(tmp_path / "none.csv")] + ARGS) == 2

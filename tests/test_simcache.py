@@ -9,13 +9,14 @@ import json
 
 import pytest
 
-from icl_symbolic.simulation import cache as simcache
 from icl_symbolic.cli import main
+from icl_symbolic.core import caches
+from icl_symbolic.simulation import cache as simcache
 from icl_symbolic.verification import runner
 from icl_symbolic.verification.checks import simulation as checks_simulation
-from icl_symbolic.core import caches
 
 from _claims import small_ladder_claims
+
 
 def _claim(tmp_path):
     """A real ladder d = 6, 8, 10 with 12 / 10 / 10 seeds (tests/_claims.py)."""
@@ -37,6 +38,7 @@ def test_digest_covers_the_simulator_source(monkeypatch, tmp_path):
     fake_root = tmp_path / "pkg"
     fake_root.mkdir()
     from pathlib import Path
+
     real = Path(simcache.__file__).resolve().parent.parent
     for name in simcache.SIMULATOR_MODULES:
         (fake_root / f"{name}.py").parent.mkdir(parents=True, exist_ok=True)
@@ -58,10 +60,10 @@ def test_a_record_for_another_setting_is_not_read(tmp_path):
     c.put({"d": 8}, 3, {"e": 1.0})
     path = next(tmp_path.glob("*/*.json"))
     rec = json.loads(path.read_text())
-    rec["setting"] = {"d": 9}                  # a (hypothetical) key collision must not be trusted
+    rec["setting"] = {"d": 9}  # a (hypothetical) key collision must not be trusted
     path.write_text(json.dumps(rec))
     assert c.get({"d": 8}, 3) is None
-    path.write_text("{not json")               # a damaged file is a miss, not a crash
+    path.write_text("{not json")  # a damaged file is a miss, not a crash
     assert c.get({"d": 8}, 3) is None
 
 
@@ -79,24 +81,26 @@ def test_a_killed_run_resumes_from_its_stored_seeds(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         calls.append((kw["d"], kw["seeds"]))
         return real(*a, **kw)
+
     caches.clear("simulation")
     monkeypatch.setattr(checks_simulation, "simulate", killed_after_first)
     with pytest.raises(KeyboardInterrupt):
         runner.run_claim(claim, cache=cache)
-    assert len(simcache.SeedCache(cache)) == 12       # the 12 seeds of d = 6 were stored
+    assert len(simcache.SeedCache(cache)) == 12  # the 12 seeds of d = 6 were stored
 
-    caches.clear("simulation")                     # a new process: nothing in memory
+    caches.clear("simulation")  # a new process: nothing in memory
     resumed = []
 
     def counting(*a, **kw):
         resumed.append((kw["d"], len(kw["seeds"])))
         return real(*a, **kw)
+
     monkeypatch.setattr(checks_simulation, "simulate", counting)
     r = runner.run_claim(claim, cache=cache)
-    assert sorted(resumed) == [(8, 10), (10, 10)]       # d = 6 came from the folder
+    assert sorted(resumed) == [(8, 10), (10, 10)]  # d = 6 came from the folder
     caches.clear("simulation")
     monkeypatch.setattr(checks_simulation, "simulate", real)
-    fresh = runner.run_claim(claim)                     # no cache at all
+    fresh = runner.run_claim(claim)  # no cache at all
     assert r.verdict == fresh.verdict
     assert float(r.computed.value) == float(fresh.computed.value)
     assert float(r.computed.stderr) == float(fresh.computed.stderr)

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from icl_symbolic.simulation import simulator as sim
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.model.prompts import sample_prompts
+from icl_symbolic.simulation import simulator as sim
 
 from _examples import examples
 from _stats import t_bonferroni, z_bonferroni
@@ -51,8 +51,10 @@ def _rel(a, b):
 
 
 # --------------------------------------------------------------------------- solvers
-@pytest.mark.parametrize("d,tau,lam", [(8, 0.5, 0.0), (8, 0.5, 0.05), (8, 2.0, 0.0), (8, 2.0, 0.05), (8, 1.3, 0.0),
-                                       (16, 0.8, 0.0), (16, 1.5, 0.0)])
+@pytest.mark.parametrize(
+    "d,tau,lam",
+    [(8, 0.5, 0.0), (8, 0.5, 0.05), (8, 2.0, 0.0), (8, 2.0, 0.05), (8, 1.3, 0.0), (16, 0.8, 0.0), (16, 1.5, 0.0)],
+)
 def test_gram_and_kernel_solvers_agree(d, tau, lam):
     """The kernel and Gram solvers return the same Gamma (relative 1e-8)
     on the same data, on both sides of the interpolation threshold, ridge and ridgeless;
@@ -68,8 +70,12 @@ def test_gram_and_kernel_solvers_agree(d, tau, lam):
     assert _rel(G_kern, G_ref) < 1e-8
 
 
-@given(seed=st.integers(0, 2**63 - 1), d=st.integers(2, 7), ratio=st.sampled_from([0.3, 0.6, 1.4, 2.5]),
-       lam=st.sampled_from([0.0, 1e-3, 0.3]))
+@given(
+    seed=st.integers(0, 2**63 - 1),
+    d=st.integers(2, 7),
+    ratio=st.sampled_from([0.3, 0.6, 1.4, 2.5]),
+    lam=st.sampled_from([0.0, 1e-3, 0.3]),
+)
 @settings(max_examples=examples(25), deadline=None)
 def test_solvers_agree_property(seed, d, ratio, lam):
     """Property: for random prompt data (hypothesis-drawn seed and sizes, n = ratio p away
@@ -102,7 +108,7 @@ def test_solve_psd_rank_deficient_is_min_norm():
     """A rank-deficient PSD system falls back to the eigen pseudo-inverse (min-norm)."""
     rng = np.random.default_rng(202611290)
     B = rng.standard_normal((30, 10))
-    M = B @ B.T                                   # rank 10 in R^30
+    M = B @ B.T  # rank 10 in R^30
     rhs = M @ rng.standard_normal(30)
     x, how = sim.solve_psd(M, rhs)
     assert how == "eigh-pinv"
@@ -127,14 +133,25 @@ def test_ridge_normalisation_is_n_over_d_lambda():
 # --------------------------------------------------------------------------- sizes, memory, input
 def test_sizes_round_half_up():
     assert sim.sizes(64, 2, 2, 2) == sim.Sizes(64, 128, 128, 8192)
-    assert sim.sizes(4, 0.625, 0.375, 0.03125) == sim.Sizes(4, 3, 2, 1)   # 2.5 -> 3, 1.5 -> 2, 0.5 -> 1
+    assert sim.sizes(4, 0.625, 0.375, 0.03125) == sim.Sizes(4, 3, 2, 1)  # 2.5 -> 3, 1.5 -> 2, 0.5 -> 1
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(tau=0.0), "tau"), (dict(tau=-1.0), "tau"), (dict(d=1), "at least 2"), (dict(alpha=float("nan")), "alpha"),
-    (dict(rho=-0.1), "rho"), (dict(lam=-1.0), "lam"), (dict(seeds=()), "seeds"), (dict(seeds=(1, 1)), "seeds"),
-    (dict(d=4, tau=0.01), "n = round"), (dict(solver="qr"), "solver"), (dict(n_test=1), "n_test"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(tau=0.0), "tau"),
+        (dict(tau=-1.0), "tau"),
+        (dict(d=1), "at least 2"),
+        (dict(alpha=float("nan")), "alpha"),
+        (dict(rho=-0.1), "rho"),
+        (dict(lam=-1.0), "lam"),
+        (dict(seeds=()), "seeds"),
+        (dict(seeds=(1, 1)), "seeds"),
+        (dict(d=4, tau=0.01), "n = round"),
+        (dict(solver="qr"), "solver"),
+        (dict(n_test=1), "n_test"),
+    ],
+)
 def test_bad_input_is_one_clear_error(kwargs, match):
     args = dict(f="g", d=8, alpha=2, kappa=2, tau=2, rho=0.1)
     args.update(kwargs)
@@ -158,7 +175,7 @@ def test_memory_refused_before_allocating():
     assert peak < 50 * 2**20
     # the estimate itself scales as the solver says: 4 p^2 words for Gram, n (2d + 2) for CG
     sz = sim.sizes(400, 2, 2, 4)
-    assert sim.estimate_memory(sz, "gram") >= 8 * 4 * sz.p ** 2
+    assert sim.estimate_memory(sz, "gram") >= 8 * 4 * sz.p**2
     assert 8 * sz.n * (2 * sz.d + 2) <= sim.estimate_memory(sz, "cg") < 8 * 2 * sz.n * (2 * sz.d + 2)
     # an explicit limit is honoured
     with pytest.raises(ICLError, match="more than"):
@@ -180,15 +197,15 @@ def test_same_seed_bit_identical_and_seeds_differ():
 
 # --------------------------------------------------------------------------- exact functional vs MC
 @pytest.mark.sim
-@pytest.mark.parametrize("f,C", [("g", "identity"), ("sin(g)", "identity"), ("(g^2-1)/sqrt(2)", "identity"),
-                                 ("tanh(g)", "powerlaw:1")])
+@pytest.mark.parametrize(
+    "f,C", [("g", "identity"), ("sin(g)", "identity"), ("(g^2-1)/sqrt(2)", "identity"), ("tanh(g)", "powerlaw:1")]
+)
 def test_exact_functional_matches_monte_carlo_on_trained_gamma(f, C):
     """On one trained Gamma, the exact test functional (egamma: isotropic quadrature, or exact
     given each task with MC over tasks for C_test != I) and the Monte-Carlo error on 100k fresh
     prompts agree: |diff| < z SE, z = 3.72 (m = 4 parametrised cases, 1e-3 total).
     The SE must be below 1.5% of the error (power)."""
-    r = sim.simulate(f, d=12, alpha=2, kappa=2, tau=2, rho=0.1, C_train=C, C_test=C, seeds=(20261129,),
-                     n_test=100_000)
+    r = sim.simulate(f, d=12, alpha=2, kappa=2, tau=2, rho=0.1, C_train=C, C_test=C, seeds=(20261129,), n_test=100_000)
     run = r.runs[0]
     se = math.hypot(run.e_mc.stderr, run.e.stderr or 0.0)
     assert se < 0.015 * float(run.e)
@@ -235,9 +252,10 @@ def test_simulation_matches_result1_theory_linear_sin_tanh():
             e_th = float(theory.e_nonlinear(f, rho=0.1, alpha=2, kappa=2, tau=tau))
             assert r.e.stderr < 0.05 * e_th
             lo, hi = _window_check(r, e_th, C_FS, m, f"{f} tau={tau}")
-            if f == "sin(g)":   # caption value rho_f/a1^2 = 1.447... in place of rho_nonlinear/a1^2
-                wrong = SIN_A1 ** 2 * theory.e_linear("identity", None, rho=(0.1 + SIN_EF2) / SIN_A1 ** 2,
-                                                      alpha=2, kappa=2, tau=tau)
+            if f == "sin(g)":  # caption value rho_f/a1^2 = 1.447... in place of rho_nonlinear/a1^2
+                wrong = SIN_A1**2 * theory.e_linear(
+                    "identity", None, rho=(0.1 + SIN_EF2) / SIN_A1**2, alpha=2, kappa=2, tau=tau
+                )
                 assert not lo <= wrong <= hi
 
 
@@ -251,8 +269,9 @@ def test_simulation_matches_eq10_for_a1_zero_teacher():
     from icl_symbolic.theory import asymptotic as theory
 
     for tau in (0.5, 3.0):
-        r = sim.simulate("(g^2-1)/sqrt(2)", d=24, alpha=8, kappa=2, tau=tau, rho=0.1, seeds=range(S_THEORY),
-                         n_test=2000)
+        r = sim.simulate(
+            "(g^2-1)/sqrt(2)", d=24, alpha=8, kappa=2, tau=tau, rho=0.1, seeds=range(S_THEORY), n_test=2000
+        )
         e_th = float(theory.e_nonlinear("(g^2-1)/sqrt(2)", rho=0.1, alpha=8, kappa=2, tau=tau))
         assert abs(e_th - (1.1 / (1 - tau) if tau < 1 else 1.1 * tau / (tau - 1))) < 1e-12
         lo, hi = _window_check(r, e_th, C_FS_A1ZERO, 2, f"a1=0 tau={tau}")
@@ -260,8 +279,9 @@ def test_simulation_matches_eq10_for_a1_zero_teacher():
 
 
 @pytest.mark.sim
-@pytest.mark.parametrize("C_train,C_test", [("powerlaw:0.5", "powerlaw:0.5"), ("lowrank:0.25", "lowrank:0.25"),
-                                             ("lowrank:0.5", "identity")])
+@pytest.mark.parametrize(
+    "C_train,C_test", [("powerlaw:0.5", "powerlaw:0.5"), ("lowrank:0.25", "lowrank:0.25"), ("lowrank:0.5", "identity")]
+)
 def test_non_isotropic_simulation_matches_general_covariance_theory(C_train, C_test):
     """Scope item 4: tanh teacher with power-law, low-rank, and mismatched train/test task
     covariances against Result 1 with the general-covariance theory,
@@ -293,6 +313,7 @@ def _tanh_matching_sin():
 
     def E(v):
         return float(np.sum(wq * v))
+
     target = E(x * np.sin(x)) ** 2 / E(np.sin(x) ** 2)
     B = brentq(lambda B: E(x * np.tanh(B * x)) ** 2 / E(np.tanh(B * x) ** 2) - target, 1.0, 20.0)
     A = E(x * np.sin(x)) / E(x * np.tanh(B * x))
@@ -316,8 +337,10 @@ def test_result1_equal_a1_and_Ef2_give_equal_errors():
     t = t_bonferroni(2, S - 1)
     for tau in (0.5, 3.0):
         kw = dict(d=24, alpha=2, kappa=2, tau=tau, rho=0.1, seeds=range(S), n_test=2000)
-        e = {f: np.array([float(run.e) for run in sim.simulate(f, **kw).runs])
-             for f in ("sin(g)", f"{A!r}*tanh({B!r}*g)", cubic)}
+        e = {
+            f: np.array([float(run.e) for run in sim.simulate(f, **kw).runs])
+            for f in ("sin(g)", f"{A!r}*tanh({B!r}*g)", cubic)
+        }
         vals = list(e.values())
         diff = vals[0] - vals[1]
         se = diff.std(ddof=1) / math.sqrt(S)

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import sympy
 
+from icl_symbolic.core.errors import ICLError
 from icl_symbolic.diagnosis import curves as SC
 from icl_symbolic.diagnosis import recall as R
 from icl_symbolic.diagnosis import slips as S
-from icl_symbolic.core.errors import ICLError
 from icl_symbolic.theory.asymptotic import e_linear_isotropic
 
 SIN = "sin(g)"
@@ -28,11 +28,29 @@ def sin_ctx():
 def test_shipped_catalogue_covers_the_slips_of_this_field():
     cat = S.catalogue()
     names = set(cat.names())
-    for n in ("plus_one", "total_for_residual", "squared", "square_root", "times_a1sq", "over_a1sq",
-              "times_a1", "over_a1", "hermite_physicists", "hermite_unnormalised_energy",
-              "stein_ae_derivative", "mean_not_counted", "tau_over_dd1", "alpha_over_d1", "kappa_floor",
-              "ridge_n", "ridge_plain", "gaussian_vs_sphere", "paren_square", "quadform_half",
-              "trace_not_normalised"):
+    for n in (
+        "plus_one",
+        "total_for_residual",
+        "squared",
+        "square_root",
+        "times_a1sq",
+        "over_a1sq",
+        "times_a1",
+        "over_a1",
+        "hermite_physicists",
+        "hermite_unnormalised_energy",
+        "stein_ae_derivative",
+        "mean_not_counted",
+        "tau_over_dd1",
+        "alpha_over_d1",
+        "kappa_floor",
+        "ridge_n",
+        "ridge_plain",
+        "gaussian_vs_sphere",
+        "paren_square",
+        "quadform_half",
+        "trace_not_normalised",
+    ):
         assert n in names, n
     assert not cat.get("gaussian_vs_sphere").available
     assert "simulation" in cat.get("gaussian_vs_sphere").reason
@@ -46,23 +64,33 @@ def _write(tmp_path, text, name="cat.toml"):
     return p
 
 
-@pytest.mark.parametrize("text, words", [
-    ("[[model]\nname=", "not valid TOML"),
-    ('[[model]]\nname = "a"\ndescription = "d"\napplies = ["number"]\ntransform = "x"\nbogus = 1\n', "unknown key"),
-    ('[[model]]\nname = "a b"\ndescription = "d"\napplies = ["number"]\ntransform = "x"\n', "'name'"),
-    ('[[model]]\nname = "a"\napplies = ["number"]\ntransform = "x"\n', "description"),
-    ('[[model]]\nname = "a"\ndescription = "d"\napplies = ["numbers"]\ntransform = "x"\n', "applies"),
-    ('[[model]]\nname = "a"\ndescription = "d"\napplies = ["number"]\ntransform = "rho + 1"\n', "must use x"),
-    ('[[model]]\nname = "a"\ndescription = "d"\napplies = ["number"]\ntransform = "__import__(\'os\')"\n',
-     "unexpected character"),
-    ('[[model]]\nname = "a"\ndescription = "d"\napplies = ["number"]\ntransform = "x*zz"\n', "unknown name"),
-    ('[[model]]\nname = "a"\ndescription = "d"\napplies = ["number"]\n', "needs a transform"),
-    ('[[model]]\nname = "plus_one"\ndescription = "d"\napplies = ["number"]\ntransform = "x"\n', "already"),
-    ('[[model]]\nname = "a"\ndescription = "d"\napplies = ["curve"]\ntransform = "c*x"\n'
-     'params = { c = { init = 5, lo = 0, hi = 1 } }\n', "lo <= init <= hi"),
-    ('[[model]]\nname = "a"\ndescription = "d"\napplies = ["number"]\nsubstitute = { zz = "rho" }\n',
-     "not a context name"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("[[model]\nname=", "not valid TOML"),
+        ('[[model]]\nname = "a"\ndescription = "d"\napplies = ["number"]\ntransform = "x"\nbogus = 1\n', "unknown key"),
+        ('[[model]]\nname = "a b"\ndescription = "d"\napplies = ["number"]\ntransform = "x"\n', "'name'"),
+        ('[[model]]\nname = "a"\napplies = ["number"]\ntransform = "x"\n', "description"),
+        ('[[model]]\nname = "a"\ndescription = "d"\napplies = ["numbers"]\ntransform = "x"\n', "applies"),
+        ('[[model]]\nname = "a"\ndescription = "d"\napplies = ["number"]\ntransform = "rho + 1"\n', "must use x"),
+        (
+            '[[model]]\nname = "a"\ndescription = "d"\napplies = ["number"]\ntransform = "__import__(\'os\')"\n',
+            "unexpected character",
+        ),
+        ('[[model]]\nname = "a"\ndescription = "d"\napplies = ["number"]\ntransform = "x*zz"\n', "unknown name"),
+        ('[[model]]\nname = "a"\ndescription = "d"\napplies = ["number"]\n', "needs a transform"),
+        ('[[model]]\nname = "plus_one"\ndescription = "d"\napplies = ["number"]\ntransform = "x"\n', "already"),
+        (
+            '[[model]]\nname = "a"\ndescription = "d"\napplies = ["curve"]\ntransform = "c*x"\n'
+            "params = { c = { init = 5, lo = 0, hi = 1 } }\n",
+            "lo <= init <= hi",
+        ),
+        (
+            '[[model]]\nname = "a"\ndescription = "d"\napplies = ["number"]\nsubstitute = { zz = "rho" }\n',
+            "not a context name",
+        ),
+    ],
+)
 def test_malformed_catalogue_is_one_line_error(tmp_path, text, words):
     with pytest.raises(S.CatalogueError) as exc:
         S.catalogue(_write(tmp_path, text))
@@ -71,8 +99,11 @@ def test_malformed_catalogue_is_one_line_error(tmp_path, text, words):
 
 
 def test_user_model_is_used(tmp_path, sin_ctx):
-    p = _write(tmp_path, '[[model]]\nname = "times_pi"\ndescription = "a stray factor pi"\n'
-                         'applies = ["number", "formula", "curve"]\ntransform = "pi*x"\n')
+    p = _write(
+        tmp_path,
+        '[[model]]\nname = "times_pi"\ndescription = "a stray factor pi"\n'
+        'applies = ["number", "formula", "curve"]\ntransform = "pi*x"\n',
+    )
     cat = S.catalogue(p)
     v = mpmath.pi * sin_ctx.values["rho_nonlinear"]
     rep = S.diagnose_number(mpmath.nstr(v, 8), sin_ctx, required="rho_nonlinear", cat=cat)
@@ -86,7 +117,7 @@ def test_user_model_is_used(tmp_path, sin_ctx):
 def test_fig1_caption_named_by_its_error_model(sin_ctx):
     rep = S.diagnose_number("1.447029", sin_ctx, required="rho_nonlinear/a1^2")
     assert rep.verdict() == "explained"
-    assert rep.best_names() == ["plus_one", "total_for_residual"]     # the same formula here: a tie
+    assert rep.best_names() == ["plus_one", "total_for_residual"]  # the same formula here: a tie
     b = rep.best
     assert b.tied_with == ["total_for_residual"] and not b.exact
     assert float(b.distance) < 5e-7 and float(rep.tol) == 5e-7
@@ -114,11 +145,11 @@ def test_formula_numeric_match_only_for_this_teacher():
     by = {m.model.name: m for m in rep.matches}
     assert by["times_a1sq"].exact and not by["hermite_physicists"].exact
     assert float(by["hermite_physicists"].distance) < 1e-20
-    assert by["times_a1sq"].rank == 1 and by["hermite_physicists"].rank == 2   # exact first
+    assert by["times_a1sq"].rank == 1 and by["hermite_physicists"].rank == 2  # exact first
 
 
 def test_tie_reported_when_models_coincide_for_the_teacher():
-    ctx = S.teacher_context("relu(g)", "0.1")        # a1^2 = 1/4, so 1/(4 a1^2) = 1 and a1^2 = 1/4
+    ctx = S.teacher_context("relu(g)", "0.1")  # a1^2 = 1/4, so 1/(4 a1^2) = 1 and a1^2 = 1/4
     v = ctx.values["rho_nonlinear"] / 4 / ctx.values["a1"] ** 2
     rep = S.diagnose_number(mpmath.nstr(v, 10), ctx, required="rho_nonlinear/a1^2")
     assert set(rep.best_names()) >= {"times_a1sq", "hermite_physicists"}
@@ -129,10 +160,10 @@ def test_stein_slip_indistinguishable_for_continuous_teacher_found_for_a_jump(si
     v = sin_ctx.values["a1"] ** 2
     rep = S.diagnose_number(mpmath.nstr(v, 10), sin_ctx, required="a1^2")
     assert rep.verdict() == "consistent" and "stein_ae_derivative" in rep.indistinguishable
-    ctx = S.teacher_context("g + heaviside(g)", "0.1")   # E[f'] = 1 (a.e.), E[g f] = 1 + 1/sqrt(2 pi)
+    ctx = S.teacher_context("g + heaviside(g)", "0.1")  # E[f'] = 1 (a.e.), E[g f] = 1 + 1/sqrt(2 pi)
     assert float(ctx.values["Efp"]) == 1.0
     assert abs(float(ctx.values["a1"]) - (1 + 1 / math.sqrt(2 * math.pi))) < 1e-15
-    rep = S.diagnose_number("1.10000000", ctx, required="a1^2 + rho")    # 1 + rho
+    rep = S.diagnose_number("1.10000000", ctx, required="a1^2 + rho")  # 1 + rho
     assert rep.best_names() == ["stein_ae_derivative"]
 
 
@@ -142,9 +173,10 @@ def test_mean_and_hermite_energy_models_use_independent_values():
     assert abs(float(ctx.values["a0"]) - 1 / math.sqrt(2 * math.pi)) < 1e-15
     h = sympy.Symbol("g")
     from icl_symbolic.engine.gauss import expect
-    a2 = float(expect(sympy.Max(h, 0) * (h ** 2 - 1) / sympy.sqrt(2)).value)
-    assert float(ctx.values["res_He"]) > float(ctx.values["a0"]) ** 2 + a2 ** 2 / 2 - 1e-15
-    assert float(ctx.values["res_He"]) < float(ctx.values["a0"]) ** 2 + a2 ** 2 / 2 + 1e-3
+
+    a2 = float(expect(sympy.Max(h, 0) * (h**2 - 1) / sympy.sqrt(2)).value)
+    assert float(ctx.values["res_He"]) > float(ctx.values["a0"]) ** 2 + a2**2 / 2 - 1e-15
+    assert float(ctx.values["res_He"]) < float(ctx.values["a0"]) ** 2 + a2**2 / 2 + 1e-3
 
 
 def test_coincidence_estimate_and_tried(sin_ctx):
@@ -208,14 +240,17 @@ def test_finite_d_model_needs_d():
     assert "--d" in why["tau_over_dd1"] and "--d" in why["kappa_floor"]
 
 
-@pytest.mark.parametrize("text, words", [
-    ("tau,e\n", "at least one data row"),
-    ("x,e\n1,2\n", "header"),
-    ("tau,e\n1,abc\n", "not a number"),
-    ("tau,e\n-1,2\n", "> 0"),
-    ("tau,e,se\n1,2,0\n", "se must be > 0"),
-    ("tau,e\n1,2,3\n", "fields"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("tau,e\n", "at least one data row"),
+        ("x,e\n1,2\n", "header"),
+        ("tau,e\n1,abc\n", "not a number"),
+        ("tau,e\n-1,2\n", "> 0"),
+        ("tau,e,se\n1,2,0\n", "se must be > 0"),
+        ("tau,e\n1,2,3\n", "fields"),
+    ],
+)
 def test_curve_csv_errors(text, words):
     with pytest.raises(ICLError, match=words):
         SC.parse_curve(text)
@@ -230,8 +265,13 @@ def test_curve_setting_checked():
 
 # --- planted-slip recall (seeded sample; the full table: benchmarks/bench_diagnose.py) --------
 def test_planted_number_slips_recall_and_false_alarms():
-    cases = R.number_cases(teachers=("tanh(g)", "g^3", "(g^2 - 1)/sqrt(2) + g^4/4"), points=R.POINTS[:1],
-                           digits=6, n_unplanted=3, rng=np.random.default_rng(13))
+    cases = R.number_cases(
+        teachers=("tanh(g)", "g^3", "(g^2 - 1)/sqrt(2) + g^4/4"),
+        points=R.POINTS[:1],
+        digits=6,
+        n_unplanted=3,
+        rng=np.random.default_rng(13),
+    )
     scored = [c for c in cases if c.planted and c.outcome in ("rank1", "tie", "lower", "missed")]
     assert len(scored) > 100
     hit = sum(c.outcome in ("rank1", "tie") for c in scored) / len(scored)
@@ -242,8 +282,7 @@ def test_planted_number_slips_recall_and_false_alarms():
 
 def test_planted_curve_slips_recall_sample():
     models = ["over_a1sq", "total_for_residual", "square_root", "tau_over_dd1", "scale_c", "mean_not_counted"]
-    cases = R.curve_cases(teachers=("relu(g)",), points=R.CURVE_POINTS[:1], seeds=(3,), models=models,
-                          n_unplanted=2)
+    cases = R.curve_cases(teachers=("relu(g)",), points=R.CURVE_POINTS[:1], seeds=(3,), models=models, n_unplanted=2)
     got = {c.planted: c.outcome for c in cases if c.planted}
     assert set(got) == set(models)
     # the chi-square gate rejects a correct model 1% of the time by design (P_EXPLAIN = 0.01),

@@ -15,8 +15,12 @@ from icl_symbolic.cli import COMMANDS, command_module
 
 
 def _modules_after(code: str) -> set:
-    out = subprocess.run([sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
@@ -29,6 +33,7 @@ def test_import_package_does_not_load_the_api():
 
 def test_lazy_names_resolve_to_the_api_objects():
     from icl_symbolic import api
+
     for name in ics._API:
         assert getattr(ics, name) is getattr(api, name), name
     assert set(ics._API) <= set(dir(ics)) and set(ics._API) <= set(ics.__all__)
@@ -37,12 +42,14 @@ def test_lazy_names_resolve_to_the_api_objects():
 
 
 def test_a_command_imports_only_its_own_module():
-    mods = _modules_after("from icl_symbolic.cli import main\n"
-                          "main(['simulate', 'g', '--d', '4', '--seeds', '2', '--n-test', '50', '--quiet'])")
+    mods = _modules_after(
+        "from icl_symbolic.cli import main\n"
+        "main(['simulate', 'g', '--d', '4', '--seeds', '2', '--n-test', '50', '--quiet'])"
+    )
     assert "icl_symbolic.cli.simulate" in mods
     others = {f"icl_symbolic.cli.{m}" for n, m in COMMANDS.items() if n != "simulate"}
     assert not others & mods, sorted(others & mods)
-    assert "matplotlib" not in mods                      # no --plot
+    assert "matplotlib" not in mods  # no --plot
     assert not any(m.startswith("icl_symbolic.verification") for m in mods)
 
 

@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from _stats import z_bonferroni
-from icl_symbolic.studies import extrapolate
 from icl_symbolic.core import stats
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.studies import extrapolate
 from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder
 from icl_symbolic.verification import judge
+
+from _stats import z_bonferroni
 
 DS = (32, 48, 64, 96, 128)
 E_INF, C1 = 0.7, 1.3
@@ -156,8 +157,11 @@ def _ladders(n_rep, seeds=stats.MIN_SEEDS, seed=0):
         pts = []
         for d in DS:
             v = E_INF + C1 / d + sd32 * 32 / d * _lognormal(rng, seeds)
-            pts.append(LadderPoint(d, float(v.mean()), float(v.std(ddof=1) / math.sqrt(seeds)), tuple(range(seeds)),
-                                   values=tuple(v)))
+            pts.append(
+                LadderPoint(
+                    d, float(v.mean()), float(v.std(ddof=1) / math.sqrt(seeds)), tuple(range(seeds)), values=tuple(v)
+                )
+            )
         f = fit_ladder(pts)
         jk.append((f.e_inf, f.e_inf_se, f.e_inf_dof, f.se_method == "jackknife"))
         g = fit_ladder([LadderPoint(p.d, p.e_mean, p.e_se, p.seeds) for p in pts])
@@ -193,15 +197,27 @@ def test_ladder_intervals_cover_at_the_nominal_rate_with_the_jackknife(ladders):
         # not vacuous: the jackknife interval still misses at a rate of the nominal order
         assert _miss(jk, level) >= a / 3
         assert _miss(welch, level) > a + bound, (level, _miss(welch, level))
-    np.testing.assert_allclose(jk[:, 0], welch[:, 0], rtol=0, atol=0)   # same estimate, other SE
+    np.testing.assert_allclose(jk[:, 0], welch[:, 0], rtol=0, atol=0)  # same estimate, other SE
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize("shift", [
-    pytest.param(0.01, marks=pytest.mark.xfail(strict=True, reason=(
-        "measured: at low power the per-ladder prediction is optimistic (about 0.31 predicted vs 0.26 "
-        "detected at 1 % for this noise, docs/power.md); strict, so it fails when that changes"))),
-    0.02, 0.05])
+@pytest.mark.parametrize(
+    "shift",
+    [
+        pytest.param(
+            0.01,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason=(
+                    "measured: at low power the per-ladder prediction is optimistic (about 0.31 predicted vs 0.26 "
+                    "detected at 1 % for this noise, docs/power.md); strict, so it fails when that changes"
+                ),
+            ),
+        ),
+        0.02,
+        0.05,
+    ],
+)
 def test_planted_shifts_are_detected_as_often_as_power_predicts(ladders, shift):
     """A claimed value 1, 2 or 5 % below the true e_inf, false-alarm budget 1e-3, jackknife SE with
     S - 1 dof: the flagged fraction against the mean over the ladders of stats.power() at each
@@ -229,17 +245,38 @@ def test_fit_ladder_uses_the_jackknife_only_with_per_seed_values():
     vals = {d: 0.7 + 1.3 / d + 0.01 * 32 / d * rng.standard_normal(5) for d in DS}
 
     def pts(k=5, values=True):
-        return [LadderPoint(d, float(v[:k].mean()), float(v[:k].std(ddof=1) / math.sqrt(k)), tuple(range(k)),
-                            values=tuple(v[:k]) if values else None) for d, v in vals.items()]
+        return [
+            LadderPoint(
+                d,
+                float(v[:k].mean()),
+                float(v[:k].std(ddof=1) / math.sqrt(k)),
+                tuple(range(k)),
+                values=tuple(v[:k]) if values else None,
+            )
+            for d, v in vals.items()
+        ]
+
     jk, welch = fit_ladder(pts(), "c1/d"), fit_ladder(pts(values=False), "c1/d")
     assert (jk.se_method, jk.e_inf_dof, welch.se_method) == ("jackknife", 4.0, "welch")
     assert jk.e_inf == welch.e_inf and jk.e_inf_se != welch.e_inf_se and "jackknife over 5 seeds" in jk.reason
     # the jackknife SE is the spread of the leave-one-seed-out fits, computed independently here
-    reps = [fit_ladder([LadderPoint(p.d, float(np.mean(np.delete(p.values, j))),
-                                    float(np.std(np.delete(p.values, j), ddof=1) / 2), tuple(range(4)))
-                        for p in pts()], "c1/d").e_inf for j in range(5)]
+    reps = [
+        fit_ladder(
+            [
+                LadderPoint(
+                    p.d,
+                    float(np.mean(np.delete(p.values, j))),
+                    float(np.std(np.delete(p.values, j), ddof=1) / 2),
+                    tuple(range(4)),
+                )
+                for p in pts()
+            ],
+            "c1/d",
+        ).e_inf
+        for j in range(5)
+    ]
     assert jk.e_inf_se == pytest.approx(math.sqrt(4 / 5 * np.sum((np.array(reps) - np.mean(reps)) ** 2)), rel=1e-9)
-    assert fit_ladder(pts(k=2)).se_method == "welch"          # a replicate would have one seed per d
+    assert fit_ladder(pts(k=2)).se_method == "welch"  # a replicate would have one seed per d
     bad = pts()
     bad[0] = LadderPoint(bad[0].d, bad[0].e_mean + 0.1, bad[0].e_se, bad[0].seeds, values=bad[0].values)
     with pytest.raises(ICLError, match="not the mean of its per-seed values"):

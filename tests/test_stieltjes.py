@@ -4,10 +4,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import example, given, strategies as st
+from hypothesis import example, given
+from hypothesis import strategies as st
 
-from icl_symbolic.model.covariance import resolve_covariance
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.model.covariance import resolve_covariance
 from icl_symbolic.theory.stieltjes import empirical_stieltjes, solve_a, stieltjes, stieltjes_isotropic
 
 from _stats import z_bonferroni
@@ -37,13 +38,16 @@ def test_derivative_against_finite_difference(kappa, nu):
     assert abs(fd_wrong / fd - 1) > 1e-3
 
 
-@given(spectrum=st.lists(st.floats(0.0, 50.0), min_size=1, max_size=40),
-       kappa=st.floats(0.05, 20.0), lognu=st.floats(-8, 3))
-@example(spectrum=[28.0], kappa=0.125, lognu=-4.0)   # a ~ 5e-7: exposed a badly conditioned check
+@given(
+    spectrum=st.lists(st.floats(0.0, 50.0), min_size=1, max_size=40),
+    kappa=st.floats(0.05, 20.0),
+    lognu=st.floats(-8, 3),
+)
+@example(spectrum=[28.0], kappa=0.125, lognu=-4.0)  # a ~ 5e-7: exposed a badly conditioned check
 def test_physical_branch(spectrum, kappa, lognu):
     """a in (0, 1], M in (max(0, (1-kappa)/nu), 1/nu] and the self-consistent equation holds."""
     lam = np.asarray(spectrum)
-    nu = 10.0 ** lognu
+    nu = 10.0**lognu
     s = stieltjes(nu, lam, kappa)
     assert 0 < s.a <= 1
     assert max(0.0, (1 - kappa) / nu) * (1 - 1e-12) < s.M <= (1 / nu) * (1 + 1e-12)
@@ -71,11 +75,17 @@ def test_bad_arguments():
 # -------------------------------------------------------------------------
 # deterministic M vs sampled Wishart matrices
 # -------------------------------------------------------------------------
-_CASES = [("identity", 0.5), ("identity", 2.0), ("powerlaw:0.8", 0.5), ("powerlaw:0.8", 2.0),
-          ("spiked:0.3:4", 0.5), ("spiked:0.3:4", 2.0)]
+_CASES = [
+    ("identity", 0.5),
+    ("identity", 2.0),
+    ("powerlaw:0.8", 0.5),
+    ("powerlaw:0.8", 2.0),
+    ("spiked:0.3:4", 0.5),
+    ("spiked:0.3:4", 2.0),
+]
 _NUS = np.array([0.05, 0.5])
-_M_CMP = len(_CASES) * len(_NUS)                   # 12 comparisons
-_Z = z_bonferroni(_M_CMP)          # two-sided 1e-3, Bonferroni: z = 3.94
+_M_CMP = len(_CASES) * len(_NUS)  # 12 comparisons
+_Z = z_bonferroni(_M_CMP)  # two-sided 1e-3, Bonferroni: z = 3.94
 _SEEDS = np.random.SeedSequence(80512345678901234567).spawn(2 * len(_CASES))
 
 
@@ -108,17 +118,18 @@ def test_deterministic_M_matches_sampled_wishart(case):
     # discretisation of the spectrum; evaluate it on the d = 400 spectrum AND the d = 200 one
     det400 = np.array([stieltjes(x, lam400, kappa).M for x in _NUS])
     det200 = np.array([stieltjes(x, est[200][2], kappa).M for x in _NUS])
-    det_inf = 2 * det400 - det200     # same extrapolation for the (deterministic) spectrum effect
+    det_inf = 2 * det400 - det200  # same extrapolation for the (deterministic) spectrum effect
     m_inf = 2 * m400 - m200
-    se_inf = np.sqrt(4 * se400 ** 2 + se200 ** 2)
+    se_inf = np.sqrt(4 * se400**2 + se200**2)
     assert np.all(_Z * se_inf < 0.01 * det_inf), f"z SE must resolve a 1% error: {_Z * se_inf / det_inf}"
     zs = (m_inf - det_inf) / se_inf
     assert np.all(np.abs(zs) < _Z), f"{spec}, kappa={kappa}, nu={_NUS}: z = {zs}, |z| must be < {_Z:.2f}"
     # negative control: a 5 % error in kappa is detected
-    wrong = np.array([2 * stieltjes(x, lam400, 1.05 * kappa).M - stieltjes(x, est[200][2], 1.05 * kappa).M
-                      for x in _NUS])
+    wrong = np.array(
+        [2 * stieltjes(x, lam400, 1.05 * kappa).M - stieltjes(x, est[200][2], 1.05 * kappa).M for x in _NUS]
+    )
     assert np.max(np.abs((m_inf - wrong) / se_inf)) > _Z
     # the raw finite-d gap shrinks like 1/d
     gap200, gap400 = m200 - det200, m400 - det400
-    z_shrink = (gap400 - gap200 / 2) / np.sqrt(se400 ** 2 + se200 ** 2 / 4)
+    z_shrink = (gap400 - gap200 / 2) / np.sqrt(se400**2 + se200**2 / 4)
     assert np.all(np.abs(z_shrink) < _Z), f"gap does not shrink like 1/d: {gap200}, {gap400}"

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from icl_symbolic.theory import asymptotic as T
-from icl_symbolic.model.covariance import resolve_covariance
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.model.covariance import resolve_covariance
+from icl_symbolic.theory import asymptotic as T
 from icl_symbolic.theory.stieltjes import stieltjes
 
 from _stats import z_bonferroni
@@ -17,10 +17,14 @@ from _stats import z_bonferroni
 # -------------------------------------------------------------------------
 # isotropic closed form == general recipe
 # -------------------------------------------------------------------------
-_GRID = list(itertools.product([0.0, 0.1, 1.5],            # rho
-                               [0.3, 2.0, 20.0],           # alpha
-                               [0.3, 0.9, 1.5, 5.0],       # kappa below / above 1
-                               [0.2, 0.7, 1.3, 4.0, 50.0]))  # tau below / above 1
+_GRID = list(
+    itertools.product(
+        [0.0, 0.1, 1.5],  # rho
+        [0.3, 2.0, 20.0],  # alpha
+        [0.3, 0.9, 1.5, 5.0],  # kappa below / above 1
+        [0.2, 0.7, 1.3, 4.0, 50.0],
+    )
+)  # tau below / above 1
 
 
 def test_isotropic_closed_form_equals_general_recipe():
@@ -54,7 +58,7 @@ def test_ridge_tends_to_ridgeless(tau):
     e0 = T._error(sp, 0.2, 1.5, 1.7, tau, 0.0)
     diffs = [abs(T._error(sp, 0.2, 1.5, 1.7, tau, lam) - e0) for lam in (1e-4, 1e-6)]
     assert diffs[1] < 1e-4 * e0
-    assert diffs[1] < 0.05 * diffs[0]          # O(lam) convergence: ratio ~ 1e-2
+    assert diffs[1] < 0.05 * diffs[0]  # O(lam) convergence: ratio ~ 1e-2
 
 
 def test_ridge_infinite_is_the_null_predictor():
@@ -100,9 +104,13 @@ def _dense_recipe(Ctr, Cte, rho, alpha, kappa, tau):
     M, Mp = s.M, s.M_prime
     F = np.linalg.inv((1 - 1 / kappa + nu * M / kappa) * Ctr + nu * np.eye(d))
     F2 = F @ ((M / kappa + nu * Mp / kappa) * Ctr + np.eye(d)) @ F
-    c = (rho + nu - nu ** 2 * M - xi * (1 - 2 * nu * M - nu ** 2 * Mp)) / (tau - (1 - 2 * xi * M - xi ** 2 * Mp))
-    return (rho + rho_te / alpha * (1 + (c - 2 * nu) * M + (xi * c - nu ** 2) * Mp)
-            + c * np.trace(Cte @ F) / d - (c * xi - nu ** 2) * np.trace(Cte @ F2) / d)
+    c = (rho + nu - nu**2 * M - xi * (1 - 2 * nu * M - nu**2 * Mp)) / (tau - (1 - 2 * xi * M - xi**2 * Mp))
+    return (
+        rho
+        + rho_te / alpha * (1 + (c - 2 * nu) * M + (xi * c - nu**2) * Mp)
+        + c * np.trace(Cte @ F) / d
+        - (c * xi - nu**2) * np.trace(Cte @ F2) / d
+    )
 
 
 @pytest.mark.parametrize("tau", [0.6, 3.0])
@@ -150,11 +158,13 @@ def test_result1_map_and_normalised_form():
     a1, rnl = 0.6057, 0.1274
     for tau in (0.5, 3.0):
         sp = T.task_spectra("powerlaw:0.5", "identity", d=100)
-        direct = T._error(sp.scaled(a1 ** 2), rnl, 2.0, 1.5, tau, 0.0)
-        v = T.e_nonlinear(None, "powerlaw:0.5", "identity", alpha=2.0, kappa=1.5, tau=tau, d=100,
-                          a1=a1, rho_nonlinear=rnl)
-        w = T.e_nonlinear_normalized(None, "powerlaw:0.5", "identity", alpha=2.0, kappa=1.5, tau=tau,
-                                     d=100, a1=a1, rho_nonlinear=rnl)
+        direct = T._error(sp.scaled(a1**2), rnl, 2.0, 1.5, tau, 0.0)
+        v = T.e_nonlinear(
+            None, "powerlaw:0.5", "identity", alpha=2.0, kappa=1.5, tau=tau, d=100, a1=a1, rho_nonlinear=rnl
+        )
+        w = T.e_nonlinear_normalized(
+            None, "powerlaw:0.5", "identity", alpha=2.0, kappa=1.5, tau=tau, d=100, a1=a1, rho_nonlinear=rnl
+        )
         assert float(v) == pytest.approx(direct, rel=1e-13) and v.method == "numeric"
         assert float(w) == pytest.approx(direct, rel=1e-11)
 
@@ -165,7 +175,7 @@ def test_result1_with_teacher_sin_fig1():
     assert float(tm.a1) ** 2 == pytest.approx(np.exp(-1), rel=1e-14)
     assert tm.rho_nonlinear(0.1) / float(tm.a1) ** 2 == pytest.approx(0.4470293, abs=1e-7)
     v = T.e_nonlinear("sin(g)", "identity", None, 0.1, 2.0, 2.0, 3.0)
-    rho_norm = (0.1 + (1 - np.exp(-2)) / 2 - np.exp(-1)) * np.e    # closed form of rho_nl / a1^2
+    rho_norm = (0.1 + (1 - np.exp(-2)) / 2 - np.exp(-1)) * np.e  # closed form of rho_nl / a1^2
     ref = np.exp(-1) * T.e_linear_isotropic(rho_norm, 2.0, 2.0, 3.0)
     assert float(v) == pytest.approx(ref, rel=1e-12)
     wrong = np.exp(-1) * T.e_linear_isotropic(rho_norm + 1, 2.0, 2.0, 3.0)
@@ -188,7 +198,7 @@ def test_two_teachers_same_moments_same_curve():
     c1 = T.curve("g**3", **kw)
     c2 = T.curve("3*g + sqrt(3)*(g**2 - 1)", **kw)
     np.testing.assert_allclose(c1.e, c2.e, rtol=1e-13)
-    c3 = T.curve("g**3 + g", **kw)   # a1 = 4: a different curve (negative control)
+    c3 = T.curve("g**3 + g", **kw)  # a1 = 4: a different curve (negative control)
     assert np.max(np.abs(c3.e / c1.e - 1)) > 1e-2
 
 
@@ -199,11 +209,21 @@ def test_continuity_to_a1zero_branch():
         target = T.e_a1zero(rnl, alpha=2.0, tau=tau, lam=lam)
         gaps = []
         for a1 in (1e-2, 1e-3):
-            v = T.e_nonlinear(None, "powerlaw:0.7", "spiked:0.3:4", alpha=2.0, kappa=0.7, tau=tau, lam=lam,
-                              d=80, a1=a1, rho_nonlinear=rnl)
+            v = T.e_nonlinear(
+                None,
+                "powerlaw:0.7",
+                "spiked:0.3:4",
+                alpha=2.0,
+                kappa=0.7,
+                tau=tau,
+                lam=lam,
+                d=80,
+                a1=a1,
+                rho_nonlinear=rnl,
+            )
             gaps.append(abs(float(v) - target))
         assert gaps[1] < 1e-5 * target
-        assert gaps[1] < 0.03 * gaps[0]       # O(a1^2): ratio 1e-2
+        assert gaps[1] < 0.03 * gaps[0]  # O(a1^2): ratio 1e-2
     # exactly a1 = 0: dispatch
     assert float(T.e_nonlinear(None, alpha=2, kappa=2, tau=0.5, a1=0.0, rho_nonlinear=rnl)) == 2 * rnl
 
@@ -211,8 +231,7 @@ def test_continuity_to_a1zero_branch():
 @pytest.mark.parametrize("alpha,kappa", [(0.5, 0.3), (2.0, 2.0), (40.0, 7.0)])
 def test_a1zero_values_from_teacher(alpha, kappa):
     """g^2 - 1 (a1 = 0, rho_nl = rho + 2): tau = 0.5, 2 -> 2 rho_nl; 0.9 -> 10 rho_nl; alpha, kappa free."""
-    cv = T.curve("g**2 - 1", "powerlaw:0.5", None, rho=0.1, alpha=alpha, kappa=kappa,
-                 tau=[0.5, 2.0, 0.9], d=64)
+    cv = T.curve("g**2 - 1", "powerlaw:0.5", None, rho=0.1, alpha=alpha, kappa=kappa, tau=[0.5, 2.0, 0.9], d=64)
     assert cv.branch == "a1zero"
     np.testing.assert_allclose(cv.e, [4.2, 4.2, 21.0], rtol=1e-13)
 
@@ -243,8 +262,9 @@ def test_task_diversity_symbolic():
 # -------------------------------------------------------------------------
 # input validation, Appendix A
 # -------------------------------------------------------------------------
-@pytest.mark.parametrize("kw", [dict(tau=1.0), dict(kappa=0.0), dict(alpha=-1.0), dict(rho=-0.1),
-                                dict(lam=-1.0), dict(tau=float("nan"))])
+@pytest.mark.parametrize(
+    "kw", [dict(tau=1.0), dict(kappa=0.0), dict(alpha=-1.0), dict(rho=-0.1), dict(lam=-1.0), dict(tau=float("nan"))]
+)
 def test_bad_parameters(kw):
     args = dict(rho=0.1, alpha=2.0, kappa=2.0, tau=0.5, lam=0.0) | kw
     with pytest.raises(ICLError):
@@ -298,7 +318,7 @@ def test_ridge_general_C_against_simulation(tau):
         th0.append(T.e_linear(cov, None, rho, alpha, kappa, tau, 0.0))
     sims, ses, th, th0 = map(np.asarray, (sims, ses, th, th0))
     A = np.vstack([np.ones(len(ds)), 1.0 / ds]).T
-    W = 1.0 / ses ** 2
+    W = 1.0 / ses**2
     cov_b = np.linalg.inv(A.T @ (A * W[:, None]))
 
     def intercept(theory):
@@ -342,9 +362,15 @@ def _simulate_once(cov, alpha, kappa, tau, lam, rho, rng):
 # -------------------------------------------------------------------------
 
 
-@given(seed=st.integers(0, 2 ** 63 - 1), rho=st.floats(0.0, 2.0), alpha=st.floats(0.1, 50.0),
-       kappa=st.floats(0.1, 10.0), tau=st.floats(0.05, 20.0), lam=st.sampled_from([0.0, 1e-3, 0.5]),
-       c=st.floats(0.1, 10.0))
+@given(
+    seed=st.integers(0, 2**63 - 1),
+    rho=st.floats(0.0, 2.0),
+    alpha=st.floats(0.1, 50.0),
+    kappa=st.floats(0.1, 10.0),
+    tau=st.floats(0.05, 20.0),
+    lam=st.sampled_from([0.0, 1e-3, 0.5]),
+    c=st.floats(0.1, 10.0),
+)
 def test_random_properties(seed, rho, alpha, kappa, tau, lam, c):
     """e >= rho (the test label's own noise), finite, and homogeneous, for random non-commuting C."""
     if lam == 0 and abs(tau - 1) < 1e-3:

@@ -20,11 +20,14 @@ def mp(val, err, digits=30):
 def test_exact_op_exact_is_exact_at_the_smaller_digits():
     a = Value.from_exact(sympy.exp(-sympy.Rational(1, 2)), digits=40)
     b = Value.from_exact(sympy.Rational(1, 3), digits=25)
-    for r, ex in ((a + b, sympy.exp(-sympy.Rational(1, 2)) + sympy.Rational(1, 3)),
-                  (a - b, sympy.exp(-sympy.Rational(1, 2)) - sympy.Rational(1, 3)),
-                  (a * b, sympy.exp(-sympy.Rational(1, 2)) / 3),
-                  (a / b, 3 * sympy.exp(-sympy.Rational(1, 2))),
-                  (a ** 2, sympy.exp(-1)), (-a, -sympy.exp(-sympy.Rational(1, 2)))):
+    for r, ex in (
+        (a + b, sympy.exp(-sympy.Rational(1, 2)) + sympy.Rational(1, 3)),
+        (a - b, sympy.exp(-sympy.Rational(1, 2)) - sympy.Rational(1, 3)),
+        (a * b, sympy.exp(-sympy.Rational(1, 2)) / 3),
+        (a / b, 3 * sympy.exp(-sympy.Rational(1, 2))),
+        (a**2, sympy.exp(-1)),
+        (-a, -sympy.exp(-sympy.Rational(1, 2))),
+    ):
         assert r.method == "exact" and sympy.simplify(r.exact - ex) == 0
     assert (a + b).digits == 25 and (a + 1).digits == 40
     with mpmath.workdps(60):
@@ -35,9 +38,9 @@ def test_plain_numbers_are_exact_and_floats_are_read_through_repr():
     a = Value.from_exact(sympy.Integer(2), digits=20)
     assert (a + Fraction(1, 10)).exact == sympy.Rational(21, 10)
     assert (a * 0.5).exact == 1
-    assert (a + 0.1).exact == sympy.Rational(21, 10)       # as gauss.to_rational("0.1")
-    assert (a + mpmath.mpf(0.1)).exact == 2 + sympy.Rational(3602879701896397, 2 ** 55)
-    assert (np.float64(3.0) * a).exact == 6          # numpy defers to Value
+    assert (a + 0.1).exact == sympy.Rational(21, 10)  # as gauss.to_rational("0.1")
+    assert (a + mpmath.mpf(0.1)).exact == 2 + sympy.Rational(3602879701896397, 2**55)
+    assert (np.float64(3.0) * a).exact == 6  # numpy defers to Value
     assert (1 - a).exact == -1 and (1 / a).exact == sympy.Rational(1, 2)
     with pytest.raises(TypeError):
         a + "1"
@@ -46,8 +49,15 @@ def test_plain_numbers_are_exact_and_floats_are_read_through_repr():
 
 
 @settings(deadline=None)
-@given(st.floats(-5, 5), st.floats(1e-12, 1e-3), st.floats(-5, 5), st.floats(1e-12, 1e-3),
-       st.floats(-1, 1), st.floats(-1, 1), st.sampled_from("+-*/"))
+@given(
+    st.floats(-5, 5),
+    st.floats(1e-12, 1e-3),
+    st.floats(-5, 5),
+    st.floats(1e-12, 1e-3),
+    st.floats(-1, 1),
+    st.floats(-1, 1),
+    st.sampled_from("+-*/"),
+)
 def test_error_bounds_contain_the_truth(x, ex, y, ey, sx, sy, op):
     """Perturb the inputs anywhere inside their bounds: the exact result of the operation on
     the perturbed inputs must lie inside the propagated bound."""
@@ -56,31 +66,37 @@ def test_error_bounds_contain_the_truth(x, ex, y, ey, sx, sy, op):
         return
     with mpmath.workdps(60):
         tx, ty = mpmath.mpf(x) + sx * mpmath.mpf(ex), mpmath.mpf(y) + sy * mpmath.mpf(ey)
-        ops = {"+": lambda u, v: u + v, "-": lambda u, v: u - v, "*": lambda u, v: u * v,
-               "/": lambda u, v: u / v}
+        ops = {"+": lambda u, v: u + v, "-": lambda u, v: u - v, "*": lambda u, v: u * v, "/": lambda u, v: u / v}
         truth, r = ops[op](tx, ty), ops[op](a, b)
         assert r.method == "mpmath"
         assert abs(truth - mpmath.mpf(r.value)) <= mpmath.mpf(r.abs_err) * (1 + mpmath.mpf(10) ** -20)
 
 
 @settings(deadline=None)
-@given(st.floats(0.1, 5), st.floats(1e-12, 1e-3), st.sampled_from([2, 3, -1, Fraction(1, 2), Fraction(-3, 2)]),
-       st.floats(-1, 1))
+@given(
+    st.floats(0.1, 5),
+    st.floats(1e-12, 1e-3),
+    st.sampled_from([2, 3, -1, Fraction(1, 2), Fraction(-3, 2)]),
+    st.floats(-1, 1),
+)
 def test_power_bound_contains_the_truth(x, ex, p, s):
     if x <= 2 * ex:
         return
     a = mp(x, ex)
     with mpmath.workdps(60):
-        truth = (mpmath.mpf(x) + s * mpmath.mpf(ex)) ** mpmath.mpf(p.numerator if isinstance(p, int) else p.numerator) \
-            if isinstance(p, int) else (mpmath.mpf(x) + s * mpmath.mpf(ex)) ** (mpmath.mpf(p.numerator) / p.denominator)
-        r = a ** p
+        truth = (
+            (mpmath.mpf(x) + s * mpmath.mpf(ex)) ** mpmath.mpf(p.numerator if isinstance(p, int) else p.numerator)
+            if isinstance(p, int)
+            else (mpmath.mpf(x) + s * mpmath.mpf(ex)) ** (mpmath.mpf(p.numerator) / p.denominator)
+        )
+        r = a**p
         assert abs(truth - mpmath.mpf(r.value)) <= mpmath.mpf(r.abs_err) * (1 + mpmath.mpf(10) ** -20)
 
 
 def test_cancellation_loses_digits_visibly():
     a, b = mp("1.000001", "1e-30"), mp("1", "1e-30")
     d = a - b
-    assert d.method == "mpmath" and d.digits == 23      # floor(-log10(2e-30 / 1e-6))
+    assert d.method == "mpmath" and d.digits == 23  # floor(-log10(2e-30 / 1e-6))
     assert mp("1", "1e-30", digits=12).__add__(mp("1", "1e-30")).digits == 12
 
 

@@ -30,7 +30,7 @@ def test_mde_is_the_offset_caught_90_percent_of_the_time(dof, bias_rel):
     se = 0.004
     tol = Tolerance("z", 3.935, "test", bias_rel=bias_rel or None)
     n = None if dof is None else dof + 1
-    probe = Value(1.0, "sim" if dof else "mc", stderr=se, n_samples=n or 10 ** 6)
+    probe = Value(1.0, "sim" if dof else "mc", stderr=se, n_samples=n or 10**6)
     m_abs, m_rel, _ = detectable(probe, claimed, tol)
     assert m_rel == pytest.approx(m_abs)
     hits = 0
@@ -40,7 +40,7 @@ def test_mde_is_the_offset_caught_90_percent_of_the_time(dof, bias_rel):
         # itself estimated (se * sqrt(chi2_dof / dof)), so the z-score is noncentral Student t
         est = 1.0 + m_abs * (1 if rng.random() < 0.5 else -1) + se * rng.standard_normal()
         se_hat = se * math.sqrt(rng.chisquare(dof) / dof) if dof else se
-        v = Value(est, "sim" if dof else "mc", stderr=se_hat, n_samples=n or 10 ** 6)
+        v = Value(est, "sim" if dof else "mc", stderr=se_hat, n_samples=n or 10**6)
         holds, *_ = compare(v, claimed, tol)
         hits += not holds
     rate = hits / reps
@@ -57,8 +57,9 @@ def test_mde_grows_with_fewer_dof_and_with_a_bias_budget():
     tol = Tolerance("z", 3.935, "x")
     many = detectable(Value(2.0, "sim", stderr=0.01, n_samples=200), claimed, tol)[1]
     few = detectable(Value(2.0, "sim", stderr=0.01, n_samples=8), claimed, tol)[1]
-    biased = detectable(Value(2.0, "sim", stderr=0.01, n_samples=200), claimed,
-                        Tolerance("z", 3.935, "x", bias_rel=0.02))[1]
+    biased = detectable(
+        Value(2.0, "sim", stderr=0.01, n_samples=200), claimed, Tolerance("z", 3.935, "x", bias_rel=0.02)
+    )[1]
     assert few > many and biased > many + 0.015
     # normal limit: about (limit + 1.28) SE / |claimed|
     assert many == pytest.approx((3.935 + 1.2816) * 0.01 / 2, rel=0.05)
@@ -71,7 +72,7 @@ def test_deterministic_claims_state_their_tolerance_as_a_relative_error():
     assert detectable(Value(0.5, "numeric"), Value(0.0, "numeric"), Tolerance("abs", 5e-7, "x"))[1] is None
 
 
-CLAIM = '''
+CLAIM = """
 [[claim]]
 id = "t.{cid}"
 source = "test"
@@ -89,7 +90,7 @@ kappa = 2
 tau = 3
 tolerance = {{ z = 3.29, reason = "test" }}
 expected = "holds"
-'''
+"""
 
 
 def _load(tmp_path, cid="a", tier='tier = "deep"', n=10):
@@ -125,6 +126,7 @@ def test_fewer_seeds_than_the_minimum_is_refused_at_load_time(tmp_path, n):
 
 def test_per_d_seed_counts_must_match_the_ladder(tmp_path, monkeypatch):
     from icl_symbolic.verification.checks import simulation as checks_simulation
+
     monkeypatch.setattr(checks_simulation, "_per_seed", lambda *a, **kw: np.ones(10))
     (c,) = _load(tmp_path, n="[10, 10]")
     (r,) = runner.run_claims([c], tier="deep")
@@ -155,6 +157,7 @@ def test_a_ladder_claim_reports_its_mde_in_json(tmp_path, monkeypatch):
     def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, **kw):
         rng = np.random.default_rng(d)
         return th + 0.5 / d + 0.002 * rng.standard_normal(len(seeds))
+
     monkeypatch.setattr(checks_simulation, "_per_seed", fake)
     (c,) = _load(tmp_path, n="[12, 10, 20]")
     (r,) = runner.run_claims([c], tier="deep")
@@ -170,6 +173,7 @@ def test_a_ladder_claim_reports_its_mde_in_json(tmp_path, monkeypatch):
 def _family_z(m: int, false_alarm: float = 1e-3) -> float:
     """Two-sided Bonferroni split of the family's false-alarm budget over m claims (normal quantile)."""
     from scipy.stats import norm
+
     return float(norm.isf(false_alarm / 2 / m))
 
 
@@ -178,6 +182,7 @@ def test_each_tier_splits_its_false_alarm_budget_over_its_own_extrapolated_claim
     budget over the extrapolated claims that tier runs (a claim added or moved without
     re-splitting the budget fails here; the numbers in the claim files are rounded to 3 places)."""
     from icl_symbolic.verification.claimfile import load_claims
+
     family = {}
     for c in load_claims(None):
         if c.check == "simulation_extrapolated":

@@ -34,17 +34,31 @@ import importlib
 
 #: public name -> the topic module that defines it
 NAMES = {
-    "hermite_coeffs": "coeffs", "plot_spectrum": "coeffs", "HermiteResult": "coeffs",
-    "e_nonlinear": "theory", "e_linear": "theory", "plot_theory": "theory", "TheoryCurve": "theory",
+    "hermite_coeffs": "coeffs",
+    "plot_spectrum": "coeffs",
+    "HermiteResult": "coeffs",
+    "e_nonlinear": "theory",
+    "e_linear": "theory",
+    "plot_theory": "theory",
+    "TheoryCurve": "theory",
     "e_finite_d": "theory",
-    "conditional_moments": "moments", "Moments": "moments",
-    "simulate": "simulation", "plot_simulation": "simulation", "SimResult": "simulation", "SimSweep": "simulation",
-    "extrapolate": "extrapolation", "Extrapolation": "extrapolation",
-    "kernel": "kernel_learner", "KernelCurve": "kernel_learner",
-    "appendix_a": "covariance", "AppendixA": "covariance",
+    "conditional_moments": "moments",
+    "Moments": "moments",
+    "simulate": "simulation",
+    "plot_simulation": "simulation",
+    "SimResult": "simulation",
+    "SimSweep": "simulation",
+    "extrapolate": "extrapolation",
+    "Extrapolation": "extrapolation",
+    "kernel": "kernel_learner",
+    "KernelCurve": "kernel_learner",
+    "appendix_a": "covariance",
+    "AppendixA": "covariance",
     "figure": "figures",
-    "verify": "verification", "VerifyResult": "verification",
-    "diagnose": "diagnosis", "Diagnosis": "diagnosis",
+    "verify": "verification",
+    "VerifyResult": "verification",
+    "diagnose": "diagnosis",
+    "Diagnosis": "diagnosis",
 }
 
 __all__ = list(NAMES)
@@ -53,7 +67,7 @@ __all__ = list(NAMES)
 def __getattr__(name):
     if name in NAMES:
         value = getattr(importlib.import_module(f".{NAMES[name]}", __name__), name)
-        globals()[name] = value       # later lookups skip this hook
+        globals()[name] = value  # later lookups skip this hook
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

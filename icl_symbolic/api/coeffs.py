@@ -10,8 +10,9 @@ from icl_symbolic.engine.library import library_coeffs
 from icl_symbolic.output.plotting import spectrum_figure
 
 
-def hermite_coeffs(f, *, rho=D.RHO, M: int = D.M, digits: int = D.DIGITS, exact: bool = True,
-                   progress=None) -> HermiteResult:
+def hermite_coeffs(
+    f, *, rho=D.RHO, M: int = D.M, digits: int = D.DIGITS, exact: bool = True, progress=None
+) -> HermiteResult:
     """Hermite coefficients a_0..a_M of ``f`` and a1, E[f^2], rho_f, rho_nonlinear (Eq. (2), p. 2; Eq. (8), p. 3).
 
     ``f`` is an expression string in the input language (never evaluated as

@@ -26,6 +26,18 @@ def plot_curve_explanation(rep, ctx, x, title: str = ""):
     return slip_curve_figure(rep, (gx, curve_on_grid(rep, ctx, gx), curve_on_grid(rep, ctx, gx, rep.best)), title)
 
 
-__all__ = ["diagnose", "Diagnosis", "catalogue", "diagnose_formula", "diagnose_number", "diagnose_value",
-           "explain_curve", "parse_quantity", "plot_curve_explanation", "read_curve", "teacher_context", "to_mpf",
-           "tolerance_from_text"]
+__all__ = [
+    "diagnose",
+    "Diagnosis",
+    "catalogue",
+    "diagnose_formula",
+    "diagnose_number",
+    "diagnose_value",
+    "explain_curve",
+    "parse_quantity",
+    "plot_curve_explanation",
+    "read_curve",
+    "teacher_context",
+    "to_mpf",
+    "tolerance_from_text",
+]

@@ -11,18 +11,36 @@ from icl_symbolic.kernel_learner.ladder import extrapolate_kernel
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
 from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.output.plotting import extrapolation_figure
-from icl_symbolic.studies.extrapolate import (MODELS, Extrapolation, extrapolate as _fit, ladder_memory_check,
-                                              run_ladder, theory_value)
+from icl_symbolic.studies.extrapolate import MODELS, Extrapolation, ladder_memory_check, run_ladder, theory_value
+from icl_symbolic.studies.extrapolate import extrapolate as _fit
 from icl_symbolic.theory.peak import DIVERGES, is_peak
 
 #: the default ladder of dimensions (the command's --d)
 LADDER = (32, 48, 64, 96, 128)
 
 
-def extrapolate(f, *, d=LADDER, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.LAM,
-                C_train=D.C_TRAIN, C_test=None, tasks: str = "gaussian", seeds=D.SEEDS, seed: int = 0,
-                n_test: int = D.N_TEST, false_alarm: float = 1e-3, m: int = 1, model: str = "auto",
-                jobs: int = 1, scheduler: str | None = None, progress=None) -> Extrapolation:
+def extrapolate(
+    f,
+    *,
+    d=LADDER,
+    rho=D.RHO,
+    alpha=D.ALPHA,
+    kappa=D.KAPPA,
+    tau=D.TAU,
+    lam=D.LAM,
+    C_train=D.C_TRAIN,
+    C_test=None,
+    tasks: str = "gaussian",
+    seeds=D.SEEDS,
+    seed: int = 0,
+    n_test: int = D.N_TEST,
+    false_alarm: float = 1e-3,
+    m: int = 1,
+    model: str = "auto",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress=None,
+) -> Extrapolation:
     """Simulate teacher ``f`` at every d of the ladder (the same seeds at each), fit
     e(d) = e_inf + c1/d (``model``), and compare e_inf with the d -> infinity theory in SE
     (``z`` within ``z_limit`` at the two-sided ``false_alarm`` budget split over ``m``).
@@ -30,8 +48,7 @@ def extrapolate(f, *, d=LADDER, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.T
     The library side of ``icl-symbolic extrapolate``; refuses the ridgeless tau = 1 (there is no
     finite e_inf to extrapolate to; docs/cli.md, "tau = 1").
     """
-    alpha, kappa, tau, lam = (number(v, k) for k, v in (("alpha", alpha), ("kappa", kappa), ("tau", tau),
-                                                        ("lam", lam)))
+    alpha, kappa, tau, lam = (number(v, k) for k, v in (("alpha", alpha), ("kappa", kappa), ("tau", tau), ("lam", lam)))
     rho = number(rho, "rho")
     if is_peak(tau, lam):
         raise ICLError(f"tau: {DIVERGES}; there is no finite e_inf to extrapolate to (use lam > 0 or tau != 1)")
@@ -40,39 +57,101 @@ def extrapolate(f, *, d=LADDER, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.T
     e_th, note = theory_value(f, rho, alpha, kappa, tau, lam, C_train, C_test, d=max(ds))
     ladder_memory_check(ds, alpha, kappa, tau, n_test)
     t0 = time.monotonic()
-    points = run_ladder(f, ds, alpha, kappa, tau, rho, lam, seeds=seeds_of(seeds, seed), tasks=tasks,
-                        C_train=C_train, C_test=C_test, jobs=jobs, n_test=n_test, progress=progress,
-                        scheduler=scheduler)
-    meta = {"teacher": str(f), "tasks": tasks, "alpha": alpha, "kappa": kappa, "tau": tau, "rho": rho, "lam": lam,
-            "C_train": C_train, "C_test": C_test}
-    return _fit(points, e_th, false_alarm=false_alarm, m=m, model=model, meta=meta, theory_note=note,
-                seconds=time.monotonic() - t0)
+    points = run_ladder(
+        f,
+        ds,
+        alpha,
+        kappa,
+        tau,
+        rho,
+        lam,
+        seeds=seeds_of(seeds, seed),
+        tasks=tasks,
+        C_train=C_train,
+        C_test=C_test,
+        jobs=jobs,
+        n_test=n_test,
+        progress=progress,
+        scheduler=scheduler,
+    )
+    meta = {
+        "teacher": str(f),
+        "tasks": tasks,
+        "alpha": alpha,
+        "kappa": kappa,
+        "tau": tau,
+        "rho": rho,
+        "lam": lam,
+        "C_train": C_train,
+        "C_test": C_test,
+    }
+    return _fit(
+        points,
+        e_th,
+        false_alarm=false_alarm,
+        m=m,
+        model=model,
+        meta=meta,
+        theory_note=note,
+        seconds=time.monotonic() - t0,
+    )
 
 
 def plot_extrapolation(res: Extrapolation):
     """e(d) against 1/d with the fit and the theory point (the plot of ``extrapolate --plot``)."""
     f = res.fit
-    title = (f"{res.teacher}: alpha={res.alpha:g} kappa={res.kappa:g} tau={res.tau:g} rho={res.rho:g}, "
-             f"{res.tasks} tasks; e_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} vs theory {res.e_theory:.4g} "
-             f"(z = {res.z:+.2f})")
-    return extrapolation_figure(title, [p.d for p in res.points], [p.e_mean for p in res.points],
-                                [p.e_se for p in res.points], f.coef, res.e_theory, len(res.points[0].seeds),
-                                e_inf_se=f.e_inf_se, model=f.model)
+    title = (
+        f"{res.teacher}: alpha={res.alpha:g} kappa={res.kappa:g} tau={res.tau:g} rho={res.rho:g}, "
+        f"{res.tasks} tasks; e_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} vs theory {res.e_theory:.4g} "
+        f"(z = {res.z:+.2f})"
+    )
+    return extrapolation_figure(
+        title,
+        [p.d for p in res.points],
+        [p.e_mean for p in res.points],
+        [p.e_se for p in res.points],
+        f.coef,
+        res.e_theory,
+        len(res.points[0].seeds),
+        e_inf_se=f.e_inf_se,
+        model=f.model,
+    )
 
 
 def plot_kernel_gap(res):
     """The kernel learner's gap e_sim - e_pred against 1/D with its fit and 0 (``extrapolate --features
     hermite:K --plot``); ``res`` from :func:`extrapolate_kernel`."""
     f = res.gap.core.fit
-    title = (f"kernel learner ({res.features}; our extension), {res.teacher}: ell/D={res.alpha:g} "
-             f"k/D={res.kappa:g} n/D^2={res.tau:g} rho={res.rho:g}; gap_inf = {f.e_inf:.3g} +- {f.e_inf_se:.2g} "
-             f"(z = {res.gap.core.z:+.2f})")
-    return extrapolation_figure(title, [p.D for p in res.points], [p.gap_mean for p in res.points],
-                                [p.e_se for p in res.points], f.coef, 0.0, len(res.points[0].seeds),
-                                e_inf_se=f.e_inf_se, model=res.to_json()["model"], xname="D",
-                                ylabel="gap e_sim - e_pred", limit_name="gap_inf",
-                                theory_label="0 (the prediction is exact)")
+    title = (
+        f"kernel learner ({res.features}; our extension), {res.teacher}: ell/D={res.alpha:g} "
+        f"k/D={res.kappa:g} n/D^2={res.tau:g} rho={res.rho:g}; gap_inf = {f.e_inf:.3g} +- {f.e_inf_se:.2g} "
+        f"(z = {res.gap.core.z:+.2f})"
+    )
+    return extrapolation_figure(
+        title,
+        [p.D for p in res.points],
+        [p.gap_mean for p in res.points],
+        [p.e_se for p in res.points],
+        f.coef,
+        0.0,
+        len(res.points[0].seeds),
+        e_inf_se=f.e_inf_se,
+        model=res.to_json()["model"],
+        xname="D",
+        ylabel="gap e_sim - e_pred",
+        limit_name="gap_inf",
+        theory_label="0 (the prediction is exact)",
+    )
 
 
-__all__ = ["extrapolate", "extrapolate_kernel", "plot_extrapolation", "plot_kernel_gap", "parse_features",
-           "Extrapolation", "LADDER", "MODELS", "DEFAULT_N_TEST_KERNEL"]
+__all__ = [
+    "extrapolate",
+    "extrapolate_kernel",
+    "plot_extrapolation",
+    "plot_kernel_gap",
+    "parse_features",
+    "Extrapolation",
+    "LADDER",
+    "MODELS",
+    "DEFAULT_N_TEST_KERNEL",
+]

@@ -7,11 +7,11 @@ import math
 import numpy as np
 
 from icl_symbolic.api._args import grid, number
+from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.kernel_learner.theory import KernelCurve, kernel_curve, parse_features
 from icl_symbolic.output.plotting import kernel_curve_figure
 from icl_symbolic.theory.asymptotic import MAX_POINTS
-from icl_symbolic.core import defaults as D
-from icl_symbolic.kernel_learner.theory import KernelCurve, kernel_curve, parse_features
 
 #: the learner's ratios ell/D, k/D, n/D^2 of the command's defaults (they differ from plain attention's)
 ALPHA, KAPPA, TAU = 16.0, 4.0, 4.0
@@ -19,8 +19,20 @@ ALPHA, KAPPA, TAU = 16.0, 4.0, 4.0
 DEFAULT_D = 16
 
 
-def kernel(f, *, features="hermite:2", rho=D.RHO, alpha=ALPHA, kappa=KAPPA, tau=TAU, lam=D.LAM, d=None,
-           tasks: str = "gaussian", digits: int = D.DIGITS, progress=None) -> KernelCurve:
+def kernel(
+    f,
+    *,
+    features="hermite:2",
+    rho=D.RHO,
+    alpha=ALPHA,
+    kappa=KAPPA,
+    tau=TAU,
+    lam=D.LAM,
+    d=None,
+    tasks: str = "gaussian",
+    digits: int = D.DIGITS,
+    progress=None,
+) -> KernelCurve:
     """Linear attention on the features ``identity`` or ``hermite:K`` of the input: the mode split, the
     task spectrum of the D-dimensional linear problem, rho_eff, and the predicted error over the grid of
     ``alpha, kappa, tau, lam`` (the learner's ratios ell/D, k/D, n/D^2; lists sweep), next to plain
@@ -30,9 +42,10 @@ def kernel(f, *, features="hermite:2", rho=D.RHO, alpha=ALPHA, kappa=KAPPA, tau=
     dd = d if d is not None else (None if fm.is_identity else DEFAULT_D)
     grids = {k: grid(v, k) for k, v in (("alpha", alpha), ("kappa", kappa), ("tau", tau), ("lam", lam))}
     n = math.prod(int(np.size(g)) for g in grids.values())
-    if n > MAX_POINTS:   # before the teacher's coefficients are computed
-        raise ICLError(f"the sweep has {n:.3g} points (the product of the grids); limit {MAX_POINTS} "
-                       "(see docs/limits.md)")
+    if n > MAX_POINTS:  # before the teacher's coefficients are computed
+        raise ICLError(
+            f"the sweep has {n:.3g} points (the product of the grids); limit {MAX_POINTS} (see docs/limits.md)"
+        )
     return kernel_curve(f, fm, number(rho, "rho"), d=dd, tasks=tasks, digits=digits, progress=progress, **grids)
 
 

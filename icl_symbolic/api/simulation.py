@@ -40,14 +40,18 @@ class SimSweep(Rows):
         return {"points": self.points()}
 
     def _rows(self):
-        return [Quantity(f"alpha={r.alpha:g} kappa={r.kappa:g} tau={r.tau:g}",
-                         f"\\alpha={r.alpha:g},\\ \\kappa={r.kappa:g},\\ \\tau={r.tau:g}",
-                         r.e if r.e is not None else r.e_mc) for r in self.results]
+        return [
+            Quantity(
+                f"alpha={r.alpha:g} kappa={r.kappa:g} tau={r.tau:g}",
+                f"\\alpha={r.alpha:g},\\ \\kappa={r.kappa:g},\\ \\tau={r.tau:g}",
+                r.e if r.e is not None else r.e_mc,
+            )
+            for r in self.results
+        ]
 
     def _title(self):
         r = self.results[0]
-        return (f"Simulated ICL error e, f(g) = {r.teacher}, d = {r.d}, rho = {r.rho:g}, "
-                f"{len(r.seeds)} seeds per point")
+        return f"Simulated ICL error e, f(g) = {r.teacher}, d = {r.d}, rho = {r.rho:g}, {len(r.seeds)} seeds per point"
 
     def __repr__(self):
         return text_table(self._title(), self._rows(), 6)
@@ -59,9 +63,23 @@ class SimSweep(Rows):
         return latex_table(self._title(), self._rows(), 6)
 
 
-def simulate(f, *, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.LAM, d: int = D.D,
-             C_train=D.C_TRAIN, C_test=None, seeds=D.SEEDS, seed: int = 0, n_test: int | None = None,
-             progress=None, **options):
+def simulate(
+    f,
+    *,
+    rho=D.RHO,
+    alpha=D.ALPHA,
+    kappa=D.KAPPA,
+    tau=D.TAU,
+    lam=D.LAM,
+    d: int = D.D,
+    C_train=D.C_TRAIN,
+    C_test=None,
+    seeds=D.SEEDS,
+    seed: int = 0,
+    n_test: int | None = None,
+    progress=None,
+    **options,
+):
     """Train the reduced linear-attention model on teacher ``f`` and measure its ICL error
     (Sec. 2, Eqs. (1)-(7), p. 2-3).
 
@@ -76,9 +94,15 @@ def simulate(f, *, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.LAM
     docs/conventions.md).
     """
     grids = {k: np.atleast_1d(_grid(v, k)) for k, v in (("alpha", alpha), ("kappa", kappa), ("tau", tau))}
-    kw = dict(rho=_number(rho, "rho"), lam=_number(lam, "lam"), C_train=C_train,
-              C_test=C_train if C_test is None else C_test, seeds=_seeds(seeds, seed),
-              progress=progress, **options)
+    kw = dict(
+        rho=_number(rho, "rho"),
+        lam=_number(lam, "lam"),
+        C_train=C_train,
+        C_test=C_train if C_test is None else C_test,
+        seeds=_seeds(seeds, seed),
+        progress=progress,
+        **options,
+    )
     if n_test is not None:
         kw["n_test"] = n_test
     points = [(a, k, t) for a in grids["alpha"] for k in grids["kappa"] for t in grids["tau"]]

@@ -11,14 +11,26 @@ from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.plotting import theory_curve_figure
 from icl_symbolic.theory.asymptotic import ERRORS, MAX_POINTS, TheoryCurve, appendix_a_warnings, curve, teacher_moments
+from icl_symbolic.theory.asymptotic import e_nonlinear as _e_nonlinear
 from icl_symbolic.theory.finite_d import TERMS as FINITE_D_TERMS
 from icl_symbolic.theory.finite_d import e_nonlinear_finite
 from icl_symbolic.theory.peak import DIVERGES
-from icl_symbolic.theory.asymptotic import e_nonlinear as _e_nonlinear
 
 
-def e_nonlinear(f, *, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.LAM, d=None,
-                C_train=D.C_TRAIN, C_test=None, digits: int = D.DIGITS, error: str = "icl"):
+def e_nonlinear(
+    f,
+    *,
+    rho=D.RHO,
+    alpha=D.ALPHA,
+    kappa=D.KAPPA,
+    tau=D.TAU,
+    lam=D.LAM,
+    d=None,
+    C_train=D.C_TRAIN,
+    C_test=None,
+    digits: int = D.DIGITS,
+    error: str = "icl",
+):
     """The d -> infinity ICL error for teacher ``f`` (Result 1, Eq. (9), p. 3; a1 = 0: Eq. (10)).
 
     With scalars, a :class:`Value` (``numeric``: a deterministic float64
@@ -29,21 +41,31 @@ def e_nonlinear(f, *, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.
     ``error``: ``icl`` (default), ``idg`` (the test task is one of the k pretraining
     tasks) or ``gap`` (icl - idg); docs/idg.md.
     """
-    grids = {k: _grid(v, k) for k, v in (("rho", rho), ("alpha", alpha), ("kappa", kappa),
-                                          ("tau", tau), ("lam", lam))}
+    grids = {k: _grid(v, k) for k, v in (("rho", rho), ("alpha", alpha), ("kappa", kappa), ("tau", tau), ("lam", lam))}
     if any(isinstance(v, np.ndarray) for v in grids.values()):
         return curve(f, C_train, C_test, digits=digits, d=d, error=error, **grids)
     return _e_nonlinear(f, C_train, C_test, digits=digits, d=d, error=error, **grids)
 
 
-def e_linear(*, rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.LAM, d=None,
-             C_train=D.C_TRAIN, C_test=None, error: str = "icl"):
+def e_linear(
+    *,
+    rho=D.RHO,
+    alpha=D.ALPHA,
+    kappa=D.KAPPA,
+    tau=D.TAU,
+    lam=D.LAM,
+    d=None,
+    C_train=D.C_TRAIN,
+    C_test=None,
+    error: str = "icl",
+):
     """The ICL error of the linear teacher y = w^T x + noise (e_ICL^linear of Result 1, Eq. (9), p. 3).
 
     Same conventions as :func:`e_nonlinear` with f(g) = g (a1 = 1, rho_nonlinear = rho).
     """
-    return e_nonlinear("g", rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=lam, d=d,
-                       C_train=C_train, C_test=C_test, error=error)
+    return e_nonlinear(
+        "g", rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=lam, d=d, C_train=C_train, C_test=C_test, error=error
+    )
 
 
 def plot_theory(curve: TheoryCurve, *, log: bool = False):
@@ -57,8 +79,22 @@ def plot_theory(curve: TheoryCurve, *, log: bool = False):
     return theory_curve_figure(curve, grids, swept, log)
 
 
-def theory_sweep(f, C_train=D.C_TRAIN, C_test=None, *, rho, alpha, kappa, tau, lam, d=None,
-                 digits: int = D.DIGITS, progress=None, error: str = "icl", moments_progress=None):
+def theory_sweep(
+    f,
+    C_train=D.C_TRAIN,
+    C_test=None,
+    *,
+    rho,
+    alpha,
+    kappa,
+    tau,
+    lam,
+    d=None,
+    digits: int = D.DIGITS,
+    progress=None,
+    error: str = "icl",
+    moments_progress=None,
+):
     """The curve of ``theory``: e over the product of the grids (arrays), always a :class:`TheoryCurve`,
     and the Appendix A warnings of the covariances.  Refuses a product over :data:`MAX_POINTS`, and
     resolves the covariances, before the teacher's coefficients are computed.  ``error``: ``icl``,
@@ -67,8 +103,9 @@ def theory_sweep(f, C_train=D.C_TRAIN, C_test=None, *, rho, alpha, kappa, tau, l
     grids = {"rho": rho, "alpha": alpha, "kappa": kappa, "tau": tau, "lam": lam}
     n = math.prod(int(np.size(g)) for g in grids.values())
     if n > MAX_POINTS:
-        raise ICLError(f"the sweep has {n:.3g} points (the product of the grids); limit {MAX_POINTS} "
-                       "(see docs/limits.md)")
+        raise ICLError(
+            f"the sweep has {n:.3g} points (the product of the grids); limit {MAX_POINTS} (see docs/limits.md)"
+        )
     warnings = appendix_a_warnings(C_train, C_train if C_test is None else C_test, d)
     moments = teacher_moments(f, digits, progress=moments_progress)
     return curve(moments, C_train, C_test, d=d, digits=digits, progress=progress, error=error, **grids), warnings
@@ -81,5 +118,15 @@ def e_finite_d(f, *, rho, alpha, kappa, tau, d: int, order: int = 1, terms=None)
     return e_nonlinear_finite(f, rho=rho, alpha=alpha, kappa=kappa, tau=tau, d=d, order=order, terms=terms)
 
 
-__all__ = ["e_nonlinear", "e_linear", "theory_sweep", "plot_theory", "e_finite_d", "TheoryCurve", "DIVERGES",
-           "MAX_POINTS", "ERRORS", "FINITE_D_TERMS"]
+__all__ = [
+    "e_nonlinear",
+    "e_linear",
+    "theory_sweep",
+    "plot_theory",
+    "e_finite_d",
+    "TheoryCurve",
+    "DIVERGES",
+    "MAX_POINTS",
+    "ERRORS",
+    "FINITE_D_TERMS",
+]

@@ -5,12 +5,21 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import write_text
 from icl_symbolic.output.rows import Rows
-from icl_symbolic.verification.report import render
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.verification.claimfile import DEFAULT_PAPER, PAPERS, TIERS, default_files, load_claims, resolve_shipped, select, shipped_name
+from icl_symbolic.verification.claimfile import (
+    DEFAULT_PAPER,
+    PAPERS,
+    TIERS,
+    default_files,
+    load_claims,
+    resolve_shipped,
+    select,
+    shipped_name,
+)
 from icl_symbolic.verification.evidence import format_tally, tally
+from icl_symbolic.verification.report import render
 from icl_symbolic.verification.runner import ClaimResult, format_line, run_claims, run_tier, summarize, summary_line
 
 
@@ -53,8 +62,10 @@ class VerifyResult(Rows):
     def report(self, path, mode: str | None = None, files=None) -> None:
         """Write the Markdown (``.md``) or HTML (``.html``) report, atomically (``mode``: the run's tier by
         default; ``files``: the claim files named on the command line, for the report's header)."""
-        write_text(path, render(path, list(self.results), self.summary,
-                                {"mode": mode or self.tier, "files": list(files or [])}))
+        write_text(
+            path,
+            render(path, list(self.results), self.summary, {"mode": mode or self.tier, "files": list(files or [])}),
+        )
 
     def __repr__(self) -> str:
         bad = [r for r in self.results if not r.ok]
@@ -69,9 +80,13 @@ class VerifyResult(Rows):
         rows = "".join(
             f"<tr><td style='color:{'#0a6b2a' if r.ok else '#b00020'}'>{'yes' if r.ok else 'NO'}</td>"
             f"<td><code>{e(r.claim.id)}</code></td><td>{e(r.label)}</td><td>{e(r.measure())}</td>"
-            f"<td>{e(r.mde_text())}</td><td>{e(r.claim.source)}</td></tr>" for r in self.results)
-        return (f"<div><p><b>{e(summary_line(self.summary))}</b></p><table><tr><th>ok</th><th>id</th>"
-                f"<th>verdict</th><th>residual / z</th><th>power</th><th>source</th></tr>{rows}</table></div>")
+            f"<td>{e(r.mde_text())}</td><td>{e(r.claim.source)}</td></tr>"
+            for r in self.results
+        )
+        return (
+            f"<div><p><b>{e(summary_line(self.summary))}</b></p><table><tr><th>ok</th><th>id</th>"
+            f"<th>verdict</th><th>residual / z</th><th>power</th><th>source</th></tr>{rows}</table></div>"
+        )
 
 
 def claims(files=None, *, only=None, paper_files=None, paper: str = DEFAULT_PAPER) -> list:
@@ -83,17 +98,31 @@ def claims(files=None, *, only=None, paper_files=None, paper: str = DEFAULT_PAPE
     for name in paper_files or []:
         hits = resolve_shipped(name)
         if not hits:
-            raise ICLError(f"--paper-file: no shipped claim file {name!r}; the shipped files are "
-                           + ", ".join(p.name for p in default_files()))
+            raise ICLError(
+                f"--paper-file: no shipped claim file {name!r}; the shipped files are "
+                + ", ".join(p.name for p in default_files())
+            )
         names += [str(p) for p in hits]
     if names and paper != DEFAULT_PAPER:
         raise ICLError("--paper selects the shipped claims; give either claim files or --paper")
     return select(load_claims(names or None, paper), only)
 
 
-def verify(files=None, *, only=None, full: bool = False, progress=None, jobs: int = 1,
-           scheduler: str | None = None, tier: str | None = None, cache=None, paper_files=None,
-           on_result=None, selected=None, paper: str = DEFAULT_PAPER) -> VerifyResult:
+def verify(
+    files=None,
+    *,
+    only=None,
+    full: bool = False,
+    progress=None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    tier: str | None = None,
+    cache=None,
+    paper_files=None,
+    on_result=None,
+    selected=None,
+    paper: str = DEFAULT_PAPER,
+) -> VerifyResult:
     """Run claim files (default: the shipped derivations) and judge every claim.
 
     ``only``: claim ids or glob patterns; ``full``: also the simulation-backed
@@ -108,10 +137,30 @@ def verify(files=None, *, only=None, full: bool = False, progress=None, jobs: in
     """
     run = run_tier(full, tier)
     chosen = selected if selected is not None else claims(files, only=only, paper_files=paper_files, paper=paper)
-    results = run_claims(chosen, full=full, progress=progress, on_result=on_result, jobs=jobs,
-                         scheduler=scheduler, tier=tier, cache=cache)
+    results = run_claims(
+        chosen,
+        full=full,
+        progress=progress,
+        on_result=on_result,
+        jobs=jobs,
+        scheduler=scheduler,
+        tier=tier,
+        cache=cache,
+    )
     return VerifyResult(tuple(results), summarize(results), run)
 
 
-__all__ = ["verify", "claims", "VerifyResult", "TIERS", "PAPERS", "DEFAULT_PAPER", "default_files", "shipped_name", "format_line",
-           "format_tally", "tally", "summary_line"]
+__all__ = [
+    "verify",
+    "claims",
+    "VerifyResult",
+    "TIERS",
+    "PAPERS",
+    "DEFAULT_PAPER",
+    "default_files",
+    "shipped_name",
+    "format_line",
+    "format_tally",
+    "tally",
+    "summary_line",
+]

@@ -35,9 +35,9 @@ import textwrap
 import threading
 
 from icl_symbolic._version import __version__
+from icl_symbolic.cli._args import rewrite_legacy
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import check_output_path, transaction
-from icl_symbolic.cli._args import rewrite_legacy
 
 PROG = "icl-symbolic"
 
@@ -67,16 +67,24 @@ class _HelpFormatter(argparse.HelpFormatter):
     examples keep their lines) and states every option's default in its help line."""
 
     def _fill_text(self, text, width, indent):
-        return "\n".join(indent + line if line.startswith(f"  {PROG} ")     # an example: never wrapped
-                         else textwrap.fill(line, width, initial_indent=indent + line[:len(line) - len(line.lstrip())],
-                                            subsequent_indent=indent + "    ") if line.strip() else ""
-                         for line in text.splitlines())
+        return "\n".join(
+            indent + line
+            if line.startswith(f"  {PROG} ")  # an example: never wrapped
+            else textwrap.fill(
+                line,
+                width,
+                initial_indent=indent + line[: len(line) - len(line.lstrip())],
+                subsequent_indent=indent + "    ",
+            )
+            if line.strip()
+            else ""
+            for line in text.splitlines()
+        )
 
     def _get_help_string(self, action):
         text = action.help or ""
         d = action.default
-        if d is None or d is False or d is argparse.SUPPRESS or not action.option_strings \
-                or "default" in text:
+        if d is None or d is False or d is argparse.SUPPRESS or not action.option_strings or "default" in text:
             return text
         return f"{text} (default: %(default)s)"
 
@@ -96,11 +104,14 @@ class _Parser(argparse.ArgumentParser):
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; ``only`` (a command name) registers that command alone (a cheaper
     start-up: see the module docstring), ``None`` all of them."""
-    parser = _Parser(prog=PROG, description="Check the mathematics of arXiv:2610.10761 "
-                     "(linear attention, nonlinear teachers, in-context learning).")
+    parser = _Parser(
+        prog=PROG,
+        description="Check the mathematics of arXiv:2610.10761 "
+        "(linear attention, nonlinear teachers, in-context learning).",
+    )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in ([only] if only in COMMANDS else COMMANDS):
+    for name in [only] if only in COMMANDS else COMMANDS:
         command_module(name).register(sub)
     return parser
 
@@ -134,7 +145,7 @@ def _unrecognized(parser, args, extra) -> ICLError:
 
 
 def _sigterm(signum, frame):
-    raise KeyboardInterrupt   # same clean-up as Ctrl-C: temporary files removed, nothing half-written
+    raise KeyboardInterrupt  # same clean-up as Ctrl-C: temporary files removed, nothing half-written
 
 
 def _announce(path) -> None:
@@ -151,12 +162,13 @@ def main(argv=None) -> int:
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _sigterm)
-    os.environ["MPLBACKEND"] = "Agg"   # the one backend selection of the package (see above)
+    os.environ["MPLBACKEND"] = "Agg"  # the one backend selection of the package (see above)
     try:
         argv = rewrite_legacy(sys.argv[1:] if argv is None else argv)
         if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
-            raise ICLError(f"unknown command {argv[0]!r}{did_you_mean(argv[0], COMMANDS)}; "
-                           f"the commands are {', '.join(COMMANDS)}")
+            raise ICLError(
+                f"unknown command {argv[0]!r}{did_you_mean(argv[0], COMMANDS)}; the commands are {', '.join(COMMANDS)}"
+            )
         parser = build_parser(only=argv[0] if argv and argv[0] in COMMANDS else None)
         args, extra = parser.parse_known_args(argv)
         if extra:
@@ -166,7 +178,7 @@ def main(argv=None) -> int:
             return 2
         check_output_options(args)
         announce = None if getattr(args, "quiet", False) else _announce
-        with transaction(announce):   # every requested output file, or none
+        with transaction(announce):  # every requested output file, or none
             return int(args.func(args) or 0)
     except ICLError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
@@ -176,14 +188,18 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:  # e.g. `icl-symbolic ... | head`
         return 0
-    except OSError as exc:   # writing an output failed after the checks (disk full, ...)
+    except OSError as exc:  # writing an output failed after the checks (disk full, ...)
         where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
-        print(f"{PROG}: error: cannot write output{where} ({exc.strerror or exc}); "
-              "no output files were written", file=sys.stderr)
+        print(
+            f"{PROG}: error: cannot write output{where} ({exc.strerror or exc}); no output files were written",
+            file=sys.stderr,
+        )
         return 2
     except (MemoryError, RecursionError) as exc:
-        print(f"{PROG}: error: the input is too large to handle ({type(exc).__name__}); "
-              "see docs/limits.md", file=sys.stderr)
+        print(
+            f"{PROG}: error: the input is too large to handle ({type(exc).__name__}); see docs/limits.md",
+            file=sys.stderr,
+        )
         return 2
     finally:
         if previous is not None:

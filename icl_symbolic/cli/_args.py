@@ -22,9 +22,9 @@ import numpy as np
 from icl_symbolic import __version__
 from icl_symbolic.core import defaults  # noqa: F401  (the commands' defaults, re-exported)
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
 from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.output.io import json_safe, save_figure, write_csv, write_text  # noqa: F401  (the commands' writers)
-from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
 from icl_symbolic.simulation.simulator import ASSIGNMENTS, CONVENTIONS, ROUNDINGS, resolve_convention
 
 MAX_GRID = 100_000
@@ -177,6 +177,7 @@ def progress_printer(quiet):
 
     def emit(msg):
         print(msg, file=sys.stderr, flush=True)
+
     return emit
 
 
@@ -184,12 +185,15 @@ def progress_printer(quiet):
 # the output convention shared by every command (docs/cli.md)
 # ---------------------------------------------------------------------------
 #: file options and the suffixes they accept
-OUTPUT_SUFFIXES = {"json_out": (".json",), "csv": (".csv",), "plot": (".png", ".pdf", ".svg"),
-                   "report": (".md", ".markdown", ".html", ".htm")}
+OUTPUT_SUFFIXES = {
+    "json_out": (".json",),
+    "csv": (".csv",),
+    "plot": (".png", ".pdf", ".svg"),
+    "report": (".md", ".markdown", ".html", ".htm"),
+}
 
 
-def add_output_options(parser, *, csv: str | None = None, plot: str | None = None,
-                       report: str | None = None) -> None:
+def add_output_options(parser, *, csv: str | None = None, plot: str | None = None, report: str | None = None) -> None:
     """The convention: ``--json`` prints the command's JSON object to stdout (instead of the
     table); ``--json-out FILE`` writes the same object to a file; ``--csv``, ``--plot``,
     ``--report`` (added when a help text is given) write files; ``--quiet`` silences progress
@@ -199,9 +203,11 @@ def add_output_options(parser, *, csv: str | None = None, plot: str | None = Non
     All files are written only after all computation succeeded, atomically
     (:mod:`icl_symbolic.output.io`); check their suffixes first with :func:`check_output_paths`.
     """
-    parser.add_argument("--json", action="store_true",
-                        help="print the result as one JSON object (its rows in 'points') to stdout, "
-                             "instead of the table")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as one JSON object (its rows in 'points') to stdout, instead of the table",
+    )
     parser.add_argument("--json-out", metavar="FILE.json", help="write the same JSON object to FILE.json")
     if csv:
         parser.add_argument("--csv", metavar="FILE.csv", help=csv)
@@ -209,8 +215,7 @@ def add_output_options(parser, *, csv: str | None = None, plot: str | None = Non
         parser.add_argument("--plot", metavar="FILE.png", help=plot + " (.png, .pdf or .svg)")
     if report:
         parser.add_argument("--report", metavar="FILE.html", help=report + " (.html or .md)")
-    parser.add_argument("--quiet", action="store_true",
-                        help="no progress lines and no 'wrote FILE' lines on stderr")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines and no 'wrote FILE' lines on stderr")
 
 
 def check_output_paths(args) -> None:
@@ -230,6 +235,7 @@ def write_points_csv(path, points, keys=None) -> None:
         if v is None:
             return ""
         return json_text(v).replace("\n", "") if isinstance(v, (dict, list, tuple)) else v
+
     write_csv(path, keys, [[cell(p.get(k)) for k in keys] for p in points])
 
 
@@ -275,7 +281,12 @@ def _legacy(command, argv):
     while i < len(argv):
         tok = argv[i]
         nxt = argv[i + 1] if i + 1 < len(argv) else None
-        if command == "theory" and tok == "--json" and nxt is not None and (nxt == "-" or nxt.lower().endswith(".json")):
+        if (
+            command == "theory"
+            and tok == "--json"
+            and nxt is not None
+            and (nxt == "-" or nxt.lower().endswith(".json"))
+        ):
             if nxt == "-":
                 out.append("--json")
                 notes.append("'theory --json -' is now 'theory --json'")
@@ -309,17 +320,24 @@ def rewrite_legacy(argv) -> list:
         return argv
     rest, notes = _legacy(argv[0], argv[1:])
     for note in notes:
-        print(f"icl-symbolic: note: deprecated: {note}; the old spelling will be removed in the next "
-              "release", file=sys.stderr)
+        print(
+            f"icl-symbolic: note: deprecated: {note}; the old spelling will be removed in the next release",
+            file=sys.stderr,
+        )
     return [argv[0]] + rest
 
 
 def add_parallel_options(p, what: str) -> None:
     """``--jobs`` and ``--scheduler`` (:func:`icl_symbolic.core.parallel.map_sweep`), one spelling for every command."""
-    p.add_argument("--jobs", default="1", help=f"worker processes for {what} (default 1; results are identical "
-                   "for any value)")
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 (default: "
-                   "$ICL_SYMBOLIC_SCHEDULER if set; needs the optional extra dask)")
+    p.add_argument(
+        "--jobs", default="1", help=f"worker processes for {what} (default 1; results are identical for any value)"
+    )
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        help="Dask scheduler address, e.g. tcp://host:8786 (default: "
+        "$ICL_SYMBOLIC_SCHEDULER if set; needs the optional extra dask)",
+    )
 
 
 def parse_parallel(args) -> tuple[int, str | None]:
@@ -330,24 +348,40 @@ def parse_parallel(args) -> tuple[int, str | None]:
 def add_convention_options(p) -> None:
     """The simulation conventions (docs/conventions.md): a preset and one option per open choice."""
     g = p.add_argument_group("conventions (docs/conventions.md; each option overrides the preset)")
-    g.add_argument("--convention", default="default", choices=tuple(CONVENTIONS),
-                   help="preset: default (ours: round-robin, Gaussian tasks, paper rounding, no ridge floor) or "
-                        "letey2024 (the authors' simulations: random assignment, sphere pretraining tasks, Gaussian "
-                        "test tasks, k = floor(kappa d), n = round(tau d^2/k) k, ridge floor 1e-6)")
-    g.add_argument("--assignment", default=None, choices=ASSIGNMENTS,
-                   help="tasks over training prompts: round-robin (each task n/k times) or random (uniform draws)")
+    g.add_argument(
+        "--convention",
+        default="default",
+        choices=tuple(CONVENTIONS),
+        help="preset: default (ours: round-robin, Gaussian tasks, paper rounding, no ridge floor) or "
+        "letey2024 (the authors' simulations: random assignment, sphere pretraining tasks, Gaussian "
+        "test tasks, k = floor(kappa d), n = round(tau d^2/k) k, ridge floor 1e-6)",
+    )
+    g.add_argument(
+        "--assignment",
+        default=None,
+        choices=ASSIGNMENTS,
+        help="tasks over training prompts: round-robin (each task n/k times) or random (uniform draws)",
+    )
     g.add_argument("--train-tasks", default=None, choices=("gaussian", "sphere"), help="pretraining-task law")
     g.add_argument("--test-tasks", default=None, choices=("gaussian", "sphere"), help="test-task law")
-    g.add_argument("--rounding", default=None, choices=ROUNDINGS,
-                   help="paper: k = round(kappa d), n = round(tau d^2); floor-k: k = floor(kappa d), "
-                        "n = round(tau d^2/k) k")
+    g.add_argument(
+        "--rounding",
+        default=None,
+        choices=ROUNDINGS,
+        help="paper: k = round(kappa d), n = round(tau d^2); floor-k: k = floor(kappa d), n = round(tau d^2/k) k",
+    )
     g.add_argument("--ridge-floor", default=None, help="train with max(lam, this) (default 0; letey2024: 1e-6)")
 
 
 def parse_convention(args):
     """The Convention of the parsed options (one-line ICLError on bad input, before any work)."""
     floor = None if args.ridge_floor is None else parse_number(args.ridge_floor, "ridge-floor")
-    return resolve_convention(args.convention, getattr(args, "tasks", None), assignment=args.assignment,
-                              train_tasks=args.train_tasks, test_tasks=args.test_tasks, rounding=args.rounding,
-                              ridge_floor=floor)
-
+    return resolve_convention(
+        args.convention,
+        getattr(args, "tasks", None),
+        assignment=args.assignment,
+        train_tasks=args.train_tasks,
+        test_tasks=args.test_tasks,
+        rounding=args.rounding,
+        ridge_floor=floor,
+    )

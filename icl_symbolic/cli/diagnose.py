@@ -12,54 +12,98 @@ import argparse
 
 import mpmath
 
-from icl_symbolic.api.diagnosis import (catalogue, diagnose_formula, diagnose_number, diagnose_value, explain_curve,
-                                        parse_quantity, plot_curve_explanation, read_curve, teacher_context, to_mpf,
-                                        tolerance_from_text)
-from icl_symbolic.cli._args import ICLError, defaults, save_figure
-from icl_symbolic.cli._args import add_output_options, check_exact_rho, check_parameter, check_output_paths, document, emit_json, epilog, parse_int, parse_number, write_points_csv
+from icl_symbolic.api.diagnosis import (
+    catalogue,
+    diagnose_formula,
+    diagnose_number,
+    diagnose_value,
+    explain_curve,
+    parse_quantity,
+    plot_curve_explanation,
+    read_curve,
+    teacher_context,
+    to_mpf,
+    tolerance_from_text,
+)
+from icl_symbolic.cli._args import (
+    ICLError,
+    add_output_options,
+    check_exact_rho,
+    check_output_paths,
+    check_parameter,
+    defaults,
+    document,
+    emit_json,
+    epilog,
+    parse_int,
+    parse_number,
+    save_figure,
+    write_points_csv,
+)
 
-STATUSES = ("0 the claim is explained by an error model, is consistent with the requirement, or (--value "
-            "alone) is a quantity of the family; 1 nothing in the family or the catalogue explains it; 2 bad input "
-            "(including a malformed --catalogue file; one line on stderr, nothing computed, no files written)")
-EXAMPLES = ['icl-symbolic diagnose "sin(g)" --rho 0.1 --value 1.447',
-            'icl-symbolic diagnose "sin(g)" --rho 0.1 --value 1.447029 --required "rho_nonlinear/a1^2"',
-            'icl-symbolic diagnose "sin(g)" --rho 0.1 --formula "(a1^2 + rho_nonlinear)/a1^2" '
-            '--required "rho_nonlinear/a1^2"',
-            'icl-symbolic diagnose "sin(g)" --rho 0.1 --alpha 2 --kappa 2 --curve data.csv --plot fit.png',
-            "(the catalogue of error models and the ranking criteria: docs/diagnose.md)"]
+STATUSES = (
+    "0 the claim is explained by an error model, is consistent with the requirement, or (--value "
+    "alone) is a quantity of the family; 1 nothing in the family or the catalogue explains it; 2 bad input "
+    "(including a malformed --catalogue file; one line on stderr, nothing computed, no files written)"
+)
+EXAMPLES = [
+    'icl-symbolic diagnose "sin(g)" --rho 0.1 --value 1.447',
+    'icl-symbolic diagnose "sin(g)" --rho 0.1 --value 1.447029 --required "rho_nonlinear/a1^2"',
+    'icl-symbolic diagnose "sin(g)" --rho 0.1 --formula "(a1^2 + rho_nonlinear)/a1^2" --required "rho_nonlinear/a1^2"',
+    'icl-symbolic diagnose "sin(g)" --rho 0.1 --alpha 2 --kappa 2 --curve data.csv --plot fit.png',
+    "(the catalogue of error models and the ranking criteria: docs/diagnose.md)",
+]
 
 
 def register(subparsers) -> None:
     d = subparsers.add_parser(
-        "diagnose", help="name the slip behind a mismatched number, formula or curve",
+        "diagnose",
+        help="name the slip behind a mismatched number, formula or curve",
         description="Try every error model of the catalogue (offset by one, rho_f for rho_nonlinear, "
-                    "a1^2 normalisation, Hermite conventions, finite-d scalings of tau/alpha/kappa, ridge "
-                    "normalisation, misplaced parenthesis, ...) on what the derivation requires and "
-                    "rank those that give what was claimed.",
-        epilog=epilog(STATUSES, EXAMPLES), formatter_class=argparse.RawDescriptionHelpFormatter)
+        "a1^2 normalisation, Hermite conventions, finite-d scalings of tau/alpha/kappa, ridge "
+        "normalisation, misplaced parenthesis, ...) on what the derivation requires and "
+        "rank those that give what was claimed.",
+        epilog=epilog(STATUSES, EXAMPLES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     d.add_argument("f", metavar="EXPR", help="the teacher f(g), e.g. 'sin(g)'")
     d.add_argument("--rho", default=defaults.RHO, help="label noise variance rho")
     what = d.add_mutually_exclusive_group(required=True)
     what.add_argument("--value", help="a claimed number (its printed digits set --tol)")
-    what.add_argument("--formula", metavar="EXPR",
-                      help="a claimed formula in a1, E_f2, rho, rho_f, rho_nonlinear, a0, ... (needs --required)")
-    what.add_argument("--curve", metavar="FILE.csv",
-                      help="a claimed curve: CSV with columns tau,e (or kappa,e or alpha,e), optionally se")
-    d.add_argument("--required", metavar="QUANTITY",
-                   help="what the derivation needs, e.g. 'rho_nonlinear/a1^2'")
+    what.add_argument(
+        "--formula",
+        metavar="EXPR",
+        help="a claimed formula in a1, E_f2, rho, rho_f, rho_nonlinear, a0, ... (needs --required)",
+    )
+    what.add_argument(
+        "--curve",
+        metavar="FILE.csv",
+        help="a claimed curve: CSV with columns tau,e (or kappa,e or alpha,e), optionally se",
+    )
+    d.add_argument("--required", metavar="QUANTITY", help="what the derivation needs, e.g. 'rho_nonlinear/a1^2'")
     d.add_argument("--tol", help="absolute tolerance for --value (default: half a unit in its last digit)")
     d.add_argument("--alpha", help="alpha = ell/d (for formulas that use it, and curves not over alpha)")
     d.add_argument("--kappa", help="kappa = k/d (for formulas that use it, and curves not over kappa)")
     d.add_argument("--tau", help="tau = n/d^2 (for formulas that use it, and curves not over tau)")
     d.add_argument("--lam", default=str(defaults.LAM), help="ridge lam of Eq. (6)")
-    d.add_argument("--d", default=str(defaults.D),
-                   help="dimension d, for the finite-d error models (tau (d+1)/d, kappa rounding, ...)")
-    d.add_argument("--rel-err", help="relative standard error of each curve point when the CSV has no se "
-                                     "column (default 0.02)")
-    d.add_argument("--catalogue", metavar="FILE.toml",
-                   help="extra error models (same format as the shipped catalogue; docs/diagnose.md)")
-    add_output_options(d, plot="with --curve: plot data, theory and the best explanation",
-                       csv="write the points (one row per error model tried) as CSV")
+    d.add_argument(
+        "--d",
+        default=str(defaults.D),
+        help="dimension d, for the finite-d error models (tau (d+1)/d, kappa rounding, ...)",
+    )
+    d.add_argument(
+        "--rel-err", help="relative standard error of each curve point when the CSV has no se column (default 0.02)"
+    )
+    d.add_argument(
+        "--catalogue",
+        metavar="FILE.toml",
+        help="extra error models (same format as the shipped catalogue; docs/diagnose.md)",
+    )
+    add_output_options(
+        d,
+        plot="with --curve: plot data, theory and the best explanation",
+        csv="write the points (one row per error model tried) as CSV",
+    )
     d.set_defaults(func=run)
 
 
@@ -90,7 +134,7 @@ def _validate(args):
         raise ICLError("--rel-err: only with --curve")
     tol = None
     if args.value is not None:
-        tolerance_from_text(args.value)           # validates VALUE as a decimal
+        tolerance_from_text(args.value)  # validates VALUE as a decimal
         if args.tol is not None:
             tol = parse_number(args.tol, "tol")
             if tol <= 0:
@@ -118,8 +162,9 @@ def run(args) -> int:
         doc = document("diagnose", _number_points(rep), **rep.to_json())
         _emit(args, doc, lambda: _print_formula(rep))
         return 0 if rep.verdict() != "unexplained" else 1
-    fam = diagnose_value(args.value, f=args.f, rho_value=rho, tol=tol,
-                         required=args.required if _in_family(args.required) else None)
+    fam = diagnose_value(
+        args.value, f=args.f, rho_value=rho, tol=tol, required=args.required if _in_family(args.required) else None
+    )
     rep = diagnose_number(args.value, ctx, required=args.required, tol=tol, cat=cat)
     doc = document("diagnose", _number_points(rep), **rep.to_json(), family=fam.to_json())
     _emit(args, doc, lambda: _print_number(args, fam, rep))
@@ -134,8 +179,22 @@ def _in_family(required) -> bool:
 
 
 #: The keys of every point of diagnose's JSON, whatever the mode (null where a key does not apply).
-POINT_KEYS = ("model", "transform", "rank", "explains", "exact", "distance", "value", "intended", "applied",
-              "score", "chi2", "k", "p_value", "params")
+POINT_KEYS = (
+    "model",
+    "transform",
+    "rank",
+    "explains",
+    "exact",
+    "distance",
+    "value",
+    "intended",
+    "applied",
+    "score",
+    "chi2",
+    "k",
+    "p_value",
+    "params",
+)
 
 
 def _point(**kw) -> dict:
@@ -147,9 +206,19 @@ def _number_points(rep) -> list:
     out = []
     for m, ok in [(m, True) for m in rep.matches] + [(m, False) for m in rep.nearest]:
         j = m.to_json()
-        out.append(_point(model=j["model"], transform=j["transform"], rank=j["rank"] if ok else None,
-                          explains=ok, exact=j["exact"], distance=j["distance"], value=j["value"],
-                          intended=j["intended"], applied=j["applied"]))
+        out.append(
+            _point(
+                model=j["model"],
+                transform=j["transform"],
+                rank=j["rank"] if ok else None,
+                explains=ok,
+                exact=j["exact"],
+                distance=j["distance"],
+                value=j["value"],
+                intended=j["intended"],
+                applied=j["applied"],
+            )
+        )
     return out
 
 
@@ -158,8 +227,19 @@ def _curve_points(rep) -> list:
     out = []
     for x in rep.explanations:
         j = x.to_json()
-        out.append(_point(model=j["model"], transform=j["transform"], rank=j["rank"], explains=j["explains"],
-                          score=j["score"], chi2=j["chi2"], k=j["k"], p_value=j["p_value"], params=j["params"]))
+        out.append(
+            _point(
+                model=j["model"],
+                transform=j["transform"],
+                rank=j["rank"],
+                explains=j["explains"],
+                score=j["score"],
+                chi2=j["chi2"],
+                k=j["k"],
+                p_value=j["p_value"],
+                params=j["params"],
+            )
+        )
     return out
 
 
@@ -179,11 +259,19 @@ def _print_matches(rep) -> None:
             on = f" on {m.intended}" if m.intended and rep.required is None else ""
             res = f" = {m.applied}" if m.applied else ""
             tie = f"  [tied with {', '.join(m.tied_with)}]" if m.tied_with else ""
-            print(f"  {m.rank}. {m.model.name:<28} {m.model.written()}{on}{res}: "
-                  f"{mpmath.nstr(m.value, 12) if m.value is not None else ''} ({how}){tie}")
+            print(
+                f"  {m.rank}. {m.model.name:<28} {m.model.written()}{on}{res}: "
+                f"{mpmath.nstr(m.value, 12) if m.value is not None else ''} ({how}){tie}"
+            )
     c = rep.coincidence()
-    print(f"candidates tried: {rep.tried}" + (f" at tolerance {mpmath.nstr(rep.tol, 2)}; chance that some "
-                                              f"wrong candidate lands this close ~{c:.2g}" if c is not None else ""))
+    print(
+        f"candidates tried: {rep.tried}"
+        + (
+            f" at tolerance {mpmath.nstr(rep.tol, 2)}; chance that some wrong candidate lands this close ~{c:.2g}"
+            if c is not None
+            else ""
+        )
+    )
     if rep.indistinguishable:
         print(f"same as no slip here: {', '.join(rep.indistinguishable)}")
     if rep.unavailable:
@@ -192,13 +280,14 @@ def _print_matches(rep) -> None:
 
 def _print_number(args, fam, rep) -> None:
     print(fam.summary())
-    print(f"base values: a1 = {mpmath.nstr(to_mpf(fam.values['a1']), 12)}, E[f^2] = "
-          f"{mpmath.nstr(to_mpf(fam.values['E_f2']), 12)}, rho = {args.rho}")
+    print(
+        f"base values: a1 = {mpmath.nstr(to_mpf(fam.values['a1']), 12)}, E[f^2] = "
+        f"{mpmath.nstr(to_mpf(fam.values['E_f2']), 12)}, rho = {args.rho}"
+    )
     print("closest quantities:")
     for m in fam.nearest:
         flag = "=" if m.distance <= fam.tol else " "
-        print(f"  {flag} {m.candidate.label():<60} {mpmath.nstr(m.value, 12):>16}  "
-              f"off by {mpmath.nstr(m.distance, 3)}")
+        print(f"  {flag} {m.candidate.label():<60} {mpmath.nstr(m.value, 12):>16}  off by {mpmath.nstr(m.distance, 3)}")
     for m, words in fam.related:
         print(f"  related: {m.candidate.name} = {mpmath.nstr(m.value, 12)}  ({words})")
     if args.required is not None:
@@ -215,26 +304,29 @@ def _run_curve(args, rho, cat, setting, data) -> int:
     ctx = teacher_context(args.f, rho, d=setting.get("d"))
     rep = explain_curve(data, ctx, setting, cat)
     b = rep.best
-    rows = [{"x": float(x), "e": float(e), "se": float(se), "theory": float(t), "best": float(p)}
-            for x, e, se, t, p in zip(data.x, data.e, data.se, rep.theory.pred, b.pred)]
+    rows = [
+        {"x": float(x), "e": float(e), "se": float(se), "theory": float(t), "best": float(p)}
+        for x, e, se, t, p in zip(data.x, data.e, data.se, rep.theory.pred, b.pred)
+    ]
     doc = document("diagnose", _curve_points(rep), **rep.to_json(), data=rows, best=b.name)
     if args.plot:
-        save_figure(plot_curve_explanation(rep, ctx, data.x, f"{args.f}, rho = {args.rho}: {rep.verdict()}"),
-                    args.plot)
+        save_figure(plot_curve_explanation(rep, ctx, data.x, f"{args.f}, rho = {args.rho}: {rep.verdict()}"), args.plot)
 
     def show():
         print(rep.summary())
         print("rank  model                         score(BIC)     chi2  k  p-value  explains  params")
         for x in rep.explanations:
             ps = ", ".join(f"{k}={v:.6g}" for k, v in x.params.items())
-            print(f"{x.rank:>4}  {x.name:<28} {x.score:>10.4g} {x.chi2:>8.4g} {x.k:>2}  {x.p_value:>7.3g}  "
-                  f"{'yes' if x.explains else 'no ':<8}  {ps}")
+            print(
+                f"{x.rank:>4}  {x.name:<28} {x.score:>10.4g} {x.chi2:>8.4g} {x.k:>2}  {x.p_value:>7.3g}  "
+                f"{'yes' if x.explains else 'no ':<8}  {ps}"
+            )
         if rep.indistinguishable:
             print(f"same as the theory here: {', '.join(rep.indistinguishable)}")
         if rep.not_applicable:
             print("not applicable: " + "; ".join(f"{n} ({r})" for n, r in rep.not_applicable))
         if rep.unavailable:
             print("not available: " + "; ".join(f"{n} ({r})" for n, r in rep.unavailable))
+
     _emit(args, doc, show)
     return 0 if rep.verdict() != "unexplained" else 1
-

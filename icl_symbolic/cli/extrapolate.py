@@ -21,38 +21,59 @@ from __future__ import annotations
 import argparse
 import time
 
+from icl_symbolic.api.extrapolation import plot_kernel_gap
+from icl_symbolic.cli._args import (
+    add_convention_options,
+    add_output_options,
+    add_parallel_options,
+    check_output_paths,
+    document,
+    emit_json,
+    epilog,
+    parse_convention,
+    parse_int,
+    parse_number,
+    parse_parallel,
+    parse_parameter,
+    progress_printer,
+    split_list,
+)
 from icl_symbolic.core import defaults
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.theory.peak import DIVERGES
-from icl_symbolic.studies.extrapolate import MODELS, extrapolate, ladder_memory_check, run_ladder, theory_value
-from icl_symbolic.output.io import save_figure, write_csv
-from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.kernel_learner.ladder import extrapolate_kernel
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
+from icl_symbolic.kernel_learner.theory import parse_features
+from icl_symbolic.output.io import save_figure, write_csv
 from icl_symbolic.output.plotting import extrapolation_figure
 from icl_symbolic.simulation.simulator import resolve_convention
+from icl_symbolic.studies.extrapolate import MODELS, extrapolate, ladder_memory_check, run_ladder, theory_value
 from icl_symbolic.theory.asymptotic import ERRORS
-from icl_symbolic.api.extrapolation import plot_kernel_gap
-from icl_symbolic.cli._args import add_convention_options, add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_convention, parse_int, parse_number, parse_parallel, parse_parameter, progress_printer, split_list
+from icl_symbolic.theory.peak import DIVERGES
 
 EPILOG = epilog(
     "0 the extrapolated e_inf agrees with the theory (|z| within the limit; with --features hermite:K: the "
     "extrapolated gap_inf is consistent with 0); 1 it does not; "
     "2 bad input (one line on stderr, nothing computed, no files written)",
-    ['icl-symbolic extrapolate "sin(g)" --d 32,48,64,96,128 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 4 --json',
-     'icl-symbolic extrapolate "(g^2-1)/sqrt(2)" --d 16,24,32,48 --tasks sphere --plot e.png',
-     'icl-symbolic extrapolate "g + (g^2-1)/sqrt(2)" --features hermite:2 --d 4,6,8,10 --alpha 16 --kappa 2 '
-     '--tau 4 --rho 0.1 --seeds 3'])
+    [
+        'icl-symbolic extrapolate "sin(g)" --d 32,48,64,96,128 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 4 --json',
+        'icl-symbolic extrapolate "(g^2-1)/sqrt(2)" --d 16,24,32,48 --tasks sphere --plot e.png',
+        'icl-symbolic extrapolate "g + (g^2-1)/sqrt(2)" --features hermite:2 --d 4,6,8,10 --alpha 16 --kappa 2 '
+        "--tau 4 --rho 0.1 --seeds 3",
+    ],
+)
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "extrapolate", help="simulate on a ladder of d and extrapolate the ICL error to d -> infinity",
+        "extrapolate",
+        help="simulate on a ladder of d and extrapolate the ICL error to d -> infinity",
         description="Simulate the model of Eqs. (1)-(7) at several d with the same seeds, fit "
-                    "e(d) = e_inf + c1/d (+ c2/d^2 when the data need it) weighted by the per-d "
-                    "standard errors, and compare e_inf with the d -> infinity theory (Result 1, "
-                    "Eq. (9); Eq. (10) when a1 = 0) in standard errors.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "e(d) = e_inf + c1/d (+ c2/d^2 when the data need it) weighted by the per-d "
+        "standard errors, and compare e_inf with the d -> infinity theory (Result 1, "
+        "Eq. (9); Eq. (10) when a1 = 0) in standard errors.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("f", metavar="EXPR", help='teacher f(g), e.g. "sin(g)", "(g^2-1)/sqrt(2)"')
     p.add_argument("--d", default="32,48,64,96,128", help="the ladder of dimensions, a,b,c")
     p.add_argument("--alpha", default=str(defaults.ALPHA), help="context ratio ell/d")
@@ -62,32 +83,56 @@ def register(subparsers) -> None:
     p.add_argument("--lam", default=str(defaults.LAM), help="ridge lambda, regulariser (n/d) lam (0: min-norm)")
     p.add_argument("--seeds", default=str(defaults.SEEDS), help="seeds per d (the same seeds at every d)")
     p.add_argument("--seed", default="0", help="first seed (seeds are seed, seed+1, ...)")
-    p.add_argument("--tasks", default=None, choices=("gaussian", "sphere"),
-                   help="task law of training and test tasks: gaussian w ~ N(0, C) (the paper's; default) or "
-                        "sphere (|w|^2 = tr C)")
-    p.add_argument("--error", default="icl", choices=ERRORS,
-                   help="which error is extrapolated: icl (fresh test tasks; default), idg (the same Gamma on its "
-                        "k pretraining tasks), gap (icl - idg per seed); docs/idg.md")
+    p.add_argument(
+        "--tasks",
+        default=None,
+        choices=("gaussian", "sphere"),
+        help="task law of training and test tasks: gaussian w ~ N(0, C) (the paper's; default) or "
+        "sphere (|w|^2 = tr C)",
+    )
+    p.add_argument(
+        "--error",
+        default="icl",
+        choices=ERRORS,
+        help="which error is extrapolated: icl (fresh test tasks; default), idg (the same Gamma on its "
+        "k pretraining tasks), gap (icl - idg per seed); docs/idg.md",
+    )
     add_convention_options(p)
-    p.add_argument("--ctrain", dest="C_train", default="identity",
-                   help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)")
+    p.add_argument(
+        "--ctrain",
+        dest="C_train",
+        default="identity",
+        help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)",
+    )
     p.add_argument("--ctest", dest="C_test", default=None, help="test task covariance (default: --ctrain)")
-    p.add_argument("--n-test", default=None, help=f"Monte-Carlo test prompts per seed (default {defaults.N_TEST}; "
-                   f"{DEFAULT_N_TEST_KERNEL} with --features)")
-    p.add_argument("--features", default=None,
-                   help="identity (= plain attention, the default) or hermite:K (K <= 3): the kernel learner "
-                        "(our extension, docs/kernel.md); --alpha, --kappa, --tau are then ell/D, k/D, n/D^2 "
-                        "and the per-seed gap to the prediction at each d is fitted against 1/D and tested "
-                        "against 0 (Gaussian tasks, C = I; in --model, d stands for D)")
-    p.add_argument("--model", default="auto", choices=("auto",) + MODELS,
-                   help="fit model: auto adds the 1/d^2 term only when the data need it")
+    p.add_argument(
+        "--n-test",
+        default=None,
+        help=f"Monte-Carlo test prompts per seed (default {defaults.N_TEST}; {DEFAULT_N_TEST_KERNEL} with --features)",
+    )
+    p.add_argument(
+        "--features",
+        default=None,
+        help="identity (= plain attention, the default) or hermite:K (K <= 3): the kernel learner "
+        "(our extension, docs/kernel.md); --alpha, --kappa, --tau are then ell/D, k/D, n/D^2 "
+        "and the per-seed gap to the prediction at each d is fitted against 1/D and tested "
+        "against 0 (Gaussian tasks, C = I; in --model, d stands for D)",
+    )
+    p.add_argument(
+        "--model",
+        default="auto",
+        choices=("auto",) + MODELS,
+        help="fit model: auto adds the 1/d^2 term only when the data need it",
+    )
     p.add_argument("--false-alarm", default="1e-3", help="two-sided false-alarm budget of the z test")
     p.add_argument("--m", default="1", help="number of comparisons the budget is split over (Bonferroni)")
     add_parallel_options(p, "the (d, seed) runs")
-    add_output_options(p, csv="write the ladder points (d, e_mean, e_se, seeds; with --features also D, e_pred, "
-                                  "gap_mean, gap_se) as CSV",
-                       plot="plot e against 1/d with the fit and the theory point (with --features: the gap "
-                            "against 1/D with its fit and 0)")
+    add_output_options(
+        p,
+        csv="write the ladder points (d, e_mean, e_se, seeds; with --features also D, e_pred, gap_mean, gap_se) as CSV",
+        plot="plot e against 1/d with the fit and the theory point (with --features: the gap "
+        "against 1/D with its fit and 0)",
+    )
     p.set_defaults(func=run)
 
 
@@ -105,8 +150,7 @@ def run(args) -> int:
     alpha, kappa, tau = _one(args.alpha, "alpha"), _one(args.kappa, "kappa"), _one(args.tau, "tau")
     rho, lam = _one(args.rho, "rho"), _one(args.lam, "lam")
     if lam == 0 and tau == 1:
-        raise ICLError(f"--tau: {DIVERGES}; there is no finite e_inf to extrapolate to "
-                       "(use --lam > 0 or tau != 1)")
+        raise ICLError(f"--tau: {DIVERGES}; there is no finite e_inf to extrapolate to (use --lam > 0 or tau != 1)")
     n_seeds, seed0 = parse_int(args.seeds, "seeds", 2), parse_int(args.seed, "seed", 0)
     fm = parse_features(args.features) if args.features is not None else None
     kernel = fm is not None and not fm.is_identity
@@ -120,43 +164,120 @@ def run(args) -> int:
     check_output_paths(args)
     if kernel:
         if convention != resolve_convention() or args.error != "icl":
-            raise ICLError("--features hermite:K runs the default convention and the ICL error only "
-                           "(drop --convention, the convention options and --error)")
-        return _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, scheduler, m,
-                           fa)
+            raise ICLError(
+                "--features hermite:K runs the default convention and the ICL error only "
+                "(drop --convention, the convention options and --error)"
+            )
+        return _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, scheduler, m, fa)
     C_test = args.C_test if args.C_test is not None else args.C_train
     # everything that can be refused is refused before the first simulation
-    e_th, th_note = theory_value(args.f, rho, alpha, kappa, tau, lam, args.C_train, C_test, d=max(ds),
-                                 error=args.error)
+    e_th, th_note = theory_value(args.f, rho, alpha, kappa, tau, lam, args.C_train, C_test, d=max(ds), error=args.error)
     ladder_memory_check(ds, alpha, kappa, tau, n_test)
     progress = progress_printer(args.quiet)
     t0 = time.monotonic()
-    points = run_ladder(args.f, ds, alpha, kappa, tau, rho, lam, seeds=range(seed0, seed0 + n_seeds),
-                        C_train=args.C_train, C_test=C_test, jobs=jobs, n_test=n_test,
-                        progress=progress, scheduler=scheduler, convention=convention, error=args.error)
-    meta = {"teacher": args.f, "tasks": convention.tasks, "alpha": alpha, "kappa": kappa, "tau": tau, "rho": rho,
-            "lam": lam, "C_train": args.C_train, "C_test": C_test, "error": args.error, "convention": convention}
-    res = extrapolate(points, e_th, false_alarm=fa, m=m, model=args.model, meta=meta, theory_note=th_note,
-                      seconds=time.monotonic() - t0)
+    points = run_ladder(
+        args.f,
+        ds,
+        alpha,
+        kappa,
+        tau,
+        rho,
+        lam,
+        seeds=range(seed0, seed0 + n_seeds),
+        C_train=args.C_train,
+        C_test=C_test,
+        jobs=jobs,
+        n_test=n_test,
+        progress=progress,
+        scheduler=scheduler,
+        convention=convention,
+        error=args.error,
+    )
+    meta = {
+        "teacher": args.f,
+        "tasks": convention.tasks,
+        "alpha": alpha,
+        "kappa": kappa,
+        "tau": tau,
+        "rho": rho,
+        "lam": lam,
+        "C_train": args.C_train,
+        "C_test": C_test,
+        "error": args.error,
+        "convention": convention,
+    }
+    res = extrapolate(
+        points,
+        e_th,
+        false_alarm=fa,
+        m=m,
+        model=args.model,
+        meta=meta,
+        theory_note=th_note,
+        seconds=time.monotonic() - t0,
+    )
     js = res.to_json()
     points = js.pop("points")
     doc = document("extrapolate", points, **js)
     if args.csv:
         conv = res.convention
-        write_csv(args.csv, ["d", "e_mean", "e_se", "n_seeds", "seeds", "seconds", "error", "convention",
-                             "assignment", "train_tasks", "test_tasks", "rounding", "ridge_floor"],
-                  [[p.d, repr(p.e_mean), repr(p.e_se), len(p.seeds), " ".join(map(str, p.seeds)), f"{p.seconds:.3f}",
-                    res.error, conv["name"], conv["assignment"], conv["train_tasks"], conv["test_tasks"],
-                    conv["rounding"], conv["ridge_floor"]]
-                   for p in res.points])
+        write_csv(
+            args.csv,
+            [
+                "d",
+                "e_mean",
+                "e_se",
+                "n_seeds",
+                "seeds",
+                "seconds",
+                "error",
+                "convention",
+                "assignment",
+                "train_tasks",
+                "test_tasks",
+                "rounding",
+                "ridge_floor",
+            ],
+            [
+                [
+                    p.d,
+                    repr(p.e_mean),
+                    repr(p.e_se),
+                    len(p.seeds),
+                    " ".join(map(str, p.seeds)),
+                    f"{p.seconds:.3f}",
+                    res.error,
+                    conv["name"],
+                    conv["assignment"],
+                    conv["train_tasks"],
+                    conv["test_tasks"],
+                    conv["rounding"],
+                    conv["ridge_floor"],
+                ]
+                for p in res.points
+            ],
+        )
     if args.plot:
         f = res.fit
-        title = (f"{args.f} ({args.error}): alpha={alpha:g} kappa={kappa:g} tau={tau:g} rho={rho:g}, "
-                 f"{convention.tasks} tasks, convention {convention.name}; "
-                 f"e_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} vs theory {e_th:.4g} (z = {res.z:+.2f})")
-        save_figure(extrapolation_figure(title, [p.d for p in res.points], [p.e_mean for p in res.points],
-                                         [p.e_se for p in res.points], f.coef, e_th, n_seeds,
-                                         e_inf_se=f.e_inf_se, model=f.model), args.plot)
+        title = (
+            f"{args.f} ({args.error}): alpha={alpha:g} kappa={kappa:g} tau={tau:g} rho={rho:g}, "
+            f"{convention.tasks} tasks, convention {convention.name}; "
+            f"e_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} vs theory {e_th:.4g} (z = {res.z:+.2f})"
+        )
+        save_figure(
+            extrapolation_figure(
+                title,
+                [p.d for p in res.points],
+                [p.e_mean for p in res.points],
+                [p.e_se for p in res.points],
+                f.coef,
+                e_th,
+                n_seeds,
+                e_inf_se=f.e_inf_se,
+                model=f.model,
+            ),
+            args.plot,
+        )
     emit_json(args, doc)
     if not args.json:
         _print(res)
@@ -165,14 +286,20 @@ def run(args) -> int:
 
 def _print(res) -> None:
     f = res.fit
-    print(f"teacher {res.teacher}: alpha={res.alpha:g} kappa={res.kappa:g} tau={res.tau:g} rho={res.rho:g} "
-          f"lam={res.lam:g}, C_train={res.C_train}, C_test={res.C_test}, {res.tasks} tasks")
+    print(
+        f"teacher {res.teacher}: alpha={res.alpha:g} kappa={res.kappa:g} tau={res.tau:g} rho={res.rho:g} "
+        f"lam={res.lam:g}, C_train={res.C_train}, C_test={res.C_test}, {res.tasks} tasks"
+    )
     c = res.convention
-    print(f"  error {res.error}; convention {c['name']}: assignment={c['assignment']}, train tasks={c['train_tasks']}, "
-          f"test tasks={c['test_tasks']}, rounding={c['rounding']}, ridge floor={c['ridge_floor']:g}")
+    print(
+        f"  error {res.error}; convention {c['name']}: assignment={c['assignment']}, train tasks={c['train_tasks']}, "
+        f"test tasks={c['test_tasks']}, rounding={c['rounding']}, ridge floor={c['ridge_floor']:g}"
+    )
     for p in res.points:
-        print(f"  d = {p.d:>4}: e = {p.e_mean:.6g} +- {p.e_se:.2g}  ({len(p.seeds)} seeds, {p.seconds:.1f} s)"
-              + (f"  gap {100 * (p.e_mean - res.e_theory) / res.e_theory:+.1f}%" if res.e_theory else ""))
+        print(
+            f"  d = {p.d:>4}: e = {p.e_mean:.6g} +- {p.e_se:.2g}  ({len(p.seeds)} seeds, {p.seconds:.1f} s)"
+            + (f"  gap {100 * (p.e_mean - res.e_theory) / res.e_theory:+.1f}%" if res.e_theory else "")
+        )
     print(f"  fit {f.model}: {f.reason}")
     print(f"  e_inf = {f.e_inf:.6g} +- {f.e_inf_se:.2g} (SE; {f.e_inf_dof:.1f} dof)")
     print(f"  e_theory (d -> infinity) = {res.e_theory:.6g}  [{res.theory_note}]")
@@ -181,25 +308,70 @@ def _print(res) -> None:
     print(f"  {res.seconds:.1f} s")
 
 
-def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, scheduler, m,
-                fa) -> int:
+def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, scheduler, m, fa) -> int:
     """``--features hermite:K``: the kernel learner's gap ladder (icl_symbolic.kernel_learner.ladder)."""
     if args.tasks not in (None, "gaussian"):
         raise ICLError("--features hermite:K simulates Gaussian tasks only (drop --tasks sphere)")
     if args.C_train != "identity" or (args.C_test is not None and args.C_test != "identity"):
         raise ICLError("--features hermite:K covers isotropic tasks only (C = I): drop --ctrain/--ctest")
-    res = extrapolate_kernel(args.f, ds, alpha, kappa, tau, rho, lam, fm, range(seed0, seed0 + n_seeds), n_test,
-                             false_alarm=fa, m=m, model=args.model, jobs=jobs, scheduler=scheduler,
-                             progress=progress_printer(args.quiet))
+    res = extrapolate_kernel(
+        args.f,
+        ds,
+        alpha,
+        kappa,
+        tau,
+        rho,
+        lam,
+        fm,
+        range(seed0, seed0 + n_seeds),
+        n_test,
+        false_alarm=fa,
+        m=m,
+        model=args.model,
+        jobs=jobs,
+        scheduler=scheduler,
+        progress=progress_printer(args.quiet),
+    )
     js = res.to_json()
     points = js.pop("points")
     doc = document("extrapolate", points, **js)
     if args.csv:
-        write_csv(args.csv, ["d", "D", "ell", "k", "n", "e_mean", "e_se", "e_pred", "gap_mean", "gap_se", "n_seeds",
-                             "seeds", "seconds"],
-                  [[p.d, p.D, p.ell, p.k, p.n, repr(p.e_mean), repr(p.e_se), repr(p.e_pred), repr(p.gap_mean),
-                    repr(p.e_se), len(p.seeds), " ".join(map(str, p.seeds)), f"{p.seconds:.3f}"]
-                   for p in res.points])
+        write_csv(
+            args.csv,
+            [
+                "d",
+                "D",
+                "ell",
+                "k",
+                "n",
+                "e_mean",
+                "e_se",
+                "e_pred",
+                "gap_mean",
+                "gap_se",
+                "n_seeds",
+                "seeds",
+                "seconds",
+            ],
+            [
+                [
+                    p.d,
+                    p.D,
+                    p.ell,
+                    p.k,
+                    p.n,
+                    repr(p.e_mean),
+                    repr(p.e_se),
+                    repr(p.e_pred),
+                    repr(p.gap_mean),
+                    repr(p.e_se),
+                    len(p.seeds),
+                    " ".join(map(str, p.seeds)),
+                    f"{p.seconds:.3f}",
+                ]
+                for p in res.points
+            ],
+        )
     if args.plot:
         save_figure(plot_kernel_gap(res), args.plot)
     emit_json(args, doc)
@@ -211,26 +383,39 @@ def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_tes
 def _print_kernel(res, js) -> None:
     f = res.gap.core.fit
     core = res.gap.core
-    print(f"kernel learner ({res.features}; our extension, docs/kernel.md), teacher {res.teacher}: "
-          f"ell/D={res.alpha:g} k/D={res.kappa:g} n/D^2={res.tau:g} rho={res.rho:g} lam={res.lam:g}, "
-          f"Gaussian tasks, C = I")
-    print("  e_sim: query-exact test error (Monte Carlo over n_test contexts/tasks), mean +- SE over seeds; "
-          "e_pred: kernel_curve at the same d")
+    print(
+        f"kernel learner ({res.features}; our extension, docs/kernel.md), teacher {res.teacher}: "
+        f"ell/D={res.alpha:g} k/D={res.kappa:g} n/D^2={res.tau:g} rho={res.rho:g} lam={res.lam:g}, "
+        f"Gaussian tasks, C = I"
+    )
+    print(
+        "  e_sim: query-exact test error (Monte Carlo over n_test contexts/tasks), mean +- SE over seeds; "
+        "e_pred: kernel_curve at the same d"
+    )
     for p in res.points:
-        print(f"  d = {p.d:>3} (D = {p.D:>4}): e_sim = {p.e_mean:.5g} +- {p.e_se:.2g}, e_pred = {p.e_pred:.5g}, "
-              f"gap = {p.gap_mean:+.4g} +- {p.e_se:.2g} ({100 * p.gap_mean / p.e_pred:+.1f}%; D x gap = "
-              f"{p.D * p.gap_mean:.3g})  ({len(p.seeds)} seeds, {p.seconds:.1f} s)")
+        print(
+            f"  d = {p.d:>3} (D = {p.D:>4}): e_sim = {p.e_mean:.5g} +- {p.e_se:.2g}, e_pred = {p.e_pred:.5g}, "
+            f"gap = {p.gap_mean:+.4g} +- {p.e_se:.2g} ({100 * p.gap_mean / p.e_pred:+.1f}%; D x gap = "
+            f"{p.D * p.gap_mean:.3g})  ({len(p.seeds)} seeds, {p.seconds:.1f} s)"
+        )
     print(f"  fit {js['model']} (weighted, against 1/D): {js['model_reason']}")
-    print(f"  gap_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} (SE; {f.e_inf_dof:.1f} dof); c1 = {f.coef[1]:.4g} +- "
-          f"{f.coef_se[1]:.2g}")
+    print(
+        f"  gap_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} (SE; {f.e_inf_dof:.1f} dof); c1 = {f.coef[1]:.4g} +- "
+        f"{f.coef_se[1]:.2g}"
+    )
     pl = res.gap.power_law
     if pl is not None:
-        print(f"  power law gap = c D^-p (weighted fit of log gap on log D, {pl.n_used} points): "
-              f"c = {pl.c:.3g}, p = {pl.p:.3f} +- {pl.p_se:.2g} (chi2 = {pl.chi2:.3g} on {pl.dof} dof"
-              + (f"; SE inflated x{pl.se_inflation:.2f}" if pl.se_inflation > 1 else "") + ")")
+        print(
+            f"  power law gap = c D^-p (weighted fit of log gap on log D, {pl.n_used} points): "
+            f"c = {pl.c:.3g}, p = {pl.p:.3f} +- {pl.p_se:.2g} (chi2 = {pl.chi2:.3g} on {pl.dof} dof"
+            + (f"; SE inflated x{pl.se_inflation:.2f}" if pl.se_inflation > 1 else "")
+            + ")"
+        )
     else:
         print("  power law: fewer than two positive gaps, no fit")
     verdict = "consistent with 0" if res.holds else "NOT consistent with 0"
-    print(f"  z = gap_inf/SE = {core.z:+.2f}, limit {core.z_limit:.3g} (two-sided false alarm {core.false_alarm:g}): "
-          f"gap_inf {verdict}")
+    print(
+        f"  z = gap_inf/SE = {core.z:+.2f}, limit {core.z_limit:.3g} (two-sided false alarm {core.false_alarm:g}): "
+        f"gap_inf {verdict}"
+    )
     print(f"  {res.seconds:.1f} s")

@@ -10,10 +10,29 @@ import sys
 
 import numpy as np
 
-from icl_symbolic.api.moments import (MEANING, conditional_moments, finite_ell_gaps, leading_order, mc_moments,
-                                      plot_finite_ell)
-from icl_symbolic.cli._args import ICLError, defaults, save_figure, write_text
-from icl_symbolic.cli._args import ascii_int, EXIT_OK_BAD_INPUT, add_output_options, check_exact_rho, check_int, check_output_paths, document, emit_json, epilog
+from icl_symbolic.api.moments import (
+    MEANING,
+    conditional_moments,
+    finite_ell_gaps,
+    leading_order,
+    mc_moments,
+    plot_finite_ell,
+)
+from icl_symbolic.cli._args import (
+    EXIT_OK_BAD_INPUT,
+    ICLError,
+    add_output_options,
+    ascii_int,
+    check_exact_rho,
+    check_int,
+    check_output_paths,
+    defaults,
+    document,
+    emit_json,
+    epilog,
+    save_figure,
+    write_text,
+)
 
 #: The JSON keys scripts rely on: one per scalar coefficient.
 JSON_KEYS = ("E_y2", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s2")
@@ -23,37 +42,49 @@ DEFAULT_SEED = 20261129
 
 
 #: Monte-Carlo limits (docs/limits.md)
-MAX_PROMPT_BYTES = 2 * 10 ** 9
-MAX_MC_WORK = 10 ** 12
+MAX_PROMPT_BYTES = 2 * 10**9
+MAX_MC_WORK = 10**12
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "moments", help="Lemma 1 moments of u, s, y for a teacher: exact, leading order, Monte Carlo",
+        "moments",
+        help="Lemma 1 moments of u, s, y for a teacher: exact, leading order, Monte Carlo",
         description="Conditional moments of the context statistics u = (d/ell) sum y_i x_i and "
-                    "s = (1/ell) sum y_i^2 for a fixed task w with |w|^2 = d omega "
-                    "(arXiv:2610.10761, Appendix B, Lemma 1, Eqs. 12-14): exact at finite d and ell, "
-                    "the paper's leading order (ell = alpha d, d -> infinity, omega -> 1), and an "
-                    "optional Monte-Carlo check with z-scores. Defaults d = 64, ell = 2d (Fig. 1).",
-        epilog=epilog(EXIT_OK_BAD_INPUT, ['icl-symbolic moments "tanh(g)" --d 8 --ell 5 --omega 0.7 --mc 200000',
-                                          'icl-symbolic moments "sin(g)" --leading --json']))
+        "s = (1/ell) sum y_i^2 for a fixed task w with |w|^2 = d omega "
+        "(arXiv:2610.10761, Appendix B, Lemma 1, Eqs. 12-14): exact at finite d and ell, "
+        "the paper's leading order (ell = alpha d, d -> infinity, omega -> 1), and an "
+        "optional Monte-Carlo check with z-scores. Defaults d = 64, ell = 2d (Fig. 1).",
+        epilog=epilog(
+            EXIT_OK_BAD_INPUT,
+            [
+                'icl-symbolic moments "tanh(g)" --d 8 --ell 5 --omega 0.7 --mc 200000',
+                'icl-symbolic moments "sin(g)" --leading --json',
+            ],
+        ),
+    )
     p.add_argument("expr", metavar="EXPR", help="teacher f(g) in the input language, e.g. 'tanh(g)'")
-    p.add_argument("--rho", default=defaults.RHO,
-                   help="label-noise variance rho >= 0 (read exactly: 0.1 = 1/10)")
+    p.add_argument("--rho", default=defaults.RHO, help="label-noise variance rho >= 0 (read exactly: 0.1 = 1/10)")
     p.add_argument("--d", type=ascii_int, default=defaults.D, help="dimension d")
     p.add_argument("--ell", type=ascii_int, default=None, help="context length ell (default 2d, alpha = 2)")
     p.add_argument("--omega", default="1", help="omega = |w|^2/d of the fixed task (exact)")
-    p.add_argument("--mc", type=ascii_int, default=None, metavar="N",
-                   help="also estimate every coefficient from N sampled prompts")
-    p.add_argument("--seed", type=ascii_int, default=DEFAULT_SEED,
-                   help="seed of the Monte Carlo (task direction and prompts)")
-    p.add_argument("--leading", action="store_true",
-                   help="show the leading-order reduction symbolically, with the dropped terms")
+    p.add_argument(
+        "--mc", type=ascii_int, default=None, metavar="N", help="also estimate every coefficient from N sampled prompts"
+    )
+    p.add_argument(
+        "--seed", type=ascii_int, default=DEFAULT_SEED, help="seed of the Monte Carlo (task direction and prompts)"
+    )
+    p.add_argument(
+        "--leading", action="store_true", help="show the leading-order reduction symbolically, with the dropped terms"
+    )
     p.add_argument("--digits", type=ascii_int, default=defaults.DIGITS, help="significant digits")
-    add_output_options(p,
-                       plot="plot |exact - leading order| against ell (1 ... 1000) at the given d and omega",
-                       csv="write the same curves (ell, coefficient, exact, leading) as CSV")
+    add_output_options(
+        p,
+        plot="plot |exact - leading order| against ell (1 ... 1000) at the given d and omega",
+        csv="write the same curves (ell, coefficient, exact, leading) as CSV",
+    )
     p.set_defaults(func=run)
+
 
 def _check_args(args):
     check_int(args.d, "d", 1)
@@ -63,7 +94,7 @@ def _check_args(args):
     check_int(args.ell, "ell", 1)
     if not 1 <= args.digits <= 100:
         raise ICLError(f"--digits must be between 1 and 100, got {args.digits}")
-    if args.mc is not None and not 2 <= args.mc <= 10 ** 9:
+    if args.mc is not None and not 2 <= args.mc <= 10**9:
         raise ICLError(f"--mc must be between 2 and 10^9 prompts, got {args.mc}")
     if args.seed < 0:
         raise ICLError(f"--seed must be >= 0, got {args.seed}")
@@ -71,12 +102,16 @@ def _check_args(args):
         # one prompt is an ell x d float64 array; the draws cost ~ mc * ell * d operations
         mem = 8 * args.ell * args.d
         if mem > MAX_PROMPT_BYTES:
-            raise ICLError(f"--mc: one prompt of ell x d = {args.ell} x {args.d} needs {mem / 1e9:.3g} GB "
-                           f"(limit {MAX_PROMPT_BYTES / 1e9:g} GB, see docs/limits.md)")
+            raise ICLError(
+                f"--mc: one prompt of ell x d = {args.ell} x {args.d} needs {mem / 1e9:.3g} GB "
+                f"(limit {MAX_PROMPT_BYTES / 1e9:g} GB, see docs/limits.md)"
+            )
         work = args.mc * args.ell * args.d
         if work > MAX_MC_WORK:
-            raise ICLError(f"--mc: {args.mc} prompts of ell x d = {args.ell} x {args.d} is ~{work:.2g} "
-                           f"operations (limit {MAX_MC_WORK:.0e}, see docs/limits.md)")
+            raise ICLError(
+                f"--mc: {args.mc} prompts of ell x d = {args.ell} x {args.d} is ~{work:.2g} "
+                f"operations (limit {MAX_MC_WORK:.0e}, see docs/limits.md)"
+            )
     check_output_paths(args)
 
 
@@ -99,8 +134,16 @@ def compute(args) -> dict:
     if args.mc is not None:
         w, rng = _task(args.d, float(ex.omega), args.seed)
         out["w"] = w
-        out["mc"] = mc_moments(args.expr, float(ex.rho), args.d, args.ell, w, args.mc, rng,
-                                 progress=not args.quiet and args.mc * args.ell * args.d > 5 * 10 ** 7)
+        out["mc"] = mc_moments(
+            args.expr,
+            float(ex.rho),
+            args.d,
+            args.ell,
+            w,
+            args.mc,
+            rng,
+            progress=not args.quiet and args.mc * args.ell * args.d > 5 * 10**7,
+        )
     return out
 
 
@@ -109,21 +152,34 @@ def _json(args, res) -> dict:
     ``name``, ``exact``, ``leading``, ``mc``, ``mc_se`` (null without --mc) and ``leading_form``,
     ``dropped`` (null without --leading)."""
     ex, mc = res["moments"], res["mc"]
-    inputs = {"f": ex.f, "rho": str(ex.rho), "d": ex.d, "ell": ex.ell, "alpha": str(ex.alpha),
-              "omega": str(ex.omega), "digits": args.digits,
-              "mc": args.mc, "seed": args.seed if args.mc is not None else None,
-              "w": None if res["w"] is None else [float(x) for x in res["w"]]}
+    inputs = {
+        "f": ex.f,
+        "rho": str(ex.rho),
+        "d": ex.d,
+        "ell": ex.ell,
+        "alpha": str(ex.alpha),
+        "omega": str(ex.omega),
+        "digits": args.digits,
+        "mc": args.mc,
+        "seed": args.seed if args.mc is not None else None,
+        "w": None if res["w"] is None else [float(x) for x in res["w"]],
+    }
     points = []
     for k in JSON_KEYS:
-        item = {"name": k, "exact": getattr(ex, k).to_str(args.digits),
-                "leading": res["lead_values"][k].to_str(args.digits),
-                "mc": None, "mc_se": None, "leading_form": None, "dropped": None}
-        if mc is not None and k in mc:      # d = 1: I and w w^T coincide, no separate estimate
+        item = {
+            "name": k,
+            "exact": getattr(ex, k).to_str(args.digits),
+            "leading": res["lead_values"][k].to_str(args.digits),
+            "mc": None,
+            "mc_se": None,
+            "leading_form": None,
+            "dropped": None,
+        }
+        if mc is not None and k in mc:  # d = 1: I and w w^T coincide, no separate estimate
             item["mc"], item["mc_se"] = float(mc[k]), float(mc[k].stderr)
         if args.leading:
             item["leading_form"] = str(res["leading"].limits[k])
-            item["dropped"] = [{"term": str(t.term), "order": t.order}
-                               for t in res["leading"].dropped if t.moment == k]
+            item["dropped"] = [{"term": str(t.term), "order": t.order} for t in res["leading"].dropped if t.moment == k]
         points.append(item)
     return document("moments", points, inputs=inputs)
 
@@ -131,8 +187,10 @@ def _json(args, res) -> dict:
 def _table(args, res) -> str:
 
     ex, mc, lo = res["moments"], res["mc"], res["leading"]
-    lines = [f"Lemma 1 moments (Appendix B, Eqs. 12-14, p. 8-9) for f = {ex.f}, rho = {ex.rho}, "
-             f"d = {ex.d}, ell = {ex.ell} (alpha = {ex.alpha}), omega = |w|^2/d = {ex.omega}"]
+    lines = [
+        f"Lemma 1 moments (Appendix B, Eqs. 12-14, p. 8-9) for f = {ex.f}, rho = {ex.rho}, "
+        f"d = {ex.d}, ell = {ex.ell} (alpha = {ex.alpha}), omega = |w|^2/d = {ex.omega}"
+    ]
     head = f"{'coefficient':<11}  {'meaning':<42}  {'exact':>20}  {'leading order':>20}"
     if mc is not None:
         head += f"  {'Monte Carlo':>14}  {'SE':>9}  {'z':>6}"
@@ -140,8 +198,10 @@ def _table(args, res) -> str:
     for k in TABLE_KEYS:
         v = getattr(ex, k)
         lv = res["lead_values"].get(k)
-        row = f"{k:<11}  {MEANING[k]:<42}  {v.to_str(min(args.digits, 15)):>20}  " \
-              f"{(lv.to_str(min(args.digits, 15)) if lv is not None else 'a1/d (x w)'):>20}"
+        row = (
+            f"{k:<11}  {MEANING[k]:<42}  {v.to_str(min(args.digits, 15)):>20}  "
+            f"{(lv.to_str(min(args.digits, 15)) if lv is not None else 'a1/d (x w)'):>20}"
+        )
         if mc is not None:
             if k in mc:
                 m = mc[k]
@@ -156,12 +216,13 @@ def _table(args, res) -> str:
     else:
         err = max(float(v.abs_err or 0) for v in vals)
         prov = f"mpmath quadrature, {min(v.digits or 0 for v in vals)} digits, max |err| <= {err:.2g}"
-    lines.append(f"exact: {prov}.  leading order: a1 = E[g f(g)], rho_f = rho + E[f(g)^2], "
-                 f"g ~ N(0, 1), alpha = ell/d.")
+    lines.append(f"exact: {prov}.  leading order: a1 = E[g f(g)], rho_f = rho + E[f(g)^2], g ~ N(0, 1), alpha = ell/d.")
     if mc is not None:
-        lines.append(f"Monte Carlo: {args.mc} prompts for one task w with |w|^2 = d omega "
-                     f"(seeded direction), seed {args.seed}; z = (MC - exact)/SE.  With 10 comparisons "
-                     f"|z| > 3.89 has false-alarm probability 1e-3 (Bonferroni).")
+        lines.append(
+            f"Monte Carlo: {args.mc} prompts for one task w with |w|^2 = d omega "
+            f"(seeded direction), seed {args.seed}; z = (MC - exact)/SE.  With 10 comparisons "
+            f"|z| > 3.89 has false-alarm probability 1e-3 (Bonferroni)."
+        )
     if args.leading:
         lines += ["", "Leading order: ell = alpha d, d -> infinity, then omega -> 1 (symbolic, SymPy series)"]
         lines.append(f"{'coefficient':<11}  {'limit':<24}  {'paper (Lemma 1)':<24}  agrees")
@@ -173,8 +234,10 @@ def _table(args, res) -> str:
         lines += ["", "Dropped terms:"]
         for t in lo.dropped:
             lines.append(f"  {t.moment:<9} {t.order:<13} {t.term}")
-        lines.append("  O(omega - 1) is O_P(d^-1/2) for w ~ N(0, I) (Appendix A, p. 7); the O(1/d) terms "
-                     "multiply w w^T or w, whose norms grow with d (see docs/moments.md).")
+        lines.append(
+            "  O(omega - 1) is O_P(d^-1/2) for w ~ N(0, I) (Appendix A, p. 7); the O(1/d) terms "
+            "multiply w w^T or w, whose norms grow with d (see docs/moments.md)."
+        )
     return "\n".join(lines)
 
 
@@ -182,8 +245,9 @@ ELL_GRID = (1, 2, 3, 5, 8, 13, 20, 32, 50, 80, 128, 200, 320, 500, 800, 1000)
 
 
 def _curves(args):
-    return finite_ell_gaps(args.expr, args.rho, args.d, ELL_GRID, omega_value=args.omega,
-                           digits=min(args.digits, 15), names=JSON_KEYS)
+    return finite_ell_gaps(
+        args.expr, args.rho, args.d, ELL_GRID, omega_value=args.omega, digits=min(args.digits, 15), names=JSON_KEYS
+    )
 
 
 def _curves_csv(gaps) -> str:
@@ -200,8 +264,7 @@ def run(args) -> int:
     if args.plot or args.csv:
         gaps = _curves(args)
         if args.plot:
-            title = (f"Lemma 1 dropped terms: f = {args.expr}, rho = {args.rho}, d = {args.d}, "
-                     f"omega = {args.omega}")
+            title = f"Lemma 1 dropped terms: f = {args.expr}, rho = {args.rho}, d = {args.d}, omega = {args.omega}"
             save_figure(plot_finite_ell(gaps, ELL_GRID, title), args.plot)
         if args.csv:
             write_text(args.csv, _curves_csv(gaps))

@@ -18,73 +18,147 @@ import csv
 import io as _io
 from pathlib import Path
 
+from icl_symbolic.cli._args import (
+    add_convention_options,
+    add_output_options,
+    add_parallel_options,
+    check_output_paths,
+    document,
+    emit_json,
+    epilog,
+    parse_convention,
+    parse_int,
+    parse_number,
+    parse_parallel,
+    progress_printer,
+)
 from icl_symbolic.core import defaults
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.stats import MIN_SEEDS
+from icl_symbolic.diagnosis.slips import read_text_limited
 from icl_symbolic.engine.expr import check_float64, teacher
 from icl_symbolic.model.gamma_error import check_teacher
 from icl_symbolic.output.io import save_figure, write_text
 from icl_symbolic.output.plotting import reproduce_figure
-from icl_symbolic.studies.reproduce import PARAMS, SPREADS, parse_columns, read_table, reproduce, swept_name, theory_curve
-from icl_symbolic.diagnosis.slips import read_text_limited
-from icl_symbolic.core.stats import MIN_SEEDS
+from icl_symbolic.studies.reproduce import (
+    PARAMS,
+    SPREADS,
+    parse_columns,
+    read_table,
+    reproduce,
+    swept_name,
+    theory_curve,
+)
 from icl_symbolic.theory.asymptotic import ERRORS
-from icl_symbolic.cli._args import add_convention_options, add_output_options, add_parallel_options, check_output_paths, document, emit_json, epilog, parse_convention, parse_int, parse_number, parse_parallel, progress_printer
 
-EXAMPLE = ('icl-symbolic reproduce docs/reproduce-example.csv --f "(g^2-1)/sqrt(2)" --alpha 2 --tau 2 --rho 0.1 '
-           '--convention letey2024 --columns d=d,kappa=kappa,mean=icl_mean,spread=icl_std,runs=runs')
+EXAMPLE = (
+    'icl-symbolic reproduce docs/reproduce-example.csv --f "(g^2-1)/sqrt(2)" --alpha 2 --tau 2 --rho 0.1 '
+    "--convention letey2024 --columns d=d,kappa=kappa,mean=icl_mean,spread=icl_std,runs=runs"
+)
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "reproduce", help="simulate each row of a data table at its own d and convention; z per row, verdict",
+        "reproduce",
+        help="simulate each row of a data table at its own d and convention; z per row, verdict",
         description="Read a table of simulated errors (CSV with a header line; lines starting with # are "
-                    "skipped), simulate every row at the table's own d and convention with the same seeds, and "
-                    "report per row our value +- SE, theirs +- SE, z and its limit (two-sided false-alarm "
-                    "budget split over the rows, Student t), with an overall verdict. On a disagreeing row the "
-                    "slips catalogue is tried: each convention option flipped, noise std vs variance, "
-                    "alpha <-> kappa, and the number slips of the catalogue. docs/reproduce.md.",
-        epilog=epilog("0 every row agrees; 1 some row disagrees; 2 bad input (one line on stderr, nothing "
-                      "computed, no files written)", [EXAMPLE]),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        "skipped), simulate every row at the table's own d and convention with the same seeds, and "
+        "report per row our value +- SE, theirs +- SE, z and its limit (two-sided false-alarm "
+        "budget split over the rows, Student t), with an overall verdict. On a disagreeing row the "
+        "slips catalogue is tried: each convention option flipped, noise std vs variance, "
+        "alpha <-> kappa, and the number slips of the catalogue. docs/reproduce.md.",
+        epilog=epilog(
+            "0 every row agrees; 1 some row disagrees; 2 bad input (one line on stderr, nothing "
+            "computed, no files written)",
+            [EXAMPLE],
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("table", help="the data table (CSV)")
-    p.add_argument("--columns", required=True,
-                   help="our names = the table's headers: d=..., mean=..., spread=... (required), runs=... (with "
-                        "--spread std), and any of alpha, kappa, tau, rho, lam the table sweeps")
-    p.add_argument("--spread", default="std", choices=SPREADS,
-                   help="what the spread column is: std (per-run standard deviation; needs runs=) or se "
-                        "(standard error)")
-    p.add_argument("--f", default="g", help='teacher f(g) of the table (default: the linear teacher g)')
-    for k, v in (("alpha", defaults.ALPHA), ("kappa", defaults.KAPPA), ("tau", defaults.TAU), ("rho", defaults.RHO),
-                 ("lam", defaults.LAM)):
-        p.add_argument(f"--{k}", default=str(v) if not isinstance(v, str) else v,
-                       help=f"{k} of every row that has no {k} column (default: %(default)s)")
+    p.add_argument(
+        "--columns",
+        required=True,
+        help="our names = the table's headers: d=..., mean=..., spread=... (required), runs=... (with "
+        "--spread std), and any of alpha, kappa, tau, rho, lam the table sweeps",
+    )
+    p.add_argument(
+        "--spread",
+        default="std",
+        choices=SPREADS,
+        help="what the spread column is: std (per-run standard deviation; needs runs=) or se (standard error)",
+    )
+    p.add_argument("--f", default="g", help="teacher f(g) of the table (default: the linear teacher g)")
+    for k, v in (
+        ("alpha", defaults.ALPHA),
+        ("kappa", defaults.KAPPA),
+        ("tau", defaults.TAU),
+        ("rho", defaults.RHO),
+        ("lam", defaults.LAM),
+    ):
+        p.add_argument(
+            f"--{k}",
+            default=str(v) if not isinstance(v, str) else v,
+            help=f"{k} of every row that has no {k} column (default: %(default)s)",
+        )
     p.add_argument("--error", default="icl", choices=ERRORS, help="which error the table reports (docs/idg.md)")
-    p.add_argument("--seeds-per-row", default=str(MIN_SEEDS),
-                   help=f"simulated seeds per row, at least {MIN_SEEDS} (default: %(default)s)")
+    p.add_argument(
+        "--seeds-per-row",
+        default=str(MIN_SEEDS),
+        help=f"simulated seeds per row, at least {MIN_SEEDS} (default: %(default)s)",
+    )
     p.add_argument("--seed", default="0", help="first seed (seeds are seed, seed+1, ...; default: %(default)s)")
-    p.add_argument("--n-test", default="100", help="Monte-Carlo test prompts per seed (the exact functional "
-                   "is what is compared; default: %(default)s)")
-    p.add_argument("--false-alarm", default="1e-3",
-                   help="two-sided false-alarm budget over all rows (default: %(default)s)")
-    p.add_argument("--slip-rows", default=None, help="try the slips on the N worst disagreeing rows only "
-                   "(default: all of them; 0: none)")
+    p.add_argument(
+        "--n-test",
+        default="100",
+        help="Monte-Carlo test prompts per seed (the exact functional is what is compared; default: %(default)s)",
+    )
+    p.add_argument(
+        "--false-alarm", default="1e-3", help="two-sided false-alarm budget over all rows (default: %(default)s)"
+    )
+    p.add_argument(
+        "--slip-rows",
+        default=None,
+        help="try the slips on the N worst disagreeing rows only (default: all of them; 0: none)",
+    )
     add_convention_options(p)
     add_parallel_options(p, "the (row, seed) runs")
-    add_output_options(p, csv="write one row per table row (setting, ours, theirs, z, limit, agrees, best slip)",
-                       plot="plot theirs and ours with error bars and the theory curve")
+    add_output_options(
+        p,
+        csv="write one row per table row (setting, ours, theirs, z, limit, agrees, best slip)",
+        plot="plot theirs and ours with error bars and the theory curve",
+    )
     p.set_defaults(func=run)
 
 
-CSV_KEYS = ("row",) + PARAMS + ("ell", "k", "n", "ours", "ours_se", "n_seeds", "theirs", "theirs_se", "z",
-                                "z_limit", "mde", "agrees", "e_theory", "best_slip", "convention")
+CSV_KEYS = (
+    ("row",)
+    + PARAMS
+    + (
+        "ell",
+        "k",
+        "n",
+        "ours",
+        "ours_se",
+        "n_seeds",
+        "theirs",
+        "theirs_se",
+        "z",
+        "z_limit",
+        "mde",
+        "agrees",
+        "e_theory",
+        "best_slip",
+        "convention",
+    )
+)
 
 
 def run(args) -> int:
     t = teacher(args.f)
-    check_float64(t)                 # before anything is computed (as simulate)
+    check_float64(t)  # before anything is computed (as simulate)
     check_teacher(t)
     columns = parse_columns(args.columns)
-    fixed = {k: parse_number(getattr(args, k), k) for k in PARAMS[1:]}     # a column overrides its option
+    fixed = {k: parse_number(getattr(args, k), k) for k in PARAMS[1:]}  # a column overrides its option
     n_seeds = parse_int(args.seeds_per_row, "seeds-per-row", MIN_SEEDS)
     seed0 = parse_int(args.seed, "seed", 0)
     n_test = parse_int(args.n_test, "n-test", 2)
@@ -98,26 +172,48 @@ def run(args) -> int:
     if not Path(args.table).is_file():
         raise ICLError(f"{args.table}: no such file")
     rows = read_table(read_text_limited(args.table, 1 << 20, "the table"), columns, fixed, args.spread)
-    res = reproduce(rows, args.f, convention=convention, error=args.error,
-                    seeds=range(seed0, seed0 + n_seeds), false_alarm=fa, n_test=n_test, jobs=jobs,
-                    scheduler=scheduler, slip_rows=slip_rows, progress=progress_printer(args.quiet))
+    res = reproduce(
+        rows,
+        args.f,
+        convention=convention,
+        error=args.error,
+        seeds=range(seed0, seed0 + n_seeds),
+        false_alarm=fa,
+        n_test=n_test,
+        jobs=jobs,
+        scheduler=scheduler,
+        slip_rows=slip_rows,
+        progress=progress_printer(args.quiet),
+    )
     js = res.to_json()
     points = js.pop("points")
     doc = document("reproduce", points, table=str(args.table), columns=columns, spread=args.spread, **js)
     # all computation is done: now write files (atomically) and print
     if args.plot:
         xname = swept_name(res.rows)
-        save_figure(reproduce_figure(points, xname, theory_curve(res, xname),
-                                     f"{args.table}: f = {args.f}, {args.error}, convention {convention.name}; "
-                                     f"{res.verdict}"), args.plot)
+        save_figure(
+            reproduce_figure(
+                points,
+                xname,
+                theory_curve(res, xname),
+                f"{args.table}: f = {args.f}, {args.error}, convention {convention.name}; {res.verdict}",
+            ),
+            args.plot,
+        )
     if args.csv:
         buf = _io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(CSV_KEYS)
         for pt in points:
             best = next((s["slip"] for s in pt["slips"] if s["explains"]), "")
-            w.writerow([pt.get(k) if k not in ("best_slip", "convention") else
-                        (best if k == "best_slip" else convention.name) for k in CSV_KEYS])
+            w.writerow(
+                [
+                    pt.get(k)
+                    if k not in ("best_slip", "convention")
+                    else (best if k == "best_slip" else convention.name)
+                    for k in CSV_KEYS
+                ]
+            )
         write_text(args.csv, buf.getvalue())
     emit_json(args, doc)
     if not args.json:
@@ -127,20 +223,26 @@ def run(args) -> int:
 
 def _print(res, args) -> None:
     c = res.convention
-    print(f"{args.table}: f = {res.f}, {res.error} error, convention {c.name} (assignment={c.assignment}, "
-          f"train tasks={c.train_tasks}, test tasks={c.test_tasks}, rounding={c.rounding}, "
-          f"ridge floor={c.ridge_floor:g}); {len(res.seeds)} seeds per row; false alarm {res.false_alarm:g} "
-          f"over {len(res.rows)} rows")
+    print(
+        f"{args.table}: f = {res.f}, {res.error} error, convention {c.name} (assignment={c.assignment}, "
+        f"train tasks={c.train_tasks}, test tasks={c.test_tasks}, rounding={c.rounding}, "
+        f"ridge floor={c.ridge_floor:g}); {len(res.seeds)} seeds per row; false alarm {res.false_alarm:g} "
+        f"over {len(res.rows)} rows"
+    )
     for r in res.rows:
         p = r.row.params
         setting = " ".join(f"{k}={p[k]:g}" for k in PARAMS)
         mark = "ok " if r.ok else "BAD"
-        print(f"  {mark} row {r.row.index}: {setting}: ours {r.ours:.5g} +- {r.ours_se:.2g}, theirs "
-              f"{r.row.theirs:.5g} +- {r.row.theirs_se:.2g}, z = {r.z:+.2f} (limit {r.limit:.3g}), "
-              f"MDE {r.mde:.3g}" + ("" if r.theory is None else f", theory {r.theory:.5g}"))
+        print(
+            f"  {mark} row {r.row.index}: {setting}: ours {r.ours:.5g} +- {r.ours_se:.2g}, theirs "
+            f"{r.row.theirs:.5g} +- {r.row.theirs_se:.2g}, z = {r.z:+.2f} (limit {r.limit:.3g}), "
+            f"MDE {r.mde:.3g}" + ("" if r.theory is None else f", theory {r.theory:.5g}")
+        )
         for s in r.slips[:3]:
-            print(f"        slip {s['slip']}: {s['value']:.5g} +- {s['se']:.2g}, z = {s['z']:+.2f}"
-                  f"{'  <- explains the row' if s['explains'] else ''}")
+            print(
+                f"        slip {s['slip']}: {s['value']:.5g} +- {s['se']:.2g}, z = {s['z']:+.2f}"
+                f"{'  <- explains the row' if s['explains'] else ''}"
+            )
         if r.catalogue:
             print(f"        number slips matching: {', '.join(r.catalogue)}")
     print(res.verdict)

@@ -16,34 +16,56 @@ from __future__ import annotations
 import itertools
 import textwrap
 
+from icl_symbolic.cli._args import (
+    EXIT_OK_BAD_INPUT,
+    add_convention_options,
+    add_output_options,
+    add_parallel_options,
+    check_output_paths,
+    check_parameter,
+    document,
+    emit_json,
+    epilog,
+    parse_convention,
+    parse_int,
+    parse_number,
+    parse_parallel,
+    parse_parameter,
+    progress_printer,
+)
 from icl_symbolic.core import defaults
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import check_float64, teacher
+from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL, check_kernel_run, simulate_kernel
+from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.model.gamma_error import check_teacher
 from icl_symbolic.output.io import save_figure, write_csv
-from icl_symbolic.kernel_learner.theory import parse_features
-from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL, check_kernel_run, simulate_kernel
 from icl_symbolic.output.plotting import sweep_figure
 from icl_symbolic.simulation.simulator import memory_share, resolve_convention, simulate_many
 from icl_symbolic.studies.compare import theory_at, theory_grid, with_theory
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, add_convention_options, add_output_options, add_parallel_options, check_output_paths, check_parameter, document, emit_json, epilog, parse_convention, parse_int, parse_number, parse_parameter, parse_parallel, progress_printer
-
 
 #: command-line limits (docs/limits.md); the simulator refuses what does not fit in memory
 MAX_D = 100_000
 MAX_SEEDS = 10_000
-MAX_N_TEST = 10 ** 8
+MAX_N_TEST = 10**8
 MAX_SIM_POINTS = 1000
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "simulate", help="train linear attention on a teacher f and measure its ICL error (Eqs. 1-7)",
+        "simulate",
+        help="train linear attention on a teacher f and measure its ICL error (Eqs. 1-7)",
         description="Simulate the ridge-trained reduced linear-attention model with teacher f "
-                    "(Sec. 2, Eqs. (1)-(7), p. 2-3) and compare with the theory. --alpha, --kappa, --tau "
-                    "accept a value, a list a,b,c, or start:stop:count; the points are their product.",
-        epilog=epilog(EXIT_OK_BAD_INPUT, ['icl-symbolic simulate "sin(g)" --d 64 --tau 2 --seeds 5',
-                                          'icl-symbolic simulate "tanh(g)" --d 32 --tau 0.5,2,4 --json']))
+        "(Sec. 2, Eqs. (1)-(7), p. 2-3) and compare with the theory. --alpha, --kappa, --tau "
+        "accept a value, a list a,b,c, or start:stop:count; the points are their product.",
+        epilog=epilog(
+            EXIT_OK_BAD_INPUT,
+            [
+                'icl-symbolic simulate "sin(g)" --d 64 --tau 2 --seeds 5',
+                'icl-symbolic simulate "tanh(g)" --d 32 --tau 0.5,2,4 --json',
+            ],
+        ),
+    )
     p.add_argument("f", metavar="EXPR", help='teacher f(g), e.g. "sin(g)", "tanh(g)", "(g^2-1)/sqrt(2)"')
     p.add_argument("--d", default=str(defaults.D), help="dimension d (integer >= 2)")
     p.add_argument("--alpha", default=f"{defaults.ALPHA:g}", help="context ratio ell/d")
@@ -53,45 +75,103 @@ def register(subparsers) -> None:
     p.add_argument("--lam", default=f"{defaults.LAM:g}", help="ridge lambda, regulariser (n/d) lam (0: min-norm)")
     p.add_argument("--seeds", default=str(defaults.SEEDS), help="number of seeds")
     p.add_argument("--seed", default="0", help="first seed (seeds are seed, seed+1, ...)")
-    p.add_argument("--n-test", default=None, help="fresh test prompts per seed for the Monte-Carlo error "
-                   f"(default {defaults.N_TEST}; {DEFAULT_N_TEST_KERNEL} with --features)")
-    p.add_argument("--ctrain", "--C-train", dest="C_train", default=defaults.C_TRAIN,
-                   help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)")
-    p.add_argument("--ctest", "--C-test", dest="C_test", default=None,
-                   help="test task covariance (default: same as --ctrain)")
-    p.add_argument("--tasks", default=None, choices=("gaussian", "sphere"),
-                   help="task law of training and test tasks: gaussian w ~ N(0, C) (the paper's; default) or "
-                        "sphere (rescaled to |w|^2 = tr C); sets both --train-tasks and --test-tasks")
+    p.add_argument(
+        "--n-test",
+        default=None,
+        help="fresh test prompts per seed for the Monte-Carlo error "
+        f"(default {defaults.N_TEST}; {DEFAULT_N_TEST_KERNEL} with --features)",
+    )
+    p.add_argument(
+        "--ctrain",
+        "--C-train",
+        dest="C_train",
+        default=defaults.C_TRAIN,
+        help="task covariance (identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy file)",
+    )
+    p.add_argument(
+        "--ctest", "--C-test", dest="C_test", default=None, help="test task covariance (default: same as --ctrain)"
+    )
+    p.add_argument(
+        "--tasks",
+        default=None,
+        choices=("gaussian", "sphere"),
+        help="task law of training and test tasks: gaussian w ~ N(0, C) (the paper's; default) or "
+        "sphere (rescaled to |w|^2 = tr C); sets both --train-tasks and --test-tasks",
+    )
     add_convention_options(p)
-    p.add_argument("--solver", default="auto", choices=("auto", "gram", "kernel", "cg"),
-                   help="training solver: auto (cost model; dense fallback when CG stalls), gram (dense normal "
-                        "equations), kernel (dense dual), cg (matrix-free conjugate gradients); default auto")
+    p.add_argument(
+        "--solver",
+        default="auto",
+        choices=("auto", "gram", "kernel", "cg"),
+        help="training solver: auto (cost model; dense fallback when CG stalls), gram (dense normal "
+        "equations), kernel (dense dual), cg (matrix-free conjugate gradients); default auto",
+    )
     add_parallel_options(p, "the seeds and sweep points")
-    p.add_argument("--sampler", default="fast", choices=("fast", "direct"),
-                   help="prompt sampler: fast (conditional Gaussian) or direct (docs/simulation.md)")
+    p.add_argument(
+        "--sampler",
+        default="fast",
+        choices=("fast", "direct"),
+        help="prompt sampler: fast (conditional Gaussian) or direct (docs/simulation.md)",
+    )
     p.add_argument("--no-exact", action="store_true", help="skip the exact test functional (Monte Carlo only)")
-    add_output_options(p, csv="write one row per point (inputs, e_mean, e_se, e_mc_mean, e_mc_se, e_theory) as CSV",
-                       plot="plot the points with e_theory")
-    p.add_argument("--features", default=None,
-                   help="train the kernel learner on features identity or hermite:K (K <= 3) instead of plain "
-                        "attention; --alpha, --kappa, --tau are then ell/D, k/D, n/D^2 (docs/kernel.md); "
-                        "Gaussian tasks, C = I, direct sampler")
-    p.add_argument("--control", default=None, choices=("features", "gaussian"),
-                   help="with --features: a control with Gaussian inputs (features: true task law; "
-                        "gaussian: Gaussian tasks with the same second moment, K <= 2)")
+    add_output_options(
+        p,
+        csv="write one row per point (inputs, e_mean, e_se, e_mc_mean, e_mc_se, e_theory) as CSV",
+        plot="plot the points with e_theory",
+    )
+    p.add_argument(
+        "--features",
+        default=None,
+        help="train the kernel learner on features identity or hermite:K (K <= 3) instead of plain "
+        "attention; --alpha, --kappa, --tau are then ell/D, k/D, n/D^2 (docs/kernel.md); "
+        "Gaussian tasks, C = I, direct sampler",
+    )
+    p.add_argument(
+        "--control",
+        default=None,
+        choices=("features", "gaussian"),
+        help="with --features: a control with Gaussian inputs (features: true task law; "
+        "gaussian: Gaussian tasks with the same second moment, K <= 2)",
+    )
     p.set_defaults(func=run)
 
 
-CSV_KEYS = ("teacher", "d", "ell", "k", "n", "alpha", "kappa", "tau", "rho", "lam", "C_train", "C_test",
-            "e_mean", "e_se", "e_mc_mean", "e_mc_se", "e_idg_mean", "e_idg_se", "e_idg_theory",
-            "convention", "assignment", "train_tasks", "test_tasks", "rounding", "ridge_floor",
-            "z", "expected_gap_rel", "e_theory")
+CSV_KEYS = (
+    "teacher",
+    "d",
+    "ell",
+    "k",
+    "n",
+    "alpha",
+    "kappa",
+    "tau",
+    "rho",
+    "lam",
+    "C_train",
+    "C_test",
+    "e_mean",
+    "e_se",
+    "e_mc_mean",
+    "e_mc_se",
+    "e_idg_mean",
+    "e_idg_se",
+    "e_idg_theory",
+    "convention",
+    "assignment",
+    "train_tasks",
+    "test_tasks",
+    "rounding",
+    "ridge_floor",
+    "z",
+    "expected_gap_rel",
+    "e_theory",
+)
 
 
 def run(args) -> int:
     t = teacher(args.f)
-    check_float64(t)                 # before anything is computed: the simulator works in float64
-    check_teacher(t)                 # E[f^4] finite (poles such as 1/g), as the exact functional needs
+    check_float64(t)  # before anything is computed: the simulator works in float64
+    check_teacher(t)  # E[f^4] finite (poles such as 1/g), as the exact functional needs
     if args.features is not None or args.control is not None:
         return run_kernel(args)
     d = parse_int(args.d, "d", 2, MAX_D)
@@ -109,20 +189,48 @@ def run(args) -> int:
     check_output_paths(args)
     C_test = args.C_test if args.C_test is not None else args.C_train
     if alphas.size * kappas.size * taus.size > MAX_SIM_POINTS:
-        raise ICLError(f"--alpha x --kappa x --tau is {alphas.size * kappas.size * taus.size} simulation points; "
-                       f"limit {MAX_SIM_POINTS} (see docs/limits.md)")
+        raise ICLError(
+            f"--alpha x --kappa x --tau is {alphas.size * kappas.size * taus.size} simulation points; "
+            f"limit {MAX_SIM_POINTS} (see docs/limits.md)"
+        )
     jobs, scheduler = parse_parallel(args)
     points = list(itertools.product(alphas, kappas, taus))
     progress = progress_printer(args.quiet)
-    specs = [dict(f=args.f, d=d, alpha=float(alpha), kappa=float(kappa), tau=float(tau), rho=rho, lam=lam,
-                  C_train=args.C_train, C_test=C_test, seeds=range(seed0, seed0 + n_seeds), n_test=n_test,
-                  solver=args.solver, sampler=args.sampler, exact=not args.no_exact, convention=convention)
-             for alpha, kappa, tau in points]
+    specs = [
+        dict(
+            f=args.f,
+            d=d,
+            alpha=float(alpha),
+            kappa=float(kappa),
+            tau=float(tau),
+            rho=rho,
+            lam=lam,
+            C_train=args.C_train,
+            C_test=C_test,
+            seeds=range(seed0, seed0 + n_seeds),
+            n_test=n_test,
+            solver=args.solver,
+            sampler=args.sampler,
+            exact=not args.no_exact,
+            convention=convention,
+        )
+        for alpha, kappa, tau in points
+    ]
     out = []
     for res in simulate_many(specs, jobs=jobs, scheduler=scheduler, progress=progress):
         obj = with_theory(res).to_json()
-        obj["e_idg_theory"] = theory_at(args.f, d=d, alpha=obj["alpha"], kappa=obj["kappa"], tau=obj["tau"],
-                                        rho=rho, lam=lam, C_train=args.C_train, C_test=C_test, error="idg")
+        obj["e_idg_theory"] = theory_at(
+            args.f,
+            d=d,
+            alpha=obj["alpha"],
+            kappa=obj["kappa"],
+            tau=obj["tau"],
+            rho=rho,
+            lam=lam,
+            C_train=args.C_train,
+            C_test=C_test,
+            error="idg",
+        )
         out.append(obj)
         if not args.json:
             _print_point(obj)
@@ -130,10 +238,21 @@ def run(args) -> int:
     if args.plot:
         save_figure(sweep_figure(out, theory_grid(args.f, out)), args.plot)
     if args.csv:
-        rows = [{**o, **{k: v for k, v in o["convention"].items() if k != "name"},
-                 "convention": o["convention"]["name"]} for o in out]
-        write_csv(args.csv, CSV_KEYS, [["inf" if k in ("e_theory", "e_idg_theory") and o[k] is None
-                                        else ("" if o[k] is None else o[k]) for k in CSV_KEYS] for o in rows])
+        rows = [
+            {**o, **{k: v for k, v in o["convention"].items() if k != "name"}, "convention": o["convention"]["name"]}
+            for o in out
+        ]
+        write_csv(
+            args.csv,
+            CSV_KEYS,
+            [
+                [
+                    "inf" if k in ("e_theory", "e_idg_theory") and o[k] is None else ("" if o[k] is None else o[k])
+                    for k in CSV_KEYS
+                ]
+                for o in rows
+            ],
+        )
     emit_json(args, document("simulate", out, f=args.f))
     return 0
 
@@ -145,23 +264,31 @@ def _fmt(x, se=None):
 
 
 def _print_point(o):
-    print(f"teacher {o['teacher']}: d={o['d']} ell={o['ell']} k={o['k']} n={o['n']} "
-          f"(alpha={o['alpha']:g}, kappa={o['kappa']:g}, tau={o['tau']:g}), rho={o['rho']:g}, lam={o['lam']:g}, "
-          f"C_train={o['C_train']}, C_test={o['C_test']}, tasks={o['tasks']}")
+    print(
+        f"teacher {o['teacher']}: d={o['d']} ell={o['ell']} k={o['k']} n={o['n']} "
+        f"(alpha={o['alpha']:g}, kappa={o['kappa']:g}, tau={o['tau']:g}), rho={o['rho']:g}, lam={o['lam']:g}, "
+        f"C_train={o['C_train']}, C_test={o['C_test']}, tasks={o['tasks']}"
+    )
     c = o["convention"]
-    print(f"  convention {c['name']}: assignment={c['assignment']}, train tasks={c['train_tasks']}, "
-          f"test tasks={c['test_tasks']}, rounding={c['rounding']}, ridge floor={c['ridge_floor']:g}")
+    print(
+        f"  convention {c['name']}: assignment={c['assignment']}, train tasks={c['train_tasks']}, "
+        f"test tasks={c['test_tasks']}, rounding={c['rounding']}, ridge floor={c['ridge_floor']:g}"
+    )
     for r in o["per_seed"]:
-        print(f"  seed {r['seed']}: e = {_fmt(r['e'])}  e_idg = {_fmt(r['e_idg'])}  e_mc = {_fmt(r['e_mc'], r['e_mc_se'])}  "
-              f"[{r['solver']}, {r['iterations']} it, residual {_fmt(r['residual'])}, {r['seconds']:.2f} s]")
+        print(
+            f"  seed {r['seed']}: e = {_fmt(r['e'])}  e_idg = {_fmt(r['e_idg'])}  e_mc = {_fmt(r['e_mc'], r['e_mc_se'])}  "
+            f"[{r['solver']}, {r['iterations']} it, residual {_fmt(r['residual'])}, {r['seconds']:.2f} s]"
+        )
     print(f"  e (exact functional, mean over {len(o['seeds'])} seeds) = {_fmt(o['e_mean'], o['e_se'])}")
     print(f"  e_mc (Monte Carlo, {o['n_test']} fresh prompts/seed)     = {_fmt(o['e_mc_mean'], o['e_mc_se'])}")
     theory_text = _fmt(o["e_theory"]) if o["e_theory"] is not None else "inf (the interpolation peak)"
     print(f"  e_theory (d -> infinity, Result 1 / Eq. (10))         = {theory_text}")
     if o["e_idg_mean"] is not None:
         idg_th = _fmt(o["e_idg_theory"]) if o["e_idg_theory"] is not None else "inf"
-        print(f"  e_idg (IDG: same Gamma on its k pretraining tasks)    = {_fmt(o['e_idg_mean'], o['e_idg_se'])}"
-              f"  theory {idg_th}")
+        print(
+            f"  e_idg (IDG: same Gamma on its k pretraining tasks)    = {_fmt(o['e_idg_mean'], o['e_idg_se'])}"
+            f"  theory {idg_th}"
+        )
     if o["comparison"]:
         print(textwrap.fill(o["comparison"], 100, initial_indent="  ", subsequent_indent="    "))
     print(f"  {o['seconds']:.2f} s")
@@ -172,13 +299,13 @@ def run_kernel(args) -> int:
     if args.features is None:
         raise ICLError("--control needs --features")
     if parse_convention(args) != resolve_convention():
-        raise ICLError("--features simulates the default convention only (drop --convention, --tasks and the "
-                       "convention options)")
+        raise ICLError(
+            "--features simulates the default convention only (drop --convention, --tasks and the convention options)"
+        )
     if args.C_train != "identity" or (args.C_test not in (None, "identity")):
         raise ICLError("--features supports isotropic tasks only (--ctrain/--ctest identity)")
     if args.sampler != "fast" or args.no_exact:
-        raise ICLError("--features always uses the direct sampler and the query-exact error; "
-                       "drop --sampler/--no-exact")
+        raise ICLError("--features always uses the direct sampler and the query-exact error; drop --sampler/--no-exact")
     parse_features(args.features)
     check_output_paths(args)
     d = parse_int(args.d, "d", 2)
@@ -193,32 +320,69 @@ def run_kernel(args) -> int:
     jobs, scheduler = parse_parallel(args)
     points = [tuple(float(x) for x in pt) for pt in itertools.product(*grids)]
     limit = memory_share(None, jobs, n_seeds, scheduler)
-    for alpha, kappa, tau in points:            # every point's sizes and memory, before the first run
+    for alpha, kappa, tau in points:  # every point's sizes and memory, before the first run
         check_kernel_run(d, alpha, kappa, tau, args.features, n_test, args.solver, limit)
     progress = progress_printer(args.quiet)
     out = []
     for alpha, kappa, tau in points:
-        res = simulate_kernel(args.f, d, alpha, kappa, tau, rho, features=args.features,
-                              lam=lam, seeds=range(seed0, seed0 + n_seeds), n_test=n_test, control=args.control,
-                              solver=args.solver, progress=progress, jobs=jobs, scheduler=scheduler)
+        res = simulate_kernel(
+            args.f,
+            d,
+            alpha,
+            kappa,
+            tau,
+            rho,
+            features=args.features,
+            lam=lam,
+            seeds=range(seed0, seed0 + n_seeds),
+            n_test=n_test,
+            control=args.control,
+            solver=args.solver,
+            progress=progress,
+            jobs=jobs,
+            scheduler=scheduler,
+        )
         obj = res.to_json()
         out.append(obj)
         if not args.json:
             what = f"{obj['control']} control for " if obj["control"] else ""
-            print(f"{what}kernel learner {obj['features']} on f = {obj['teacher']}: d={obj['d']} D={obj['D']} "
-                  f"ell={obj['ell']} k={obj['k']} n={obj['n']} (ell/D={obj['alpha']:g}, k/D={obj['kappa']:g}, "
-                  f"n/D^2={obj['tau']:g}), rho={obj['rho']:g}, lam={obj['lam']:g}, rho_eff={obj['rho_eff']:.6g}")
+            print(
+                f"{what}kernel learner {obj['features']} on f = {obj['teacher']}: d={obj['d']} D={obj['D']} "
+                f"ell={obj['ell']} k={obj['k']} n={obj['n']} (ell/D={obj['alpha']:g}, k/D={obj['kappa']:g}, "
+                f"n/D^2={obj['tau']:g}), rho={obj['rho']:g}, lam={obj['lam']:g}, rho_eff={obj['rho_eff']:.6g}"
+            )
             for r in obj["per_seed"]:
-                print(f"  seed {r['seed']}: e = {_fmt(r['e'], r['e_se'])}  e_mc = {_fmt(r['e_mc'], r['e_mc_se'])}  "
-                      f"[{r['solver']}, {r['seconds']:.2f} s]")
+                print(
+                    f"  seed {r['seed']}: e = {_fmt(r['e'], r['e_se'])}  e_mc = {_fmt(r['e_mc'], r['e_mc_se'])}  "
+                    f"[{r['solver']}, {r['seconds']:.2f} s]"
+                )
             print(f"  e (query-exact, mean over {len(obj['seeds'])} seeds) = {_fmt(obj['e_mean'], obj['e_se'])}")
             print(f"  e_mc (Monte Carlo)                        = {_fmt(obj['e_mc_mean'], obj['e_mc_se'])}")
             print(f"  e_theory (linear deterministic equivalent in D dims) = {_fmt(obj['e_theory'])}")
     if args.plot:
         save_figure(sweep_figure(out), args.plot)
     if args.csv:
-        keys = ("teacher", "features", "control", "d", "D", "ell", "k", "n", "alpha", "kappa", "tau", "rho", "lam",
-                "rho_eff", "e_mean", "e_se", "e_mc_mean", "e_mc_se", "e_theory")
+        keys = (
+            "teacher",
+            "features",
+            "control",
+            "d",
+            "D",
+            "ell",
+            "k",
+            "n",
+            "alpha",
+            "kappa",
+            "tau",
+            "rho",
+            "lam",
+            "rho_eff",
+            "e_mean",
+            "e_se",
+            "e_mc_mean",
+            "e_mc_se",
+            "e_theory",
+        )
         write_csv(args.csv, keys, [["" if o[k] is None else o[k] for k in keys] for o in out])
     emit_json(args, document("simulate", out, f=args.f, features=args.features, control=args.control))
     return 0

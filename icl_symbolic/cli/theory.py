@@ -15,7 +15,22 @@ import time
 import numpy as np
 
 from icl_symbolic.api.theory import DIVERGES, ERRORS, e_finite_d, plot_theory, theory_sweep
-from icl_symbolic.cli._args import EXIT_OK_BAD_INPUT, ICLError, add_output_options, ascii_int, check_int, check_output_paths, defaults, document, emit_json, epilog, parse_parameter, progress_printer, save_figure, write_text
+from icl_symbolic.cli._args import (
+    EXIT_OK_BAD_INPUT,
+    ICLError,
+    add_output_options,
+    ascii_int,
+    check_int,
+    check_output_paths,
+    defaults,
+    document,
+    emit_json,
+    epilog,
+    parse_parameter,
+    progress_printer,
+    save_figure,
+    write_text,
+)
 
 _SWEPT = ("rho", "alpha", "kappa", "lam", "tau")
 _PAPER = "arXiv:2610.10761v1, Result 1 Eq. (9) p. 3; Eq. (10) p. 3"
@@ -23,15 +38,22 @@ _PAPER = "arXiv:2610.10761v1, Result 1 Eq. (9) p. 3; Eq. (10) p. 3"
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "theory", help="asymptotic ICL error curve of a teacher f (Result 1, Eq. 9; a1 = 0: Eq. 10)",
+        "theory",
+        help="asymptotic ICL error curve of a teacher f (Result 1, Eq. 9; a1 = 0: Eq. 10)",
         description="Deterministic d -> infinity ICL error of the reduced linear-attention model "
-                    "for teacher f: e_linear(a1^2 C_train, a1^2 C_test, rho_nonlinear) (Result 1, "
-                    "Eq. 9), or Eq. (10) when a1 = 0. Every swept option takes a value, a comma "
-                    "list, or start:stop:count (geometric with --log); the grid is their product. "
-                    "A ridgeless point at tau = 1 (the interpolation peak) is reported as diverging: "
-                    "e = inf in the table and CSV, null with a reason in JSON.",
-        epilog=epilog(EXIT_OK_BAD_INPUT, ['icl-symbolic theory "sin(g)" --tau 0.1:4:80 --plot out.png',
-                                          'icl-symbolic theory "tanh(g)" --kappa 0.5:8:30 --log --tau 4 --json']))
+        "for teacher f: e_linear(a1^2 C_train, a1^2 C_test, rho_nonlinear) (Result 1, "
+        "Eq. 9), or Eq. (10) when a1 = 0. Every swept option takes a value, a comma "
+        "list, or start:stop:count (geometric with --log); the grid is their product. "
+        "A ridgeless point at tau = 1 (the interpolation peak) is reported as diverging: "
+        "e = inf in the table and CSV, null with a reason in JSON.",
+        epilog=epilog(
+            EXIT_OK_BAD_INPUT,
+            [
+                'icl-symbolic theory "sin(g)" --tau 0.1:4:80 --plot out.png',
+                'icl-symbolic theory "tanh(g)" --kappa 0.5:8:30 --log --tau 4 --json',
+            ],
+        ),
+    )
     p.add_argument("expr", metavar="EXPR", help="teacher f(g), e.g. 'tanh(g)' (whitelisted input language)")
     p.add_argument("--rho", default=defaults.RHO, help="label-noise variance rho >= 0")
     p.add_argument("--alpha", default=f"{defaults.ALPHA:g}", help="context length ratio l/d > 0")
@@ -39,24 +61,44 @@ def register(subparsers) -> None:
     p.add_argument("--tau", default="0.1:4:80", help="pretraining ratio n/d^2 > 0")
     p.add_argument("--lam", default=f"{defaults.LAM:g}", help="ridge lam >= 0 (0: ridgeless)")
     p.add_argument("--log", action="store_true", help="start:stop:count grids are geometric")
-    p.add_argument("--ctrain", default=defaults.C_TRAIN, help="C_train: identity, powerlaw:p, spiked:f:r, "
-                   "lowrank:r, or a .npy matrix/spectrum")
+    p.add_argument(
+        "--ctrain",
+        default=defaults.C_TRAIN,
+        help="C_train: identity, powerlaw:p, spiked:f:r, lowrank:r, or a .npy matrix/spectrum",
+    )
     p.add_argument("--ctest", default=None, help="C_test (same forms; default: same as --ctrain)")
-    p.add_argument("--d", type=ascii_int, default=None, help=f"dimension for non-identity covariance families "
-                   f"(default: the size of a --ctrain/--ctest .npy file, else {defaults.D}; the "
-                   f"identity theory does not depend on d)")
+    p.add_argument(
+        "--d",
+        type=ascii_int,
+        default=None,
+        help=f"dimension for non-identity covariance families "
+        f"(default: the size of a --ctrain/--ctest .npy file, else {defaults.D}; the "
+        f"identity theory does not depend on d)",
+    )
     p.add_argument("--digits", type=ascii_int, default=defaults.DIGITS, help="digits for the Hermite coefficients")
-    p.add_argument("--order", type=ascii_int, default=0, choices=(0, 1),
-                   help="1: add the O(1/d) finite-d terms at dimension --d (icl_symbolic.theory.finite_d; identity "
-                        "covariances, ridgeless, Gaussian tasks) and print the corrected value next to the limit")
-    p.add_argument("--terms", default=None, help="with --order 1: comma list of finite-d terms to switch on "
-                   "(default all: sizes, param_count, task_norm, bank_resolvent, radial, wishart)")
-    p.add_argument("--error", default="icl", choices=ERRORS,
-                   help="icl: fresh test tasks (the paper's ICL error; default); idg: in-distribution "
-                        "generalisation, the test task is one of the k pretraining tasks; gap: icl - idg "
-                        "(docs/idg.md)")
-    add_output_options(p, csv="write the points as CSV (e = inf at a diverging point)",
-                       plot="plot the curve(s)")
+    p.add_argument(
+        "--order",
+        type=ascii_int,
+        default=0,
+        choices=(0, 1),
+        help="1: add the O(1/d) finite-d terms at dimension --d (icl_symbolic.theory.finite_d; identity "
+        "covariances, ridgeless, Gaussian tasks) and print the corrected value next to the limit",
+    )
+    p.add_argument(
+        "--terms",
+        default=None,
+        help="with --order 1: comma list of finite-d terms to switch on "
+        "(default all: sizes, param_count, task_norm, bank_resolvent, radial, wishart)",
+    )
+    p.add_argument(
+        "--error",
+        default="icl",
+        choices=ERRORS,
+        help="icl: fresh test tasks (the paper's ICL error; default); idg: in-distribution "
+        "generalisation, the test task is one of the k pretraining tasks; gap: icl - idg "
+        "(docs/idg.md)",
+    )
+    add_output_options(p, csv="write the points as CSV (e = inf at a diverging point)", plot="plot the curve(s)")
     p.set_defaults(func=run)
 
 
@@ -86,6 +128,7 @@ def _progress_printer(n, quiet):
         if i == total or now - state["t"] > 1.0:
             state["t"] = now
             print(f"theory: {i}/{total} points", file=sys.stderr, flush=True)
+
     return progress
 
 
@@ -98,12 +141,20 @@ def run(args) -> int:
     d = args.d
     specs = [args.ctrain] + ([args.ctest] if args.ctest is not None else [])
     if d is None and any(_needs_d(sp) for sp in specs) and not any(_is_npy(sp) for sp in specs):
-        d = defaults.D      # a .npy file sets d for a named family next to it
+        d = defaults.D  # a .npy file sets d for a named family next to it
     n = math.prod(g.size for g in grids.values())
     # the grid's size and the covariances are checked (one-line errors) before anything is computed
-    cv, warnings = theory_sweep(args.expr, args.ctrain, args.ctest, d=d, digits=args.digits, error=args.error,
-                                progress=_progress_printer(n, args.quiet),
-                                moments_progress=progress_printer(args.quiet), **grids)
+    cv, warnings = theory_sweep(
+        args.expr,
+        args.ctrain,
+        args.ctest,
+        d=d,
+        digits=args.digits,
+        error=args.error,
+        progress=_progress_printer(n, args.quiet),
+        moments_progress=progress_printer(args.quiet),
+        **grids,
+    )
     for w in warnings:
         print(f"icl-symbolic: warning: Appendix A: {w}", file=sys.stderr)
 
@@ -127,47 +178,83 @@ def _run_finite_d(args, grids) -> int:
     """``theory EXPR --d D --order 1``: limit and corrected value per point (icl_symbolic.theory.finite_d)."""
     if args.d is None:
         raise ICLError("--order 1 needs --d (the dimension the correction is for)")
-    if args.ctrain.strip().lower() != "identity" or (args.ctest is not None
-                                                     and args.ctest.strip().lower() != "identity"):
+    if args.ctrain.strip().lower() != "identity" or (
+        args.ctest is not None and args.ctest.strip().lower() != "identity"
+    ):
         raise ICLError("--order 1 is implemented for identity task covariances only")
     if np.any(np.asarray(grids["lam"].values if hasattr(grids["lam"], "values") else grids["lam"]) != 0):
         raise ICLError("--order 1 is implemented for the ridgeless fit (--lam 0) only")
     terms = None if args.terms is None else [t.strip() for t in args.terms.split(",") if t.strip()]
-    pts = [(float(r), float(a), float(k), float(t)) for r in np.ravel(_values(grids["rho"]))
-           for a in np.ravel(_values(grids["alpha"])) for k in np.ravel(_values(grids["kappa"]))
-           for t in np.ravel(_values(grids["tau"]))]
+    pts = [
+        (float(r), float(a), float(k), float(t))
+        for r in np.ravel(_values(grids["rho"]))
+        for a in np.ravel(_values(grids["alpha"]))
+        for k in np.ravel(_values(grids["kappa"]))
+        for t in np.ravel(_values(grids["tau"]))
+    ]
     if len(pts) > MAX_FINITE_D_POINTS:
         raise ICLError(f"--order 1 evaluates at most {MAX_FINITE_D_POINTS} points, the grid has {len(pts)}")
     rows = []
     for rho, alpha, kappa, tau in pts:
         try:
-            fd = e_finite_d(args.expr, rho=rho, alpha=alpha, kappa=kappa, tau=tau, d=args.d,
-                           order=1, terms=terms)
+            fd = e_finite_d(args.expr, rho=rho, alpha=alpha, kappa=kappa, tau=tau, d=args.d, order=1, terms=terms)
         except ICLError as exc:
-            rows.append({"rho": rho, "alpha": alpha, "kappa": kappa, "tau": tau, "limit": None,
-                         "corrected": None, "reason": str(exc)})
+            rows.append(
+                {
+                    "rho": rho,
+                    "alpha": alpha,
+                    "kappa": kappa,
+                    "tau": tau,
+                    "limit": None,
+                    "corrected": None,
+                    "reason": str(exc),
+                }
+            )
             continue
-        rows.append({"rho": rho, "alpha": alpha, "kappa": kappa, "tau": tau, "limit": fd.limit,
-                     "corrected": fd.corrected, "corrected_mc_se": fd.stderr, "gap_pct": 100 * fd.gap,
-                     "terms": {t.name: t.delta for t in fd.terms}, "sources": {t.name: t.source for t in fd.terms}})
-    doc = document("theory", rows, expr=args.expr, d=args.d, order=1,
-                   method="d -> infinity limit (Result 1, Eq. (9); Eq. (10) for a1 = 0) plus the O(1/d) terms "
-                          "of icl_symbolic.theory.finite_d (docs/finite-d.md); ridgeless, C = I, Gaussian tasks; the "
-                          "radial term averages over one prompt's law by Monte Carlo (corrected_mc_se)")
+        rows.append(
+            {
+                "rho": rho,
+                "alpha": alpha,
+                "kappa": kappa,
+                "tau": tau,
+                "limit": fd.limit,
+                "corrected": fd.corrected,
+                "corrected_mc_se": fd.stderr,
+                "gap_pct": 100 * fd.gap,
+                "terms": {t.name: t.delta for t in fd.terms},
+                "sources": {t.name: t.source for t in fd.terms},
+            }
+        )
+    doc = document(
+        "theory",
+        rows,
+        expr=args.expr,
+        d=args.d,
+        order=1,
+        method="d -> infinity limit (Result 1, Eq. (9); Eq. (10) for a1 = 0) plus the O(1/d) terms "
+        "of icl_symbolic.theory.finite_d (docs/finite-d.md); ridgeless, C = I, Gaussian tasks; the "
+        "radial term averages over one prompt's law by Monte Carlo (corrected_mc_se)",
+    )
     emit_json(args, doc)
     if not args.json:
-        print(f"ICL error of f(g) = {args.expr} at d = {args.d}: d -> infinity limit and finite-d correction "
-              f"(docs/finite-d.md)")
+        print(
+            f"ICL error of f(g) = {args.expr} at d = {args.d}: d -> infinity limit and finite-d correction "
+            f"(docs/finite-d.md)"
+        )
         print(f"{'rho':>6} {'alpha':>7} {'kappa':>7} {'tau':>7} {'limit':>10} {'corrected':>10} {'gap %':>8}  terms")
         for r in rows:
             if r["corrected"] is None:
-                print(f"{r['rho']:6g} {r['alpha']:7g} {r['kappa']:7g} {r['tau']:7g} {'-':>10} {'-':>10} {'-':>8}  "
-                      f"{r['reason']}")
+                print(
+                    f"{r['rho']:6g} {r['alpha']:7g} {r['kappa']:7g} {r['tau']:7g} {'-':>10} {'-':>10} {'-':>8}  "
+                    f"{r['reason']}"
+                )
                 continue
             terms_txt = ", ".join(f"{k} {v:+.4f}" for k, v in r["terms"].items())
             se = f" (MC SE {r['corrected_mc_se']:.1e})" if r["corrected_mc_se"] else ""
-            print(f"{r['rho']:6g} {r['alpha']:7g} {r['kappa']:7g} {r['tau']:7g} {r['limit']:10.6f} "
-                  f"{r['corrected']:10.6f} {r['gap_pct']:+8.2f}  {terms_txt}{se}")
+            print(
+                f"{r['rho']:6g} {r['alpha']:7g} {r['kappa']:7g} {r['tau']:7g} {r['limit']:10.6f} "
+                f"{r['corrected']:10.6f} {r['gap_pct']:+8.2f}  {terms_txt}{se}"
+            )
     return 0
 
 
@@ -183,16 +270,27 @@ def json_document(cv, args, d, warnings) -> dict:
     j = cv.to_json()
     points = j.pop("points")
     fields = {k: j[k] for k in ("a1", "E_f2", "rho", "rho_f", "rho_nonlinear", "branch")}
-    return document("theory", points, expr=args.expr, **fields, error=cv.error, C_train=args.ctrain,
-                    C_test=args.ctest if args.ctest is not None else args.ctrain, d=d, method=j["method"],
-                    provenance=j["provenance"], appendix_a_warnings=warnings, paper=_PAPER)
+    return document(
+        "theory",
+        points,
+        expr=args.expr,
+        **fields,
+        error=cv.error,
+        C_train=args.ctrain,
+        C_test=args.ctest if args.ctest is not None else args.ctrain,
+        d=d,
+        method=j["method"],
+        provenance=j["provenance"],
+        appendix_a_warnings=warnings,
+        paper=_PAPER,
+    )
 
 
 def curve_csv(cv) -> str:
     buf = _io.StringIO()
     keys = ("alpha", "kappa", "tau", "lam", "rho", "rho_nonlinear", "e")
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(keys[:-1] + ("error", "e"))          # which error (icl, idg, gap) the column e holds
+    w.writerow(keys[:-1] + ("error", "e"))  # which error (icl, idg, gap) the column e holds
     for i in range(len(cv)):
         w.writerow([repr(float(cv.columns[k][i])) for k in keys[:-1]] + [cv.error, repr(float(cv.columns["e"][i]))])
     return buf.getvalue()
@@ -201,24 +299,32 @@ def curve_csv(cv) -> str:
 def curve_table(cv, doc) -> str:
     tm = cv.moments
     rnl = doc["rho_nonlinear"]
-    lines = [f"f(g) = {doc['expr']}    C_train = {doc['C_train']}    C_test = {doc['C_test']}"
-             + (f"    d = {doc['d']}" if doc["d"] else ""),
-             f"a1 = {tm.a1.to_str(16)}  ({tm.a1.provenance()})",
-             f"E[f^2] = {tm.E_f2.to_str(16)}  ({tm.E_f2.provenance()})",
-             "rho_nonlinear = rho + E[f^2] - a1^2 = "
-             + ", ".join(f"{x:.12g}" for x in rnl),
-             {"icl": "error: ICL (fresh test tasks)",
-              "idg": "error: IDG (the test task is one of the k pretraining tasks; docs/idg.md)",
-              "gap": "error: ICL - IDG gap (docs/idg.md)"}[cv.error],
-             ("branch: Result 1, Eq. (9): e_linear(a1^2 C_train, a1^2 C_test, rho_nonlinear); "
-              "deterministic equivalent, d -> infinity, float64" if cv.branch == "result1" else
-              "branch: a1 = 0, Eq. (10) (lam > 0: Eq. (15) ridge curve); alpha, kappa do not matter at lam = 0"),
-             ""]
+    lines = [
+        f"f(g) = {doc['expr']}    C_train = {doc['C_train']}    C_test = {doc['C_test']}"
+        + (f"    d = {doc['d']}" if doc["d"] else ""),
+        f"a1 = {tm.a1.to_str(16)}  ({tm.a1.provenance()})",
+        f"E[f^2] = {tm.E_f2.to_str(16)}  ({tm.E_f2.provenance()})",
+        "rho_nonlinear = rho + E[f^2] - a1^2 = " + ", ".join(f"{x:.12g}" for x in rnl),
+        {
+            "icl": "error: ICL (fresh test tasks)",
+            "idg": "error: IDG (the test task is one of the k pretraining tasks; docs/idg.md)",
+            "gap": "error: ICL - IDG gap (docs/idg.md)",
+        }[cv.error],
+        (
+            "branch: Result 1, Eq. (9): e_linear(a1^2 C_train, a1^2 C_test, rho_nonlinear); "
+            "deterministic equivalent, d -> infinity, float64"
+            if cv.branch == "result1"
+            else "branch: a1 = 0, Eq. (10) (lam > 0: Eq. (15) ridge curve); alpha, kappa do not matter at lam = 0"
+        ),
+        "",
+    ]
     lines.append(f"{'alpha':>10} {'kappa':>10} {'tau':>10} {'lam':>10} {'rho':>8} {'e':>16}")
     c = cv.columns
     for i in range(len(cv)):
-        lines.append(f"{c['alpha'][i]:>10.5g} {c['kappa'][i]:>10.5g} {c['tau'][i]:>10.5g} "
-                     f"{c['lam'][i]:>10.5g} {c['rho'][i]:>8.4g} {c['e'][i]:>16.10g}")
+        lines.append(
+            f"{c['alpha'][i]:>10.5g} {c['kappa'][i]:>10.5g} {c['tau'][i]:>10.5g} "
+            f"{c['lam'][i]:>10.5g} {c['rho'][i]:>8.4g} {c['e'][i]:>16.10g}"
+        )
     if np.isinf(c["e"]).any():
         lines.append(f"inf: {DIVERGES}")
     return "\n".join(lines)

@@ -35,7 +35,7 @@ import sympy
 from icl_symbolic.core.caches import memoize
 
 #: estimates are capped here (they only need to be compared with limits far below)
-CAP = 10 ** 30
+CAP = 10**30
 
 _TWO_TERM = (sympy.sin, sympy.cos, sympy.sinh, sympy.cosh, sympy.erfc)
 
@@ -92,7 +92,7 @@ def _degree(e) -> tuple:
     elif e.is_Pow and e.exp.is_Integer and e.exp > 0:
         d = int(e.exp) * inner[0][0]
     else:
-        d = 0   # a function call or a non-polynomial power is an atom of degree 0 here
+        d = 0  # a function call or a non-polynomial power is an atom of degree 0 here
     d = min(d, CAP)
     return d, max(worst, d)
 

@@ -21,7 +21,7 @@ class ParseError(ICLError):
         self.text = text
         self.position = position
         if text is not None and position is not None:
-            message = f"{message} (at column {position + 1}: {text[position:position + 20]!r})"
+            message = f"{message} (at column {position + 1}: {text[position : position + 20]!r})"
         super().__init__(message)
 
 

@@ -73,17 +73,26 @@ def _dask_client(address: str):
     try:
         from dask.distributed import Client
     except ImportError as exc:
-        raise ICLError(f"a Dask scheduler ({address}) was requested but dask.distributed is not installed; "
-                       f'install the extra: pip install "icl-symbolic[dask]"') from exc
+        raise ICLError(
+            f"a Dask scheduler ({address}) was requested but dask.distributed is not installed; "
+            f'install the extra: pip install "icl-symbolic[dask]"'
+        ) from exc
     try:
         return Client(address, timeout="10s", set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise ICLError(f"cannot connect to the Dask scheduler at {address}: {exc}") from exc
 
 
-def map_sweep(fn: Callable[[Any], Any], items: Iterable, jobs: int = 1, scheduler: str | None = None,
-              blas_threads: int = 1, progress: Callable[[str], None] | None = None,
-              label: str = "item", on_item: Callable[[int, Any], None] | None = None) -> list:
+def map_sweep(
+    fn: Callable[[Any], Any],
+    items: Iterable,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    blas_threads: int = 1,
+    progress: Callable[[str], None] | None = None,
+    label: str = "item",
+    on_item: Callable[[int, Any], None] | None = None,
+) -> list:
     """``[fn(item) for item in items]``, serially, on ``jobs`` processes, or on a Dask cluster.
 
     Parameters

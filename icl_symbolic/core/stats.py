@@ -88,8 +88,10 @@ def t_limit(z_budget: float, dof: float | None) -> float:
     if nu is None:
         return z
     if nu <= 0:
-        raise ICLError(f"no degrees of freedom (dof = {nu:g}): the standard error was not estimated "
-                       "(at least two seeds are needed), so no z limit and no claim can rest on it")
+        raise ICLError(
+            f"no degrees of freedom (dof = {nu:g}): the standard error was not estimated "
+            "(at least two seeds are needed), so no z limit and no claim can rest on it"
+        )
     return float(stats.t.isf(stats.norm.sf(z), nu))
 
 
@@ -179,7 +181,7 @@ def power(shift_abs: float, se: float, limit: float, dof: float | None) -> float
     if nc == 0.0:
         return float(2 * stats.t.sf(limit, nu))
     near = float(stats.nct.sf(limit, nu, nc))
-    far = float(stats.nct.sf(limit, nu, -nc))   # = P(T < -limit); scipy gives NaN once it is < 1e-300
+    far = float(stats.nct.sf(limit, nu, -nc))  # = P(T < -limit); scipy gives NaN once it is < 1e-300
     if not math.isfinite(near):
         raise ICLError(f"noncentral t tail not computable at limit {limit:g}, dof {nu:g}, noncentrality {nc:g}")
     return near + (far if math.isfinite(far) else 0.0)

@@ -154,7 +154,7 @@ class Value:
             value = mpmath.mpf(value)  # ints and floats are exact in binary: no rounding here
         text = mpmath.nstr(value, n)
         if text.endswith(".0") and "e" not in text and len(text.lstrip("-").rstrip("0").rstrip(".")) >= n:
-            text = text[:-2]   # "29.0" would claim a third digit: with 2 certified digits print "29"
+            text = text[:-2]  # "29.0" would claim a third digit: with 2 certified digits print "29"
         return text
 
     def provenance(self) -> str:
@@ -169,14 +169,18 @@ class Value:
             return f"mpmath quadrature, {got}{err}"
         if self.method == "mc":
             return f"Monte Carlo, n={self.n_samples}, SE={_fmt(self.stderr)}" + (
-                f", seed={self.seeds[0] if len(self.seeds) == 1 else self.seeds}" if self.seeds else "")
+                f", seed={self.seeds[0] if len(self.seeds) == 1 else self.seeds}" if self.seeds else ""
+            )
         if self.method == "sim":
             if self.seeds and self.n_samples is not None and self.n_samples != len(self.seeds):
                 # an extrapolated or pooled value: its SE has n_samples - 1 dof (e.g. Welch), not one per seed
-                return (f"simulation, seeds {self.seeds[0]}..{self.seeds[-1]} (at most {len(self.seeds)} per "
-                        f"point), SE={_fmt(self.stderr)} ({self.n_samples - 1} dof)")
+                return (
+                    f"simulation, seeds {self.seeds[0]}..{self.seeds[-1]} (at most {len(self.seeds)} per "
+                    f"point), SE={_fmt(self.stderr)} ({self.n_samples - 1} dof)"
+                )
             return f"simulation over {self.n_samples} seeds, SE={_fmt(self.stderr)}" + (
-                f", seeds={list(self.seeds)}" if self.seeds else "")
+                f", seeds={list(self.seeds)}" if self.seeds else ""
+            )
         err = "" if self.abs_err is None else f", |err| <= {_fmt(self.abs_err)}"
         return "numeric (float64)" + err
 
@@ -196,7 +200,7 @@ class Value:
         return f"${shown}$ \\ ({self.provenance()})"
 
     # -- arithmetic (rules in the module docstring) ------------------------
-    __array_ufunc__ = None      # numpy defers to the reflected operators below
+    __array_ufunc__ = None  # numpy defers to the reflected operators below
 
     def __add__(self, other):
         return _binary(self, other, "+")
@@ -239,12 +243,18 @@ class Value:
     def to_json(self) -> dict:
         """A JSON-ready dict; high-precision numbers are decimal strings."""
         text = self.to_str()
-        out: dict = {"value": None if text == UNCERTIFIED else text, "method": self.method,
-                     "provenance": self.provenance()}
+        out: dict = {
+            "value": None if text == UNCERTIFIED else text,
+            "method": self.method,
+            "provenance": self.provenance(),
+        }
         if text == UNCERTIFIED:
             unbounded = self.abs_err is not None and not mpmath.isfinite(mpmath.mpf(self.abs_err))
-            out["reason"] = ("no argument bounds the quadrature error (see note)" if unbounded
-                             else "no digit certified by the error bound")
+            out["reason"] = (
+                "no argument bounds the quadrature error (see note)"
+                if unbounded
+                else "no digit certified by the error bound"
+            )
         if self.exact is not None:
             out["exact"] = str(self.exact)
         for key in ("digits", "n_samples"):
@@ -276,7 +286,7 @@ def _fmt(x) -> str:
 # arithmetic
 # ---------------------------------------------------------------------------
 _RANDOM = ("mc", "sim")
-_PLAIN_DIGITS = 30          # digits of a result made of plain numbers only
+_PLAIN_DIGITS = 30  # digits of a result made of plain numbers only
 
 
 class _Operand:
@@ -285,8 +295,7 @@ class _Operand:
     __slots__ = ("val", "err", "exact", "digits", "stderr", "value")
 
     def __init__(self, val, err, exact, digits, stderr, value):
-        self.val, self.err, self.exact, self.digits, self.stderr, self.value = \
-            val, err, exact, digits, stderr, value
+        self.val, self.err, self.exact, self.digits, self.stderr, self.value = val, err, exact, digits, stderr, value
 
 
 def _operand(x):
@@ -308,7 +317,7 @@ def _operand(x):
         if isinstance(x, float):
             if not math.isfinite(x):
                 return None
-            ex = sympy.Rational(repr(float(x)))     # 0.1 -> 1/10, as gauss.to_rational reads floats
+            ex = sympy.Rational(repr(float(x)))  # 0.1 -> 1/10, as gauss.to_rational reads floats
         elif isinstance(x, mpmath.mpf):
             man, exp = x.man_exp
             ex = sympy.Integer(man) * sympy.Integer(2) ** exp
@@ -339,8 +348,7 @@ def _seeds_of(*ops):
 
 
 def _combine_exact(op, ea, eb):
-    return {"+": lambda: ea + eb, "-": lambda: ea - eb, "*": lambda: ea * eb,
-            "/": lambda: ea / eb}[op]()
+    return {"+": lambda: ea + eb, "-": lambda: ea - eb, "*": lambda: ea * eb, "/": lambda: ea / eb}[op]()
 
 
 def _work_dps(*xs) -> int:
@@ -368,8 +376,7 @@ def _binary(x, y, op):
             err = None if a.err is None or b.err is None else a.err + b.err
         elif op == "*":
             val = a.val * b.val
-            err = None if a.err is None or b.err is None else \
-                abs(a.val) * b.err + abs(b.val) * a.err + a.err * b.err
+            err = None if a.err is None or b.err is None else abs(a.val) * b.err + abs(b.val) * a.err + a.err * b.err
         else:
             if b.val == 0 or (b.err is not None and abs(b.val) <= b.err):
                 raise ZeroDivisionError(f"division by a Value that is zero within its error ({b.value!r})")
@@ -378,8 +385,7 @@ def _binary(x, y, op):
         random = [o for o in (a, b) if o.stderr is not None]
         if random:
             return _random_result(a, b, op, val, err, random)
-        method = "mpmath" if any(o.value is not None and o.value.method == "mpmath" for o in (a, b)) \
-            else "numeric"
+        method = "mpmath" if any(o.value is not None and o.value.method == "mpmath" for o in (a, b)) else "numeric"
         if err is not None and method == "mpmath":
             digits = min(digits, certified_digits(val, err, digits))
         if method == "numeric":
@@ -391,21 +397,24 @@ def _random_result(a, b, op, val, err, random):
     if len(random) == 2:
         sa, sb = a.value.seeds, b.value.seeds
         if not sa or not sb or set(sa) & set(sb):
-            raise ValueError("cannot combine two random Values that share seeds (or have none): their "
-                             "covariance is unknown, so the standard error cannot be propagated")
+            raise ValueError(
+                "cannot combine two random Values that share seeds (or have none): their "
+                "covariance is unknown, so the standard error cannot be propagated"
+            )
     sa = a.stderr or mpmath.mpf(0)
     sb = b.stderr or mpmath.mpf(0)
     if op in "+-":
-        se = mpmath.sqrt(sa ** 2 + sb ** 2)
+        se = mpmath.sqrt(sa**2 + sb**2)
     elif op == "*":
         se = mpmath.sqrt((b.val * sa) ** 2 + (a.val * sb) ** 2)
     else:
-        se = mpmath.sqrt((sa / b.val) ** 2 + (a.val * sb / b.val ** 2) ** 2)
+        se = mpmath.sqrt((sa / b.val) ** 2 + (a.val * sb / b.val**2) ** 2)
     method = "sim" if any(o.value.method == "sim" for o in random) else "mc"
     ns = [o.value.n_samples for o in random if o.value.n_samples is not None]
     bound = None if err is None or err == 0 else float(err)
-    return Value(float(val), method, stderr=float(se), abs_err=bound, n_samples=min(ns) if ns else None,
-                 seeds=_seeds_of(a, b))
+    return Value(
+        float(val), method, stderr=float(se), abs_err=bound, n_samples=min(ns) if ns else None, seeds=_seeds_of(a, b)
+    )
 
 
 def _power(x, p):
@@ -419,14 +428,14 @@ def _power(x, p):
     if a.exact is not None:
         if a.exact == 0 and pe.is_negative:
             raise ZeroDivisionError("0 to a negative power")
-        return Value.from_exact(a.exact ** pe, digits=_digits_of(a))
+        return Value.from_exact(a.exact**pe, digits=_digits_of(a))
     digits = _digits_of(a)
     with mpmath.workdps(digits + 20):
         pm = mpmath.mpf(str(sympy.N(pe, digits + 20)))
         integer = pe.is_integer
         if a.val < 0 and not integer:
             raise ValueError("a negative Value to a non-integer power is not real")
-        val = a.val ** pm
+        val = a.val**pm
         err = None
         if a.err is not None:
             lo, hi = abs(a.val) - a.err, abs(a.val) + a.err
@@ -438,8 +447,14 @@ def _power(x, p):
         if a.stderr is not None:
             se = abs(pm * a.val ** (pm - 1)) * a.stderr
             v = a.value
-            return Value(float(val), v.method, stderr=float(se), abs_err=None if not err else float(err),
-                         n_samples=v.n_samples, seeds=v.seeds)
+            return Value(
+                float(val),
+                v.method,
+                stderr=float(se),
+                abs_err=None if not err else float(err),
+                n_samples=v.n_samples,
+                seeds=v.seeds,
+            )
         if a.value.method == "numeric":
             return Value(float(val), "numeric", abs_err=None if err is None else float(err))
         if err is not None:

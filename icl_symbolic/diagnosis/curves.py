@@ -43,7 +43,7 @@ from scipy.optimize import least_squares
 from scipy.stats import chi2 as _chi2
 
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.diagnosis.slips import Catalogue, Context, SlipModel, CONTEXT_SYMBOLS, catalogue, read_text_limited
+from icl_symbolic.diagnosis.slips import CONTEXT_SYMBOLS, Catalogue, Context, SlipModel, catalogue, read_text_limited
 from icl_symbolic.theory.asymptotic import e_a1zero, e_linear_isotropic
 
 AXES = ("tau", "kappa", "alpha")
@@ -83,8 +83,10 @@ def parse_curve(text: str, rel_err: float | None = None, where: str = "curve") -
     head = [h.strip().lower() for h in rows[0]]
     axes = [h for h in head if h in AXES]
     if len(axes) != 1 or "e" not in head:
-        raise ICLError(f"--curve: {where}: the header must name one of tau, kappa, alpha and the "
-                       f"column e (and optionally se); got {','.join(head)}")
+        raise ICLError(
+            f"--curve: {where}: the header must name one of tau, kappa, alpha and the "
+            f"column e (and optionally se); got {','.join(head)}"
+        )
     extra = set(head) - {axes[0], "e", "se"}
     if extra or len(set(head)) != len(head):
         raise ICLError(f"--curve: {where}: unexpected or repeated column(s) in the header {','.join(head)}")
@@ -206,11 +208,19 @@ class Explanation:
         return self.n > self.k and self.p_value >= P_EXPLAIN
 
     def to_json(self) -> dict:
-        return {"model": self.name, "transform": self.model.written() if self.model else None,
-                "params": {k: float(v) for k, v in self.params.items()},
-                "score": float(self.score), "chi2": float(self.chi2), "k": self.k, "n": self.n,
-                "p_value": None if math.isnan(self.p_value) else self.p_value,
-                "explains": self.explains, "rank": self.rank, "tied_with": list(self.tied_with)}
+        return {
+            "model": self.name,
+            "transform": self.model.written() if self.model else None,
+            "params": {k: float(v) for k, v in self.params.items()},
+            "score": float(self.score),
+            "chi2": float(self.chi2),
+            "k": self.k,
+            "n": self.n,
+            "p_value": None if math.isnan(self.p_value) else self.p_value,
+            "explains": self.explains,
+            "rank": self.rank,
+            "tied_with": list(self.tied_with),
+        }
 
 
 @dataclass
@@ -218,13 +228,15 @@ class CurveReport:
     data: CurveData
     setting: dict
     theory: Explanation
-    explanations: list          # ranked, theory included
-    indistinguishable: list     # models identical to the theory here
-    not_applicable: list        # (name, reason)
-    unavailable: list           # (name, reason)
-    criterion: str = ("chi2 = sum ((e - model)/se)^2, score BIC = chi2 + k ln n; a model explains the "
-                      f"curve when the chi-square survival probability (n - k dof) is >= {P_EXPLAIN}; "
-                      "ranked: explaining models first, fewer fitted parameters first, then by BIC")
+    explanations: list  # ranked, theory included
+    indistinguishable: list  # models identical to the theory here
+    not_applicable: list  # (name, reason)
+    unavailable: list  # (name, reason)
+    criterion: str = (
+        "chi2 = sum ((e - model)/se)^2, score BIC = chi2 + k ln n; a model explains the "
+        f"curve when the chi-square survival probability (n - k dof) is >= {P_EXPLAIN}; "
+        "ranked: explaining models first, fewer fitted parameters first, then by BIC"
+    )
 
     @property
     def best(self) -> Explanation:
@@ -242,33 +254,46 @@ class CurveReport:
     def summary(self) -> str:
         v = self.verdict()
         th = self.theory
-        head = (f"{len(self.data.x)} points on {self.data.axis}; errors: {self.data.se_source}; "
-                f"criterion: {self.criterion}")
+        head = (
+            f"{len(self.data.x)} points on {self.data.axis}; errors: {self.data.se_source}; criterion: {self.criterion}"
+        )
         if v == "consistent":
-            return (f"the curve is consistent with the theory without a slip (chi2 = {th.chi2:.3g}, "
-                    f"p = {th.p_value:.3g}); {head}")
+            return (
+                f"the curve is consistent with the theory without a slip (chi2 = {th.chi2:.3g}, "
+                f"p = {th.p_value:.3g}); {head}"
+            )
         b = self.best
         if v == "explained":
             ps = ", ".join(f"{k} = {val:.6g}" for k, val in b.params.items())
-            s = (f"explained by error model {b.name}: {b.model.description}; transform "
-                 f"{b.model.written()}{f' with {ps}' if ps else ''} (BIC {b.score:.4g}, chi2 {b.chi2:.3g}, "
-                 f"p = {b.p_value:.3g}; theory without slip: chi2 {th.chi2:.4g})")
+            s = (
+                f"explained by error model {b.name}: {b.model.description}; transform "
+                f"{b.model.written()}{f' with {ps}' if ps else ''} (BIC {b.score:.4g}, chi2 {b.chi2:.3g}, "
+                f"p = {b.p_value:.3g}; theory without slip: chi2 {th.chi2:.4g})"
+            )
             if b.tied_with:
                 s += f"; tied with {', '.join(b.tied_with)} (identical predictions here)"
             return s + f"; {head}"
-        return (f"no model of the catalogue explains the curve (best: {b.name}, chi2 {b.chi2:.4g}, "
-                f"p = {b.p_value:.3g}); {head}")
+        return (
+            f"no model of the catalogue explains the curve (best: {b.name}, chi2 {b.chi2:.4g}, "
+            f"p = {b.p_value:.3g}); {head}"
+        )
 
     def to_json(self) -> dict:
-        return {"mode": "curve", "axis": self.data.axis, "n_points": int(len(self.data.x)),
-                "errors": self.data.se_source, "setting": {k: v for k, v in self.setting.items()},
-                "criterion": self.criterion, "verdict": self.verdict(),
-                "theory": self.theory.to_json(),
-                "explanations": [x.to_json() for x in self.explanations],
-                "indistinguishable": list(self.indistinguishable),
-                "not_applicable": [{"model": n, "reason": r} for n, r in self.not_applicable],
-                "unavailable": [{"model": n, "reason": r} for n, r in self.unavailable],
-                "summary": self.summary()}
+        return {
+            "mode": "curve",
+            "axis": self.data.axis,
+            "n_points": int(len(self.data.x)),
+            "errors": self.data.se_source,
+            "setting": {k: v for k, v in self.setting.items()},
+            "criterion": self.criterion,
+            "verdict": self.verdict(),
+            "theory": self.theory.to_json(),
+            "explanations": [x.to_json() for x in self.explanations],
+            "indistinguishable": list(self.indistinguishable),
+            "not_applicable": [{"model": n, "reason": r} for n, r in self.not_applicable],
+            "unavailable": [{"model": n, "reason": r} for n, r in self.unavailable],
+            "summary": self.summary(),
+        }
 
 
 def check_setting(axis: str, setting: dict) -> None:
@@ -283,7 +308,9 @@ def check_setting(axis: str, setting: dict) -> None:
 def _model_inputs(model: SlipModel):
     """Theory-input expressions after the model's substitutions (None if it changes none)."""
     sub = dict(model.substitute)
-    exprs = {k: CONTEXT_SYMBOLS[k].xreplace(sub) if CONTEXT_SYMBOLS[k] in sub else CONTEXT_SYMBOLS[k] for k in THEORY_INPUTS}
+    exprs = {
+        k: CONTEXT_SYMBOLS[k].xreplace(sub) if CONTEXT_SYMBOLS[k] in sub else CONTEXT_SYMBOLS[k] for k in THEORY_INPUTS
+    }
     changed = any(exprs[k] != CONTEXT_SYMBOLS[k] for k in THEORY_INPUTS)
     return exprs, changed
 
@@ -323,6 +350,7 @@ def _fit(model, exprs, data, env, base_pred):
         if p is None:
             return np.full(len(data.x), 1e6)
         return (data.e - p) / data.se
+
     x0 = np.array([p.init for p in model.params])
     lo = np.array([p.lo for p in model.params])
     hi = np.array([p.hi for p in model.params])
@@ -376,20 +404,31 @@ def explain_curve(data: CurveData, ctx: Context, setting: dict, cat: Catalogue |
         if np.all(np.abs(pred - base) <= TIE * data.se) and not m.params:
             indist.append(m.name)
             continue
-        fits.append(Explanation(m, params, float(np.sum(((data.e - pred) / data.se) ** 2)),
-                                len(m.params), n, pred))
+        fits.append(Explanation(m, params, float(np.sum(((data.e - pred) / data.se) ** 2)), len(m.params), n, pred))
     order = {nm: i for i, nm in enumerate(cat.names())}
-    fits.sort(key=lambda x: ((0, x.k) if x.explains else (1, 0)) + (x.score, -1 if x.model is None else order[x.model.name]))
+    fits.sort(
+        key=lambda x: ((0, x.k) if x.explains else (1, 0)) + (x.score, -1 if x.model is None else order[x.model.name])
+    )
     rank = 0
     for i, f in enumerate(fits):
-        same = [p for p in fits[:i] if p.k == f.k and p.explains == f.explains
-                and np.all(np.abs(p.pred - f.pred) <= TIE * data.se)]
+        same = [
+            p
+            for p in fits[:i]
+            if p.k == f.k and p.explains == f.explains and np.all(np.abs(p.pred - f.pred) <= TIE * data.se)
+        ]
         f.rank = same[0].rank if same else rank + 1
         rank = max(rank, f.rank)
     for f in fits:
         f.tied_with = [p.name for p in fits if p is not f and p.rank == f.rank]
-    return CurveReport(data, dict(setting), theory, fits, indist, notap,
-                       [(m.name, m.reason) for m in cat.for_kind("curve") if not m.available])
+    return CurveReport(
+        data,
+        dict(setting),
+        theory,
+        fits,
+        indist,
+        notap,
+        [(m.name, m.reason) for m in cat.for_kind("curve") if not m.available],
+    )
 
 
 def curve_on_grid(rep: CurveReport, ctx: Context, xs, which=None):

@@ -28,12 +28,24 @@ from icl_symbolic.diagnosis import slips as S
 TEACHERS = ("sin(g)", "tanh(g)", "relu(g)", "g^3", "(g^2 - 1)/sqrt(2) + g^4/4", "erf(g/2)")
 
 #: Required quantities the number slips are planted in (context names; see slips.CONTEXT_NAMES).
-REQUIRED = ("rho_nonlinear/a1^2", "rho_nonlinear", "rho_f", "a1^2", "rho_nonlinear*tau/(tau - 1)",
-            "(1 + rho)^2", "1 + rho^2", "rho_nonlinear/alpha", "a1^2/kappa + rho_nonlinear", "tau*lam")
+REQUIRED = (
+    "rho_nonlinear/a1^2",
+    "rho_nonlinear",
+    "rho_f",
+    "a1^2",
+    "rho_nonlinear*tau/(tau - 1)",
+    "(1 + rho)^2",
+    "1 + rho^2",
+    "rho_nonlinear/alpha",
+    "a1^2/kappa + rho_nonlinear",
+    "tau*lam",
+)
 
 #: Parameter points (the setting names a formula may use).
-POINTS = (dict(rho="0.1", d=20, alpha=2, kappa="1.53", tau="2.5", lam="0.01"),
-          dict(rho="0.5", d=50, alpha=3, kappa="1.53", tau="4", lam="0.1"))
+POINTS = (
+    dict(rho="0.1", d=20, alpha=2, kappa="1.53", tau="2.5", lam="0.01"),
+    dict(rho="0.5", d=50, alpha=3, kappa="1.53", tau="4", lam="0.1"),
+)
 
 
 def printed(v, digits: int) -> str:
@@ -48,14 +60,14 @@ def printed(v, digits: int) -> str:
 class Case:
     """One planted (or unplanted) trial and its outcome."""
 
-    kind: str            # "number" or "curve"
+    kind: str  # "number" or "curve"
     teacher: str
     point: int
     planted: str | None  # model name, or None for an unplanted perturbation
-    where: str           # required quantity (numbers) or axis (curves)
-    outcome: str         # rank1 | tie | lower | missed | same | na | explained | clean
+    where: str  # required quantity (numbers) or axis (curves)
+    outcome: str  # rank1 | tie | lower | missed | same | na | explained | clean
     best: list = field(default_factory=list)
-    effect: float | None = None   # curves: largest |slipped - theory| over the points, in standard errors
+    effect: float | None = None  # curves: largest |slipped - theory| over the points, in standard errors
 
 
 def _context(teacher, point):
@@ -68,8 +80,16 @@ def _setting_numbers(point):
     return {k: float(mpmath.mpf(v)) for k, v in point.items() if k != "rho"}
 
 
-def number_cases(teachers=TEACHERS, points=POINTS, required=REQUIRED, digits: int = 6,
-                 models=None, cat=None, n_unplanted: int = 3, rng=None) -> list:
+def number_cases(
+    teachers=TEACHERS,
+    points=POINTS,
+    required=REQUIRED,
+    digits: int = 6,
+    models=None,
+    cat=None,
+    n_unplanted: int = 3,
+    rng=None,
+) -> list:
     """Plant every number model in every required quantity; plus unplanted perturbations.
 
     An unplanted perturbation multiplies the required value by ``1 + u``, ``|u|``
@@ -103,10 +123,10 @@ def number_cases(teachers=TEACHERS, points=POINTS, required=REQUIRED, digits: in
                     out.append(Case("number", t, ip, m.name, rtext, _classify(rep, m.name), rep.best_names()))
                 for _ in range(n_unplanted):
                     u = float(np.exp(rng.uniform(np.log(1e-3), np.log(0.5)))) * rng.choice([-1, 1])
-                    rep = S.diagnose_number(printed(rv * (1 + mpmath.mpf(u)), digits), ctx,
-                                            required=rtext, cat=cat)
-                    out.append(Case("number", t, ip, None, rtext,
-                                    "explained" if rep.matches else "clean", rep.best_names()))
+                    rep = S.diagnose_number(printed(rv * (1 + mpmath.mpf(u)), digits), ctx, required=rtext, cat=cat)
+                    out.append(
+                        Case("number", t, ip, None, rtext, "explained" if rep.matches else "clean", rep.best_names())
+                    )
     return out
 
 
@@ -124,10 +144,18 @@ def _classify(rep, planted) -> str:
 
 #: Curve settings: tau axis (Fig. 1-like), kappa axis (Fig. 2-like).
 CURVE_POINTS = (
-    dict(axis="tau", x=(0.2, 0.4, 0.6, 0.8, 1.2, 1.5, 2, 3, 5, 8), rho="0.1",
-         setting=dict(alpha=2.0, kappa=1.53, lam=0.0, d=16)),
-    dict(axis="kappa", x=(0.3, 0.5, 0.8, 1.1, 1.5, 2.2, 3.5, 6, 10), rho="0.1",
-         setting=dict(alpha=4.0, tau=3.0, lam=0.01, d=16)),
+    dict(
+        axis="tau",
+        x=(0.2, 0.4, 0.6, 0.8, 1.2, 1.5, 2, 3, 5, 8),
+        rho="0.1",
+        setting=dict(alpha=2.0, kappa=1.53, lam=0.0, d=16),
+    ),
+    dict(
+        axis="kappa",
+        x=(0.3, 0.5, 0.8, 1.1, 1.5, 2.2, 3.5, 6, 10),
+        rho="0.1",
+        setting=dict(alpha=4.0, tau=3.0, lam=0.01, d=16),
+    ),
 )
 #: Values of fitted parameters when planting a model that has them.
 PLANT_PARAMS = {"c": 1.7}
@@ -150,8 +178,15 @@ def _plant_curve(m, data, ctx, setting):
     return (None if got is None else got[1]), base
 
 
-def curve_cases(teachers=TEACHERS, points=CURVE_POINTS, noise: float = 0.01, seeds=(0, 1),
-                models=None, cat=None, n_unplanted: int = 2) -> list:
+def curve_cases(
+    teachers=TEACHERS,
+    points=CURVE_POINTS,
+    noise: float = 0.01,
+    seeds=(0, 1),
+    models=None,
+    cat=None,
+    n_unplanted: int = 2,
+) -> list:
     """Plant every curve model in every curve (noise: relative Gaussian, seeded); plus unplanted ones.
 
     The stated standard error of each point is ``noise * |e|`` (the truth).  An
@@ -183,8 +218,18 @@ def curve_cases(teachers=TEACHERS, points=CURVE_POINTS, noise: float = 0.01, see
                     e = planted * (1 + noise * rng.standard_normal(len(x)))
                     data = SC.CurveData(cp["axis"], x, e, noise * np.abs(planted), "planted noise")
                     rep = SC.explain_curve(data, ctx, cp["setting"], cat)
-                    out.append(Case("curve", t, ip, m.name, cp["axis"], _classify_curve(rep, m.name),
-                                    rep.best_names(), float(np.max(np.abs(planted - base) / data.se))))
+                    out.append(
+                        Case(
+                            "curve",
+                            t,
+                            ip,
+                            m.name,
+                            cp["axis"],
+                            _classify_curve(rep, m.name),
+                            rep.best_names(),
+                            float(np.max(np.abs(planted - base) / data.se)),
+                        )
+                    )
             env = SC.point_env(ctx, shell, cp["setting"])
             base = SC.theory_values({k: env[k] for k in SC.THEORY_INPUTS})
             for j in range(n_unplanted + 1):
@@ -195,14 +240,23 @@ def curve_cases(teachers=TEACHERS, points=CURVE_POINTS, noise: float = 0.01, see
                     lx = np.log(x)
                     lx = (lx - lx.mean()) / (np.ptp(lx) or 1)
                     P = np.polyval(rng.standard_normal(4), lx)
-                    P = P - P.mean()                  # a change of shape, not a pure rescale
+                    P = P - P.mean()  # a change of shape, not a pure rescale
                     P = P / (np.max(np.abs(P)) or 1)
                     shape = np.exp(rng.uniform(0.05, 0.3) * P)
                 e = base * shape * (1 + noise * rng.standard_normal(len(x)))
                 data = SC.CurveData(cp["axis"], x, e, noise * np.abs(base * shape), "unplanted")
                 rep = SC.explain_curve(data, ctx, cp["setting"], cat)
-                out.append(Case("curve", t, ip, None, cp["axis"] + (" (theory)" if j == 0 else ""),
-                                "explained" if rep.verdict() == "explained" else "clean", rep.best_names()))
+                out.append(
+                    Case(
+                        "curve",
+                        t,
+                        ip,
+                        None,
+                        cp["axis"] + (" (theory)" if j == 0 else ""),
+                        "explained" if rep.verdict() == "explained" else "clean",
+                        rep.best_names(),
+                    )
+                )
     return out
 
 
@@ -231,8 +285,9 @@ def table(cases, min_effect: float = 5.0) -> list:
     for c in cases:
         if c.planted is None:
             continue
-        r = rows.setdefault((c.kind, c.planted), {k: 0 for k in ("rank1", "tie", "lower", "missed", "same", "na",
-                                                                  "vis_n", "vis_hit")})
+        r = rows.setdefault(
+            (c.kind, c.planted), {k: 0 for k in ("rank1", "tie", "lower", "missed", "same", "na", "vis_n", "vis_hit")}
+        )
         r[c.outcome] += 1
         if c.effect is not None and c.effect >= min_effect and c.outcome in ("rank1", "tie", "lower", "missed"):
             r["vis_n"] += 1
@@ -240,8 +295,16 @@ def table(cases, min_effect: float = 5.0) -> list:
     out = []
     for (kind, name), r in sorted(rows.items()):
         n = r["rank1"] + r["tie"] + r["lower"] + r["missed"]
-        out.append(dict(kind=kind, model=name, n=n, recall=(r["rank1"] + r["tie"]) / n if n else None,
-                        recall_visible=r["vis_hit"] / r["vis_n"] if r["vis_n"] else None, **r))
+        out.append(
+            dict(
+                kind=kind,
+                model=name,
+                n=n,
+                recall=(r["rank1"] + r["tie"]) / n if n else None,
+                recall_visible=r["vis_hit"] / r["vis_n"] if r["vis_n"] else None,
+                **r,
+            )
+        )
     return out
 
 

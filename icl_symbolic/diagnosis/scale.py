@@ -37,20 +37,26 @@ E[sin^2 g] = (1 - e^{-2})/2):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import html
+from dataclasses import dataclass, field
 
 import mpmath
 import sympy
 
+from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.output.rows import Rows
+from icl_symbolic.core.values import Value
+from icl_symbolic.diagnosis.slips import (
+    catalogue,
+    diagnose_number,
+    rerank,
+    teacher_context,
+    to_mpf,
+    tolerance_from_text,
+)
 from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.engine.hermite import hermite_coeffs
-from icl_symbolic.diagnosis.slips import catalogue, diagnose_number, rerank, teacher_context, to_mpf, tolerance_from_text
-from icl_symbolic.core.values import Value
-from icl_symbolic.core.caches import memoize
+from icl_symbolic.output.rows import Rows
 
 # Base symbols of the family.  a1 may be negative or zero; E_f2 > 0; rho >= 0.
 a1 = sympy.Symbol("a1", real=True)
@@ -61,25 +67,28 @@ BASE_SYMBOLS = (a1, E_f2, rho)
 #: Names a user may write in family expressions, and what they stand for.
 FAMILY_NAMES = ("a1", "E_f2", "rho", "rho_f", "rho_nonlinear")
 DERIVED = {
-    "rho_f": rho + E_f2,                      # Eq. (8), p. 3
-    "rho_nonlinear": rho + E_f2 - a1 ** 2,    # Eq. (8), p. 3
+    "rho_f": rho + E_f2,  # Eq. (8), p. 3
+    "rho_nonlinear": rho + E_f2 - a1**2,  # Eq. (8), p. 3
 }
 
 _BASES = (
     ("rho", rho, "label noise variance"),
     ("E[f^2]", E_f2, "second moment of the teacher E[f(g)^2]"),
     ("rho_f", rho + E_f2, "total label second moment rho + E[f^2] (Eq. 8)"),
-    ("rho_nonlinear", rho + E_f2 - a1 ** 2,
-     "effective noise variance of the equivalent linear teacher, rho_f - a1^2 (Eq. 8)"),
+    (
+        "rho_nonlinear",
+        rho + E_f2 - a1**2,
+        "effective noise variance of the equivalent linear teacher, rho_f - a1^2 (Eq. 8)",
+    ),
     ("a1", a1, "first Hermite coefficient E[g f(g)] (Eq. 2)"),
-    ("a1^2", a1 ** 2, "first-order signal strength; the MSE normalisation factor of Result 1"),
-    ("rho_nonlinear - rho", E_f2 - a1 ** 2, "nonlinear residual energy sum_{m != 1} a_m^2"),
+    ("a1^2", a1**2, "first-order signal strength; the MSE normalisation factor of Result 1"),
+    ("rho_nonlinear - rho", E_f2 - a1**2, "nonlinear residual energy sum_{m != 1} a_m^2"),
 )
 
 _DESCRIPTIONS = {
     "rho_f/a1^2": "the normalised total label second moment (a1^2 + rho_nonlinear)/a1^2",
     "rho_nonlinear/a1^2": "the noise variance of the equivalent linear teacher once its signal is "
-                          "normalised to unit strength",
+    "normalised to unit strength",
     "a1^2/rho_f": "the signal fraction a1^2/rho_f",
     "E[f^2]/a1^2": "E[f^2] normalised by the signal a1^2",
     "(rho_nonlinear - rho)/a1^2": "the residual energy normalised by the signal a1^2",
@@ -146,8 +155,10 @@ def family() -> tuple:
             merged[k][2].append(n)
         if not merged[k][3] and n in desc:
             merged[k][3] = desc[n]
-    return tuple(Candidate(name=merged[k][0], expr=merged[k][1], aliases=tuple(merged[k][2]),
-                           description=merged[k][3]) for k in order)
+    return tuple(
+        Candidate(name=merged[k][0], expr=merged[k][1], aliases=tuple(merged[k][2]), description=merged[k][3])
+        for k in order
+    )
 
 
 @memoize(maxsize=1)
@@ -182,8 +193,7 @@ def family_expr(text_or_expr) -> sympy.Expr:
         elif s.name in ("a1", "E_f2", "rho"):
             subs[s] = {"a1": a1, "E_f2": E_f2, "rho": rho}[s.name]
         else:
-            raise ICLError(f"unknown name {s.name!r} in family expression; "
-                           f"allowed: {', '.join(FAMILY_NAMES)}")
+            raise ICLError(f"unknown name {s.name!r} in family expression; allowed: {', '.join(FAMILY_NAMES)}")
     return sympy.cancel(expr.xreplace(subs))
 
 
@@ -221,8 +231,8 @@ def evaluate(expr, values, digits: int = 30):
 @dataclass
 class Match:
     candidate: Candidate
-    value: object      # mpf
-    distance: object   # |claimed - value|
+    value: object  # mpf
+    distance: object  # |claimed - value|
     exact: object = None  # SymPy closed form of the value, when the base values are exact
 
     def shown(self) -> str:
@@ -235,24 +245,29 @@ class Match:
         return v
 
     def to_json(self) -> dict:
-        return {"name": self.candidate.name, "aliases": list(self.candidate.aliases),
-                "description": self.candidate.description, "expr": str(self.candidate.expr),
-                "value": mpmath.nstr(self.value, 15), "distance": mpmath.nstr(self.distance, 3)}
+        return {
+            "name": self.candidate.name,
+            "aliases": list(self.candidate.aliases),
+            "description": self.candidate.description,
+            "expr": str(self.candidate.expr),
+            "value": mpmath.nstr(self.value, 15),
+            "distance": mpmath.nstr(self.distance, 3),
+        }
 
 
 @dataclass
 class Diagnosis(Rows):
     """What a number is, within the family of a teacher's quantities."""
 
-    value: object                 # the claimed number (mpf)
-    tol: object                   # matching tolerance (mpf)
-    matches: list                 # Matches within tol, closest first
-    nearest: list                 # the closest candidates overall (for context)
-    values: dict                  # the base numbers a1, E_f2, rho used
+    value: object  # the claimed number (mpf)
+    tol: object  # matching tolerance (mpf)
+    matches: list  # Matches within tol, closest first
+    nearest: list  # the closest candidates overall (for context)
+    values: dict  # the base numbers a1, E_f2, rho used
     required: Match | None = None  # what the derivation needs (verify context)
     related: list = field(default_factory=list)  # (Match, relation text): what may have been meant
-    subject: str = ""             # what the value is, e.g. "the ratio computed/claimed"
-    slips: object = None          # icl_symbolic.diagnosis.slips.SlipReport: the catalogue's error models
+    subject: str = ""  # what the value is, e.g. "the ratio computed/claimed"
+    slips: object = None  # icl_symbolic.diagnosis.slips.SlipReport: the catalogue's error models
 
     def slip_names(self) -> list:
         """The error models ranked first by the catalogue (several when they tie)."""
@@ -279,11 +294,15 @@ class Diagnosis(Rows):
 
     def _repr_html_(self) -> str:
         e = html.escape
-        rows = "".join(f"<tr><td>{'yes' if p['matches'] else ''}</td><td><code>{e(p['name'])}</code></td>"
-                       f"<td>{e(p['expr'])}</td><td>{e(p['value'])}</td><td>{e(p['distance'])}</td></tr>"
-                       for p in self.points())
-        return (f"<div><p><b>{e(self.summary())}</b></p><table><tr><th>match</th><th>quantity</th>"
-                f"<th>formula</th><th>value</th><th>off by</th></tr>{rows}</table></div>")
+        rows = "".join(
+            f"<tr><td>{'yes' if p['matches'] else ''}</td><td><code>{e(p['name'])}</code></td>"
+            f"<td>{e(p['expr'])}</td><td>{e(p['value'])}</td><td>{e(p['distance'])}</td></tr>"
+            for p in self.points()
+        )
+        return (
+            f"<div><p><b>{e(self.summary())}</b></p><table><tr><th>match</th><th>quantity</th>"
+            f"<th>formula</th><th>value</th><th>off by</th></tr>{rows}</table></div>"
+        )
 
     def points(self) -> list[dict]:
         """One row per quantity of the family tried (the matches first, then the nearest others):
@@ -310,41 +329,51 @@ class Diagnosis(Rows):
             near = self.nearest[0] if self.nearest else None
             s = f"{v} matches no quantity of the family within {mpmath.nstr(self.tol, 2)}"
             if near is not None:
-                s += (f"; nearest: {near.candidate.name} = {mpmath.nstr(near.value, 10)}"
-                      f" (off by {mpmath.nstr(near.distance, 3)})")
+                s += (
+                    f"; nearest: {near.candidate.name} = {mpmath.nstr(near.value, 10)}"
+                    f" (off by {mpmath.nstr(near.distance, 3)})"
+                )
             if self.required is not None:
-                s += (f"; the derivation needs {self.required.candidate.name} = "
-                      f"{mpmath.nstr(self.required.value, 10)}")
+                s += f"; the derivation needs {self.required.candidate.name} = {mpmath.nstr(self.required.value, 10)}"
             return s
         b = self.matches[0]
         s = f"{v} is {b.candidate.label()} = {b.shown()}"
         if b.candidate.description:
             s += f", {b.candidate.description}"
-        same = [m.candidate.name for m in self.matches[1:]
-                if abs(m.value - b.value) <= mpmath.mpf(10) ** -20 * max(1, abs(b.value))]
+        same = [
+            m.candidate.name
+            for m in self.matches[1:]
+            if abs(m.value - b.value) <= mpmath.mpf(10) ** -20 * max(1, abs(b.value))
+        ]
         if same:
             s += f" (for this teacher also equal to {', '.join(same[:3])})"
         if self.required is not None:
             if self.required.candidate is b.candidate:
                 return s + "; this is the quantity the derivation needs"
             r = self.required
-            s += (f"; the derivation needs {r.candidate.name} = {r.shown()}"
-                  + (f" ({r.candidate.description})" if r.candidate.description else ""))
+            s += f"; the derivation needs {r.candidate.name} = {r.shown()}" + (
+                f" ({r.candidate.description})" if r.candidate.description else ""
+            )
             s += f"; the claimed quantity is {self.relation_text()} the required one"
             diff = self.relation()
             s += f" (symbolically: {b.candidate.name} - {r.candidate.name} = {_fmt_expr(diff)})"
         elif self.related:
             m, words = self.related[0]
-            s += (f"; if you meant {m.candidate.name} ({m.candidate.description or 'related'}),"
-                  f" that is {mpmath.nstr(m.value, 10)}: {words}")
+            s += (
+                f"; if you meant {m.candidate.name} ({m.candidate.description or 'related'}),"
+                f" that is {mpmath.nstr(m.value, 10)}: {words}"
+            )
         return s
 
     def to_json(self) -> dict:
-        out = {"value": mpmath.nstr(self.value, 15), "tol": mpmath.nstr(self.tol, 3),
-               "matches": [m.to_json() for m in self.matches],
-               "nearest": [m.to_json() for m in self.nearest],
-               "base_values": {k: mpmath.nstr(to_mpf(v), 15) for k, v in self.values.items()},
-               "summary": self.summary()}
+        out = {
+            "value": mpmath.nstr(self.value, 15),
+            "tol": mpmath.nstr(self.tol, 3),
+            "matches": [m.to_json() for m in self.matches],
+            "nearest": [m.to_json() for m in self.nearest],
+            "base_values": {k: mpmath.nstr(to_mpf(v), 15) for k, v in self.values.items()},
+            "summary": self.summary(),
+        }
         if self.required is not None:
             out["required"] = self.required.to_json()
             rel = self.relation()
@@ -384,8 +413,9 @@ def base_values(f, rho_value, digits: int = 30) -> dict:
     return {"a1": res.a1, "E_f2": res.E_f2, "rho": Value.from_exact(rho_v, digits=digits)}
 
 
-def diagnose_value(value, f=None, rho_value=None, *, values=None, tol=None, digits: int = 30,
-                   required=None, n_nearest: int = 5) -> Diagnosis:
+def diagnose_value(
+    value, f=None, rho_value=None, *, values=None, tol=None, digits: int = 30, required=None, n_nearest: int = 5
+) -> Diagnosis:
     """Name what ``value`` is among the quantities of teacher ``f`` at noise ``rho``.
 
     Paper: Eq. (8), p. 3; Result 1, Eq. (9), p. 3; Fig. 1 caption, p. 3-4.
@@ -456,8 +486,9 @@ def diagnose_value(value, f=None, rho_value=None, *, values=None, tol=None, digi
             _attach_exact(matches[0], values)
         if req is not None:
             _attach_exact(req, values)
-    return Diagnosis(value=v, tol=tol, matches=matches, nearest=nearest, values=dict(values),
-                     required=req, related=related)
+    return Diagnosis(
+        value=v, tol=tol, matches=matches, nearest=nearest, values=dict(values), required=req, related=related
+    )
 
 
 def _attach_exact(match: Match, values) -> None:
@@ -487,11 +518,10 @@ def _related(best: Candidate, scored) -> list:
     keys = _family_keys()
     by_key = {keys[id(m.candidate)]: m for m in scored}
     out = []
-    for e in (best.expr - 1, best.expr + 1, best.expr * a1 ** 2, best.expr / a1 ** 2):
+    for e in (best.expr - 1, best.expr + 1, best.expr * a1**2, best.expr / a1**2):
         m = by_key.get(expr_key(e))
         if m is not None and m.candidate.description and m.candidate is not best:
-            out.append((m, f"{best.name} is {_relation_words(best.expr, m.candidate.expr)} "
-                           f"{m.candidate.name}"))
+            out.append((m, f"{best.name} is {_relation_words(best.expr, m.candidate.expr)} {m.candidate.name}"))
     return out
 
 

@@ -43,12 +43,12 @@ from importlib import resources
 import mpmath
 import sympy
 
+from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.errors import ICLError, ParseError
-from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.core.symbols import g
+from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.engine.gauss import expect
 from icl_symbolic.engine.hermite import hermite_coeffs
-from icl_symbolic.core.caches import memoize
 
 try:  # Python >= 3.11
     import tomllib
@@ -61,8 +61,7 @@ TEACHER_NAMES = ("a0", "a1", "a2", "E_f2", "Efp", "res_He", "rho", "rho_f", "rho
 SETTING_NAMES = ("d", "alpha", "kappa", "tau", "lam", "k_round", "k_floor")
 CONTEXT_NAMES = TEACHER_NAMES + SETTING_NAMES
 KINDS = ("number", "formula", "curve")
-_MODEL_KEYS = {"name", "description", "applies", "transform", "substitute", "rewrite", "params",
-               "available", "reason"}
+_MODEL_KEYS = {"name", "description", "applies", "transform", "substitute", "rewrite", "params", "available", "reason"}
 _PARAM_KEYS = {"init", "lo", "hi"}
 _NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 MAX_MODELS = 500
@@ -70,8 +69,10 @@ MAX_MODELS = 500
 X = sympy.Symbol("x", real=True)
 CONTEXT_SYMBOLS = {n: sympy.Symbol(n, real=True) for n in CONTEXT_NAMES}
 #: Eq. (8), p. 3: the derived names in terms of a1, E_f2, rho.
-DERIVED = {CONTEXT_SYMBOLS["rho_f"]: CONTEXT_SYMBOLS["rho"] + CONTEXT_SYMBOLS["E_f2"],
-           CONTEXT_SYMBOLS["rho_nonlinear"]: CONTEXT_SYMBOLS["rho"] + CONTEXT_SYMBOLS["E_f2"] - CONTEXT_SYMBOLS["a1"] ** 2}
+DERIVED = {
+    CONTEXT_SYMBOLS["rho_f"]: CONTEXT_SYMBOLS["rho"] + CONTEXT_SYMBOLS["E_f2"],
+    CONTEXT_SYMBOLS["rho_nonlinear"]: CONTEXT_SYMBOLS["rho"] + CONTEXT_SYMBOLS["E_f2"] - CONTEXT_SYMBOLS["a1"] ** 2,
+}
 
 
 class CatalogueError(ICLError):
@@ -96,9 +97,9 @@ class SlipModel:
     description: str
     applies: tuple
     transform: sympy.Expr | None = None
-    substitute: tuple = ()          # ((Symbol, Expr), ...)
-    rewrite: tuple = ()             # ((Expr, Expr), ...)
-    params: tuple = ()              # FitParam, ...
+    substitute: tuple = ()  # ((Symbol, Expr), ...)
+    rewrite: tuple = ()  # ((Expr, Expr), ...)
+    params: tuple = ()  # FitParam, ...
     available: bool = True
     reason: str = ""
     source: str = "shipped"
@@ -153,7 +154,7 @@ class Catalogue:
     """The error models and the quantities a bare number is compared with."""
 
     models: tuple
-    quantities: tuple   # (text, Expr)
+    quantities: tuple  # (text, Expr)
 
     def get(self, name: str) -> SlipModel:
         for m in self.models:
@@ -168,10 +169,19 @@ class Catalogue:
         return [m for m in self.models if kind in m.applies]
 
     def to_json(self) -> list:
-        return [{"name": m.name, "description": m.description, "applies": list(m.applies),
-                 "transform": m.written(), "params": [p.name for p in m.params],
-                 "available": m.available, "reason": m.reason or None, "source": m.source}
-                for m in self.models]
+        return [
+            {
+                "name": m.name,
+                "description": m.description,
+                "applies": list(m.applies),
+                "transform": m.written(),
+                "params": [p.name for p in m.params],
+                "available": m.available,
+                "reason": m.reason or None,
+                "source": m.source,
+            }
+            for m in self.models
+        ]
 
 
 def _fmt(e) -> str:
@@ -199,8 +209,9 @@ def _model_from(raw, where: str, source: str) -> SlipModel:
         raise CatalogueError(f"{where}: a model must be a table")
     unknown = set(raw) - _MODEL_KEYS
     if unknown:
-        raise CatalogueError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} "
-                             f"(allowed: {', '.join(sorted(_MODEL_KEYS))})")
+        raise CatalogueError(
+            f"{where}: unknown key(s) {', '.join(sorted(unknown))} (allowed: {', '.join(sorted(_MODEL_KEYS))})"
+        )
     name = raw.get("name")
     if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
         raise CatalogueError(f"{where}: 'name' must be letters, digits and underscores, got {name!r}")
@@ -209,8 +220,12 @@ def _model_from(raw, where: str, source: str) -> SlipModel:
     if not isinstance(desc, str) or not desc.strip():
         raise CatalogueError(f"{where}: needs a 'description'")
     applies = raw.get("applies")
-    if (not isinstance(applies, list) or not applies or
-            any(a not in KINDS for a in applies) or len(set(applies)) != len(applies)):
+    if (
+        not isinstance(applies, list)
+        or not applies
+        or any(a not in KINDS for a in applies)
+        or len(set(applies)) != len(applies)
+    ):
         raise CatalogueError(f"{where}: 'applies' must be a non-empty list of {', '.join(KINDS)}")
     available = raw.get("available", True)
     if not isinstance(available, bool):
@@ -235,7 +250,7 @@ def _model_from(raw, where: str, source: str) -> SlipModel:
             raise CatalogueError(f"{where}: parameter {pn} needs finite lo <= init <= hi, lo < hi")
         params.append(FitParam(pn, init, lo, hi))
     if params and applies != ["curve"]:
-        raise CatalogueError(f"{where}: fitted params are only for curve models (applies = [\"curve\"])")
+        raise CatalogueError(f'{where}: fitted params are only for curve models (applies = ["curve"])')
     pnames = tuple(p.name for p in params)
     allowed = CONTEXT_NAMES + pnames
     transform = None
@@ -249,8 +264,7 @@ def _model_from(raw, where: str, source: str) -> SlipModel:
         raise CatalogueError(f"{where}: 'substitute' must be a table name = \"expression\"")
     for sn, se in rawsub.items():
         if sn not in CONTEXT_NAMES:
-            raise CatalogueError(f"{where}: substitute: {sn!r} is not a context name "
-                                 f"({', '.join(CONTEXT_NAMES)})")
+            raise CatalogueError(f"{where}: substitute: {sn!r} is not a context name ({', '.join(CONTEXT_NAMES)})")
         subs.append((CONTEXT_SYMBOLS[sn], parse(se, allowed, f"{where}: substitute {sn}")))
     rew = []
     rawrew = raw.get("rewrite", [])
@@ -258,7 +272,7 @@ def _model_from(raw, where: str, source: str) -> SlipModel:
         raise CatalogueError(f"{where}: 'rewrite' must be a list of [from, to] pairs")
     for pair in rawrew:
         if not (isinstance(pair, list) and len(pair) == 2):
-            raise CatalogueError(f"{where}: each rewrite is a pair [\"from\", \"to\"]")
+            raise CatalogueError(f'{where}: each rewrite is a pair ["from", "to"]')
         a = parse(pair[0], allowed, f"{where}: rewrite from")
         b = parse(pair[1], allowed, f"{where}: rewrite to")
         if a.is_Symbol or a.is_number:
@@ -268,9 +282,18 @@ def _model_from(raw, where: str, source: str) -> SlipModel:
         raise CatalogueError(f"{where}: needs a transform, substitute or rewrite (or available = false)")
     if "curve" in applies and rew:
         raise CatalogueError(f"{where}: rewrite models act on formulas, not curves")
-    return SlipModel(name=name, description=desc.strip(), applies=tuple(applies), transform=transform,
-                     substitute=tuple(subs), rewrite=tuple(rew), params=tuple(params),
-                     available=available, reason=reason.strip(), source=source)
+    return SlipModel(
+        name=name,
+        description=desc.strip(),
+        applies=tuple(applies),
+        transform=transform,
+        substitute=tuple(subs),
+        rewrite=tuple(rew),
+        params=tuple(params),
+        available=available,
+        reason=reason.strip(),
+        source=source,
+    )
 
 
 def _read_toml(text: str, where: str) -> dict:
@@ -283,8 +306,9 @@ def _read_toml(text: str, where: str) -> dict:
 def _models_from_doc(doc: dict, where: str, source: str):
     unknown = set(doc) - {"model", "quantities"}
     if unknown:
-        raise CatalogueError(f"{where}: unknown top-level key(s) {', '.join(sorted(unknown))} "
-                             "(allowed: model, quantities)")
+        raise CatalogueError(
+            f"{where}: unknown top-level key(s) {', '.join(sorted(unknown))} (allowed: model, quantities)"
+        )
     raws = doc.get("model", [])
     if not isinstance(raws, list):
         raise CatalogueError(f"{where}: models are [[model]] tables")
@@ -440,14 +464,18 @@ def _teacher_numbers_at(f, digits):
     for n, v in (("a0", res.a[0]), ("a1", res.a[1]), ("a2", res.a[2]), ("E_f2", res.E_f2)):
         if getattr(v, "method", None) == "exact" and v.exact is not None:
             exact[n] = v.exact
-    err = {n: mpmath.mpf(v.abs_err) for n, v in (("a0", res.a[0]), ("a1", res.a[1]), ("a2", res.a[2]),
-                                                 ("E_f2", res.E_f2)) if v.abs_err}
+    err = {
+        n: mpmath.mpf(v.abs_err)
+        for n, v in (("a0", res.a[0]), ("a1", res.a[1]), ("a2", res.a[2]), ("E_f2", res.E_f2))
+        if v.abs_err
+    }
     # res_He = a0^2 + sum_{m >= 2} a_m^2/m!; tail: a_m^2 <= E_f2 - a1^2, so
     # sum_{m > M} a_m^2/m! <= (E_f2 - a1^2) * 2/(M+1)!  (ratio of terms <= 1/(M+2) <= 1/2).
     rh = a[0] ** 2 + mpmath.fsum(a[m] ** 2 / mpmath.factorial(m) for m in range(2, M + 1))
     vals["res_He"] = rh
     err["res_He"] = (vals["E_f2"] - a[1] ** 2) * 2 / mpmath.factorial(M + 1) + sum(
-        2 * abs(a[m]) * mpmath.mpf(res.a[m].abs_err or 0) for m in range(0, M + 1))
+        2 * abs(a[m]) * mpmath.mpf(res.a[m].abs_err or 0) for m in range(0, M + 1)
+    )
     efp = _efp(res.expr, digits)
     if efp is not None:
         vals["Efp"] = to_mpf(efp)
@@ -505,8 +533,7 @@ def context_from_values(values: dict, **setting) -> Context:
 
 def _context_from_values(values, setting):
     v = {k: to_mpf(values[k]) for k in ("a1", "E_f2", "rho")}
-    err = {k: mpmath.mpf(values[k].abs_err) for k in ("a1", "E_f2", "rho")
-           if getattr(values[k], "abs_err", None)}
+    err = {k: mpmath.mpf(values[k].abs_err) for k in ("a1", "E_f2", "rho") if getattr(values[k], "abs_err", None)}
     v["rho_f"] = v["rho"] + v["E_f2"]
     v["rho_nonlinear"] = v["rho_f"] - v["a1"] ** 2
     v.update(setting_values(**setting))
@@ -521,38 +548,46 @@ class SlipMatch:
     """A model whose version of the required quantity equals the claimed one."""
 
     model: SlipModel
-    value: object            # mpf: the slipped value
-    distance: object         # |claimed - value| (mpf); 0 for a symbolic identity
-    exact: bool              # True: symbolic identity for every teacher; False: numeric match
-    applied: str = ""        # the slipped formula, written out
-    intended: str = ""       # the required quantity the slip acted on
+    value: object  # mpf: the slipped value
+    distance: object  # |claimed - value| (mpf); 0 for a symbolic identity
+    exact: bool  # True: symbolic identity for every teacher; False: numeric match
+    applied: str = ""  # the slipped formula, written out
+    intended: str = ""  # the required quantity the slip acted on
     rank: int = 0
     tied_with: list = field(default_factory=list)
-    expr: object = field(default=None, repr=False)   # the slipped formula (SymPy), if any
+    expr: object = field(default=None, repr=False)  # the slipped formula (SymPy), if any
 
     def to_json(self) -> dict:
-        return {"model": self.model.name, "transform": self.model.written(), "exact": self.exact,
-                "distance": float(self.distance), "value": mpmath.nstr(self.value, 15) if self.value is not None else None,
-                "applied": self.applied or None, "intended": self.intended or None, "rank": self.rank,
-                "tied_with": list(self.tied_with), "description": self.model.description}
+        return {
+            "model": self.model.name,
+            "transform": self.model.written(),
+            "exact": self.exact,
+            "distance": float(self.distance),
+            "value": mpmath.nstr(self.value, 15) if self.value is not None else None,
+            "applied": self.applied or None,
+            "intended": self.intended or None,
+            "rank": self.rank,
+            "tied_with": list(self.tied_with),
+            "description": self.model.description,
+        }
 
 
 @dataclass
 class SlipReport:
     """What the catalogue says about a claimed number or formula."""
 
-    mode: str                       # "number" or "formula"
+    mode: str  # "number" or "formula"
     claimed: str
     required: str | None
-    required_value: object          # mpf or None
-    tol: object                     # mpf (number mode) or None
-    consistent: bool                # the claim equals the required quantity: no slip needed
-    matches: list                   # SlipMatch, ranked
-    indistinguishable: list         # model names equal to "no slip" here
-    not_applicable: list            # (model name, reason)
-    unavailable: list               # (model name, reason)
+    required_value: object  # mpf or None
+    tol: object  # mpf (number mode) or None
+    consistent: bool  # the claim equals the required quantity: no slip needed
+    matches: list  # SlipMatch, ranked
+    indistinguishable: list  # model names equal to "no slip" here
+    not_applicable: list  # (model name, reason)
+    unavailable: list  # (model name, reason)
     tried: int
-    nearest: list = field(default_factory=list)   # closest non-matching (SlipMatch), for context
+    nearest: list = field(default_factory=list)  # closest non-matching (SlipMatch), for context
 
     @property
     def best(self):
@@ -588,15 +623,22 @@ class SlipReport:
                 s += f" (indistinguishable here: {', '.join(self.indistinguishable)})"
             return s
         if not self.matches:
-            s = (f"no error model of the catalogue maps {self.required or 'a named quantity'} to "
-                 f"{self.claimed} ({self.tried} candidates tried")
+            s = (
+                f"no error model of the catalogue maps {self.required or 'a named quantity'} to "
+                f"{self.claimed} ({self.tried} candidates tried"
+            )
             return s + (f" at tolerance {mpmath.nstr(self.tol, 2)})" if self.tol is not None else ")")
         b = self.matches[0]
-        how = ("symbolic identity" if b.exact else
-               f"numeric match, distance {mpmath.nstr(b.distance, 2)} <= tol {mpmath.nstr(self.tol, 2)}")
-        s = (f"error model {b.model.name}: {b.model.description}; transform {b.model.written()}"
-             f"{f' on {b.intended}' if b.intended else ''}"
-             f"{f' gives {b.applied}' if b.applied else ''} ({how})")
+        how = (
+            "symbolic identity"
+            if b.exact
+            else f"numeric match, distance {mpmath.nstr(b.distance, 2)} <= tol {mpmath.nstr(self.tol, 2)}"
+        )
+        s = (
+            f"error model {b.model.name}: {b.model.description}; transform {b.model.written()}"
+            f"{f' on {b.intended}' if b.intended else ''}"
+            f"{f' gives {b.applied}' if b.applied else ''} ({how})"
+        )
         if b.tied_with:
             same = "the same formula" if b.exact else "the same value here"
             s += f"; tied with {', '.join(b.tied_with)} ({same}: indistinguishable)"
@@ -609,15 +651,22 @@ class SlipReport:
         return s
 
     def to_json(self) -> dict:
-        return {"mode": self.mode, "claimed": self.claimed, "required": self.required,
-                "required_value": None if self.required_value is None else mpmath.nstr(self.required_value, 15),
-                "tol": None if self.tol is None else float(self.tol), "verdict": self.verdict(),
-                "matches": [m.to_json() for m in self.matches],
-                "nearest": [m.to_json() for m in self.nearest],
-                "indistinguishable": list(self.indistinguishable),
-                "not_applicable": [{"model": n, "reason": r} for n, r in self.not_applicable],
-                "unavailable": [{"model": n, "reason": r} for n, r in self.unavailable],
-                "tried": self.tried, "coincidence": self.coincidence(), "summary": self.summary()}
+        return {
+            "mode": self.mode,
+            "claimed": self.claimed,
+            "required": self.required,
+            "required_value": None if self.required_value is None else mpmath.nstr(self.required_value, 15),
+            "tol": None if self.tol is None else float(self.tol),
+            "verdict": self.verdict(),
+            "matches": [m.to_json() for m in self.matches],
+            "nearest": [m.to_json() for m in self.nearest],
+            "indistinguishable": list(self.indistinguishable),
+            "not_applicable": [{"model": n, "reason": r} for n, r in self.not_applicable],
+            "unavailable": [{"model": n, "reason": r} for n, r in self.unavailable],
+            "tried": self.tried,
+            "coincidence": self.coincidence(),
+            "summary": self.summary(),
+        }
 
 
 def tolerance_from_text(text: str) -> mpmath.mpf:
@@ -680,7 +729,7 @@ def _candidates(cat, kind, ctx, required_exprs, x_value):
     for m in cat.for_kind(kind):
         if not m.available:
             continue
-        if required_exprs is None:      # a bare required value: transform-only models
+        if required_exprs is None:  # a bare required value: transform-only models
             if m.substitute or m.rewrite:
                 out.append((m, "", None, None, "needs the required formula (substitute/rewrite model)"))
                 continue
@@ -689,8 +738,15 @@ def _candidates(cat, kind, ctx, required_exprs, x_value):
                 out.append((m, "", None, None, f"needs {', '.join(miss)}"))
                 continue
             v = ctx.evaluate(m.transform, {"x": x_value})
-            out.append((m, "", m.transform.xreplace({X: sympy.Float(str(x_value), 20)}), v,
-                        "undefined here" if v is None else ""))
+            out.append(
+                (
+                    m,
+                    "",
+                    m.transform.xreplace({X: sympy.Float(str(x_value), 20)}),
+                    v,
+                    "undefined here" if v is None else "",
+                )
+            )
             continue
         for text, req in required_exprs:
             e = m.apply(req)
@@ -717,8 +773,9 @@ def _tiny(v):
     return SAME * max(1, abs(v))
 
 
-def diagnose_number(claimed, ctx: Context, required=None, *, x_value=None, tol=None,
-                    cat: Catalogue | None = None, n_nearest: int = 3) -> SlipReport:
+def diagnose_number(
+    claimed, ctx: Context, required=None, *, x_value=None, tol=None, cat: Catalogue | None = None, n_nearest: int = 3
+) -> SlipReport:
     """Which error model maps the required quantity to the claimed number?
 
     Parameters
@@ -771,7 +828,7 @@ def diagnose_number(claimed, ctx: Context, required=None, *, x_value=None, tol=N
             rv = None
         cands = _candidates(cat, "number", ctx, reqs, rv)
         consistent = rv is not None and abs(v - rv) <= tol
-        if rv is None:       # bare number: "no slip" = it is one of the quantities
+        if rv is None:  # bare number: "no slip" = it is one of the quantities
             base = [(t, ctx.evaluate(e)) for t, e in reqs]
         else:
             base = [(reqs[0][0] if reqs else "x", rv)]
@@ -793,12 +850,22 @@ def diagnose_number(claimed, ctx: Context, required=None, *, x_value=None, tol=N
         matches.sort(key=key)
         nearest.sort(key=key)
         _tie_groups(matches, lambda a, b: abs(a.value - b.value) <= _tiny(a.value))
-        if rv is None:      # bare number: naming WHICH quantity it is is the family search's job
+        if rv is None:  # bare number: naming WHICH quantity it is is the family search's job
             indist = []
-        return SlipReport("number", shown, None if reqs is None else (reqs[0][0] if required is not None else None),
-                          rv, tol, consistent, matches, sorted(set(indist)), notap,
-                          [(m.name, m.reason) for m in cat.for_kind("number") if not m.available],
-                          tried, nearest[:n_nearest])
+        return SlipReport(
+            "number",
+            shown,
+            None if reqs is None else (reqs[0][0] if required is not None else None),
+            rv,
+            tol,
+            consistent,
+            matches,
+            sorted(set(indist)),
+            notap,
+            [(m.name, m.reason) for m in cat.for_kind("number") if not m.available],
+            tried,
+            nearest[:n_nearest],
+        )
 
 
 def expand_derived(expr) -> sympy.Expr:
@@ -826,8 +893,7 @@ def _symbolically_equal(a, b) -> bool:
         return False
 
 
-def diagnose_formula(claimed, required, ctx: Context | None = None,
-                     cat: Catalogue | None = None) -> SlipReport:
+def diagnose_formula(claimed, required, ctx: Context | None = None, cat: Catalogue | None = None) -> SlipReport:
     """Which error model maps the required formula to the claimed formula?
 
     A symbolic identity (after writing rho_f and rho_nonlinear in a1, E_f2, rho,
@@ -862,7 +928,7 @@ def diagnose_formula(claimed, required, ctx: Context | None = None,
                 matches.append(SlipMatch(m, val, mpmath.mpf(0), True, applied=_fmt(e), intended=rtext, expr=e))
                 continue
             if val is None or cv is None:
-                tried += 1          # tried symbolically only
+                tried += 1  # tried symbolically only
                 continue
             if rv is not None and abs(val - rv) <= _tiny(rv):
                 indist.append(m.name)
@@ -876,14 +942,25 @@ def diagnose_formula(claimed, required, ctx: Context | None = None,
         matches.sort(key=key)
         nearest.sort(key=lambda s: (s.distance, order[s.model.name]))
 
-        def same(a, b):     # a symbolic identity outranks a match at this teacher only
+        def same(a, b):  # a symbolic identity outranks a match at this teacher only
             if a.exact != b.exact:
                 return False
             if a.exact:
                 return _symbolically_equal(a.expr, b.expr)
-            return (a.value is not None and b.value is not None
-                    and abs(a.value - b.value) <= _tiny(a.value))
+            return a.value is not None and b.value is not None and abs(a.value - b.value) <= _tiny(a.value)
+
         _tie_groups(matches, same)
-        return SlipReport("formula", ctext, rtext, rv, None, consistent, matches, sorted(set(indist)),
-                          notap, [(m.name, m.reason) for m in cat.for_kind("formula") if not m.available],
-                          tried, nearest[:3])
+        return SlipReport(
+            "formula",
+            ctext,
+            rtext,
+            rv,
+            None,
+            consistent,
+            matches,
+            sorted(set(indist)),
+            notap,
+            [(m.name, m.reason) for m in cat.for_kind("formula") if not m.available],
+            tried,
+            nearest[:3],
+        )

@@ -42,11 +42,11 @@ import mpmath
 import numpy as np
 import sympy
 
+from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.cost import composed_hermite_cost, degree, expand_terms
 from icl_symbolic.core.errors import ICLError, ParseError, ValidityError
-from icl_symbolic.engine.orthopoly import h, he
 from icl_symbolic.core.symbols import g
-from icl_symbolic.core.caches import memoize
+from icl_symbolic.engine.orthopoly import h, he
 
 MAX_LENGTH = 10_000
 MAX_DEPTH = 64
@@ -110,17 +110,20 @@ FUNCTIONS: dict[str, tuple[Callable, int, int | None]] = {
 }
 
 # ASCII only: Python's \d would also accept other scripts' digits ('٣', full-width '３')
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<ws>[ \t\r\n]+)
   | (?P<num>(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)
   | (?P<name>[A-Za-z][A-Za-z0-9_]*)
   | (?P<op>\*\*|[-+*/^(),])
-""", re.VERBOSE | re.ASCII)
+""",
+    re.VERBOSE | re.ASCII,
+)
 
 
 @dataclass(frozen=True)
 class _Tok:
-    kind: str   # num | name | op | end
+    kind: str  # num | name | op | end
     text: str
     pos: int
 
@@ -147,8 +150,7 @@ def _exact_number(tok: _Tok, text: str) -> sympy.Rational:
         raise ParseError(f"number has more than {MAX_NUMBER_DIGITS} digits", text, tok.pos)
     m = re.match(r"^(.*?)(?:[eE]([+-]?[0-9]+))?$", s, re.ASCII)
     # compare the exponent's length before int(): Python refuses int() of > 4300 digits
-    if m.group(2) is not None and (len(m.group(2).lstrip("+-").lstrip("0")) > 4
-                                   or abs(int(m.group(2))) > 1000):
+    if m.group(2) is not None and (len(m.group(2).lstrip("+-").lstrip("0")) > 4 or abs(int(m.group(2))) > 1000):
         raise ParseError("number exponent out of range (|e| <= 1000)", text, tok.pos)
     frac = Fraction(s)  # exact decimal -> rational conversion of a validated literal
     return sympy.Rational(frac.numerator, frac.denominator)
@@ -218,7 +220,7 @@ class _Parser:
         while True:
             if self.accept("*"):
                 left = left * self.unary()
-            elif (t := self.accept("/")):
+            elif t := self.accept("/"):
                 right = self.unary()
                 if right == 0:
                     self.error("division by zero", t)
@@ -278,8 +280,12 @@ class _Parser:
             if base == 0 and ev < 0:
                 self.error("division by zero (0 to a negative power)", tok)
         out = sympy.Pow(base, expo)
-        if isinstance(out, sympy.Pow) and out.exp.is_Number and out.base.free_symbols \
-                and abs(float(out.exp)) > MAX_POWER:
+        if (
+            isinstance(out, sympy.Pow)
+            and out.exp.is_Number
+            and out.base.free_symbols
+            and abs(float(out.exp)) > MAX_POWER
+        ):
             self.error(f"power tower too large (combined exponent {out.exp}; at most {MAX_POWER})", tok)
         return out
 
@@ -339,15 +345,18 @@ class _Parser:
                 self.error(f"{name}(m, x): order m <= {MAX_HERMITE_ORDER}", arg_toks[0])
             deg, terms = composed_hermite_cost(int(m), args[1])
             if deg > MAX_DEGREE or terms > MAX_EXPAND_TERMS:
-                self.error(f"{name}({int(m)}, ...) of this argument would be a polynomial of degree {deg} "
-                           f"with up to {_big(terms)} terms (limits: degree {MAX_DEGREE}, "
-                           f"{MAX_EXPAND_TERMS} terms)", name_tok)
+                self.error(
+                    f"{name}({int(m)}, ...) of this argument would be a polynomial of degree {deg} "
+                    f"with up to {_big(terms)} terms (limits: degree {MAX_DEGREE}, "
+                    f"{MAX_EXPAND_TERMS} terms)",
+                    name_tok,
+                )
             return (he if name == "He" else h)(int(m), args[1])
         return builder(*args)
 
 
 def _big(n: int) -> str:
-    return str(n) if n < 10 ** 9 else f"~1e{len(str(n)) - 1}"
+    return str(n) if n < 10**9 else f"~1e{len(str(n)) - 1}"
 
 
 def check_cost(e) -> None:
@@ -368,8 +377,9 @@ def check_cost(e) -> None:
         raise ICLError(f"expression too large: polynomial degree {_big(deg)} (limit {MAX_DEGREE})")
     terms = expand_terms(e)
     if terms > MAX_EXPAND_TERMS:
-        raise ICLError(f"expression too large: expanding it could create up to {_big(terms)} terms "
-                       f"(limit {MAX_EXPAND_TERMS})")
+        raise ICLError(
+            f"expression too large: expanding it could create up to {_big(terms)} terms (limit {MAX_EXPAND_TERMS})"
+        )
 
 
 def parse_expr(text: str, variables=("g",)) -> sympy.Expr:
@@ -434,7 +444,7 @@ MAX_KINKS = 2000
 #: at most this many kink arguments (abs/sign/heaviside calls, pairs of max/min arguments)
 MAX_KINK_ARGUMENTS = 600
 #: the numeric kink scan: grid points on [lo, hi] and refinement levels (16x each)
-SCAN_POINTS = 2 ** 15
+SCAN_POINTS = 2**15
 SCAN_LEVELS = 4
 SCAN_MAX_CELLS = 200_000
 
@@ -530,9 +540,11 @@ def _scan_sign_changes(u, x, lo, hi, limit):
         done = change & mono & ~at_node
         brackets.extend(zip(a[done], b[done]))
         if len(brackets) > limit:
-            raise ICLError(f"{u} changes sign more than {limit} times in [{lo}, {hi}] "
-                           f"(at least {len(brackets)} found); too many kinks to locate "
-                           f"(limit {limit}, see docs/limits.md)")
+            raise ICLError(
+                f"{u} changes sign more than {limit} times in [{lo}, {hi}] "
+                f"(at least {len(brackets)} found); too many kinks to locate "
+                f"(limit {limit}, see docs/limits.md)"
+            )
         openc = ~settled & ~at_node
         if not openc.any():
             break
@@ -542,15 +554,19 @@ def _scan_sign_changes(u, x, lo, hi, limit):
             break
         n_open = int(openc.sum())
         if n_open * 16 > SCAN_MAX_CELLS:
-            raise ICLError(f"{u} oscillates faster than the kink scan can resolve "
-                           f"({n_open} unresolved cells of width {float(h[0]):.2g} in [{lo}, {hi}]); "
-                           f"too many kinks to locate (see docs/limits.md)")
+            raise ICLError(
+                f"{u} oscillates faster than the kink scan can resolve "
+                f"({n_open} unresolved cells of width {float(h[0]):.2g} in [{lo}, {hi}]); "
+                f"too many kinks to locate (see docs/limits.md)"
+            )
         a0, h0 = a[openc], h[openc] / 16
         a = (a0[:, None] + h0[:, None] * np.arange(16)).ravel()
         b = a + np.repeat(h0, 16)
     if len(brackets) > limit:
-        raise ICLError(f"{u} changes sign more than {limit} times in [{lo}, {hi}]; too many kinks "
-                       f"to locate (limit {limit}, see docs/limits.md)")
+        raise ICLError(
+            f"{u} changes sign more than {limit} times in [{lo}, {hi}]; too many kinks "
+            f"to locate (limit {limit}, see docs/limits.md)"
+        )
     return tuple(sorted(brackets))
 
 
@@ -587,7 +603,7 @@ def resolve_kinks(e, point):
 
     def value(u):
         v = u.xreplace({g: point})
-        return v if v.is_Rational else sympy.N(v, 30)   # exact where it can be (fast, no rounding)
+        return v if v.is_Rational else sympy.N(v, 30)  # exact where it can be (fast, no rounding)
 
     def sgn(u):
         v = value(u)
@@ -676,15 +692,19 @@ def breakpoints_of(e) -> tuple:
     pts = set()
     args = _kink_arguments(e)
     if len(args) > MAX_KINK_ARGUMENTS:
-        raise ICLError(f"expression has {len(args)} kink arguments (abs/sign/heaviside calls and "
-                       f"pairs of max/min arguments; limit {MAX_KINK_ARGUMENTS}, see docs/limits.md)")
+        raise ICLError(
+            f"expression has {len(args)} kink arguments (abs/sign/heaviside calls and "
+            f"pairs of max/min arguments; limit {MAX_KINK_ARGUMENTS}, see docs/limits.md)"
+        )
     args = list(dict.fromkeys(args))
     # count first (a cheap float64 scan), refine afterwards: a refusal costs no root finding
     numeric = [u for u in args if not u.has(*_KINKY) and not u.is_polynomial(g)]
     total = sum(len(_scan_sign_changes(u, g, -KINK_RANGE, KINK_RANGE, MAX_KINKS)) for u in numeric)
     if total > MAX_KINKS:
-        raise ICLError(f"about {total} kinks/jumps in [-{KINK_RANGE}, {KINK_RANGE}] (from {len(numeric)} "
-                       f"non-polynomial kink arguments); limit {MAX_KINKS}, see docs/limits.md")
+        raise ICLError(
+            f"about {total} kinks/jumps in [-{KINK_RANGE}, {KINK_RANGE}] (from {len(numeric)} "
+            f"non-polynomial kink arguments); limit {MAX_KINKS}, see docs/limits.md"
+        )
     for u in args:
         pts |= _zeros_of_kink_argument(u, MAX_KINKS - len(pts))
         if len(pts) > MAX_KINKS:
@@ -737,16 +757,18 @@ class HugeArgument(ValidityError):
 
 def _safe_exp(x):
     if isinstance(x, mpmath.mpf) and abs(x) > _HUGE:
-        return mpmath.mpf(0) if x < 0 else mpmath.inf   # far beyond any working precision
+        return mpmath.mpf(0) if x < 0 else mpmath.inf  # far beyond any working precision
     return mpmath.exp(x)
 
 
 def _safe_trig(name, fn):
     def wrapped(x):
         if isinstance(x, mpmath.mpf) and (mpmath.isinf(x) or abs(x) > _HUGE):
-            raise HugeArgument(f"cannot evaluate {name} of a number beyond 1e5000 "
-                               f"(about {mpmath.nstr(x, 3)}) to any precision")
+            raise HugeArgument(
+                f"cannot evaluate {name} of a number beyond 1e5000 (about {mpmath.nstr(x, 3)}) to any precision"
+            )
         return fn(x)
+
     return wrapped
 
 
@@ -771,14 +793,20 @@ def ae_simplify(e):
     flat = (sympy.sign, sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise)
 
     def is_target(node):
-        return (node.is_Pow and node.exp.is_Integer and node.exp > 0
-                and isinstance(node.base, (sympy.sign, sympy.Heaviside)) and node.base.args[0].has(g)
-                and not node.base.args[0].has(*flat))
+        return (
+            node.is_Pow
+            and node.exp.is_Integer
+            and node.exp > 0
+            and isinstance(node.base, (sympy.sign, sympy.Heaviside))
+            and node.base.args[0].has(g)
+            and not node.base.args[0].has(*flat)
+        )
 
     def repl(node):
         if isinstance(node.base, sympy.Heaviside) or node.exp % 2 == 1:
             return node.base
         return sympy.S.One
+
     return e.replace(is_target, repl) if e.has(sympy.sign, sympy.Heaviside) else e
 
 
@@ -807,8 +835,10 @@ def _from_sympy(e, label: str) -> Teacher:
     fnp = sympy.lambdify(g, e, modules=["numpy", "scipy"])
     # b**u with a variable exponent goes through the guarded exp: (1/2)**(2**g) at a far
     # quadrature node would otherwise build a number with ~2**g bits (MemoryError)
-    e_mp = e.replace(lambda n: n.is_Pow and not n.base.has(g) and n.exp.has(g),
-                     lambda n: sympy.exp(n.exp * sympy.log(n.base), evaluate=False))
+    e_mp = e.replace(
+        lambda n: n.is_Pow and not n.base.has(g) and n.exp.has(g),
+        lambda n: sympy.exp(n.exp * sympy.log(n.base), evaluate=False),
+    )
     fmp = sympy.lambdify(g, e_mp, modules=[_MP_SAFE, "mpmath"])
     t = Teacher(expr=e, label=label, breakpoints=breakpoints_of(e), _numpy=fnp, _mp=fmp)
     _check_real_valued(t)
@@ -845,7 +875,7 @@ def check_float64(t: "Teacher") -> None:
     ...
     icl_symbolic.core.errors.ICLError: f = 1e999 is not representable in float64 arithmetic (|f| = inf at g = -7.99877; limit 1e+150)
     """
-    z = np.linspace(-8.0, 8.0, 1601) + 0.00123   # off 0 and the rationals: kinks and poles are null sets
+    z = np.linspace(-8.0, 8.0, 1601) + 0.00123  # off 0 and the rationals: kinks and poles are null sets
     with np.errstate(all="ignore"):
         try:
             v = np.abs(t.numpy(z))
@@ -854,8 +884,10 @@ def check_float64(t: "Teacher") -> None:
     bad = ~(v < FLOAT64_MAX_F)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ICLError(f"f = {t.label} is not representable in float64 arithmetic "
-                       f"(|f| = {v[i]:.3g} at g = {z[i]:g}; limit {FLOAT64_MAX_F:g})")
+        raise ICLError(
+            f"f = {t.label} is not representable in float64 arithmetic "
+            f"(|f| = {v[i]:.3g} at g = {z[i]:g}; limit {FLOAT64_MAX_F:g})"
+        )
 
 
 def teacher(f, label: str | None = None, breakpoints=None) -> Teacher:

@@ -64,15 +64,44 @@ import numpy as np
 import sympy
 from mpmath.calculus.quadrature import TanhSinh
 
-from icl_symbolic.engine import scales
+from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.cost import expand_terms, poly_degree
 from icl_symbolic.core.errors import ICLError, ValidityError
-from icl_symbolic.engine.expr import HugeArgument, KinkError, Teacher, ae_diff, ae_simplify, breakpoints_of, g, parse_expr, real_zeros, resolve_kinks, teacher
 from icl_symbolic.core.values import Value, certified_digits
-from icl_symbolic.core.caches import memoize
+from icl_symbolic.engine import scales
+from icl_symbolic.engine.expr import (
+    HugeArgument,
+    KinkError,
+    Teacher,
+    ae_diff,
+    ae_simplify,
+    breakpoints_of,
+    g,
+    parse_expr,
+    real_zeros,
+    resolve_kinks,
+    teacher,
+)
 
-__all__ = ["expect", "quadrature_plan", "magnitude_bits", "QuadraturePlan", "uncertified_value", "callable_digits", "oscillation_splits", "singular_mass_bound", "check_panels", "exact_expectation", "exact_moments", "mp_expect_vector", "mp_value",
-           "check_integrable", "gaussian_rate", "to_rational", "float_expect"]
+__all__ = [
+    "expect",
+    "quadrature_plan",
+    "magnitude_bits",
+    "QuadraturePlan",
+    "uncertified_value",
+    "callable_digits",
+    "oscillation_splits",
+    "singular_mass_bound",
+    "check_panels",
+    "exact_expectation",
+    "exact_moments",
+    "mp_expect_vector",
+    "mp_value",
+    "check_integrable",
+    "gaussian_rate",
+    "to_rational",
+    "float_expect",
+]
 
 _I = sympy.I
 _SQRT2PI = sympy.sqrt(2 * sympy.pi)
@@ -126,10 +155,11 @@ def to_rational(x, name="omega"):
 # exact rules
 # ---------------------------------------------------------------------------
 
+
 def _phi(t):
     if t in (sympy.oo, -sympy.oo):
         return sympy.S.Zero
-    return sympy.exp(-t ** 2 / 2) / _SQRT2PI
+    return sympy.exp(-(t**2) / 2) / _SQRT2PI
 
 
 def _Phi_diff(lo, hi):
@@ -139,6 +169,7 @@ def _Phi_diff(lo, hi):
         if t == -sympy.oo:
             return -sympy.S.One
         return sympy.erf(t / sympy.sqrt(2))
+
     return (erf_(hi) - erf_(lo)) / 2
 
 
@@ -146,7 +177,7 @@ def _pow_lim(t, n):
     """t**n for a limit t (0 when t is infinite: it is multiplied by phi(t) = 0)."""
     if t in (sympy.oo, -sympy.oo):
         return sympy.S.Zero
-    return t ** n
+    return t**n
 
 
 def _trunc_moments(k, lo, hi):
@@ -172,13 +203,15 @@ def _gauss_exp_integral(k, a, b, lo, hi):
     # then has a complex shift and scale, and the formulas continue analytically (arg s in (-pi/4, pi/4),
     # so erf at the infinite limits is still +-1)
     if not sympy.re(A).is_positive:
-        raise ValidityError(f"divergent Gaussian integral: exp({a}*g**2) grows at least like the Gaussian weight decays")
+        raise ValidityError(
+            f"divergent Gaussian integral: exp({a}*g**2) grows at least like the Gaussian weight decays"
+        )
     mu = b / (2 * A)
     s = 1 / sympy.sqrt(2 * A)
     tl, tu = _shift_limit(lo, mu, s), _shift_limit(hi, mu, s)
     J = _trunc_moments(k, tl, tu)
-    tot = sum(sympy.binomial(k, j) * mu ** (k - j) * s ** j * J[j] for j in range(k + 1))
-    return s * sympy.exp(b ** 2 / (4 * A)) * tot
+    tot = sum(sympy.binomial(k, j) * mu ** (k - j) * s**j * J[j] for j in range(k + 1))
+    return s * sympy.exp(b**2 / (4 * A)) * tot
 
 
 def _std_erf_moment(j, erfs):
@@ -188,17 +221,17 @@ def _std_erf_moment(j, erfs):
     if j >= 1:
         out = (j - 1) * _std_erf_moment(j - 2, erfs) if j >= 2 else sympy.S.Zero
         for i, (al, be) in enumerate(erfs):
-            rest = erfs[:i] + erfs[i + 1:]
+            rest = erfs[:i] + erfs[i + 1 :]
             # d/dt erf(al t + be) = 2 al/sqrt(pi) exp(-(al t + be)^2)
-            c = 2 * al / sympy.sqrt(sympy.pi) * sympy.exp(-be ** 2)
-            out += c * _term_integral(j - 1, -al ** 2, -2 * al * be, rest, -sympy.oo, sympy.oo)
+            c = 2 * al / sympy.sqrt(sympy.pi) * sympy.exp(-(be**2))
+            out += c * _term_integral(j - 1, -(al**2), -2 * al * be, rest, -sympy.oo, sympy.oo)
         return out
     if len(erfs) == 1:
         al, be = erfs[0]
-        return sympy.erf(be / sympy.sqrt(1 + 2 * al ** 2))
+        return sympy.erf(be / sympy.sqrt(1 + 2 * al**2))
     if len(erfs) == 2 and erfs[0][1] == 0 and erfs[1][1] == 0:
         a1, a2 = erfs[0][0], erfs[1][0]
-        return 2 / sympy.pi * sympy.asin(2 * a1 * a2 / sympy.sqrt((1 + 2 * a1 ** 2) * (1 + 2 * a2 ** 2)))
+        return 2 / sympy.pi * sympy.asin(2 * a1 * a2 / sympy.sqrt((1 + 2 * a1**2) * (1 + 2 * a2**2)))
     raise _Unsupported("E[prod erf] without a closed form")
 
 
@@ -218,12 +251,13 @@ def _term_integral(k, a, b, erfs, lo, hi):
     new = tuple((sympy.expand(c * s), sympy.expand(c * mu + d)) for c, d in erfs)
     if any(not al.is_real for al, _ in new):
         raise _Unsupported("erf with a complex slope")
-    tot = sum(sympy.binomial(k, j) * mu ** (k - j) * s ** j * _std_erf_moment(j, new) for j in range(k + 1))
-    return s * sympy.exp(b ** 2 / (4 * A)) * tot
+    tot = sum(sympy.binomial(k, j) * mu ** (k - j) * s**j * _std_erf_moment(j, new) for j in range(k + 1))
+    return s * sympy.exp(b**2 / (4 * A)) * tot
 
 
 def _trig_to_exp(e):
     """Rewrite sin, cos, sinh, cosh, erfc and positive-constant powers through exp/erf."""
+
     def rw(node):
         if node.is_Atom:
             return node
@@ -248,6 +282,7 @@ def _trig_to_exp(e):
                 raise _Unsupported("power with a variable exponent")
             return sympy.exp(args[1] * sympy.log(args[0]))
         return f(*args) if args != list(node.args) else node
+
     return rw(e)
 
 
@@ -277,8 +312,9 @@ def _decompose_term(term):
             expo += fac.args[0]
         elif fac.is_Pow and isinstance(fac.base, sympy.exp) and fac.exp.is_Integer:
             expo += fac.base.args[0] * fac.exp
-        elif isinstance(fac, sympy.erf) or (fac.is_Pow and isinstance(fac.base, sympy.erf)
-                                             and fac.exp.is_Integer and fac.exp > 0):
+        elif isinstance(fac, sympy.erf) or (
+            fac.is_Pow and isinstance(fac.base, sympy.erf) and fac.exp.is_Integer and fac.exp > 0
+        ):
             base, n = (fac, 1) if isinstance(fac, sympy.erf) else (fac.base, int(fac.exp))
             try:
                 p = sympy.Poly(base.args[0], g)
@@ -296,8 +332,11 @@ def _decompose_term(term):
         raise _Unsupported("exp of a non-polynomial argument") from None
     if p.degree() > 2:
         lead = p.LC()
-        raise ValidityError(f"exp of a degree-{p.degree()} polynomial in g is not integrable against "
-                            "the Gaussian") if lead.is_real and lead > 0 else _Unsupported("exp of high degree")
+        raise (
+            ValidityError(f"exp of a degree-{p.degree()} polynomial in g is not integrable against the Gaussian")
+            if lead.is_real and lead > 0
+            else _Unsupported("exp of high degree")
+        )
     cs = p.all_coeffs()[::-1] + [sympy.S.Zero] * 3
     c0, b, a = cs[0], cs[1], cs[2]
     if any(ci.has(g) for ci in (c0, b, a)):
@@ -369,19 +408,23 @@ def _terms(smooth):
 
 def _imag_erf_to_erfi(e):
     """erf(i x) = i erfi(x) for real x (SymPy leaves erf(I*x) as it is)."""
+
     def is_imag_erf(node):
         return isinstance(node, sympy.erf) and node.args[0].has(_I) and (node.args[0] / _I).is_real
+
     return e.replace(is_imag_erf, lambda node: _I * sympy.erfi(sympy.expand(node.args[0] / _I)))
 
 
 def _euler(e):
     """exp(a + i b) -> exp(a) (cos b + i sin b) for constant a, b (so conjugate pairs cancel)."""
+
     def is_complex_exp(node):
         return isinstance(node, sympy.exp) and node.args[0].has(_I) and not node.args[0].free_symbols
 
     def rewrite(node):
         re_, im_ = node.args[0].as_real_imag()
         return sympy.exp(re_) * (sympy.cos(im_) + _I * sympy.sin(im_))
+
     return e.replace(is_complex_exp, rewrite)
 
 
@@ -416,7 +459,8 @@ def _piecewise_polynomial(e) -> bool:
         if node.is_Pow and not (node.exp.is_Integer and node.exp >= 0):
             return False
         if isinstance(node, sympy.Function) and not isinstance(
-                node, (sympy.Abs, sympy.sign, sympy.Heaviside, sympy.Max, sympy.Min)):
+            node, (sympy.Abs, sympy.sign, sympy.Heaviside, sympy.Max, sympy.Min)
+        ):
             return False
     return True
 
@@ -451,18 +495,20 @@ def exact_moments(F, M=0, omega=1, bps=None):
         if kink_part != 0:
             # by linearity each kinky term is split at its own breakpoints only (300 terms
             # abs(g - k/100) give 600 intervals, not 300 x 301)
-            groups = [(kink_part, tuple(bps))] if len(sympy.Add.make_args(kink_part)) == 1 else \
-                [(t, breakpoints_of(t)) for t in sympy.Add.make_args(kink_part)]
+            groups = (
+                [(kink_part, tuple(bps))]
+                if len(sympy.Add.make_args(kink_part)) == 1
+                else [(t, breakpoints_of(t)) for t in sympy.Add.make_args(kink_part)]
+            )
             work = 0
             for t, tb in groups:
-                per_piece = (poly_degree(t) + M + 1) if _piecewise_polynomial(t) \
-                    else expand_terms(t, trig=2) * (M + 1)
+                per_piece = (poly_degree(t) + M + 1) if _piecewise_polynomial(t) else expand_terms(t, trig=2) * (M + 1)
                 work += (len(tb) + 1) * per_piece
             if work > MAX_EXACT_WORK:
                 raise _Unsupported("too many intervals x terms")
             for t, tb in groups:
                 pieces += _regions(t, tb)
-        acc = [[] for _ in range(M + 1)]   # summed once at the end (repeated += is quadratic)
+        acc = [[] for _ in range(M + 1)]  # summed once at the end (repeated += is quadratic)
         for lo, hi, smooth in pieces:
             if smooth == 0:
                 continue
@@ -506,6 +552,7 @@ def exact_expectation(F, omega=1):
 # validity
 # ---------------------------------------------------------------------------
 
+
 def singular_candidates(F):
     """Real points where F may blow up: zeros of denominators and of log arguments."""
     cands = set()
@@ -518,7 +565,7 @@ def singular_candidates(F):
         elif isinstance(node, (sympy.tan, sympy.cot, sympy.sec, sympy.csc)):
             raise ValidityError(f"{node.func.__name__} has poles on the real line; E[F] diverges")
         while u is not None and (isinstance(u, sympy.Abs) or (u.is_Pow and u.exp.is_positive)):
-            u = u.args[0] if isinstance(u, sympy.Abs) else u.base      # 1/|g - c|, 1/(g - c)**2
+            u = u.args[0] if isinstance(u, sympy.Abs) else u.base  # 1/|g - c|, 1/(g - c)**2
         if u is not None:
             for r in real_zeros(u):
                 cands.add(r)
@@ -565,9 +612,13 @@ def gaussian_rate(e):
             return None
         if p.degree() > 2 or not all(c.is_real for c in p.all_coeffs()):
             return None
-        return max(sympy.S.Zero, p.coeff_monomial(g ** 2)) if p.degree() == 2 else sympy.S.Zero
-    if isinstance(e, (sympy.tanh, sympy.erf, sympy.erfc, sympy.sin, sympy.cos, sympy.sign, sympy.Heaviside,
-                      sympy.atan)) and e.args[0].is_real is not False:
+        return max(sympy.S.Zero, p.coeff_monomial(g**2)) if p.degree() == 2 else sympy.S.Zero
+    if (
+        isinstance(
+            e, (sympy.tanh, sympy.erf, sympy.erfc, sympy.sin, sympy.cos, sympy.sign, sympy.Heaviside, sympy.atan)
+        )
+        and e.args[0].is_real is not False
+    ):
         return sympy.S.Zero
     if isinstance(e, (sympy.Abs, sympy.Max, sympy.Min)):
         rates = [gaussian_rate(a) for a in e.args]
@@ -607,7 +658,8 @@ def check_integrable(fmp, omega=1, label="F", singular=(), expr=None):
                     if p >= 0.99:
                         raise ValidityError(
                             f"E[{label}] diverges: non-integrable singularity at g = {mpmath.nstr(r, 10)} "
-                            f"(|F| ~ |g - {mpmath.nstr(r, 6)}|^-{mpmath.nstr(p, 3)})")
+                            f"(|F| ~ |g - {mpmath.nstr(r, 6)}|^-{mpmath.nstr(p, 3)})"
+                        )
         if expr is not None:
             rate = gaussian_rate(expr)
             if rate is not None and rate < 1 / (2 * to_rational(om if not isinstance(om, mpmath.mpf) else omega)):
@@ -629,16 +681,19 @@ def check_integrable(fmp, omega=1, label="F", singular=(), expr=None):
                 av = abs(v)
                 if av == 0:
                     continue
-                worst = max(worst, mpmath.log(av) - t ** 2 / (2 * om) + mpmath.log(abs(t)))
+                worst = max(worst, mpmath.log(av) - t**2 / (2 * om) + mpmath.log(abs(t)))
             if worst > -1:
                 where = "+inf" if side > 0 else "-inf"
-                raise ValidityError(f"E[{label}] diverges: F grows at {where} at least as fast as the "
-                                    f"Gaussian weight exp(-z^2/(2 omega)) decays (omega = {mpmath.nstr(om, 6)})")
+                raise ValidityError(
+                    f"E[{label}] diverges: F grows at {where} at least as fast as the "
+                    f"Gaussian weight exp(-z^2/(2 omega)) decays (omega = {mpmath.nstr(om, 6)})"
+                )
 
 
 # ---------------------------------------------------------------------------
 # mpmath quadrature
 # ---------------------------------------------------------------------------
+
 
 @memoize(maxsize=1)
 def _rule():
@@ -659,8 +714,9 @@ def magnitude_bits(fmp, points, power=1, omega=1):
     """
     om = mpmath.mpf(str(sympy.N(to_rational(omega), 20)))
     with mpmath.workdps(20):
-        probes = [mpmath.mpf(p) if not isinstance(p, sympy.Basic) else mpmath.mpf(str(sympy.N(p, 25)))
-                  for p in points] + [mpmath.mpf(k) / 8 for k in range(-64, 65)]
+        probes = [
+            mpmath.mpf(p) if not isinstance(p, sympy.Basic) else mpmath.mpf(str(sympy.N(p, 25))) for p in points
+        ] + [mpmath.mpf(k) / 8 for k in range(-64, 65)]
         best = mpmath.mpf(0)
         for t in probes:
             try:
@@ -674,7 +730,7 @@ def magnitude_bits(fmp, points, power=1, omega=1):
         powers = (power,) if isinstance(power, int) else tuple(power)
         # negative for a huge f (1e30*g): the convergence test is then relative too, instead of
         # asking every panel for an absolute 10^-(digits+20) it can never reach
-        out = [0 if best == 0 else int(mpmath.floor(-mpmath.log(best ** p, 2))) for p in powers]
+        out = [0 if best == 0 else int(mpmath.floor(-mpmath.log(best**p, 2))) for p in powers]
         return out[0] if isinstance(power, int) else out
 
 
@@ -725,13 +781,16 @@ class PanelProgress:
         if self.say is None or elapsed < ANNOUNCE_SECONDS:
             return
         if self.last is None:
-            self.say(f"E[{self.label}]: quadrature at {self.digits} digits on {self.panels} panels, two passes "
-                     "(use --digits, --M or fewer kinks to make it shorter)")
+            self.say(
+                f"E[{self.label}]: quadrature at {self.digits} digits on {self.panels} panels, two passes "
+                "(use --digits, --M or fewer kinks to make it shorter)"
+            )
         if self.last is None or now - self.last >= PROGRESS_EVERY:
             self.last = now
             eta = elapsed / self.done * (self.total - self.done)
-            self.say(f"E[{self.label}]: {100 * self.done / self.total:.0f}% after {elapsed:.0f} s, "
-                     f"about {eta:.0f} s left")
+            self.say(
+                f"E[{self.label}]: {100 * self.done / self.total:.0f}% after {elapsed:.0f} s, about {eta:.0f} s left"
+            )
 
 
 def _announce_estimate(fs, n, omega, digits, breakpoints, fixed, extra_bits, say, label):
@@ -755,14 +814,16 @@ def _announce_estimate(fs, n, omega, digits, breakpoints, fixed, extra_bits, say
             w = mpmath.exp(-x * x / (2 * om))
             try:
                 fs(x, w, Q) if fixed else fs(x, w)
-            except Exception:       # the real pass reports errors; the estimate just skips the point
+            except Exception:  # the real pass reports errors; the estimate just skips the point
                 pass
         per_node = (time.perf_counter() - t0) / len(xs)
     seconds = NODE_OVERHEAD * per_node * nodes * panels * 2
     if seconds > ANNOUNCE_SECONDS:
-        say(f"E[{label}]: {digits} digits on {panels} panels; estimated up to {seconds:.0f} s "
+        say(
+            f"E[{label}]: {digits} digits on {panels} panels; estimated up to {seconds:.0f} s "
             f"({panels} panels x up to {nodes} nodes x 2 passes, {per_node * 1e3:.2g} ms per node); "
-            "--digits (or --M, fewer kinks) makes it shorter")
+            "--digits (or --M, fewer kinks) makes it shorter"
+        )
 
 
 def _vector_pass(fscaled, n, points, dps, density, fixed=False, far=None, extra_bits=0, on_panel=None):
@@ -789,7 +850,7 @@ def _vector_pass(fscaled, n, points, dps, density, fixed=False, far=None, extra_
             for a, b in zip(points[:-1], points[1:]):
                 results = []  # per degree, list of n partial results
                 err = [mpmath.mpf(0)] * n
-                Q = prec + 60 + max(0, *bits)    # h_m keeps its own precision
+                Q = prec + 60 + max(0, *bits)  # h_m keeps its own precision
                 S = [0] * n if fixed else [mpmath.mpf(0)] * n  # running sums, carried across degrees
                 for degree in range(1, max_degree + 1):
                     nodes = rule.get_nodes(a, b, degree, prec)
@@ -811,8 +872,7 @@ def _vector_pass(fscaled, n, points, dps, density, fixed=False, far=None, extra_
                     else:
                         results.append([hstep * v for v in S])
                     if degree > 1:
-                        err = [_estimate_error(rule, [r[i] for r in results], prec, eps[i], bits[i])
-                               for i in range(n)]
+                        err = [_estimate_error(rule, [r[i] for r in results], prec, eps[i], bits[i]) for i in range(n)]
                         if all(e <= ep for e, ep in zip(err, eps)):
                             break
                 for i in range(n):
@@ -835,8 +895,9 @@ def _points(breakpoints, omega_mp):
     return [mpmath.ninf, *sorted(pts), mpmath.inf]
 
 
-def mp_expect_vector(fvec, n, omega=1, digits=30, breakpoints=None, scaled=False, fixed=False, extra_bits=0,
-                     progress=None, label="F"):
+def mp_expect_vector(
+    fvec, n, omega=1, digits=30, breakpoints=None, scaled=False, fixed=False, extra_bits=0, progress=None, label="F"
+):
     """E[F_i(z)], i < n, z ~ N(0, omega), by tanh-sinh at two precisions.
 
     ``fvec(z)`` returns the list ``[F_0(z), ..., F_{n-1}(z)]`` (mpmath numbers);
@@ -870,8 +931,20 @@ def mp_expect_vector(fvec, n, omega=1, digits=30, breakpoints=None, scaled=False
 
             def density(t, om=om, norm=norm):
                 return mpmath.exp(-t * t / (2 * om)) * norm
-            runs.append(_vector_pass(fs, n, pts, dps, density, fixed=fixed, far=64 * mpmath.sqrt(om),
-                                     extra_bits=extra_bits, on_panel=lambda i=pass_index: watch.panel(i)))
+
+            runs.append(
+                _vector_pass(
+                    fs,
+                    n,
+                    pts,
+                    dps,
+                    density,
+                    fixed=fixed,
+                    far=64 * mpmath.sqrt(om),
+                    extra_bits=extra_bits,
+                    on_panel=lambda i=pass_index: watch.panel(i),
+                )
+            )
     (v1, e1), (v2, e2) = runs
     out = []
     with mpmath.workdps(digits + 20):
@@ -919,8 +992,11 @@ def oscillation_splits(expr, digits, omega=1, label="F") -> list:
     """
     if expr is None:
         return []
-    args = [node.args[0] for node in sympy.preorder_traversal(expr)
-            if isinstance(node, (sympy.sin, sympy.cos)) and node.args[0].has(g)]
+    args = [
+        node.args[0]
+        for node in sympy.preorder_traversal(expr)
+        if isinstance(node, (sympy.sin, sympy.cos)) and node.args[0].has(g)
+    ]
     if not args:
         return []
     om = mpmath.mpf(str(sympy.N(to_rational(omega), 20)))
@@ -933,15 +1009,19 @@ def oscillation_splits(expr, digits, omega=1, label="F") -> list:
             r = np.abs(np.broadcast_to(np.asarray(du(z), dtype=float), z.shape))
         rate += np.where(np.isfinite(r), r, np.inf)
     if not np.all(np.isfinite(rate)):
-        raise ICLError(f"E[{label}]: a sin/cos argument has an infinite slope where the Gaussian weight "
-                       "matters; the quadrature cannot certify it")
+        raise ICLError(
+            f"E[{label}]: a sin/cos argument has an infinite slope where the Gaussian weight "
+            "matters; the quadrature cannot certify it"
+        )
     phase = np.concatenate([[0.0], np.cumsum((rate[1:] + rate[:-1]) / 2 * np.diff(z))])
     periods = phase[-1] / (2 * np.pi)
     panels = int(periods // OSCILLATIONS_PER_PANEL)
     if panels > MAX_PANELS:
-        raise ICLError(f"E[{label}]: the integrand oscillates about {periods:.3g} times where the Gaussian "
-                       f"weight matters (|z| <= {R:.3g}); the quadrature certifies at most "
-                       f"{MAX_PANELS * OSCILLATIONS_PER_PANEL} (see docs/limits.md)")
+        raise ICLError(
+            f"E[{label}]: the integrand oscillates about {periods:.3g} times where the Gaussian "
+            f"weight matters (|z| <= {R:.3g}); the quadrature certifies at most "
+            f"{MAX_PANELS * OSCILLATIONS_PER_PANEL} (see docs/limits.md)"
+        )
     if panels < 1:
         return []
     targets = np.arange(1, panels + 1) * (2 * np.pi * OSCILLATIONS_PER_PANEL)
@@ -949,7 +1029,7 @@ def oscillation_splits(expr, digits, omega=1, label="F") -> list:
 
 
 #: bound on (panels x worst-case nodes per panel x 2 passes x operations per evaluation)
-MAX_QUAD_WORK = 2 * 10 ** 8
+MAX_QUAD_WORK = 2 * 10**8
 
 
 def check_panels(breakpoints, label="F", expr=None, digits=30, n=1) -> None:
@@ -961,16 +1041,20 @@ def check_panels(breakpoints, label="F", expr=None, digits=30, n=1) -> None:
     """
     panels = len(breakpoints) + 3
     if panels > MAX_PANELS:
-        raise ICLError(f"E[{label}]: {panels} quadrature panels (kinks, oscillations and narrow features) "
-                       f"exceed the limit {MAX_PANELS} (see docs/limits.md)")
+        raise ICLError(
+            f"E[{label}]: {panels} quadrature panels (kinks, oscillations and narrow features) "
+            f"exceed the limit {MAX_PANELS} (see docs/limits.md)"
+        )
     ops = sympy.count_ops(expr) + 1 if expr is not None else 10
     with mpmath.workdps(digits + 20):
         nodes = 2 ** (_rule().guess_degree(mpmath.mp.prec) + 2)
     work = panels * nodes * 2 * (ops + n)
     if work > MAX_QUAD_WORK:
-        raise ICLError(f"E[{label}]: the quadrature would need up to ~{work:.2g} operations ({panels} panels, "
-                       f"{ops} operations per evaluation, {digits} digits); limit {MAX_QUAD_WORK:.0e} "
-                       "(see docs/limits.md)")
+        raise ICLError(
+            f"E[{label}]: the quadrature would need up to ~{work:.2g} operations ({panels} panels, "
+            f"{ops} operations per evaluation, {digits} digits); limit {MAX_QUAD_WORK:.0e} "
+            "(see docs/limits.md)"
+        )
 
 
 class QuadraturePlan(tuple):
@@ -993,8 +1077,9 @@ class QuadraturePlan(tuple):
         return self[2]
 
 
-def quadrature_plan(T: Teacher, digits: int, omega=1, label: str = "F", n: int = 1,
-                    extra=(), expr=None) -> QuadraturePlan:
+def quadrature_plan(
+    T: Teacher, digits: int, omega=1, label: str = "F", n: int = 1, extra=(), expr=None
+) -> QuadraturePlan:
     """Where the tanh-sinh panels break for E[F], F built from teacher ``T`` (one place for all callers).
 
     The split points are the kinks of T and ``extra`` (within the effective
@@ -1008,8 +1093,9 @@ def quadrature_plan(T: Teacher, digits: int, omega=1, label: str = "F", n: int =
     om = to_rational(omega)
     om_mp = mpmath.mpf(str(sympy.N(om, 30)))
     singular = tuple(singular_candidates(expr)) if expr is not None else ()
-    base = in_range(tuple(T.breakpoints) + tuple(extra) + singular
-                     + tuple(oscillation_splits(expr, digits, om, label)), digits, om)
+    base = in_range(
+        tuple(T.breakpoints) + tuple(extra) + singular + tuple(oscillation_splits(expr, digits, om, label)), digits, om
+    )
     scale = scales.analyze(expr, _effective_range(digits, om_mp), digits, om)
     bps = tuple(base) + tuple(scale.points)
     check_panels(bps, label, expr, digits, n)
@@ -1023,9 +1109,13 @@ def uncertified_value(val, err, reason: str, note: str = "") -> Value:
     the quadrature's own estimate ``err`` is kept in the note, marked as not a bound.
     """
     est = mpmath.nstr(mpmath.mpf(err), 2)
-    return Value(value=val, method="mpmath", digits=None, abs_err=mpmath.inf,
-                 note=(note + f"; uncertified: {reason} (the quadrature's own estimate {est} is not a bound)")
-                 .strip("; "))
+    return Value(
+        value=val,
+        method="mpmath",
+        digits=None,
+        abs_err=mpmath.inf,
+        note=(note + f"; uncertified: {reason} (the quadrature's own estimate {est} is not a bound)").strip("; "),
+    )
 
 
 def singular_mass_bound(fmp, singular, digits, omega=1):
@@ -1075,20 +1165,31 @@ def mp_value(val, err, digits, note=""):
     uncertified value.
     """
     if not mpmath.isfinite(err):
-        return Value(value=val, method="mpmath", digits=None, abs_err=mpmath.inf,
-                     note=(note + "; uncertified: computed from an uncertified quadrature").strip("; "))
+        return Value(
+            value=val,
+            method="mpmath",
+            digits=None,
+            abs_err=mpmath.inf,
+            note=(note + "; uncertified: computed from an uncertified quadrature").strip("; "),
+        )
     if abs(val) <= err:
         # "0" is only printed when the bound pins it to the requested decimal places
         small = err <= mpmath.mpf(10) ** -digits
-        return Value(value=mpmath.mpf(0), method="mpmath", digits=digits if small else None, abs_err=err,
-                     note=(note + "; zero within the error bound").strip("; "))
+        return Value(
+            value=mpmath.mpf(0),
+            method="mpmath",
+            digits=digits if small else None,
+            abs_err=err,
+            note=(note + "; zero within the error bound").strip("; "),
+        )
     return _value_from_quad(val, err, certified_digits(val, err, digits), digits, note)
 
 
 def _value_from_quad(val, err, cert, digits, note=""):
     extra = "" if cert >= digits else f"; only {cert} of {digits} requested digits certified"
-    return Value(value=val, method="mpmath", digits=cert if cert > 0 else None, abs_err=err,
-                 note=(note + extra).strip("; "))
+    return Value(
+        value=val, method="mpmath", digits=cert if cert > 0 else None, abs_err=err, note=(note + extra).strip("; ")
+    )
 
 
 def probe_callable(T: Teacher) -> None:
@@ -1100,8 +1201,10 @@ def probe_callable(T: Teacher) -> None:
     except ValidityError:
         raise
     except Exception as exc:
-        raise ICLError(f"the callable {T.label} must accept an mpmath number and return a number "
-                       f"for the high-precision path ({type(exc).__name__}: {exc})") from None
+        raise ICLError(
+            f"the callable {T.label} must accept an mpmath number and return a number "
+            f"for the high-precision path ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def callable_digits(T: Teacher):
@@ -1190,7 +1293,7 @@ def expect(F, omega=1, digits=30, breakpoints=None, exact=True) -> Value:
     label = T.label
     if T.expr is not None:
         singular = tuple(singular_candidates(T.expr))
-        if not T.expr.is_polynomial(g):   # polynomials are integrable whatever their coefficients
+        if not T.expr.is_polynomial(g):  # polynomials are integrable whatever their coefficients
             check_integrable(T.mp, om, label, singular, expr=T.expr)
         if exact:
             ex = exact_expectation(T.expr, om)
@@ -1200,8 +1303,9 @@ def expect(F, omega=1, digits=30, breakpoints=None, exact=True) -> Value:
         probe_callable(T)
         check_integrable(T.mp, om, label, ())
     plan = quadrature_plan(T, digits, om, label, extra=tuple(breakpoints or ()))
-    (val, err, _), = mp_expect_vector(lambda t: [T.mp(t)], 1, om, digits, plan.points,
-                                      extra_bits=magnitude_bits(T.mp, plan.points, omega=om))
+    ((val, err, _),) = mp_expect_vector(
+        lambda t: [T.mp(t)], 1, om, digits, plan.points, extra_bits=magnitude_bits(T.mp, plan.points, omega=om)
+    )
     err += singular_mass_bound(T.mp, plan.singular, digits, om)
     note = f"E[{label}], z ~ N(0, {om})"
     cap = callable_digits(T)

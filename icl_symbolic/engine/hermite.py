@@ -40,12 +40,26 @@ import sympy
 from mpmath.libmp import to_fixed
 
 from icl_symbolic._version import __version__
-from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
 from icl_symbolic.core.errors import ICLError, ValidityError
-from icl_symbolic.engine.expr import MAX_HERMITE_ORDER, Teacher, g, teacher
-from icl_symbolic.engine.gauss import singular_candidates, callable_digits, check_integrable, exact_expectation, exact_moments, magnitude_bits, mp_expect_vector, mp_value, probe_callable, quadrature_plan, singular_mass_bound, to_rational, uncertified_value
-from icl_symbolic.engine.orthopoly import h, he
 from icl_symbolic.core.values import Value, certified_digits
+from icl_symbolic.engine.expr import MAX_HERMITE_ORDER, Teacher, g, teacher
+from icl_symbolic.engine.gauss import (
+    callable_digits,
+    check_integrable,
+    exact_expectation,
+    exact_moments,
+    magnitude_bits,
+    mp_expect_vector,
+    mp_value,
+    probe_callable,
+    quadrature_plan,
+    singular_candidates,
+    singular_mass_bound,
+    to_rational,
+    uncertified_value,
+)
+from icl_symbolic.engine.orthopoly import h, he
+from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
 from icl_symbolic.output.rows import Rows
 
 __all__ = ["he", "h", "hermite_coeffs", "HermiteResult", "stein_coefficient"]
@@ -56,6 +70,7 @@ PAPER = "arXiv:2610.10761, Sec. 2, Eq. (2) p. 2 and Eq. (8) p. 3"
 # ---------------------------------------------------------------------------
 # quantities that stay exact when their inputs are exact
 # ---------------------------------------------------------------------------
+
 
 class _Q:
     """A number with an absolute error and, when available, its closed form."""
@@ -79,11 +94,14 @@ class _Q:
         return _Q(self.val - o.val, self.err + o.err, self._ex(o, lambda a, b: a - b))
 
     def __mul__(self, o):
-        return _Q(self.val * o.val, abs(self.val) * o.err + abs(o.val) * self.err + self.err * o.err,
-                  self._ex(o, lambda a, b: a * b))
+        return _Q(
+            self.val * o.val,
+            abs(self.val) * o.err + abs(o.val) * self.err + self.err * o.err,
+            self._ex(o, lambda a, b: a * b),
+        )
 
     def __truediv__(self, o):
-        if not o.err < abs(o.val):      # the divisor's bound reaches 0 (or is infinite): no bound
+        if not o.err < abs(o.val):  # the divisor's bound reaches 0 (or is infinite): no bound
             return _Q(self.val / o.val, mpmath.inf, self._ex(o, lambda a, b: a / b))
         val = self.val / o.val
         err = (self.err + abs(val) * o.err) / (abs(o.val) - o.err)
@@ -122,18 +140,23 @@ class HermiteResult(Rows):
     notes: tuple = ()
 
     # -- display: a compact table (the full record is to_json()) -------------
-    _NAMES = (("a1", "a_1"), ("E_f2", "\\mathbb{E}[f^2]"), ("rho_f", "\\rho_f"),
-              ("rho_nonlinear", "\\rho_{\\rm nonlinear}"),
-              ("noise_normalized", "\\rho_{\\rm nonlinear}/a_1^2"))
+    _NAMES = (
+        ("a1", "a_1"),
+        ("E_f2", "\\mathbb{E}[f^2]"),
+        ("rho_f", "\\rho_f"),
+        ("rho_nonlinear", "\\rho_{\\rm nonlinear}"),
+        ("noise_normalized", "\\rho_{\\rm nonlinear}/a_1^2"),
+    )
 
     def _rows(self):
         plain = {"E_f2": "E[f^2]", "noise_normalized": "rho_nonlinear/a1^2"}
-        return [Quantity(plain.get(name, name), tex, getattr(self, name))
-                for name, tex in self._NAMES]
+        return [Quantity(plain.get(name, name), tex, getattr(self, name)) for name, tex in self._NAMES]
 
     def _title(self) -> str:
-        return (f"Hermite coefficients of f(g) = {self.label}, rho = {self.rho} "
-                f"({self.method}, {self.digits} digits; Eq. (2), Eq. (8))")
+        return (
+            f"Hermite coefficients of f(g) = {self.label}, rho = {self.rho} "
+            f"({self.method}, {self.digits} digits; Eq. (2), Eq. (8))"
+        )
 
     def _footer(self) -> str:
         shown = ", ".join(v.to_str(6) for v in self.a[:9]) + (", ..." if self.M > 8 else "")
@@ -171,17 +194,37 @@ class HermiteResult(Rows):
     def points(self) -> list[dict]:
         """The spectrum, one row per order m (the rows of ``coeffs --csv``): ``teacher``, ``m``,
         ``a_m``, ``a_m_squared`` (decimal strings at ``digits``) and ``method``."""
-        return [{"teacher": self.label, "m": m, "a_m": v.to_str(self.digits), "a_m_squared": e2.to_str(self.digits),
-                 "method": v.method} for m, (v, e2) in enumerate(zip(self.a, self.spectrum_values()))]
+        return [
+            {
+                "teacher": self.label,
+                "m": m,
+                "a_m": v.to_str(self.digits),
+                "a_m_squared": e2.to_str(self.digits),
+                "method": v.method,
+            }
+            for m, (v, e2) in enumerate(zip(self.a, self.spectrum_values()))
+        ]
 
     def to_json(self) -> dict:
         """The JSON document of ``icl-symbolic coeffs --json`` (numbers as decimal strings)."""
+
         def s(v):
             return None if v is None else v.to_str(self.digits)
 
         a_exact = [str(v.exact) if v.method == "exact" else None for v in self.a]
-        named = {k: getattr(self, k) for k in ("E_f2", "a1", "a1_sq", "rho_f", "rho_nonlinear",
-                                               "noise_normalized", "signal_fraction", "parseval_residual")}
+        named = {
+            k: getattr(self, k)
+            for k in (
+                "E_f2",
+                "a1",
+                "a1_sq",
+                "rho_f",
+                "rho_nonlinear",
+                "noise_normalized",
+                "signal_fraction",
+                "parseval_residual",
+            )
+        }
         return {
             "expr": self.label,
             "sympy": None if self.expr is None else str(self.expr),
@@ -191,11 +234,12 @@ class HermiteResult(Rows):
             "a": [s(v) for v in self.a],
             "a_exact": None if all(x is None for x in a_exact) else a_exact,
             **{k: s(v) for k, v in named.items()},
-            "exact": {k: (str(v.exact) if v is not None and v.method == "exact" else None)
-                      for k, v in named.items()},
+            "exact": {k: (str(v.exact) if v is not None and v.method == "exact" else None) for k, v in named.items()},
             "method": self.method,
-            "provenance": {"a": [v.to_json() for v in self.a],
-                           **{k: (None if v is None else v.to_json()) for k, v in named.items()}},
+            "provenance": {
+                "a": [v.to_json() for v in self.a],
+                **{k: (None if v is None else v.to_json()) for k, v in named.items()},
+            },
             "notes": list(self.notes),
             "convention": "a_m = E[f(g) h_m(g)], h_m = He_m/sqrt(m!) orthonormal probabilists' Hermite",
             "paper": PAPER,
@@ -208,7 +252,7 @@ def _hermite_matrix(M):
     rows = []
     for m in range(M + 1):
         p = sympy.Poly(h(m), g)
-        rows.append([p.coeff_monomial(g ** j) for j in range(M + 1)])
+        rows.append([p.coeff_monomial(g**j) for j in range(M + 1)])
     return rows
 
 
@@ -230,8 +274,10 @@ def _mp_coefficients(T: Teacher, M: int, digits: int, need_f2: bool, progress=No
         # fixed point with Q fractional bits: h_m(t) * 2**Q as Python ints; the
         # recurrence has no cancellation for |t| > 2 sqrt(M) and is O(1)-stable below.
         if Q not in consts:
-            consts[Q] = ([to_fixed(mpmath.sqrt(m)._mpf_, Q) for m in range(M + 2)],
-                         [to_fixed((1 / mpmath.sqrt(m + 1))._mpf_, Q) for m in range(M + 1)])
+            consts[Q] = (
+                [to_fixed(mpmath.sqrt(m)._mpf_, Q) for m in range(M + 2)],
+                [to_fixed((1 / mpmath.sqrt(m + 1))._mpf_, Q) for m in range(M + 1)],
+            )
         sq, isq = consts[Q]
         f = T.mp(t)
         if not isinstance(f, mpmath.mpf):
@@ -263,8 +309,18 @@ def _mp_coefficients(T: Teacher, M: int, digits: int, need_f2: bool, progress=No
     # fixed point is absolute: shift Q by the magnitude of f (and f^2) so that 1e-200*tanh(g)
     # keeps the relative digits of tanh(g) (the integers just get longer)
     shift = magnitude_bits(T.mp, plan.points, power=[1] * (M + 1) + [2] * int(need_f2))
-    res = mp_expect_vector(fixed_scaled, M + 1 + int(need_f2), 1, digits, plan.points, scaled=True, fixed=True,
-                           extra_bits=shift, progress=progress, label=f"f h_m, m <= {M}")
+    res = mp_expect_vector(
+        fixed_scaled,
+        M + 1 + int(need_f2),
+        1,
+        digits,
+        plan.points,
+        scaled=True,
+        fixed=True,
+        extra_bits=shift,
+        progress=progress,
+        label=f"f h_m, m <= {M}",
+    )
     if singular:
         # the mass near integrable singularities that the nodes cannot reach; for a_m the
         # factor |h_m(r)| <= 1.09 exp(r^2/4) (Cramer's inequality) bounds the Hermite weight
@@ -333,21 +389,27 @@ def hermite_coeffs(f, M: int = 8, rho=0, digits: int = 30, exact: bool = True, *
         # a polynomial is in every L^p of the Gaussian, however large its coefficients (the
         # growth probe would call 1e1000*g "not in L^2"); its integrals are exact
         if T.expr is None or not T.expr.is_polynomial(g):
-            check_integrable(lambda t: T.mp(t) ** 2, 1, "f^2",
-                             singular_candidates(T.expr) if T.expr is not None else (),
-                             expr=None if T.expr is None else T.expr ** 2)
+            check_integrable(
+                lambda t: T.mp(t) ** 2,
+                1,
+                "f^2",
+                singular_candidates(T.expr) if T.expr is not None else (),
+                expr=None if T.expr is None else T.expr**2,
+            )
     except ValidityError as exc:
         raise ValidityError(f"f = {T.label} is not in L^2(N(0,1)): {exc}") from None
 
-    M_out, M = M, max(M, 1)          # a1 is always computed (needed for Eq. 8)
+    M_out, M = M, max(M, 1)  # a1 is always computed (needed for Eq. 8)
     a_vals = E_f2 = None
     if exact and T.expr is not None:
         mom = exact_moments(T.expr, M)
         if mom is not None:
             rows = _hermite_matrix(M)
-            a_vals = [Value.from_exact(_simplify(sum(c * mu for c, mu in zip(row, mom))), digits,
-                                       note=f"a_{m} = E[f h_{m}]") for m, row in enumerate(rows)]
-        ef2 = exact_expectation(T.expr ** 2)
+            a_vals = [
+                Value.from_exact(_simplify(sum(c * mu for c, mu in zip(row, mom))), digits, note=f"a_{m} = E[f h_{m}]")
+                for m, row in enumerate(rows)
+            ]
+        ef2 = exact_expectation(T.expr**2)
         if ef2 is not None:
             E_f2 = Value.from_exact(_simplify(ef2), digits, note="E[f^2]")
     if a_vals is None or E_f2 is None:
@@ -359,17 +421,19 @@ def hermite_coeffs(f, M: int = 8, rho=0, digits: int = 30, exact: bool = True, *
             floor = mpmath.mpf(10) ** -cap * max(scale, 1) * 2
             res = [(v, max(e, floor if i <= M else floor * scale), *rest) for i, (v, e, *rest) in enumerate(res)]
             notes.append(f"the Python callable delivers about {cap} significant digits; errors include that")
+
         def made(row, note):
-            if len(row) == 4:          # no argument covers the integrand (scales.analyze)
+            if len(row) == 4:  # no argument covers the integrand (scales.analyze)
                 return uncertified_value(row[0], row[1], row[3], note)
             return mp_value(row[0], row[1], digits, note=note)
+
         if a_vals is None:
-            a_vals = [made(row, f"a_{m} = E[f h_{m}]") for m, row in enumerate(res[:M + 1])]
+            a_vals = [made(row, f"a_{m} = E[f h_{m}]") for m, row in enumerate(res[: M + 1])]
         if E_f2 is None:
             E_f2 = made(res[-1], "E[f^2]")
 
     a1_v = a_vals[1]
-    M, a_vals = M_out, a_vals[:M_out + 1]
+    M, a_vals = M_out, a_vals[: M_out + 1]
     with mpmath.workdps(digits + 20):
         rho_q = _Q(mpmath.mpf(str(sympy.N(rho_ex, digits + 20))), mpmath.mpf(0), rho_ex)
         a1_q = _Q.of(a1_v)
@@ -384,9 +448,11 @@ def hermite_coeffs(f, M: int = 8, rho=0, digits: int = 30, exact: bool = True, *
         a1_zero = (a1_q.exact is not None and a1_q.exact == 0) or abs(a1_q.val) <= a1_q.err
         if a1_zero:
             noise_norm = None
-            notes.append("a1 = 0" + (" exactly" if a1_q.exact is not None else
-                                     f" within its error {mpmath.nstr(a1_q.err, 3)}")
-                         + ": rho_nonlinear/a1^2 is undefined (the a1 = 0 branch, Eq. (10), applies)")
+            notes.append(
+                "a1 = 0"
+                + (" exactly" if a1_q.exact is not None else f" within its error {mpmath.nstr(a1_q.err, 3)}")
+                + ": rho_nonlinear/a1^2 is undefined (the a1 = 0 branch, Eq. (10), applies)"
+            )
         else:
             noise_norm = (rho_nl / a1_sq).value(digits, "rho_nonlinear / a1^2 (Fig. 1 legend)")
         ef2_zero = (ef2_q.exact is not None and ef2_q.exact == 0) or abs(ef2_q.val) <= ef2_q.err
@@ -406,9 +472,21 @@ def hermite_coeffs(f, M: int = 8, rho=0, digits: int = 30, exact: bool = True, *
     method = "exact" if kinds == {"exact"} else ("mpmath" if "exact" not in kinds else "mixed")
     if any(v.method == "mpmath" and v.digits is not None and v.digits < digits for v in all_vals):
         notes.append("some values have fewer certified digits than requested (see provenance)")
-    return HermiteResult(expr=T.expr, label=T.label, rho=rho_ex, digits=digits, M=M, a=tuple(a_vals),
-                         E_f2=E_f2, a1=a1_v, noise_normalized=noise_norm, signal_fraction=signal,
-                         method=method, notes=tuple(notes), **fields)
+    return HermiteResult(
+        expr=T.expr,
+        label=T.label,
+        rho=rho_ex,
+        digits=digits,
+        M=M,
+        a=tuple(a_vals),
+        E_f2=E_f2,
+        a1=a1_v,
+        noise_normalized=noise_norm,
+        signal_fraction=signal,
+        method=method,
+        notes=tuple(notes),
+        **fields,
+    )
 
 
 def stein_coefficient(f, m: int):

@@ -20,25 +20,27 @@ from types import MappingProxyType
 
 from icl_symbolic.engine.hermite import hermite_coeffs
 
-LIBRARY = MappingProxyType({
-    "g": "g",
-    "g^2-1": "g**2 - 1",
-    "g^3": "g**3",
-    "const": "2",
-    "sin": "sin(g)",
-    "cos": "cos(g)",
-    "tanh": "tanh(g)",
-    "erf": "erf(g)",
-    "relu": "relu(g)",
-    "abs": "abs(g)",
-    "sign": "sign(g)",
-    "heaviside": "heaviside(g)",
-    "sigmoid": "sigmoid(g)",
-    "softplus": "softplus(g)",
-    "gelu": "gelu(g)",
-    "silu": "silu(g)",
-    "exp": "exp(g)",
-})
+LIBRARY = MappingProxyType(
+    {
+        "g": "g",
+        "g^2-1": "g**2 - 1",
+        "g^3": "g**3",
+        "const": "2",
+        "sin": "sin(g)",
+        "cos": "cos(g)",
+        "tanh": "tanh(g)",
+        "erf": "erf(g)",
+        "relu": "relu(g)",
+        "abs": "abs(g)",
+        "sign": "sign(g)",
+        "heaviside": "heaviside(g)",
+        "sigmoid": "sigmoid(g)",
+        "softplus": "softplus(g)",
+        "gelu": "gelu(g)",
+        "silu": "silu(g)",
+        "exp": "exp(g)",
+    }
+)
 
 __all__ = ["LIBRARY", "library_coeffs"]
 

@@ -29,8 +29,7 @@ def he(m: int, x=g):
     m = int(m)
     if m < 0:
         raise ICLError(f"Hermite order must be non-negative, got {m}")
-    return sympy.expand(sympy.hermite_prob_poly(m, g).subs(g, x)) if x is not g else \
-        sympy.hermite_prob_poly(m, g)
+    return sympy.expand(sympy.hermite_prob_poly(m, g).subs(g, x)) if x is not g else sympy.hermite_prob_poly(m, g)
 
 
 def h(m: int, x=g):
@@ -40,4 +39,3 @@ def h(m: int, x=g):
     sqrt(2)*(g**2 - 1)/2
     """
     return he(m, x) / sympy.sqrt(sympy.factorial(int(m)))
-

@@ -160,7 +160,7 @@ def _pieces(u, lo=-mpmath.inf, hi=mpmath.inf):
             p = sympy.Poly(u, g)
         except sympy.PolynomialError:
             return None
-        if p.degree() > MAX_EXACT_DEGREE:      # exact real roots get slow: interval rates instead
+        if p.degree() > MAX_EXACT_DEGREE:  # exact real roots get slow: interval rates instead
             return None
         return [(p, lo, hi)] if all(c.is_real for c in p.all_coeffs()) else None
     try:
@@ -234,12 +234,12 @@ def _poly_features(kind, pieces, unit, R, digits, omega):
             for x0 in _exact_points(p, "critical", R, lo, hi):
                 pts += _graded(x0, taylor_width(p, x0, 1, k0=2), unit)
             # where the weighted mass of a steep exponential sits: critical points of u - z^2/(2 omega)
-            q = sympy.Poly(p.as_expr() - g ** 2 / (2 * omega), g)
+            q = sympy.Poly(p.as_expr() - g**2 / (2 * omega), g)
             for x0 in _exact_points(q, "critical", 64 * unit, lo, hi):
                 pts += _graded(x0, taylor_width(q, x0, 1, k0=2), unit)
         elif kind == "pole":
             for x0 in _exact_points(p, "zeros", R, lo, hi):
-                pts.append(x0)     # an integrable singularity: a panel end (gauss adds its mass bound)
+                pts.append(x0)  # an integrable singularity: a panel end (gauss adds its mass bound)
             for x0 in _exact_points(p, "critical", R, lo, hi):
                 bval = abs(_at(p, x0))
                 if bval > 0:
@@ -326,7 +326,7 @@ def _pair(e, x, memo):
 
 def _pair_pow(e, x, memo):
     ex = e.exp
-    if not e.base.has(g):                               # c**u = exp(u log c), c > 0
+    if not e.base.has(g):  # c**u = exp(u log c), c > 0
         if not e.base.is_positive:
             raise _NotCovered("a variable exponent")
         u, du = _pair(ex, x, memo)
@@ -338,7 +338,7 @@ def _pair_pow(e, x, memo):
     b, db = _pair(e.base, x, memo)
     if ex.is_Integer and ex >= 0:
         n = int(ex)
-        return b ** n, (_const(n) * b ** (n - 1) * db) if n >= 1 else _IV.mpf([0, 0])
+        return b**n, (_const(n) * b ** (n - 1) * db) if n >= 1 else _IV.mpf([0, 0])
     if b.a <= 0 <= b.b or (not ex.is_Integer and b.a <= 0):
         raise _NotCovered("a negative or fractional power of an interval reaching 0")
     if ex.is_Integer:
@@ -354,7 +354,7 @@ def _pair_function(e, x, memo):
         parts = [_pair(a, x, memo) for a in e.args]
         pick = max if f is sympy.Max else min
         v = _IV.mpf([pick(p[0].a for p in parts), pick(p[0].b for p in parts)])
-        return v, _hull(*(p[1] for p in parts))           # any argument may be the active one
+        return v, _hull(*(p[1] for p in parts))  # any argument may be the active one
     u, du = _pair(e.args[0], x, memo)
     if f is sympy.exp:
         v = _IV.exp(u)
@@ -369,16 +369,16 @@ def _pair_function(e, x, memo):
         return _IV.cos(u), -_IV.sin(u) * du
     if f is sympy.tanh:
         t = _iv_tanh(u)
-        return t, (1 - t ** 2) * du
+        return t, (1 - t**2) * du
     if f in (sympy.erf, sympy.erfc):
-        dv = _const(2 / sympy.sqrt(sympy.pi)) * _IV.exp(-(u ** 2)) * du
+        dv = _const(2 / sympy.sqrt(sympy.pi)) * _IV.exp(-(u**2)) * du
         return (_IV.erf(u), dv) if f is sympy.erf else (_IV.erfc(u), -dv)
     if f is sympy.atan:
-        return _iv_atan(u), du / (1 + u ** 2)
+        return _iv_atan(u), du / (1 + u**2)
     if f is sympy.Abs:
         return _iv_abs(u), _iv_sign(u) * du
     if f is sympy.sign:
-        return _iv_sign(u), _IV.mpf([0, 0])               # almost everywhere
+        return _iv_sign(u), _IV.mpf([0, 0])  # almost everywhere
     if f is sympy.Heaviside:
         return _iv_heaviside(u), _IV.mpf([0, 0])
     raise _NotCovered(f"no interval rule for {f.__name__}")
@@ -510,6 +510,6 @@ def analyze(expr, R, digits: int = 30, omega=1) -> ScaleAnalysis:
             pts += _rate_panels(rates, R, digits)
     except _NotCovered as exc:
         return ScaleAnalysis(tuple(sorted(set(pts))), False, str(exc))
-    except ICLError as exc:          # e.g. too many zeros of an argument to locate
+    except ICLError as exc:  # e.g. too many zeros of an argument to locate
         return ScaleAnalysis(tuple(sorted(set(pts))), False, f"feature points not located ({exc})")
     return ScaleAnalysis(tuple(sorted(set(pts))), True)

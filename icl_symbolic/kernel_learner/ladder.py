@@ -51,21 +51,46 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
-
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.engine.expr import teacher
 from scipy import stats
 
-from icl_symbolic.studies.extrapolate import MODELS, Extrapolation, LadderPoint, PowerLaw, check_ladder, extrapolate, fit_power_law, welch_dof
-from icl_symbolic.kernel_learner.theory import parse_features
-from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL, check_kernel_run, kernel_prediction, simulate_kernel
+from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
-from icl_symbolic.theory.peak import is_peak
-from icl_symbolic.simulation.simulator import check_rho_lam, check_seeds, memory_share
 from icl_symbolic.core.stats import seed_mean_se
+from icl_symbolic.engine.expr import teacher
+from icl_symbolic.kernel_learner.simulation import (
+    DEFAULT_N_TEST_KERNEL,
+    check_kernel_run,
+    kernel_prediction,
+    simulate_kernel,
+)
+from icl_symbolic.kernel_learner.theory import parse_features
+from icl_symbolic.simulation.simulator import check_rho_lam, check_seeds, memory_share
+from icl_symbolic.studies.extrapolate import (
+    MODELS,
+    Extrapolation,
+    LadderPoint,
+    PowerLaw,
+    check_ladder,
+    extrapolate,
+    fit_power_law,
+    welch_dof,
+)
+from icl_symbolic.theory.peak import is_peak
 
-__all__ = ["GapPoint", "GapFit", "GapDecay", "KernelExtrapolation", "fit_gap", "judge_gap_decay", "rate_dof",
-           "kernel_ladder_check", "run_kernel_ladder", "extrapolate_kernel", "FIT_VARIABLE", "POWER"]
+__all__ = [
+    "GapPoint",
+    "GapFit",
+    "GapDecay",
+    "KernelExtrapolation",
+    "fit_gap",
+    "judge_gap_decay",
+    "rate_dof",
+    "kernel_ladder_check",
+    "run_kernel_ladder",
+    "extrapolate_kernel",
+    "FIT_VARIABLE",
+    "POWER",
+]
 
 #: The ladder variable of the gap fit (module docstring).
 FIT_VARIABLE = "D"
@@ -92,8 +117,8 @@ class GapPoint:
     k: int
     n: int
     seeds: tuple
-    values: tuple        # per-seed query-exact test errors e_sim
-    e_pred: float        # kernel_prediction at this d
+    values: tuple  # per-seed query-exact test errors e_sim
+    e_pred: float  # kernel_prediction at this d
     seconds: float
     solvers: tuple = ()
 
@@ -112,22 +137,40 @@ class GapPoint:
 
     def ladder_point(self) -> LadderPoint:
         """The gap as a ladder point in D (the fit variable), with the per-seed gaps (jackknife SE)."""
-        return LadderPoint(self.D, self.gap_mean, self.e_se, self.seeds, self.seconds,
-                           tuple(float(v) - self.e_pred for v in self.values))
+        return LadderPoint(
+            self.D,
+            self.gap_mean,
+            self.e_se,
+            self.seeds,
+            self.seconds,
+            tuple(float(v) - self.e_pred for v in self.values),
+        )
 
     def to_json(self) -> dict:
-        return {"d": self.d, "D": self.D, "ell": self.ell, "k": self.k, "n": self.n,
-                "e_mean": self.e_mean, "e_se": self.e_se, "e_pred": self.e_pred,
-                "gap_mean": self.gap_mean, "gap_se": self.e_se, "gap_rel": self.gap_mean / self.e_pred,
-                "seeds": [int(s) for s in self.seeds], "per_seed_e": [float(v) for v in self.values],
-                "solvers": list(self.solvers), "seconds": round(float(self.seconds), 3)}
+        return {
+            "d": self.d,
+            "D": self.D,
+            "ell": self.ell,
+            "k": self.k,
+            "n": self.n,
+            "e_mean": self.e_mean,
+            "e_se": self.e_se,
+            "e_pred": self.e_pred,
+            "gap_mean": self.gap_mean,
+            "gap_se": self.e_se,
+            "gap_rel": self.gap_mean / self.e_pred,
+            "seeds": [int(s) for s in self.seeds],
+            "per_seed_e": [float(v) for v in self.values],
+            "solvers": list(self.solvers),
+            "seconds": round(float(self.seconds), 3),
+        }
 
 
 @dataclass(frozen=True)
 class GapFit:
     """The gap against D: the weighted fit and z test (``core``) and the power law."""
 
-    core: Extrapolation        # fit_ladder in D; e_theory = 0, so z = gap_inf / SE
+    core: Extrapolation  # fit_ladder in D; e_theory = 0, so z = gap_inf / SE
     power_law: PowerLaw | None
 
     @property
@@ -139,19 +182,32 @@ class GapFit:
 
         def num(x):
             return None if x is None or not math.isfinite(x) else float(x)
-        return {"variable": FIT_VARIABLE, "model": "gap_inf + " + _in_D(f.model).replace("+", " + "),
-                "model_reason": _in_D(f.reason),
-                "gap_inf": num(f.e_inf), "gap_inf_se": num(f.e_inf_se), "gap_inf_dof": num(f.e_inf_dof),
-                "coef": [num(x) for x in f.coef], "coef_se": [num(x) for x in f.coef_se],
-                "chi2": num(f.chi2), "dof": f.dof, "p_value": num(f.p_value), "se_inflation": num(f.se_inflation),
-                "models_considered": [{"model": _in_D(m), "chi2": num(ch), "dof": k, "p_value": num(p)}
-                                      for m, ch, k, p in f.alternatives],
-                "z": num(c.z), "z_limit": num(c.z_limit), "false_alarm": c.false_alarm, "holds": c.holds,
-                "power_law": None if self.power_law is None else self.power_law.to_json()}
+
+        return {
+            "variable": FIT_VARIABLE,
+            "model": "gap_inf + " + _in_D(f.model).replace("+", " + "),
+            "model_reason": _in_D(f.reason),
+            "gap_inf": num(f.e_inf),
+            "gap_inf_se": num(f.e_inf_se),
+            "gap_inf_dof": num(f.e_inf_dof),
+            "coef": [num(x) for x in f.coef],
+            "coef_se": [num(x) for x in f.coef_se],
+            "chi2": num(f.chi2),
+            "dof": f.dof,
+            "p_value": num(f.p_value),
+            "se_inflation": num(f.se_inflation),
+            "models_considered": [
+                {"model": _in_D(m), "chi2": num(ch), "dof": k, "p_value": num(p)} for m, ch, k, p in f.alternatives
+            ],
+            "z": num(c.z),
+            "z_limit": num(c.z_limit),
+            "false_alarm": c.false_alarm,
+            "holds": c.holds,
+            "power_law": None if self.power_law is None else self.power_law.to_json(),
+        }
 
 
-def fit_gap(points: Sequence[LadderPoint], *, false_alarm: float = 1e-3, m: int = 1,
-            model: str = "auto") -> GapFit:
+def fit_gap(points: Sequence[LadderPoint], *, false_alarm: float = 1e-3, m: int = 1, model: str = "auto") -> GapFit:
     """Fit gaps given as ladder points in D (``point.d`` = D, ``e_mean`` = gap, ``e_se`` its SE).
 
     gap_inf + c1/D (+ c2/D^2) by :func:`~icl_symbolic.studies.extrapolate.fit_ladder`, z test of
@@ -163,8 +219,14 @@ def fit_gap(points: Sequence[LadderPoint], *, false_alarm: float = 1e-3, m: int 
     >>> round(g.core.fit.coef[1], 9), abs(g.core.fit.e_inf) < 1e-12, g.holds, round(g.power_law.p, 9)
     (18.0, True, True, 1.0)
     """
-    core = extrapolate(points, 0.0, false_alarm=false_alarm, m=m, model=model,
-                       theory_note="the gap e_sim - e_pred must vanish as D -> infinity")
+    core = extrapolate(
+        points,
+        0.0,
+        false_alarm=false_alarm,
+        m=m,
+        model=model,
+        theory_note="the gap e_sim - e_pred must vanish as D -> infinity",
+    )
     return GapFit(core, fit_power_law(points))
 
 
@@ -184,7 +246,7 @@ def rate_dof(points: Sequence[LadderPoint]) -> float:
     x = np.log([float(p.d) for p in good])
     w = np.array([(p.e_mean / p.e_se) ** 2 for p in good])
     xc = x - np.sum(w * x) / np.sum(w)
-    c = -w * xc / np.sum(w * xc ** 2)
+    c = -w * xc / np.sum(w * xc**2)
     return welch_dof(c, [p.e_se / p.e_mean for p in good], [p.n_seeds for p in good])
 
 
@@ -203,14 +265,14 @@ class GapDecay:
 
     rate_min: float
     rate_max: float
-    z: float                  # one-sided normal quantile of each part's false alarm
-    resolved: tuple           # per point: (D, gap, SE, seeds, Student-t limit, gap - t SE > 0)
+    z: float  # one-sided normal quantile of each part's false alarm
+    resolved: tuple  # per point: (D, gap, SE, seeds, Student-t limit, gap - t SE > 0)
     power_law: PowerLaw | None
-    dof: float                # Welch dof of p
-    t_rate: float             # one-sided Student-t limit of p's band at that dof
-    why: tuple                # reasons it fails ('' entries never)
-    mde_rate: float           # smallest change of p caught with POWER: (t_rate + t_POWER) * p_se
-    shift: tuple              # (lower, higher): smallest constant shift of e_pred that fails with these data
+    dof: float  # Welch dof of p
+    t_rate: float  # one-sided Student-t limit of p's band at that dof
+    why: tuple  # reasons it fails ('' entries never)
+    mde_rate: float  # smallest change of p caught with POWER: (t_rate + t_POWER) * p_se
+    shift: tuple  # (lower, higher): smallest constant shift of e_pred that fails with these data
 
     @property
     def holds(self) -> bool:
@@ -227,11 +289,13 @@ class GapDecay:
         if pl is None:
             return "no power law could be fitted"
         lo, hi = self.shift
-        return (f"rate p = {pl.p:.3f} +- {pl.p_se:.2g} (Welch dof {self.dof:.1f}); a true rate outside "
-                f"[{self.rate_min:g}, {self.rate_max:g}] holds with probability <= {stats.norm.sf(self.z):.1g} at "
-                f"the edge; the ladder tells rates {self.mde_rate:.3f} apart with {POWER:.0%} power at the measured "
-                f"SE ((t {self.t_rate:.3g} + t_{POWER:g}) x SE); with these data a prediction lower by "
-                f"{lo:.3g} or higher by {hi:.3g} (a constant at every D) would fail the claim")
+        return (
+            f"rate p = {pl.p:.3f} +- {pl.p_se:.2g} (Welch dof {self.dof:.1f}); a true rate outside "
+            f"[{self.rate_min:g}, {self.rate_max:g}] holds with probability <= {stats.norm.sf(self.z):.1g} at "
+            f"the edge; the ladder tells rates {self.mde_rate:.3f} apart with {POWER:.0%} power at the measured "
+            f"SE ((t {self.t_rate:.3g} + t_{POWER:g}) x SE); with these data a prediction lower by "
+            f"{lo:.3g} or higher by {hi:.3g} (a constant at every D) would fail the claim"
+        )
 
 
 def _decay_parts(points: Sequence[LadderPoint], rate_min: float, rate_max: float, z: float):
@@ -259,9 +323,11 @@ def _decay_parts(points: Sequence[LadderPoint], rate_min: float, rate_max: float
 def _shift_to_fail(points, rate_min, rate_max, z, sign: int) -> float:
     """Smallest constant delta > 0 with which gap + sign*delta (the prediction moved by -sign*delta)
     fails :func:`judge_gap_decay`, by bisection (inf if none up to 10 x the largest gap)."""
+
     def fails(delta):
         moved = [LadderPoint(q.d, q.e_mean + sign * delta, q.e_se, q.seeds) for q in points]
         return bool(_decay_parts(moved, rate_min, rate_max, z)[4])
+
     hi = 10 * max(abs(q.e_mean) for q in points)
     if fails(0.0):
         return 0.0
@@ -295,13 +361,23 @@ def judge_gap_decay(points: Sequence[LadderPoint], rate_min: float, rate_max: fl
     rows, pl, dof, t, why = _decay_parts(points, rate_min, rate_max, z)
     mde = (t + _t_one_sided(stats.norm.isf(1 - POWER), dof)) * pl.p_se if pl else math.inf
     shift = tuple(_shift_to_fail(points, rate_min, rate_max, z, s) for s in (+1, -1))
-    return GapDecay(float(rate_min), float(rate_max), float(z), tuple(rows), pl, float(dof), float(t),
-                    tuple(why), float(mde), shift)
+    return GapDecay(
+        float(rate_min), float(rate_max), float(z), tuple(rows), pl, float(dof), float(t), tuple(why), float(mde), shift
+    )
 
 
-def kernel_ladder_check(ds, alpha: float, kappa: float, tau: float, features="hermite:2",
-                        n_test: int = DEFAULT_N_TEST_KERNEL, jobs: int = 1, n_seeds: int = 2,
-                        max_memory: int | None = None, scheduler: str | None = None) -> dict:
+def kernel_ladder_check(
+    ds,
+    alpha: float,
+    kappa: float,
+    tau: float,
+    features="hermite:2",
+    n_test: int = DEFAULT_N_TEST_KERNEL,
+    jobs: int = 1,
+    n_seeds: int = 2,
+    max_memory: int | None = None,
+    scheduler: str | None = None,
+) -> dict:
     """Refuse (ICLError) before any work: the ladder, the sizes and the memory of the runs at every d.
 
     ``min(jobs, runs)`` runs go at once on this machine (one when a Dask scheduler
@@ -323,10 +399,22 @@ def _one_item(item):
     return float(run.e_query), run.how, float(run.seconds)
 
 
-def run_kernel_ladder(f, ds, alpha: float, kappa: float, tau: float, rho: float, lam: float = 0.0,
-                      features="hermite:2", seeds: Sequence[int] = (0, 1, 2), n_test: int = DEFAULT_N_TEST_KERNEL,
-                      jobs: int = 1, scheduler: str | None = None, max_memory: int | None = None,
-                      progress: Callable[[str], None] | None = None) -> list[GapPoint]:
+def run_kernel_ladder(
+    f,
+    ds,
+    alpha: float,
+    kappa: float,
+    tau: float,
+    rho: float,
+    lam: float = 0.0,
+    features="hermite:2",
+    seeds: Sequence[int] = (0, 1, 2),
+    n_test: int = DEFAULT_N_TEST_KERNEL,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    max_memory: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[GapPoint]:
     """Simulate the kernel learner at every (d, seed) (the same seeds at every d) and return the points.
 
     Each run is ``simulate_kernel(f, d, ..., seeds=(seed,))`` (query-exact test error,
@@ -335,8 +423,10 @@ def run_kernel_ladder(f, ds, alpha: float, kappa: float, tau: float, rho: float,
     """
     fm = parse_features(features)
     if fm.is_identity:
-        raise ICLError("identity features are plain attention: use the plain ladder "
-                       "(icl_symbolic.studies.extrapolate.run_ladder), whose e(d) has a d -> infinity limit")
+        raise ICLError(
+            "identity features are plain attention: use the plain ladder "
+            "(icl_symbolic.studies.extrapolate.run_ladder), whose e(d) has a d -> infinity limit"
+        )
     seeds = check_seeds(seeds)
     if len(seeds) < 2:
         raise ICLError(f"need at least two seeds per d for a standard error, got {seeds}")
@@ -348,19 +438,38 @@ def run_kernel_ladder(f, ds, alpha: float, kappa: float, tau: float, rho: float,
     T = teacher(f)
     preds = {d: kernel_prediction(T, fm, d, alpha, kappa, tau, rho, lam) for d in ds}
     spec = f if isinstance(f, str) else T
-    kw = dict(alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, features=str(fm), n_test=int(n_test),
-              max_memory=max_memory)
+    kw = dict(
+        alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, features=str(fm), n_test=int(n_test), max_memory=max_memory
+    )
     pairs = [(d, s) for d in ds for s in seeds]
     if progress is not None:
         progress(f"{len(pairs)} kernel-learner runs (d x seeds), {fm}, on {jobs} worker(s)")
-    out = map_sweep(_one_item, [(spec, d, s, kw) for d, s in pairs], jobs=int(jobs), scheduler=scheduler,
-                    progress=progress, label="run (d, seed)")
+    out = map_sweep(
+        _one_item,
+        [(spec, d, s, kw) for d, s in pairs],
+        jobs=int(jobs),
+        scheduler=scheduler,
+        progress=progress,
+        label="run (d, seed)",
+    )
     points = []
     for d in ds:
         rows = [o for (dd, _), o in zip(pairs, out) if dd == d]
         sz = szs[d]
-        points.append(GapPoint(d, sz.d, sz.ell, sz.k, sz.n, seeds, tuple(r[0] for r in rows), preds[d],
-                               float(sum(r[2] for r in rows)), tuple(r[1] for r in rows)))
+        points.append(
+            GapPoint(
+                d,
+                sz.d,
+                sz.ell,
+                sz.k,
+                sz.n,
+                seeds,
+                tuple(r[0] for r in rows),
+                preds[d],
+                float(sum(r[2] for r in rows)),
+                tuple(r[1] for r in rows),
+            )
+        )
     return points
 
 
@@ -386,22 +495,46 @@ class KernelExtrapolation:
         return self.gap.holds
 
     def to_json(self) -> dict:
-        return {"teacher": self.teacher, "features": self.features, "tasks": "gaussian",
-                "alpha": self.alpha, "kappa": self.kappa, "tau": self.tau, "rho": self.rho, "lam": self.lam,
-                "ratios": "alpha = ell/D, kappa = k/D, tau = n/D^2 (the learner's own)",
-                "n_test": self.n_test, "extension": "kernel learner: our extension, not the paper's (docs/kernel.md)",
-                "quantity": "per-seed gap e_sim(d) - e_pred(d); e_sim query-exact (Monte Carlo over n_test "
-                            "contexts/tasks), e_pred = kernel_curve at the same d; mean and SE over seeds",
-                **self.gap.to_json(), "points": [p.to_json() for p in self.points],
-                "seconds": round(self.seconds, 3)}
+        return {
+            "teacher": self.teacher,
+            "features": self.features,
+            "tasks": "gaussian",
+            "alpha": self.alpha,
+            "kappa": self.kappa,
+            "tau": self.tau,
+            "rho": self.rho,
+            "lam": self.lam,
+            "ratios": "alpha = ell/D, kappa = k/D, tau = n/D^2 (the learner's own)",
+            "n_test": self.n_test,
+            "extension": "kernel learner: our extension, not the paper's (docs/kernel.md)",
+            "quantity": "per-seed gap e_sim(d) - e_pred(d); e_sim query-exact (Monte Carlo over n_test "
+            "contexts/tasks), e_pred = kernel_curve at the same d; mean and SE over seeds",
+            **self.gap.to_json(),
+            "points": [p.to_json() for p in self.points],
+            "seconds": round(self.seconds, 3),
+        }
 
 
-def extrapolate_kernel(f, ds, alpha: float, kappa: float, tau: float, rho: float, lam: float = 0.0,
-                       features="hermite:2", seeds: Sequence[int] = (0, 1, 2),
-                       n_test: int = DEFAULT_N_TEST_KERNEL, *, false_alarm: float = 1e-3, m: int = 1,
-                       model: str = "auto", jobs: int = 1, scheduler: str | None = None,
-                       max_memory: int | None = None,
-                       progress: Callable[[str], None] | None = None) -> KernelExtrapolation:
+def extrapolate_kernel(
+    f,
+    ds,
+    alpha: float,
+    kappa: float,
+    tau: float,
+    rho: float,
+    lam: float = 0.0,
+    features="hermite:2",
+    seeds: Sequence[int] = (0, 1, 2),
+    n_test: int = DEFAULT_N_TEST_KERNEL,
+    *,
+    false_alarm: float = 1e-3,
+    m: int = 1,
+    model: str = "auto",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    max_memory: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> KernelExtrapolation:
     """Run the ladder (:func:`run_kernel_ladder`) and fit its gaps against D (:func:`fit_gap`)."""
     if not 0 < false_alarm < 1 or int(m) != m or m < 1:
         raise ICLError("false-alarm budget must be in (0, 1) and m >= 1")
@@ -410,9 +543,20 @@ def extrapolate_kernel(f, ds, alpha: float, kappa: float, tau: float, rho: float
     if model == "c1/d+c2/d^2" and len(set(ds)) < 3:
         raise ICLError("the 1/D^2 model needs at least three dimensions")
     t0 = time.monotonic()
-    pts = run_kernel_ladder(f, ds, alpha, kappa, tau, rho, lam, features, seeds, n_test, jobs, scheduler,
-                            max_memory, progress)
+    pts = run_kernel_ladder(
+        f, ds, alpha, kappa, tau, rho, lam, features, seeds, n_test, jobs, scheduler, max_memory, progress
+    )
     gap = fit_gap([p.ladder_point() for p in pts], false_alarm=false_alarm, m=m, model=model)
-    return KernelExtrapolation(teacher(f).label, str(parse_features(features)), float(alpha), float(kappa),
-                               float(tau), float(rho), float(lam), int(n_test), tuple(pts), gap,
-                               time.monotonic() - t0)
+    return KernelExtrapolation(
+        teacher(f).label,
+        str(parse_features(features)),
+        float(alpha),
+        float(kappa),
+        float(tau),
+        float(rho),
+        float(lam),
+        int(n_test),
+        tuple(pts),
+        gap,
+        time.monotonic() - t0,
+    )

@@ -47,20 +47,43 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.engine.expr import teacher
-from icl_symbolic.kernel_learner.theory import FeatureTransform, TeacherBlocks, gaussian_task_vectors, kernel_curve, kernel_spectrum, parse_features
-from icl_symbolic.theory.peak import is_peak
-from icl_symbolic.model.prompts import sample_prompts
-from icl_symbolic.core.parallel import concurrent_runs, map_sweep, resolve_scheduler
-from icl_symbolic.simulation.simulator import Sizes, check_memory, check_rho_lam, check_seeds, choose_solver, memory_share, seed_mean, sizes, train
-from icl_symbolic.core.values import Value
-from icl_symbolic.core.stats import sample_se
 from icl_symbolic.core.caches import memoize
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.parallel import concurrent_runs, map_sweep, resolve_scheduler
+from icl_symbolic.core.stats import sample_se
+from icl_symbolic.core.values import Value
+from icl_symbolic.engine.expr import teacher
+from icl_symbolic.kernel_learner.theory import (
+    FeatureTransform,
+    TeacherBlocks,
+    gaussian_task_vectors,
+    kernel_curve,
+    kernel_spectrum,
+    parse_features,
+)
+from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
+from icl_symbolic.model.prompts import sample_prompts
+from icl_symbolic.simulation.simulator import (
+    Sizes,
+    check_memory,
+    check_rho_lam,
+    check_seeds,
+    choose_solver,
+    memory_share,
+    seed_mean,
+    sizes,
+    train,
+)
+from icl_symbolic.theory.peak import is_peak
 
-__all__ = ["KernelSeedRun", "KernelSimResult", "simulate_kernel", "check_kernel_run", "kernel_prediction",
-           "DEFAULT_N_TEST_KERNEL"]
+__all__ = [
+    "KernelSeedRun",
+    "KernelSimResult",
+    "simulate_kernel",
+    "check_kernel_run",
+    "kernel_prediction",
+    "DEFAULT_N_TEST_KERNEL",
+]
 
 DEFAULT_N_TEST_KERNEL = 4000
 CONTROLS = (None, "features", "gaussian")
@@ -108,31 +131,58 @@ class KernelSimResult:
     def to_json(self) -> dict:
         def f(x):
             return None if x is None or not math.isfinite(x) else float(x)
+
         return {
-            "teacher": self.teacher, "features": self.features, "control": self.control, "d": self.d,
-            "D": self.D, "alpha": self.alpha, "kappa": self.kappa, "tau": self.tau, "rho": self.rho,
-            "lam": self.lam, "ell": self.ell, "k": self.k, "n": self.n, "tasks": "gaussian",
+            "teacher": self.teacher,
+            "features": self.features,
+            "control": self.control,
+            "d": self.d,
+            "D": self.D,
+            "alpha": self.alpha,
+            "kappa": self.kappa,
+            "tau": self.tau,
+            "rho": self.rho,
+            "lam": self.lam,
+            "ell": self.ell,
+            "k": self.k,
+            "n": self.n,
+            "tasks": "gaussian",
             "ratios": "alpha = ell/D, kappa = k/D, tau = n/D^2",
-            "seeds": list(self.seeds), "n_test": self.n_test, "rho_eff": f(self.rho_eff),
-            "e_mean": f(self.e_query.value), "e_se": f(self.e_query.stderr) if self.e_query.stderr else None,
-            "e_mc_mean": f(self.e_mc.value), "e_mc_se": f(self.e_mc.stderr) if self.e_mc.stderr else None,
+            "seeds": list(self.seeds),
+            "n_test": self.n_test,
+            "rho_eff": f(self.rho_eff),
+            "e_mean": f(self.e_query.value),
+            "e_se": f(self.e_query.stderr) if self.e_query.stderr else None,
+            "e_mc_mean": f(self.e_mc.value),
+            "e_mc_se": f(self.e_mc.stderr) if self.e_mc.stderr else None,
             "e_theory": f(self.e_theory) if self.e_theory is not None else None,
-            "per_seed": [{"seed": r.seed, "e": f(r.e_query.value), "e_se": f(r.e_query.stderr),
-                          "e_mc": f(r.e_mc.value), "e_mc_se": f(r.e_mc.stderr), "solver": r.how,
-                          "seconds": round(r.seconds, 3)} for r in self.runs],
+            "per_seed": [
+                {
+                    "seed": r.seed,
+                    "e": f(r.e_query.value),
+                    "e_se": f(r.e_query.stderr),
+                    "e_mc": f(r.e_mc.value),
+                    "e_mc_se": f(r.e_mc.stderr),
+                    "solver": r.how,
+                    "seconds": round(r.seconds, 3),
+                }
+                for r in self.runs
+            ],
             "seconds": round(self.seconds, 3),
-            "method": ("e: exact average over the query, Monte Carlo over n_test contexts/tasks per seed; "
-                       "mean and SE over seeds"),
+            "method": (
+                "e: exact average over the query, Monte Carlo over n_test contexts/tasks per seed; "
+                "mean and SE over seeds"
+            ),
         }
 
 
 def _mean_se(x: np.ndarray, seed: int, note: str) -> Value:
-    return Value(float(x.mean()), "mc", stderr=float(sample_se(x)), n_samples=int(x.size),
-                 seeds=(seed,), note=note)
+    return Value(float(x.mean()), "mc", stderr=float(sample_se(x)), n_samples=int(x.size), seeds=(seed,), note=note)
 
 
-def kernel_prediction(f, features, d: int, alpha: float, kappa: float, tau: float, rho: float,
-                      lam: float = 0.0) -> float | None:
+def kernel_prediction(
+    f, features, d: int, alpha: float, kappa: float, tau: float, rho: float, lam: float = 0.0
+) -> float | None:
     """The prediction at finite d that :func:`simulate_kernel` compares with (None at tau = 1, lam = 0).
 
     :func:`icl_symbolic.kernel_learner.theory.kernel_curve` at one point of the learner's ratios, Gaussian
@@ -141,12 +191,32 @@ def kernel_prediction(f, features, d: int, alpha: float, kappa: float, tau: floa
     if is_peak(tau, lam):
         return None
     T = teacher(f)
-    return float(kernel_curve(T.expr if T.expr is not None else T, parse_features(features), float(rho), alpha,
-                              kappa, tau, lam, d=int(d), tasks="gaussian", plain=False).columns["e"][0])
+    return float(
+        kernel_curve(
+            T.expr if T.expr is not None else T,
+            parse_features(features),
+            float(rho),
+            alpha,
+            kappa,
+            tau,
+            lam,
+            d=int(d),
+            tasks="gaussian",
+            plain=False,
+        ).columns["e"][0]
+    )
 
 
-def check_kernel_run(d: int, alpha: float, kappa: float, tau: float, features="hermite:2",
-                     n_test: int = DEFAULT_N_TEST_KERNEL, solver: str = "auto", max_memory: int | None = None):
+def check_kernel_run(
+    d: int,
+    alpha: float,
+    kappa: float,
+    tau: float,
+    features="hermite:2",
+    n_test: int = DEFAULT_N_TEST_KERNEL,
+    solver: str = "auto",
+    max_memory: int | None = None,
+):
     """Refuse (ICLError) before anything is allocated when one seed of the learner at d is invalid or too big.
 
     Checks d, the sizes (ell, k, n from the learner's ratios), n_test, the solver name, the
@@ -165,11 +235,12 @@ def check_kernel_run(d: int, alpha: float, kappa: float, tau: float, features="h
     choose_solver(sz, solver)
     try:
         check_memory(sz, solver, n_test, max_memory)
-    except ICLError as err:         # its sizes are the learner's: say so
+    except ICLError as err:  # its sizes are the learner's: say so
         raise ICLError(f"kernel learner at d = {int(d)} ({fm}: D = {D} features; sizes in D): {err}") from None
     if n_test * sz.ell * D > 4e9:
-        raise ICLError(f"n_test * ell * D = {n_test * sz.ell * D:.3g} feature evaluations for the test set; "
-                       f"reduce n_test")
+        raise ICLError(
+            f"n_test * ell * D = {n_test * sz.ell * D:.3g} feature evaluations for the test set; reduce n_test"
+        )
     return sz
 
 
@@ -209,8 +280,10 @@ def _run_kernel_seed(task: _KernelSeedTask) -> KernelSeedRun:
     D = sz.d
     sqD = math.sqrt(D)
     if progress is not None:
-        progress(f"{task.label}d={task.d} D={D} ell={sz.ell} k={sz.k} n={sz.n} "
-                 f"[{f'{control} control' if control else task.features}, {choose_solver(sz, task.solver)}]")
+        progress(
+            f"{task.label}d={task.d} D={D} ell={sz.ell} k={sz.k} n={sz.n} "
+            f"[{f'{control} control' if control else task.features}, {choose_solver(sz, task.solver)}]"
+        )
     ss_tasks, ss_train, ss_test_tasks, ss_test = np.random.SeedSequence(seed).spawn(4)
     rng_tasks, rng_test_tasks = np.random.default_rng(ss_tasks), np.random.default_rng(ss_test_tasks)
     if control == "gaussian":
@@ -222,32 +295,72 @@ def _run_kernel_seed(task: _KernelSeedTask) -> KernelSeedRun:
         W_test = sample_tasks(cov, n_test, rng_test_tasks)
         theta_test = blocks.theta(W_test)
     if control:
-        Gamma, fit_info = train(_identity, sqD * (W if control == "gaussian" else blocks.theta(W)), sz.n,
-                                sz.ell, ks.rho_eff, task.lam, np.random.default_rng(ss_train), task.solver, "fast",
-                                progress)
-        P = sample_prompts(_identity, sqD * theta_test, sz.ell, ks.rho_eff, np.random.default_rng(ss_test),
-                           method="fast")
+        Gamma, fit_info = train(
+            _identity,
+            sqD * (W if control == "gaussian" else blocks.theta(W)),
+            sz.n,
+            sz.ell,
+            ks.rho_eff,
+            task.lam,
+            np.random.default_rng(ss_train),
+            task.solver,
+            "fast",
+            progress,
+        )
+        P = sample_prompts(
+            _identity, sqD * theta_test, sz.ell, ks.rho_eff, np.random.default_rng(ss_test), method="fast"
+        )
         power = np.einsum("md,md->m", theta_test, theta_test) + ks.rho_eff
     else:
-        Gamma, fit_info = train(T.numpy, W, sz.n, sz.ell, task.rho, task.lam,
-                                np.random.default_rng(ss_train), task.solver, "direct", progress, features=FT)
-        P = sample_prompts(T.numpy, W_test, sz.ell, task.rho, np.random.default_rng(ss_test),
-                           method="direct", features=FT)
+        Gamma, fit_info = train(
+            T.numpy,
+            W,
+            sz.n,
+            sz.ell,
+            task.rho,
+            task.lam,
+            np.random.default_rng(ss_train),
+            task.solver,
+            "direct",
+            progress,
+            features=FT,
+        )
+        P = sample_prompts(
+            T.numpy, W_test, sz.ell, task.rho, np.random.default_rng(ss_test), method="direct", features=FT
+        )
         power = blocks.label_power(W_test) + task.rho
     A, b = Gamma[:, :D], Gamma[:, D]
     v = P.u @ A.T + P.s[:, None] * b
     e_q = np.einsum("md,md->m", v, v) / D - 2.0 * np.einsum("md,md->m", v, theta_test) / sqD + power
     sq = (np.einsum("md,md->m", P.x_test, v) - P.y_test) ** 2
-    return KernelSeedRun(seed, _mean_se(e_q, seed, "exact over the query, MC over contexts/tasks"),
-                         _mean_se(sq, seed, "MC test error, one query per prompt"), fit_info.solver,
-                         time.monotonic() - t0)
+    return KernelSeedRun(
+        seed,
+        _mean_se(e_q, seed, "exact over the query, MC over contexts/tasks"),
+        _mean_se(sq, seed, "MC test error, one query per prompt"),
+        fit_info.solver,
+        time.monotonic() - t0,
+    )
 
 
-def simulate_kernel(f, d: int, alpha: float, kappa: float, tau: float, rho: float, features="hermite:2",
-                    lam: float = 0.0, seeds: Sequence[int] = (0, 1, 2), n_test: int = DEFAULT_N_TEST_KERNEL,
-                    control: str | None = None, solver: str = "auto", theory: bool = True,
-                    progress: Callable[[str], None] | None = None,
-                    max_memory: int | None = None, jobs: int = 1, scheduler: str | None = None) -> KernelSimResult:
+def simulate_kernel(
+    f,
+    d: int,
+    alpha: float,
+    kappa: float,
+    tau: float,
+    rho: float,
+    features="hermite:2",
+    lam: float = 0.0,
+    seeds: Sequence[int] = (0, 1, 2),
+    n_test: int = DEFAULT_N_TEST_KERNEL,
+    control: str | None = None,
+    solver: str = "auto",
+    theory: bool = True,
+    progress: Callable[[str], None] | None = None,
+    max_memory: int | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+) -> KernelSimResult:
     """Train and test the kernel learner (or its Gaussian-feature control) on teacher f.
 
     Parameters are those of :func:`icl_symbolic.simulation.simulator.simulate` with alpha, kappa,
@@ -270,19 +383,55 @@ def simulate_kernel(f, d: int, alpha: float, kappa: float, tau: float, rho: floa
     d, n_test = int(d), int(n_test)
     T = teacher(f)
     spec = f if isinstance(f, str) else T
-    _setup(spec, str(fm), d, float(rho))            # parse and derive once, before the seeds
+    _setup(spec, str(fm), d, float(rho))  # parse and derive once, before the seeds
     serial = address is None and concurrent_runs(jobs, len(seeds)) == 1
-    tasks = [_KernelSeedTask(spec, str(fm), control, d, sz, float(rho), float(lam), seed, n_test, solver,
-                             f"seed {seed} ({i + 1}/{len(seeds)}): ", progress if serial else None)
-             for i, seed in enumerate(seeds)]
+    tasks = [
+        _KernelSeedTask(
+            spec,
+            str(fm),
+            control,
+            d,
+            sz,
+            float(rho),
+            float(lam),
+            seed,
+            n_test,
+            solver,
+            f"seed {seed} ({i + 1}/{len(seeds)}): ",
+            progress if serial else None,
+        )
+        for i, seed in enumerate(seeds)
+    ]
     t_start = time.monotonic()
-    runs = map_sweep(_run_kernel_seed, tasks, jobs=jobs, scheduler=address, progress=None if serial else progress,
-                     label="seed run")
-    e_query = seed_mean([float(r.e_query) for r in runs], seeds,
-                        "query-exact test error of each trained Gamma, mean over seeds")
+    runs = map_sweep(
+        _run_kernel_seed, tasks, jobs=jobs, scheduler=address, progress=None if serial else progress, label="seed run"
+    )
+    e_query = seed_mean(
+        [float(r.e_query) for r in runs], seeds, "query-exact test error of each trained Gamma, mean over seeds"
+    )
     e_mc = seed_mean([float(r.e_mc) for r in runs], seeds, f"Monte-Carlo test error ({n_test} prompts/seed)")
     e_th = kernel_prediction(T, fm, d, alpha, kappa, tau, rho, lam) if theory else None
     ks = _setup(spec, str(fm), d, float(rho))[2]
-    return KernelSimResult(T.label, str(fm), control, d, sz.d, sz.ell, sz.k, sz.n, float(alpha), float(kappa),
-                           float(tau), float(rho), float(lam), ks.rho_eff, seeds, n_test, tuple(runs), e_query,
-                           e_mc, e_th, time.monotonic() - t_start)
+    return KernelSimResult(
+        T.label,
+        str(fm),
+        control,
+        d,
+        sz.d,
+        sz.ell,
+        sz.k,
+        sz.n,
+        float(alpha),
+        float(kappa),
+        float(tau),
+        float(rho),
+        float(lam),
+        ks.rho_eff,
+        seeds,
+        n_test,
+        tuple(runs),
+        e_query,
+        e_mc,
+        e_th,
+        time.monotonic() - t_start,
+    )

@@ -92,23 +92,43 @@ import numpy as np
 import sympy
 from scipy.special import roots_genlaguerre
 
-from icl_symbolic.theory import a1zero
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.engine.expr import g as gsym, teacher
+from icl_symbolic.core.values import Value
+from icl_symbolic.engine.expr import g as gsym
+from icl_symbolic.engine.expr import teacher
 from icl_symbolic.engine.gauss import float_expect
 from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.engine.orthopoly import h
-from icl_symbolic.theory.asymptotic import TaskSpectra, check_parameters, e_linear, e_nonlinear, teacher_moments
-from icl_symbolic.core.values import Value
 from icl_symbolic.output.rows import Rows
+from icl_symbolic.theory import a1zero
+from icl_symbolic.theory.asymptotic import TaskSpectra, check_parameters, e_linear, e_nonlinear, teacher_moments
 from icl_symbolic.theory.peak import DIVERGES, is_peak
 
-__all__ = ["FeatureMap", "parse_features", "feature_count", "multi_indices", "hermite_features",
-           "direction_coefficients", "degree_slices", "FeatureTransform", "TeacherBlocks",
-           "gaussian_task_vectors",
-           "harmonic_dim", "sphere_eigenvalue", "mode_coefficients", "BlockMoments", "block_moments",
-           "SpectrumBlock", "KernelSpectrum", "kernel_spectrum", "KernelCurve", "kernel_curve",
-           "TASK_LAWS", "MAX_K", "MAX_D"]
+__all__ = [
+    "FeatureMap",
+    "parse_features",
+    "feature_count",
+    "multi_indices",
+    "hermite_features",
+    "direction_coefficients",
+    "degree_slices",
+    "FeatureTransform",
+    "TeacherBlocks",
+    "gaussian_task_vectors",
+    "harmonic_dim",
+    "sphere_eigenvalue",
+    "mode_coefficients",
+    "BlockMoments",
+    "block_moments",
+    "SpectrumBlock",
+    "KernelSpectrum",
+    "kernel_spectrum",
+    "KernelCurve",
+    "kernel_curve",
+    "TASK_LAWS",
+    "MAX_K",
+    "MAX_D",
+]
 
 MAX_K = 3
 #: Largest feature dimension D the theory accepts (the spectrum is held as an array of length <= D).
@@ -183,7 +203,7 @@ def _h_table(Z: np.ndarray, K: int) -> np.ndarray:
     H = np.empty(Z.shape + (K + 1,))
     H[..., 0] = 1.0
     H[..., 1] = Z
-    for m in range(1, K):      # He_{m+1} = z He_m - m He_{m-1}, in orthonormal form
+    for m in range(1, K):  # He_{m+1} = z He_m - m He_{m-1}, in orthonormal form
         H[..., m + 1] = (Z * H[..., m] - math.sqrt(m) * H[..., m - 1]) / math.sqrt(m + 1)
     return H
 
@@ -294,10 +314,10 @@ class FeatureTransform:
             return np.einsum("mi,mid->md", y, X)
         K, d = self.features.K, self.d
         Z = X * math.sqrt(d)
-        S0 = y.sum(axis=1)                                   # (m,)
-        M1 = np.einsum("mi,mia->ma", y, Z)                   # (m, d)
+        S0 = y.sum(axis=1)  # (m,)
+        M1 = np.einsum("mi,mia->ma", y, Z)  # (m, d)
         YZ = y[:, :, None] * Z
-        M2 = np.matmul(YZ.transpose(0, 2, 1), Z) if K >= 2 else None     # (m, d, d)
+        M2 = np.matmul(YZ.transpose(0, 2, 1), Z) if K >= 2 else None  # (m, d, d)
         M3 = np.einsum("mia,mib,mic->mabc", YZ, Z, Z, optimize=True) if K >= 3 else None
         plan, D = _degree_plan(d, K)
         out = np.empty((y.shape[0], D))
@@ -314,7 +334,7 @@ class FeatureTransform:
             elif counts in ((2, 1), (1, 2)):
                 twice, once = (coords[:, 0], coords[:, 1]) if counts == (2, 1) else (coords[:, 1], coords[:, 0])
                 out[:, cols] = (M3[:, twice, twice, once] - M1[:, once]) / math.sqrt(2.0)
-            else:   # (1, 1, 1)
+            else:  # (1, 1, 1)
                 out[:, cols] = M3[:, coords[:, 0], coords[:, 1], coords[:, 2]]
         return out * (1.0 / math.sqrt(self.D))
 
@@ -462,7 +482,7 @@ def _expect_over_omega(expr, d: int) -> sympy.Expr:
     out = sympy.Integer(0)
     for (k,), c in poly.terms():
         if k % 2:
-            raise ICLError("internal: odd power of r in an omega average")   # pragma: no cover
+            raise ICLError("internal: odd power of r in an omega average")  # pragma: no cover
         q = _omega_moment(k // 2, d)
         out += c * sympy.Rational(q.numerator, q.denominator)
     return sympy.expand(out)
@@ -490,6 +510,8 @@ class BlockMoments:
     E_f2_limit: float
     label: str
     exact: bool
+    #: the teacher's moments (sphere and limit laws): rho_nonlinear computed exactly as Result 1 does
+    moments: object = None
 
 
 def _parity_pairs(K: int):
@@ -513,7 +535,7 @@ def _betas_numeric(T, K: int, omegas: np.ndarray):
 
     def integrands(x):
         fx = fnp(x)
-        out = {f"x{j}": fx * x ** j for j in range(K + 1)}
+        out = {f"x{j}": fx * x**j for j in range(K + 1)}
         out["f2"] = fx * fx
         return out
 
@@ -547,8 +569,9 @@ def _numeric_gaussian_law(T, K: int, d: int):
         Berr = np.zeros((K + 1, K + 1))
         for m, mp in _parity_pairs(K):
             B[m, mp] = B[mp, m] = float(np.dot(wts, beta[m] * beta[mp]))
-            Berr[m, mp] = Berr[mp, m] = float(np.dot(wts, np.abs(beta[m]) * beta_err[mp]
-                                                     + np.abs(beta[mp]) * beta_err[m]))
+            Berr[m, mp] = Berr[mp, m] = float(
+                np.dot(wts, np.abs(beta[m]) * beta_err[mp] + np.abs(beta[mp]) * beta_err[m])
+            )
         results.append((B, Berr, float(np.dot(wts, f2)), float(np.dot(wts, f2_err))))
     (B1, _, f1, _), (B2, Berr, f2, ef2) = results
     return B2, np.abs(B2 - B1) + Berr, f2, abs(f2 - f1) + ef2
@@ -575,7 +598,7 @@ def block_moments(f, K: int, d: int | None = None, tasks: str = "gaussian", digi
     hc = hermite_coeffs(src.expr if src.expr is not None else f, M=K + 2, rho=0, digits=digits)
     a = tuple(hc.a)
     a_f = [float(v) for v in a]
-    a_f[1] = 0.0 if tm.a1_is_zero else float(tm.a1)     # the very float theory uses
+    a_f[1] = 0.0 if tm.a1_is_zero else float(tm.a1)  # the very float theory uses
     label = tm.label
     if tasks == "sphere" or d is None:
         B = np.zeros((K + 1, K + 1))
@@ -583,8 +606,21 @@ def block_moments(f, K: int, d: int | None = None, tasks: str = "gaussian", digi
         for m, mp in _parity_pairs(K):
             B[m, mp] = B[mp, m] = a_f[m] * a_f[mp]
             vals[(m, mp)] = _product_value(a[m], a[mp])
-        return BlockMoments(K, "sphere" if d is not None else "limit", d, B, vals, tm.E_f2, a,
-                            a_f[1], float(tm.E_f2), float(tm.E_f2), label, all(v.method == "exact" for v in vals.values()))
+        return BlockMoments(
+            K,
+            "sphere" if d is not None else "limit",
+            d,
+            B,
+            vals,
+            tm.E_f2,
+            a,
+            a_f[1],
+            float(tm.E_f2),
+            float(tm.E_f2),
+            label,
+            all(v.method == "exact" for v in vals.values()),
+            moments=tm,
+        )
     d = int(d)
     e, T = _polynomial_teacher(f)
     if e is not None:
@@ -599,12 +635,20 @@ def block_moments(f, K: int, d: int | None = None, tasks: str = "gaussian", digi
         ef2_v = Value.from_exact(ef2, digits, note=f"E_w E_g[f(r g)^2], w ~ N(0, I_{d})")
         return BlockMoments(K, tasks, d, B, vals, ef2_v, a, a_f[1], float(ef2_v), float(tm.E_f2), label, True)
     if d > _MAX_D_NUMERIC_LAW:
-        raise ICLError(f"Gaussian-task averages of a non-polynomial f are limited to d <= {_MAX_D_NUMERIC_LAW} "
-                       f"(got d = {d}); use tasks=sphere")
+        raise ICLError(
+            f"Gaussian-task averages of a non-polynomial f are limited to d <= {_MAX_D_NUMERIC_LAW} "
+            f"(got d = {d}); use tasks=sphere"
+        )
     B, Berr, ef2, ef2_err = _numeric_gaussian_law(T, K, d)
-    vals = {(m, mp): Value(B[m, mp], "numeric", abs_err=float(Berr[m, mp]),
-                           note=f"E_w[beta_{m} beta_{mp}], w ~ N(0, I_{d}), Gauss-Laguerre x Gauss-Legendre")
-            for m, mp in _parity_pairs(K)}
+    vals = {
+        (m, mp): Value(
+            B[m, mp],
+            "numeric",
+            abs_err=float(Berr[m, mp]),
+            note=f"E_w[beta_{m} beta_{mp}], w ~ N(0, I_{d}), Gauss-Laguerre x Gauss-Legendre",
+        )
+        for m, mp in _parity_pairs(K)
+    }
     ef2_v = Value(ef2, "numeric", abs_err=ef2_err, note=f"E_w E_g[f(r g)^2], w ~ N(0, I_{d})")
     return BlockMoments(K, tasks, d, B, vals, ef2_v, a, a_f[1], ef2, float(tm.E_f2), label, False)
 
@@ -642,7 +686,7 @@ class KernelSpectrum:
     d: int | None
     D: int | None
     blocks: tuple
-    captured_power: float      # sum_{m=1..K} B[m, m] = tr(C~)/D
+    captured_power: float  # sum_{m=1..K} B[m, m] = tr(C~)/D
     rho: float
     rho_eff: float
     moments: BlockMoments
@@ -671,8 +715,15 @@ def _describe(l, degrees):
     return "linear block mixed with the trace part of the cubic block"
 
 
-def kernel_spectrum(f, features="hermite:2", rho=0.1, d: int | None = None, tasks: str = "gaussian",
-                    digits: int = 30, moments: BlockMoments | None = None) -> KernelSpectrum:
+def kernel_spectrum(
+    f,
+    features="hermite:2",
+    rho=0.1,
+    d: int | None = None,
+    tasks: str = "gaussian",
+    digits: int = 30,
+    moments: BlockMoments | None = None,
+) -> KernelSpectrum:
     """Task spectrum, captured power and rho_eff of the kernel learner for teacher f.
 
     ``d=None`` is allowed for ``identity`` only (the d -> infinity limit, where the
@@ -698,7 +749,7 @@ def kernel_spectrum(f, features="hermite:2", rho=0.1, d: int | None = None, task
     K = fm.K
     bm = moments if moments is not None else block_moments(f, K, d, tasks, digits)
     blocks = []
-    if d is None:       # identity, d -> infinity: C~ = a1^2 I
+    if d is None:  # identity, d -> infinity: C~ = a1^2 I
         blocks.append(SpectrumBlock(1, (1,), 1.0 * float(bm.B[1, 1]), 1, "linear block"))
         D = None
     else:
@@ -712,22 +763,29 @@ def kernel_spectrum(f, features="hermite:2", rho=0.1, d: int | None = None, task
                 m = degs[0]
                 ev = [float(D * lam[0]) * bm.B[m, m]]
             else:
-                Ml = np.array([[bm.B[m, mp] * math.sqrt(float(D * lam[i] * D * lam[j]))
-                                for j, mp in enumerate(degs)] for i, m in enumerate(degs)])
+                Ml = np.array(
+                    [
+                        [bm.B[m, mp] * math.sqrt(float(D * lam[i] * D * lam[j])) for j, mp in enumerate(degs)]
+                        for i, m in enumerate(degs)
+                    ]
+                )
                 ev = [float(x) for x in np.linalg.eigvalsh(Ml)]
                 ev = [max(x, 0.0) for x in ev]
             for x in ev:
                 blocks.append(SpectrumBlock(l, degs, float(x), harmonic_dim(d, l), _describe(l, degs)))
     captured = float(sum(bm.B[m, m] for m in range(1, K + 1)))
     if bm.tasks in ("sphere", "limit"):
-        # the expression theory.TeacherMoments.rho_nonlinear uses, minus the extra captured modes
-        rho_eff = float(rho) + bm.E_f2_float - bm.a1_float ** 2
+        # theory.TeacherMoments.rho_nonlinear itself (no float64 cancellation; identity features then
+        # reproduce Result 1 to the last bit), minus the extra captured modes
+        rho_eff = (
+            bm.moments.rho_nonlinear(rho) if bm.moments is not None else float(rho) + bm.E_f2_float - bm.a1_float**2
+        )
         for m in range(2, K + 1):
             rho_eff -= bm.B[m, m]
     else:
         rho_eff = float(rho) + bm.E_f2_float - captured
     if -1e-12 * max(1.0, bm.E_f2_float) < rho_eff < 0.0:
-        rho_eff = 0.0          # rounding of a teacher that is captured completely (e.g. f = g, rho = 0)
+        rho_eff = 0.0  # rounding of a teacher that is captured completely (e.g. f = g, rho = 0)
     return KernelSpectrum(fm, d, D, tuple(blocks), captured, float(rho), rho_eff, bm)
 
 
@@ -797,9 +855,20 @@ def _e_at(ks: KernelSpectrum, sp: TaskSpectra | None, alpha, kappa, tau, lam) ->
     return e_linear(sp, None, ks.rho_eff, alpha, kappa, tau, lam)
 
 
-def kernel_curve(f, features="hermite:2", rho=0.1, alpha=16.0, kappa=4.0, tau=4.0, lam=0.0,
-                 d: int | None = None, tasks: str = "gaussian", digits: int = 30, plain: bool = True,
-                 progress=None) -> KernelCurve:
+def kernel_curve(
+    f,
+    features="hermite:2",
+    rho=0.1,
+    alpha=16.0,
+    kappa=4.0,
+    tau=4.0,
+    lam=0.0,
+    d: int | None = None,
+    tasks: str = "gaussian",
+    digits: int = 30,
+    plain: bool = True,
+    progress=None,
+) -> KernelCurve:
     """Predicted ICL error of the kernel learner over the grid of alpha, kappa, lam, tau (D-ratios).
 
     Linear deterministic equivalent in D dimensions (:func:`icl_symbolic.theory.asymptotic.e_linear`)
@@ -809,19 +878,21 @@ def kernel_curve(f, features="hermite:2", rho=0.1, alpha=16.0, kappa=4.0, tau=4.
     n = tau D^2, i.e. at the paper's ratios alpha D/d, kappa D/d, tau D^2/d^2 (needs d).
     """
     ks = kernel_spectrum(f, features, rho, d, tasks, digits)
-    grids = {name: np.atleast_1d(np.asarray(v, dtype=float)) for name, v in
-             (("alpha", alpha), ("kappa", kappa), ("lam", lam), ("tau", tau))}
+    grids = {
+        name: np.atleast_1d(np.asarray(v, dtype=float))
+        for name, v in (("alpha", alpha), ("kappa", kappa), ("lam", lam), ("tau", tau))
+    }
     for name, arr in grids.items():
         if arr.ndim != 1 or arr.size == 0:
             raise ICLError(f"{name}: expected a number or a 1-D list of numbers")
     rows = list(itertools.product(grids["alpha"], grids["kappa"], grids["lam"], grids["tau"]))
-    for al, ka, la, ta in rows:     # the peak is a point of the sweep, marked inf (as theory.asymptotic.curve)
+    for al, ka, la, ta in rows:  # the peak is a point of the sweep, marked inf (as theory.asymptotic.curve)
         check_parameters(ks.rho_eff, al, ka, 2.0 if is_peak(ta, la) else ta, la)
     sp = None if ks.all_zero else ks.task_spectra()
     d_, D = ks.d, ks.D
     plain_possible = plain and d_ is not None
     if plain_possible:
-        a1p, rnl_plain = ks.moments.a1_float, float(rho) + ks.moments.E_f2_limit - ks.moments.a1_float ** 2
+        a1p, rnl_plain = ks.moments.a1_float, float(rho) + ks.moments.E_f2_limit - ks.moments.a1_float**2
         r = D / d_
         for al, ka, la, ta in rows:
             tp = ta * r * r
@@ -832,11 +903,24 @@ def kernel_curve(f, features="hermite:2", rho=0.1, alpha=16.0, kappa=4.0, tau=4.
         e = math.inf if is_peak(ta, la) else _e_at(ks, sp, al, ka, ta, la)
         ep = float("nan")
         if plain_possible:
-            ep = math.inf if is_peak(ta * r * r, la) else \
-                float(e_nonlinear(a1=a1p, rho_nonlinear=rnl_plain, alpha=al * r, kappa=ka * r, tau=ta * r * r, lam=la))
-        for k, v in (("alpha", al), ("kappa", ka), ("lam", la), ("tau", ta),
-                     ("ell", al * D if D else float("nan")), ("k", ka * D if D else float("nan")),
-                     ("n", ta * D * D if D else float("nan")), ("e", e), ("e_plain", ep)):
+            ep = (
+                math.inf
+                if is_peak(ta * r * r, la)
+                else float(
+                    e_nonlinear(a1=a1p, rho_nonlinear=rnl_plain, alpha=al * r, kappa=ka * r, tau=ta * r * r, lam=la)
+                )
+            )
+        for k, v in (
+            ("alpha", al),
+            ("kappa", ka),
+            ("lam", la),
+            ("tau", ta),
+            ("ell", al * D if D else float("nan")),
+            ("k", ka * D if D else float("nan")),
+            ("n", ta * D * D if D else float("nan")),
+            ("e", e),
+            ("e_plain", ep),
+        ):
             cols[k][i] = v
         if progress is not None:
             progress(i + 1, n)

@@ -5,7 +5,7 @@ tests/test_moments.py::test_lemma1_forms_cache_is_current says when)."""
 
 from sympy import Add, Function, Integer, Mul, Pow, Rational, Symbol  # noqa: F401
 
-KEY = "816b30b21bfd28103ff0"
+KEY = "5d23b327576748f9df61"
 
 d = Symbol('d', positive=True, integer=True)
 ell = Symbol('ell', positive=True, integer=True)

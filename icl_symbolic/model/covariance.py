@@ -68,12 +68,12 @@ class Covariance:
 
     @property
     def trace_sq(self) -> float:
-        return float(np.sum(self.eigvals ** 2))
+        return float(np.sum(self.eigvals**2))
 
     @property
     def effective_rank(self) -> float:
         """r_eff = tr(C)^2 / tr(C^2) (Appendix A, p. 7)."""
-        return self.trace ** 2 / self.trace_sq if self.trace_sq > 0 else 0.0
+        return self.trace**2 / self.trace_sq if self.trace_sq > 0 else 0.0
 
     @property
     def is_identity(self) -> bool:
@@ -98,8 +98,9 @@ class Covariance:
         when C_test does not commute with C_train.
         """
         if other.d != self.d:
-            raise ICLError(f"covariance sizes differ: {self.name} is {self.d}x{self.d}, "
-                           f"{other.name} is {other.d}x{other.d}")
+            raise ICLError(
+                f"covariance sizes differ: {self.name} is {self.d}x{self.d}, {other.name} is {other.d}x{other.d}"
+            )
         if other.eigvecs is None and self.eigvecs is None:
             return self.eigvals.copy()
         V = np.eye(self.d) if other.eigvecs is None else other.eigvecs
@@ -170,8 +171,7 @@ def from_array(arr, d: int | None = None, name: str = "matrix") -> Covariance:
     if raw.size == 0:
         raise ICLError(f"covariance {name}: empty array")
     if max(raw.shape) > MAX_COV_D:
-        raise ICLError(f"covariance {name}: size {max(raw.shape)} is above the limit {MAX_COV_D} "
-                       "(see docs/limits.md)")
+        raise ICLError(f"covariance {name}: size {max(raw.shape)} is above the limit {MAX_COV_D} (see docs/limits.md)")
     arr = raw.astype(float)
     if not np.all(np.isfinite(arr)):
         raise ICLError(f"covariance {name}: contains NaN or infinite entries")
@@ -190,8 +190,7 @@ def from_array(arr, d: int | None = None, name: str = "matrix") -> Covariance:
         raise ICLError(f"covariance {name}: matrix is not symmetric")
     vals, vecs = np.linalg.eigh((arr + arr.T) / 2)
     if vals[0] < -_PSD_TOL * scale:
-        raise ICLError(f"covariance {name}: matrix is not positive semidefinite "
-                       f"(smallest eigenvalue {vals[0]:.3g})")
+        raise ICLError(f"covariance {name}: matrix is not positive semidefinite (smallest eigenvalue {vals[0]:.3g})")
     vals = np.clip(vals, 0.0, None)
     if np.allclose(arr, np.diag(np.diag(arr)), atol=0, rtol=0):
         diag = np.diag(arr).copy()
@@ -268,10 +267,10 @@ class AppendixA:
 
     name: str
     d: int
-    mean_sigma: float      # E[sigma_w] = tr(C)/d
-    var_sigma: float       # Var(sigma_w) = 2 tr(C^2)/d^2
+    mean_sigma: float  # E[sigma_w] = tr(C)/d
+    var_sigma: float  # Var(sigma_w) = 2 tr(C^2)/d^2
     effective_rank: float  # tr(C)^2 / tr(C^2)
-    trace_ok: bool         # tr C = d (to 1e-9 relative)
+    trace_ok: bool  # tr C = d (to 1e-9 relative)
     concentration: bool | None  # tr C^2 = o(d^2); None: cannot be decided from one matrix
     reason: str
 
@@ -283,8 +282,10 @@ class AppendixA:
 
     def message(self) -> str:
         verdict = {True: "hold", False: "FAIL", None: "cannot be decided"}[self.holds]
-        return (f"{self.name} (d={self.d}): tr(C)/d = {self.mean_sigma:.6g}, Var(sigma_w) = 2 tr(C^2)/d^2 = "
-                f"{self.var_sigma:.4g}, r_eff = {self.effective_rank:.4g}; Result 1 conditions {verdict}: {self.reason}")
+        return (
+            f"{self.name} (d={self.d}): tr(C)/d = {self.mean_sigma:.6g}, Var(sigma_w) = 2 tr(C^2)/d^2 = "
+            f"{self.var_sigma:.4g}, r_eff = {self.effective_rank:.4g}; Result 1 conditions {verdict}: {self.reason}"
+        )
 
 
 def _concentration_rule(cov: Covariance) -> tuple[bool | None, str]:
@@ -295,7 +296,10 @@ def _concentration_rule(cov: Covariance) -> tuple[bool | None, str]:
     if fam == "powerlaw":
         p = par[0]
         if p <= 1:
-            return True, f"power law with p = {p:g} <= 1: r_eff grows without bound (like d^min(1, 2-2p), log factors at p = 1/2 and 1)"
+            return (
+                True,
+                f"power law with p = {p:g} <= 1: r_eff grows without bound (like d^min(1, 2-2p), log factors at p = 1/2 and 1)",
+            )
         return False, f"power law with p = {p:g} > 1: r_eff tends to zeta(p)^2/zeta(2p), bounded"
     if fam == "spiked":
         f, r = par
@@ -307,8 +311,10 @@ def _concentration_rule(cov: Covariance) -> tuple[bool | None, str]:
         if 0 < r < 1:
             return True, f"rank proportional to d (fraction {r:g}): r_eff = rank grows with d"
         return False, f"fixed rank {int(r)}: r_eff = {int(r)} does not grow with d"
-    return None, ("a single matrix does not define a d -> infinity sequence; judge by r_eff "
-                  "(large is needed) and Var(sigma_w) (small is needed)")
+    return None, (
+        "a single matrix does not define a d -> infinity sequence; judge by r_eff "
+        "(large is needed) and Var(sigma_w) (small is needed)"
+    )
 
 
 def appendix_a(cov: Covariance) -> AppendixA:
@@ -322,7 +328,7 @@ def appendix_a(cov: Covariance) -> AppendixA:
     """
     d = cov.d
     mean_sigma = cov.trace / d
-    var_sigma = 2 * cov.trace_sq / d ** 2
+    var_sigma = 2 * cov.trace_sq / d**2
     trace_ok = abs(mean_sigma - 1.0) <= 1e-9
     conc, reason = _concentration_rule(cov)
     if not trace_ok:

@@ -40,19 +40,28 @@ import numpy as np
 import sympy
 from scipy.special import roots_genlaguerre
 
-from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
+from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.stats import sample_se
+from icl_symbolic.core.values import Value
 from icl_symbolic.engine.expr import teacher
 from icl_symbolic.engine.gauss import check_integrable, expect, float_expect, to_rational
-from icl_symbolic.model.moments import FUNCTIONAL_NAMES, check_inputs, rng_and_seeds, evaluate, functional_integrand, gaussian_functionals, moment_functions, symbolic_moments
+from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
+from icl_symbolic.model.moments import (
+    FUNCTIONAL_NAMES,
+    check_inputs,
+    evaluate,
+    functional_integrand,
+    gaussian_functionals,
+    moment_functions,
+    rng_and_seeds,
+    symbolic_moments,
+)
 from icl_symbolic.model.moments import d as d_sym
 from icl_symbolic.model.moments import ell as ell_sym
 from icl_symbolic.model.moments import omega as omega_sym
 from icl_symbolic.model.moments import rho as rho_sym
 from icl_symbolic.model.prompts import sample_prompts
-from icl_symbolic.core.values import Value
-from icl_symbolic.core.stats import sample_se
-from icl_symbolic.core.caches import memoize
 
 # Quadratic-form symbols of e(Gamma|w)
 qA, qb, nAw2, bAw, trAtA, b2 = sympy.symbols("wAw bw Aw2 bAw trAtA b2", real=True)
@@ -70,8 +79,11 @@ def e_gamma_symbolic(in_functionals: bool = False):
     E_y2 - 2*E_yx*(E_s*bw + E_u*wAw) + (Aw2*E_uuT_w + E_s2*b2 + 2*E_us*bAw + E_uuT_I*trAtA)/d
     """
     c = {k: sympy.Symbol(k) for k in ("E_y2", "E_yx", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s", "E_s2")}
-    e = (c["E_y2"] - 2 * c["E_yx"] * (c["E_u"] * qA + c["E_s"] * qb)
-         + (c["E_uuT_I"] * trAtA + c["E_uuT_w"] * nAw2 + 2 * c["E_us"] * bAw + c["E_s2"] * b2) / d_sym)
+    e = (
+        c["E_y2"]
+        - 2 * c["E_yx"] * (c["E_u"] * qA + c["E_s"] * qb)
+        + (c["E_uuT_I"] * trAtA + c["E_uuT_w"] * nAw2 + 2 * c["E_us"] * bAw + c["E_s2"] * b2) / d_sym
+    )
     if in_functionals:
         sym = symbolic_moments()
         e = e.subs({c[k]: sym[k] for k in c})
@@ -80,9 +92,11 @@ def e_gamma_symbolic(in_functionals: bool = False):
 
 def _e_from(m: dict, q: dict, d):
     """e(Gamma|w) from coefficient values m and quadratic forms q (scalars or arrays alike)."""
-    return (m["E_y2"] - 2 * m["E_yx"] * (m["E_u"] * q["wAw"] + m["E_s"] * q["bw"])
-            + (m["E_uuT_I"] * q["trAtA"] + m["E_uuT_w"] * q["Aw2"] + 2 * m["E_us"] * q["bAw"]
-               + m["E_s2"] * q["b2"]) / d)
+    return (
+        m["E_y2"]
+        - 2 * m["E_yx"] * (m["E_u"] * q["wAw"] + m["E_s"] * q["bw"])
+        + (m["E_uuT_I"] * q["trAtA"] + m["E_uuT_w"] * q["Aw2"] + 2 * m["E_us"] * q["bAw"] + m["E_s2"] * q["b2"]) / d
+    )
 
 
 def _check_gamma(A, b, d=None):
@@ -111,6 +125,7 @@ def split_gamma(Gamma):
 # ---------------------------------------------------------------------------
 # one task, exact
 # ---------------------------------------------------------------------------
+
 
 def _fractions(x):
     return [Fraction(float(v)) for v in np.asarray(x, dtype=float).reshape(-1)]
@@ -149,22 +164,38 @@ def e_gamma_given_w(A, b, f, rho, w, ell, digits: int = 30) -> Value:
     Af = [_fractions(row) for row in A]
     bf, wf = _fractions(b), _fractions(w)
     Aw = [_dot(row, wf) for row in Af]
-    qf = {"wAw": _dot(wf, Aw), "bw": _dot(bf, wf), "Aw2": _dot(Aw, Aw), "bAw": _dot(bf, Aw),
-          "trAtA": sum((x * x for row in Af for x in row), Fraction(0)), "b2": _dot(bf, bf)}
+    qf = {
+        "wAw": _dot(wf, Aw),
+        "bw": _dot(bf, wf),
+        "Aw2": _dot(Aw, Aw),
+        "bAw": _dot(bf, Aw),
+        "trAtA": sum((x * x for row in Af for x in row), Fraction(0)),
+        "b2": _dot(bf, bf),
+    }
     om = _dot(wf, wf) / dd
     rho_e = to_rational(rho, "rho")
     check_inputs(rho_e, dd, ell, _rat(om))
     F = gaussian_functionals(f, _rat(om), digits=digits)
     expr = e_gamma_symbolic(in_functionals=True)
-    subs = {d_sym: dd, ell_sym: int(ell), rho_sym: rho_e, omega_sym: _rat(om),
-            qA: _rat(qf["wAw"]), qb: _rat(qf["bw"]), nAw2: _rat(qf["Aw2"]), bAw: _rat(qf["bAw"]),
-            trAtA: _rat(qf["trAtA"]), b2: _rat(qf["b2"])}
+    subs = {
+        d_sym: dd,
+        ell_sym: int(ell),
+        rho_sym: rho_e,
+        omega_sym: _rat(om),
+        qA: _rat(qf["wAw"]),
+        qb: _rat(qf["bw"]),
+        nAw2: _rat(qf["Aw2"]),
+        bAw: _rat(qf["bAw"]),
+        trAtA: _rat(qf["trAtA"]),
+        b2: _rat(qf["b2"]),
+    }
     return evaluate(expr, subs, F, digits=digits, note="e(Gamma|w), exact finite-size (Lemma 1 moments)")
 
 
 # ---------------------------------------------------------------------------
 # Gaussian functionals at many omega (float64)
 # ---------------------------------------------------------------------------
+
 
 def _teacher_key(t):
     return ("expr", t.expr) if t.expr is not None else ("callable", id(t._numpy))
@@ -247,7 +278,7 @@ def _validate(t, om_max: float) -> None:
 
 def _cached_functionals(t, omegas):
     _validate(t, float(np.max(omegas)))
-    if t.expr is None:   # Python callables: no reliable cache key
+    if t.expr is None:  # Python callables: no reliable cache key
         return functionals_float(t, np.asarray(omegas, dtype=float))
     key = _teacher_key(t)
     return _functionals_at(key, _Holder((t, key)), tuple(float(o) for o in omegas))
@@ -285,12 +316,12 @@ def _traces(A, b):
 # isotropic test tasks: w ~ N(0, I_d)
 # ---------------------------------------------------------------------------
 
+
 def _isotropic_rule(d, ell, n, t, rho_value, tr):
     tnodes, weights = roots_genlaguerre(n, d / 2 - 1)
     weights = weights / np.sum(weights)
     om = 2 * tnodes / d
-    q = {"wAw": om * tr["trA"], "bw": 0.0, "Aw2": om * tr["trAtA"], "bAw": 0.0,
-         "trAtA": tr["trAtA"], "b2": tr["b2"]}
+    q = {"wAw": om * tr["trA"], "bw": 0.0, "Aw2": om * tr["trAtA"], "bAw": 0.0, "trAtA": tr["trAtA"], "b2": tr["b2"]}
     e_k, err_k = _e_at(t, rho_value, d, ell, om, q)
     return float(np.dot(weights, e_k)), float(np.dot(weights, err_k))
 
@@ -335,9 +366,15 @@ def e_gamma_isotropic(A, b, f, rho, d, ell, n_nodes: int | None = None) -> Value
     e1, err_f1 = _isotropic_rule(dd, ell_i, n, t, rho_value, tr)
     e2, err_f2 = _isotropic_rule(dd, ell_i, n + n // 2, t, rho_value, tr)
     err = abs(e2 - e1) + max(err_f1, err_f2) + 1e-15 * abs(e2)
-    return Value(value=e2, method="numeric", abs_err=err,
-                 note=(f"e(Gamma), w ~ N(0, I_{dd}): exact direction average, Gauss-Laguerre over "
-                       f"omega ~ chi^2_d/d with {n + n // 2} nodes (error vs {n} nodes)"))
+    return Value(
+        value=e2,
+        method="numeric",
+        abs_err=err,
+        note=(
+            f"e(Gamma), w ~ N(0, I_{dd}): exact direction average, Gauss-Laguerre over "
+            f"omega ~ chi^2_d/d with {n + n // 2} nodes (error vs {n} nodes)"
+        ),
+    )
 
 
 def e_gamma_sphere(A, b, f, rho, d, ell) -> Value:
@@ -358,11 +395,14 @@ def e_gamma_sphere(A, b, f, rho, d, ell) -> Value:
     ell_i = _check_ell(ell)
     tr = _traces(A, b)
     om = np.array([1.0])
-    q = {"wAw": om * tr["trA"], "bw": 0.0, "Aw2": om * tr["trAtA"], "bAw": 0.0,
-         "trAtA": tr["trAtA"], "b2": tr["b2"]}
+    q = {"wAw": om * tr["trA"], "bw": 0.0, "Aw2": om * tr["trAtA"], "bAw": 0.0, "trAtA": tr["trAtA"], "b2": tr["b2"]}
     e, err = _e_at(t, rho_f, dd, ell_i, om, q)
-    return Value(value=float(e[0]), method="numeric", abs_err=float(err[0]) + 1e-15 * abs(float(e[0])),
-                 note=f"e(Gamma), w uniform on the sphere |w|^2 = {dd}: exact direction average at omega = 1")
+    return Value(
+        value=float(e[0]),
+        method="numeric",
+        abs_err=float(err[0]) + 1e-15 * abs(float(e[0])),
+        note=f"e(Gamma), w uniform on the sphere |w|^2 = {dd}: exact direction average at omega = 1",
+    )
 
 
 def _rho_float(rho):
@@ -397,9 +437,9 @@ def _cheb_functionals(t, sig_lo, sig_hi, sigmas):
     """
     N = CHEB_DEGREE
     k = np.arange(N + 1)
-    x = np.cos(np.pi * k / N)                      # Lobatto points in [-1, 1]
+    x = np.cos(np.pi * k / N)  # Lobatto points in [-1, 1]
     s_nodes = 0.5 * (sig_hi + sig_lo) + 0.5 * (sig_hi - sig_lo) * x
-    vals, errs = _cached_functionals(t, s_nodes ** 2)
+    vals, errs = _cached_functionals(t, s_nodes**2)
     xs = (2 * sigmas - (sig_hi + sig_lo)) / (sig_hi - sig_lo)
     out, err = {}, {}
     for name in FUNCTIONAL_NAMES:
@@ -430,7 +470,7 @@ def _e_per_task(A, b, t, rho_value, ell_i, W, zero_msg):
         raise ICLError(zero_msg)
     sig = np.sqrt(om)
     lo, hi = float(sig.min()), float(sig.max())
-    if hi - lo <= 1e-12 * hi:        # one omega (tasks on a sphere): the functionals directly
+    if hi - lo <= 1e-12 * hi:  # one omega (tasks on a sphere): the functionals directly
         Fv, Fe = _cached_functionals(t, np.array([hi * hi]))
         Fv = {k: np.broadcast_to(v, om.shape) for k, v in Fv.items()}
         Fe = {k: np.broadcast_to(v, om.shape) for k, v in Fe.items()}
@@ -441,8 +481,14 @@ def _e_per_task(A, b, t, rho_value, ell_i, W, zero_msg):
         lo, hi = max(lo - pad, 0.5 * lo), hi + pad
         Fv, Fe = _cheb_functionals(t, lo, hi, sig)
     AW = W @ A.T
-    q = {"wAw": np.einsum("nd,nd->n", W, AW), "bw": W @ b, "Aw2": np.einsum("nd,nd->n", AW, AW),
-         "bAw": AW @ b, "trAtA": float(np.sum(A * A)), "b2": float(b @ b)}
+    q = {
+        "wAw": np.einsum("nd,nd->n", W, AW),
+        "bw": W @ b,
+        "Aw2": np.einsum("nd,nd->n", AW, AW),
+        "bAw": AW @ b,
+        "trAtA": float(np.sum(A * A)),
+        "b2": float(b @ b),
+    }
     return _e_at(t, rho_value, dd, ell_i, om, q, functionals=(Fv, Fe))
 
 
@@ -466,13 +512,16 @@ def e_gamma_tasks(A, b, f, rho, ell, W) -> Value:
     if W.ndim != 2 or W.shape[1] != dd or W.shape[0] < 1 or not np.all(np.isfinite(W)):
         raise ICLError(f"W must be a finite k x {dd} array of tasks, got shape {W.shape}")
     e, err = _e_per_task(A, b, t, rho_value, ell_i, W, "a task has w = 0")
-    return Value(value=float(np.mean(e)), method="numeric", abs_err=float(np.mean(err)) + 1e-15 * abs(float(np.mean(e))),
-                 n_samples=int(W.shape[0]),
-                 note=f"e(Gamma) averaged over the {W.shape[0]} given tasks (exact e(Gamma|w) per task)")
+    return Value(
+        value=float(np.mean(e)),
+        method="numeric",
+        abs_err=float(np.mean(err)) + 1e-15 * abs(float(np.mean(e))),
+        n_samples=int(W.shape[0]),
+        note=f"e(Gamma) averaged over the {W.shape[0]} given tasks (exact e(Gamma|w) per task)",
+    )
 
 
-def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = False,
-                     law: str = "gaussian") -> Value:
+def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = False, law: str = "gaussian") -> Value:
     """e(Gamma) for test tasks w ~ N(0, C_test): Monte Carlo over tasks, exact given each task.
 
     Paper: the ICL error with test tasks from N(0, C_test) (Sec. 2, p. 2-3);
@@ -508,8 +557,11 @@ def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = F
     gen, seeds = rng_and_seeds(rng)
     W = sample_tasks(cov, int(n_tasks), gen, law=law)
     if progress:
-        print(f"e_gamma_mc_tasks: {n_tasks} tasks, functionals on {CHEB_DEGREE + 1} Chebyshev nodes",
-              file=sys.stderr, flush=True)
+        print(
+            f"e_gamma_mc_tasks: {n_tasks} tasks, functionals on {CHEB_DEGREE + 1} Chebyshev nodes",
+            file=sys.stderr,
+            flush=True,
+        )
     e, err = _e_per_task(A, b, t, rho_value, ell_i, W, "a sampled task has w = 0 (C_test too degenerate)")
     mean = float(np.mean(e))
     se = float(sample_se(e))
@@ -517,13 +569,13 @@ def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = F
     note = f"e(Gamma), w ~ N(0, {cov.name}): mean over {n_tasks} tasks of the exact e(Gamma|w)"
     if se > 0 and abs_err > 0.1 * se:
         note += f"; interpolation error {abs_err:.2g} is not small against SE {se:.2g}"
-    return Value(value=mean, method="mc", stderr=se, abs_err=abs_err, n_samples=int(n_tasks), seeds=seeds,
-                 note=note)
+    return Value(value=mean, method="mc", stderr=se, abs_err=abs_err, n_samples=int(n_tasks), seeds=seeds, note=note)
 
 
 # ---------------------------------------------------------------------------
 # the straightforward alternative: Monte-Carlo test error on fresh prompts
 # ---------------------------------------------------------------------------
+
 
 def e_gamma_mc_prompts(A, b, f, rho, ell, n, rng, C_test="identity", w=None, progress: bool = False) -> Value:
     """Monte-Carlo ICL test error of Gamma on n fresh prompts (one fresh task each, or the fixed w).
@@ -544,8 +596,11 @@ def e_gamma_mc_prompts(A, b, f, rho, ell, n, rng, C_test="identity", w=None, pro
     sq = []
     while done < n:
         mcount = min(block, int(n) - done)
-        W = (np.broadcast_to(np.asarray(w, dtype=float), (mcount, dd)) if w is not None
-             else sample_tasks(cov, mcount, gen))
+        W = (
+            np.broadcast_to(np.asarray(w, dtype=float), (mcount, dd))
+            if w is not None
+            else sample_tasks(cov, mcount, gen)
+        )
         P = sample_prompts(t.numpy, W, ell_i, rho_value, gen)
         yhat = np.einsum("nd,nd->n", P.x_test, P.u @ A.T + P.s[:, None] * b)
         sq.append((P.y_test - yhat) ** 2)
@@ -553,5 +608,11 @@ def e_gamma_mc_prompts(A, b, f, rho, ell, n, rng, C_test="identity", w=None, pro
         if progress:
             print(f"e_gamma_mc_prompts: {done}/{n} prompts", file=sys.stderr, flush=True)
     r = np.concatenate(sq)
-    return Value(value=float(r.mean()), method="mc", stderr=float(sample_se(r)),
-                 n_samples=len(r), seeds=seeds, note="Monte-Carlo ICL test error on fresh prompts")
+    return Value(
+        value=float(r.mean()),
+        method="mc",
+        stderr=float(sample_se(r)),
+        n_samples=len(r),
+        seeds=seeds,
+        note="Monte-Carlo ICL test error on fresh prompts",
+    )

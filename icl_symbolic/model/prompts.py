@@ -44,8 +44,8 @@ CHUNK_FLOATS = 1 << 22
 class Prompts(NamedTuple):
     """Context statistics and query of n prompts (row mu = prompt mu)."""
 
-    u: np.ndarray       # (n, d)
-    s: np.ndarray       # (n,)
+    u: np.ndarray  # (n, d)
+    s: np.ndarray  # (n,)
     x_test: np.ndarray  # (n, d)
     y_test: np.ndarray  # (n,)
 
@@ -68,8 +68,7 @@ def _empty_prompts(n, d):
     return np.empty((n, d)), np.empty(n), np.empty((n, d)), np.empty(n)
 
 
-def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator, method: str = "direct",
-                   features=None) -> Prompts:
+def sample_prompts(f_numpy, W, ell, rho, rng: np.random.Generator, method: str = "direct", features=None) -> Prompts:
     """Draw one prompt per row of ``W`` (direct O(ell d) or exact fast O(ell + d) sampler).
 
     Parameters
@@ -148,13 +147,13 @@ def _sample_fast(f_numpy, W, ell, rho, rng: np.random.Generator) -> Prompts:
         m = stop - start
         norm = np.sqrt(np.einsum("md,md->m", w, w))
         safe = np.where(norm > 0, norm, 1.0)
-        e = w / safe[:, None] * (norm > 0)[:, None]          # unit task direction (0 if w = 0)
-        z = rng.standard_normal((m, ell)) * (norm * sd_x)[:, None]   # z_i = x_i^T w
+        e = w / safe[:, None] * (norm > 0)[:, None]  # unit task direction (0 if w = 0)
+        z = rng.standard_normal((m, ell)) * (norm * sd_x)[:, None]  # z_i = x_i^T w
         y = f_numpy(z) + sd_eps * rng.standard_normal((m, ell))
         syy = np.einsum("mi,mi->m", y, y)
         syz = np.einsum("mi,mi->m", y, z)
         xi = rng.standard_normal((m, d)) * sd_x
-        xi -= e * np.einsum("md,md->m", e, xi)[:, None]       # (I - e e^T) xi
+        xi -= e * np.einsum("md,md->m", e, xi)[:, None]  # (I - e e^T) xi
         sum_yx = e * (syz / safe)[:, None] + np.sqrt(syy)[:, None] * xi
         u[start:stop] = (d / ell) * sum_yx
         s[start:stop] = syy / ell

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import mpmath
 import sympy
 
-from icl_symbolic.output.mathml import latex_to_mathml
 from icl_symbolic.core.values import Value
+from icl_symbolic.output.mathml import latex_to_mathml
 
 __all__ = ["Quantity", "text_table", "html_table", "latex_table", "short_how"]
 
@@ -61,7 +61,7 @@ def _closed_form(v: Value | None, width: int | None = 40) -> str:
     if v is None or v.method != "exact":
         return ""
     s = str(v.exact)
-    return s if width is None or len(s) <= width else s[:width - 3] + "..."
+    return s if width is None or len(s) <= width else s[: width - 3] + "..."
 
 
 def text_table(title: str, rows, digits: int = 16, footer: str = "") -> str:
@@ -73,8 +73,11 @@ def text_table(title: str, rows, digits: int = 16, footer: str = "") -> str:
             lines.append(f"  {r.name:<{w}} = undefined (see notes)")
             continue
         form = _closed_form(r.value)
-        lines.append(f"  {r.name:<{w}} = {r.value.to_str(digits)}" + (f"  = {form}" if form else "")
-                     + f"  [{short_how(r.value)}]")
+        lines.append(
+            f"  {r.name:<{w}} = {r.value.to_str(digits)}"
+            + (f"  = {form}" if form else "")
+            + f"  [{short_how(r.value)}]"
+        )
     if footer:
         lines.append(footer)
     return "\n".join(lines)
@@ -97,11 +100,15 @@ def html_table(title: str, rows, digits: int = 16, footer: str = "") -> str:
             body.append(f"<tr><td>{_math(r.latex)}</td><td>undefined</td><td></td><td>see notes</td></tr>")
             continue
         form = _math(sympy.latex(v.exact)) if v.method == "exact" else ""
-        body.append(f"<tr><td>{_math(r.latex)}</td><td><code>{e(v.to_str(digits))}</code></td>"
-                    f"<td>{form}</td><td>{e(_how_long(v))}</td></tr>")
+        body.append(
+            f"<tr><td>{_math(r.latex)}</td><td><code>{e(v.to_str(digits))}</code></td>"
+            f"<td>{form}</td><td>{e(_how_long(v))}</td></tr>"
+        )
     foot = f"<p style='font-size:smaller'>{e(footer)}</p>" if footer else ""
-    return (f"<div><p><b>{e(title)}</b></p><table><tr><th>quantity</th><th>value</th>"
-            f"<th>closed form</th><th>how obtained</th></tr>{''.join(body)}</table>{foot}</div>")
+    return (
+        f"<div><p><b>{e(title)}</b></p><table><tr><th>quantity</th><th>value</th>"
+        f"<th>closed form</th><th>how obtained</th></tr>{''.join(body)}</table>{foot}</div>"
+    )
 
 
 def latex_table(title: str, rows, digits: int = 16) -> str:
@@ -115,5 +122,4 @@ def latex_table(title: str, rows, digits: int = 16) -> str:
         form = sympy.latex(v.exact) if v.method == "exact" else f"\\text{{{short_how(v)}}}"
         lines.append(f"{r.latex} & {v.to_str(digits)} & {form} \\\\")
     title = title.replace("\\", "").replace("_", "\\_").replace("^", "\\^{}")
-    return ("$$\\begin{array}{lll}\\text{" + title + "} & & \\\\ \\hline\n"
-            + "\n".join(lines) + "\n\\end{array}$$")
+    return "$$\\begin{array}{lll}\\text{" + title + "} & & \\\\ \\hline\n" + "\n".join(lines) + "\n\\end{array}$$"

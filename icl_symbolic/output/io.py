@@ -35,7 +35,7 @@ import numpy as np
 
 from icl_symbolic.core.errors import ICLError
 
-_pending: list | None = None    # (tmp, final) renames of the open transaction, if any
+_pending: list | None = None  # (tmp, final) renames of the open transaction, if any
 
 
 @contextmanager
@@ -83,8 +83,9 @@ def _target(path: Path, option: str = "output") -> Path:
         if stat.S_ISDIR(mode):
             raise ICLError(f"{option}: {str(path)!r} is a directory")
         if not stat.S_ISREG(mode):
-            raise ICLError(f"{option}: {str(path)!r} is not a regular file (FIFO, device or socket); "
-                           "refusing to write to it")
+            raise ICLError(
+                f"{option}: {str(path)!r} is not a regular file (FIFO, device or socket); refusing to write to it"
+            )
     return path
 
 
@@ -114,7 +115,7 @@ def check_output_path(path, option: str = "output", suffixes=None) -> Path:
         raise ICLError(f"{option}: folder {str(parent)!r} does not exist")
     if not parent.is_dir():
         raise ICLError(f"{option}: {str(parent)!r} is not a folder")
-    try:   # the reliable test (os.access says yes to root on read-only mounts and /proc)
+    try:  # the reliable test (os.access says yes to root on read-only mounts and /proc)
         fd, probe = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".probe", dir=parent)
         os.close(fd)
         os.unlink(probe)
@@ -127,7 +128,7 @@ def check_output_path(path, option: str = "output", suffixes=None) -> Path:
 
 def _check_name(text: str, option: str) -> None:
     """ICLError for a file name with control characters (a newline in a name breaks every log)."""
-    bad = [c for c in text if ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0]
+    bad = [c for c in text if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0]
     if bad:
         raise ICLError(f"{option}: {text!r} contains a control character ({bad[0]!r}); refusing it as a file name")
 
@@ -249,4 +250,3 @@ def save_figure(fig, path) -> None:
     path = Path(path)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=150, bbox_inches="tight")
-

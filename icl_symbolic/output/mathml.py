@@ -40,8 +40,8 @@ def _prepare(latex: str) -> str:
 def _merge_upright(mathml: str) -> str:
     """``\\rm nonlinear`` comes out letter by letter; one multi-letter <mi> spaces it as a word."""
     return _UPRIGHT_RUN.sub(
-        lambda m: '<mi mathvariant="normal">' + "".join(re.findall(r">([^<])<", m.group(0))) + "</mi>",
-        mathml)
+        lambda m: '<mi mathvariant="normal">' + "".join(re.findall(r">([^<])<", m.group(0))) + "</mi>", mathml
+    )
 
 
 def latex_to_mathml(latex: str, display: str = "block") -> str:
@@ -58,6 +58,6 @@ def latex_to_mathml(latex: str, display: str = "block") -> str:
     head = f'<math {_NS} display="{display}">'
     if not body.startswith(head) or not body.endswith("</math>"):
         raise ValueError("unexpected latex2mathml output")
-    inner = body[len(head):-len("</math>")]
+    inner = body[len(head) : -len("</math>")]
     note = f'<annotation encoding="application/x-tex">{html.escape(latex, quote=False)}</annotation>'
     return f"{head}<semantics><mrow>{inner}</mrow>{note}</semantics></math>"

@@ -19,9 +19,21 @@ import textwrap
 
 import numpy as np
 
-__all__ = ["png_bytes", "paper_figure", "sweep_figure", "spectrum_figure", "theory_curve_figure",
-           "finite_ell_figure", "check_sweep_figure", "seed_figure", "extrapolation_figure", "kernel_curve_figure",
-           "kernel_crossover_figure", "kernel_gap_figure", "slip_curve_figure"]
+__all__ = [
+    "png_bytes",
+    "paper_figure",
+    "sweep_figure",
+    "spectrum_figure",
+    "theory_curve_figure",
+    "finite_ell_figure",
+    "check_sweep_figure",
+    "seed_figure",
+    "extrapolation_figure",
+    "kernel_curve_figure",
+    "kernel_crossover_figure",
+    "kernel_gap_figure",
+    "slip_curve_figure",
+]
 
 
 def _new_figure(figsize, nrows=1, ncols=1):
@@ -83,6 +95,7 @@ def _fixed_text(values: dict) -> str:
 # the paper's figures (icl_symbolic.studies.figures) and simulate sweeps
 # ----------------------------------------------------------------------------
 
+
 def _series(rows, panel, kind):
     out = {}
     for r in rows:
@@ -106,17 +119,23 @@ def paper_figure(fd):
     xlabel = {"1": "tau = n/d^2", "2": "kappa = k/d", "a1zero": "tau = n/d^2"}[fd.name]
     for ax, panel in zip(axes[0], panels):
         for i, (name, rows) in enumerate(_series(fd.rows, panel, "theory").items()):
-            style = dict(color="green", ls="-", lw=1.2) if name.startswith("floor") else \
-                dict(color="grey", ls=":", lw=1.2) if name == "rho" else \
-                dict(color="0.5", ls=":", lw=1.2) if "caption" in name else \
-                dict(color=colors[i % len(colors)], ls="--", lw=1.2)
+            style = (
+                dict(color="green", ls="-", lw=1.2)
+                if name.startswith("floor")
+                else dict(color="grey", ls=":", lw=1.2)
+                if name == "rho"
+                else dict(color="0.5", ls=":", lw=1.2)
+                if "caption" in name
+                else dict(color=colors[i % len(colors)], ls="--", lw=1.2)
+            )
             ax.plot([r["x"] for r in rows], [r["e"] for r in rows], label=name, **style)
         for i, (name, rows) in enumerate(_series(fd.rows, panel, "sim").items()):
             y = [r["e"] if r["e"] is not None else r["e_mc"] for r in rows]
             err = [r["e_se"] if r["e"] is not None else r["e_mc_se"] for r in rows]
             err = [0.0 if v is None else v for v in err]
-            ax.errorbar([r["x"] for r in rows], y, yerr=err, fmt="o", ms=4, capsize=2,
-                        color=colors[i % len(colors)], label=name)
+            ax.errorbar(
+                [r["x"] for r in rows], y, yerr=err, fmt="o", ms=4, capsize=2, color=colors[i % len(colors)], label=name
+            )
         ax.set_yscale("log")
         ax.set_xscale("log")
         lo, hi = ax.get_xlim()
@@ -127,12 +146,12 @@ def paper_figure(fd):
         ax.set_ylabel("ICL test error" + (" / a1^2" if fd.name == "1" and panel == "b" else ""))
         if fd.name == "1":
             ax.axvline(1.0, color="0.85", lw=0.8)
-            ax.set_title("(a) raw MSE" if panel == "a" else "(b) sin MSE / a1^2 vs normalised linear teacher",
-                         fontsize=10)
+            ax.set_title(
+                "(a) raw MSE" if panel == "a" else "(b) sin MSE / a1^2 vs normalised linear teacher", fontsize=10
+            )
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.text(0.01, -0.01, "\n".join(textwrap.wrap(fd.caption, 75 * len(panels) + 30)), fontsize=7,
-             va="top", ha="left")
+    fig.text(0.01, -0.01, "\n".join(textwrap.wrap(fd.caption, 75 * len(panels) + 30)), fontsize=7, va="top", ha="left")
     return fig
 
 
@@ -153,34 +172,52 @@ def sweep_figure(points: list, theory=None):
     use_mc = any(p["e_mean"] is None for p in points)
     y = [p["e_mc_mean"] if use_mc else p["e_mean"] for p in points]
     err = [(p["e_mc_se"] if use_mc else p["e_se"]) or 0.0 for p in points]
-    ax.errorbar(x, y, yerr=err, fmt="o", ms=5, capsize=3, color="C0", zorder=3,
-                label=f"simulation at d = {points[0]['d']} ({'Monte Carlo' if use_mc else 'exact test error'}, "
-                      "mean +- SE over seeds)")
+    ax.errorbar(
+        x,
+        y,
+        yerr=err,
+        fmt="o",
+        ms=5,
+        capsize=3,
+        color="C0",
+        zorder=3,
+        label=f"simulation at d = {points[0]['d']} ({'Monte Carlo' if use_mc else 'exact test error'}, "
+        "mean +- SE over seeds)",
+    )
     if theory is not None:
         ridgeless = all(p["lam"] == 0 for p in points)
-        _curve(ax, theory[0], theory[1], "theory, d -> infinity (Result 1 / Eq. (10))", marker="", color="C1",
-               break_at=1.0 if xname == "tau" and ridgeless else None)
+        _curve(
+            ax,
+            theory[0],
+            theory[1],
+            "theory, d -> infinity (Result 1 / Eq. (10))",
+            marker="",
+            color="C1",
+            break_at=1.0 if xname == "tau" and ridgeless else None,
+        )
         if xname == "tau" and ridgeless and min(theory[0]) < 1 < max(theory[0]):
             _asymptote(ax, 1.0)
     th = [(xi, p["e_theory"]) for xi, p in zip(x, points) if p.get("e_theory") is not None]
     if th:
-        ax.plot(*zip(*th), "s", mfc="none", color="C1", ms=7, zorder=4,
-                label="theory at the simulated points")
+        ax.plot(*zip(*th), "s", mfc="none", color="C1", ms=7, zorder=4, label="theory at the simulated points")
     for xi, p in zip(x, points):
         if p.get("e_theory") is None and p.get("e_theory_reason"):
             _asymptote(ax, xi)
     if all(v > 0 for v in x):
         from matplotlib.ticker import NullFormatter
+
         ax.set_xscale("log")
         ticks = sorted(set(x))
-        if len(ticks) <= 12:           # the simulated values label the axis
+        if len(ticks) <= 12:  # the simulated values label the axis
             ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
             ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_yscale("log")
     ax.set_xlabel({"tau": "tau = n/d^2", "kappa": "kappa = k/d", "alpha": "alpha = ell/d"}[xname])
     ax.set_ylabel("ICL test error e")
     p0 = points[0]
-    fixed = {k: p0[k] for k in ("rho", "lam", "alpha", "kappa", "tau") if k != xname and len({p[k] for p in points}) == 1}
+    fixed = {
+        k: p0[k] for k in ("rho", "lam", "alpha", "kappa", "tau") if k != xname and len({p[k] for p in points}) == 1
+    }
     ax.set_title(f"f(g) = {p0['teacher']}, d = {p0['d']}: " + _fixed_text(fixed), fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -202,10 +239,25 @@ def reproduce_figure(points: list, xname: str, theory_curve=None, title: str = "
         lab = ", ".join(f"{k}={v:g}" for k, v in zip(others, key))
         color = f"C{i % 10}"
         x = np.array([p[xname] for p in rows], dtype=float)
-        ax.errorbar(x, [p["theirs"] for p in rows], yerr=[p["theirs_se"] for p in rows], fmt="s", mfc="none",
-                    color=color, capsize=2, label=f"theirs {lab}".strip())
-        ax.errorbar(x * 1.02, [p["ours"] for p in rows], yerr=[p["ours_se"] for p in rows], fmt="o", color=color,
-                    capsize=2, label=f"ours {lab}".strip())
+        ax.errorbar(
+            x,
+            [p["theirs"] for p in rows],
+            yerr=[p["theirs_se"] for p in rows],
+            fmt="s",
+            mfc="none",
+            color=color,
+            capsize=2,
+            label=f"theirs {lab}".strip(),
+        )
+        ax.errorbar(
+            x * 1.02,
+            [p["ours"] for p in rows],
+            yerr=[p["ours_se"] for p in rows],
+            fmt="o",
+            color=color,
+            capsize=2,
+            label=f"ours {lab}".strip(),
+        )
         bad = [p for p in rows if not p["agrees"]]
         if bad:
             ax.plot([p[xname] for p in bad], [p["theirs"] for p in bad], "o", ms=14, mfc="none", color="red")
@@ -221,6 +273,7 @@ def reproduce_figure(points: list, xname: str, theory_curve=None, title: str = "
 # ----------------------------------------------------------------------------
 # coeffs, theory, moments
 # ----------------------------------------------------------------------------
+
 
 def spectrum_figure(results):
     """Hermite energy spectrum a_m^2 vs m (log y; exact zeros are omitted).
@@ -240,15 +293,20 @@ def spectrum_figure(results):
         ys = [float(r.spectrum[m]) for m in ms]
         if ys:
             any_pos = True
-            ax.plot(ms, ys, marker=markers[i % len(markers)], ms=4, color=colors[(2 * i) % 20 + (i // 10) % 2],
-                    label=f"{name} (rho_nl={r.rho_nonlinear.to_str(4)})")
+            ax.plot(
+                ms,
+                ys,
+                marker=markers[i % len(markers)],
+                ms=4,
+                color=colors[(2 * i) % 20 + (i // 10) % 2],
+                label=f"{name} (rho_nl={r.rho_nonlinear.to_str(4)})",
+            )
     if any_pos:
         ax.set_yscale("log")
     ax.set_xlabel("Hermite order m")
     ax.set_ylabel(r"$a_m^2$")
     rho = results[0][1].rho
-    ax.set_title(f"Hermite energy spectrum, rho = {rho} (orthonormal $h_m$; zero coefficients omitted)",
-                 fontsize=10)
+    ax.set_title(f"Hermite energy spectrum, rho = {rho} (orthonormal $h_m$; zero coefficients omitted)", fontsize=10)
     if many:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     else:
@@ -279,8 +337,9 @@ def theory_curve_figure(cv, grids, swept, log=False):
         mask = np.ones(len(cv), bool)
         for k, v in zip(others, key):
             mask &= c[k] == v
-        label = ("theory (d -> infinity)" + (" at " + ", ".join(f"{k} = {v:g}" for k, v in zip(others, key))
-                                              if others else ""))
+        label = "theory (d -> infinity)" + (
+            " at " + ", ".join(f"{k} = {v:g}" for k, v in zip(others, key)) if others else ""
+        )
         peak = xname == "tau" and np.all(c["lam"][mask] == 0)
         _curve(ax, c[xname][mask], c["e"][mask], label, break_at=1.0 if peak else None)
     floors = np.unique(c["rho_nonlinear"])
@@ -288,8 +347,7 @@ def theory_curve_figure(cv, grids, swept, log=False):
         ax.plot(c["rho"], c["rho_nonlinear"], "g--", lw=1, label="floor rho_nonlinear")
     else:
         for j, fl in enumerate(floors[:6]):
-            ax.axhline(fl, color="green", ls="--", lw=1,
-                       label=f"floor rho_nonlinear = {fl:.6g}" if j < 3 else None)
+            ax.axhline(fl, color="green", ls="--", lw=1, label=f"floor rho_nonlinear = {fl:.6g}" if j < 3 else None)
     rhos = np.unique(c["rho"])
     if xname != "rho" and rhos.size == 1 and rhos[0] > 0 and not np.isclose(rhos[0], floors[0]):
         ax.axhline(rhos[0], color="grey", ls=":", lw=1, label=f"label noise rho = {rhos[0]:g}")
@@ -303,9 +361,12 @@ def theory_curve_figure(cv, grids, swept, log=False):
     ax.set_xlabel(xname)
     ax.set_ylabel("asymptotic ICL error e")
     fixed = {k: c[k][0] for k in ("rho", "alpha", "kappa", "lam", "tau") if k != xname and grids[k].size == 1}
-    ax.set_title(f"f(g) = {cv.moments.label}, " + ("Result 1, Eq. (9)" if cv.branch == "result1"
-                                                   else "a1 = 0 branch, Eq. (10)")
-                 + (f"\n{_fixed_text(fixed)}" if fixed else ""), fontsize=9)
+    ax.set_title(
+        f"f(g) = {cv.moments.label}, "
+        + ("Result 1, Eq. (9)" if cv.branch == "result1" else "a1 = 0 branch, Eq. (10)")
+        + (f"\n{_fixed_text(fixed)}" if fixed else ""),
+        fontsize=9,
+    )
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -337,6 +398,7 @@ def finite_ell_figure(gaps, ell_grid, title):
 # ----------------------------------------------------------------------------
 # figures embedded in verify reports
 # ----------------------------------------------------------------------------
+
 
 def check_sweep_figure(title, sweep, xs, ys, lab_x, lab_y):
     """Two theory sides of a swept claim against the swept argument (log y); the legend says which side
@@ -379,9 +441,21 @@ def seed_figure(title, seeds, mine, other, lab_mine, lab_other):
     return fig
 
 
-def extrapolation_figure(title, ds, means, ses, coef, theory_value, n_seeds, e_inf_se=None, model=None,
-                         xname="d", ylabel="ICL test error", limit_name="e_inf",
-                         theory_label="theory (d -> infinity)"):
+def extrapolation_figure(
+    title,
+    ds,
+    means,
+    ses,
+    coef,
+    theory_value,
+    n_seeds,
+    e_inf_se=None,
+    model=None,
+    xname="d",
+    ylabel="ICL test error",
+    limit_name="e_inf",
+    theory_label="theory (d -> infinity)",
+):
     """Simulated values against 1/``xname`` with the fit (coef: limit, c1[, c2]) and the limit expected.
 
     Defaults: the ICL error against 1/d and the d -> infinity theory; the kernel learner's
@@ -391,11 +465,13 @@ def extrapolation_figure(title, ds, means, ses, coef, theory_value, n_seeds, e_i
     inv = 1.0 / np.asarray(ds, float)
     ax.errorbar(inv, means, yerr=ses, fmt="o", label=f"simulation ({n_seeds} seeds per {xname}, +- 1 SE)")
     grid = np.linspace(0, inv.max() * 1.05, 80)
-    ax.plot(grid, sum(c * grid ** k for k, c in enumerate(coef)), "-",
-            label=f"fit {model or f'{limit_name} + c/{xname}'}")
+    ax.plot(
+        grid, sum(c * grid**k for k, c in enumerate(coef)), "-", label=f"fit {model or f'{limit_name} + c/{xname}'}"
+    )
     if e_inf_se is not None:
-        ax.errorbar([0], [coef[0]], yerr=[e_inf_se], fmt="s", mfc="none", color="C1", capsize=3,
-                    label=f"{limit_name} +- 1 SE")
+        ax.errorbar(
+            [0], [coef[0]], yerr=[e_inf_se], fmt="s", mfc="none", color="C1", capsize=3, label=f"{limit_name} +- 1 SE"
+        )
     ax.plot([0], [theory_value], "k*", ms=10, label=theory_label)
     ax.set_xlabel(f"1/{xname}")
     ax.set_ylabel(ylabel)
@@ -407,6 +483,7 @@ def extrapolation_figure(title, ds, means, ses, coef, theory_value, n_seeds, e_i
 # ----------------------------------------------------------------------------
 # the kernel learner (icl_symbolic.kernel_learner.theory)
 # ----------------------------------------------------------------------------
+
 
 def kernel_curve_figure(kc, grids):
     """Predicted error of the kernel learner and of plain attention (same ell, k, n) against the first
@@ -430,23 +507,51 @@ def kernel_curve_figure(kc, grids):
         tag = ", ".join(f"{k}={v:g}" for k, v in zip(others, key))
         x = c[xname][mask]
         brk = 1.0 if xname == "tau" and np.all(c["lam"][mask] == 0) else None
-        _curve(ax, x, c["e"][mask], f"kernel learner, features {ks.features}" + (f" ({tag})" if tag else ""),
-               color=f"C{j}", lw=1.8, break_at=brk)
+        _curve(
+            ax,
+            x,
+            c["e"][mask],
+            f"kernel learner, features {ks.features}" + (f" ({tag})" if tag else ""),
+            color=f"C{j}",
+            lw=1.8,
+            break_at=brk,
+        )
         if not np.isnan(c["e_plain"][mask]).any():
-            _curve(ax, x, c["e_plain"][mask], "plain attention, same ell, k, n" + (f" ({tag})" if tag else ""),
-                   fmt="--", marker="s", color=f"C{j}", lw=1.2)
+            _curve(
+                ax,
+                x,
+                c["e_plain"][mask],
+                "plain attention, same ell, k, n" + (f" ({tag})" if tag else ""),
+                fmt="--",
+                marker="s",
+                color=f"C{j}",
+                lw=1.2,
+            )
     bm = ks.moments
-    ax.axhline(ks.rho + bm.E_f2_limit - bm.a1_float ** 2, color="grey", ls="--", lw=1,
-               label="plain attention's floor rho_nonlinear")
+    ax.axhline(
+        ks.rho + bm.E_f2_limit - bm.a1_float**2,
+        color="grey",
+        ls="--",
+        lw=1,
+        label="plain attention's floor rho_nonlinear",
+    )
     ax.axhline(ks.rho_eff, color="green", ls=":", lw=1.2, label="kernel learner's floor rho_eff")
     ax.set_yscale("log")
     if xname in ("alpha", "kappa", "lam") and np.all(c[xname] > 0):
         ax.set_xscale("log")
-    ax.set_xlabel(f"{xname} ({'ell/D' if xname == 'alpha' else 'k/D' if xname == 'kappa' else 'n/D^2' if xname == 'tau' else 'lam'})")
+    ax.set_xlabel(
+        f"{xname} ({'ell/D' if xname == 'alpha' else 'k/D' if xname == 'kappa' else 'n/D^2' if xname == 'tau' else 'lam'})"
+    )
     ax.set_ylabel("predicted ICL error")
     fixed = {k: c[k][0] for k in ("alpha", "kappa", "tau", "lam") if k != xname and grids[k].size == 1}
-    ax.set_title(f"f(g) = {bm.label}, features {ks.features}" + (f", d = {ks.d}, D = {ks.D}" if ks.d else "")
-                 + f"\nrho = {ks.rho:g}, " + _fixed_text(fixed) + " (the learner's ratios)", fontsize=9)
+    ax.set_title(
+        f"f(g) = {bm.label}, features {ks.features}"
+        + (f", d = {ks.d}, D = {ks.D}" if ks.d else "")
+        + f"\nrho = {ks.rho:g}, "
+        + _fixed_text(fixed)
+        + " (the learner's ratios)",
+        fontsize=9,
+    )
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -463,12 +568,26 @@ def kernel_crossover_figure(kc, kernel_sim, plain_sim, floors, title):
     ax = axes[0][0]
     c = kc.columns
     order = np.argsort(c["alpha"])
-    ax.plot(c["alpha"][order], c["e"][order], "-", color="C0", lw=1.6,
-            label=f"kernel learner {kc.spectrum.features}: prediction")
-    ax.plot(c["alpha"][order], c["e_plain"][order], "-", color="C1", lw=1.6,
-            label="plain attention: Result 1 (d -> infinity)")
-    for pts, color, label in ((kernel_sim, "C0", "kernel learner: simulation"),
-                              (plain_sim, "C1", "plain attention: simulation")):
+    ax.plot(
+        c["alpha"][order],
+        c["e"][order],
+        "-",
+        color="C0",
+        lw=1.6,
+        label=f"kernel learner {kc.spectrum.features}: prediction",
+    )
+    ax.plot(
+        c["alpha"][order],
+        c["e_plain"][order],
+        "-",
+        color="C1",
+        lw=1.6,
+        label="plain attention: Result 1 (d -> infinity)",
+    )
+    for pts, color, label in (
+        (kernel_sim, "C0", "kernel learner: simulation"),
+        (plain_sim, "C1", "plain attention: simulation"),
+    ):
         if pts:
             x, y, e = zip(*pts)
             ax.errorbar(x, y, yerr=e, fmt="o", color=color, capsize=2, ms=4, label=label + " (SE over seeds)")
@@ -491,8 +610,11 @@ def kernel_gap_figure(rows, fits, title):
     every point is drawn, non-positive ones too).  The legend gives each variant's seeds per point."""
     fig, axes = _new_figure((10.5, 4.4), ncols=2)
     ax, bx = axes[0]
-    styles = {"real": ("C0", "kernel learner (hermite:2)"), "features": ("C2", "control: Gaussian inputs, true tasks"),
-              "gaussian": ("C3", "control: Gaussian inputs and tasks")}
+    styles = {
+        "real": ("C0", "kernel learner (hermite:2)"),
+        "features": ("C2", "control: Gaussian inputs, true tasks"),
+        "gaussian": ("C3", "control: Gaussian inputs and tasks"),
+    }
     for variant, (color, label) in styles.items():
         pts = sorted((r["D"], r["gap_abs"], r["e_se"], len(r["seeds"])) for r in rows if r["variant"] == variant)
         if not pts:
@@ -507,8 +629,14 @@ def kernel_gap_figure(rows, fits, title):
         if pl.get("power_law"):
             c, p = pl["power_law"]["c"], pl["power_law"]["p"]
             dd = np.geomspace(D.min(), D.max(), 50)
-            ax.plot(dd, c * dd ** (-p), "--", color=color, lw=1,
-                    label=f"fit c D^-p: p = {p:.2f} +- {pl['power_law']['p_se']:.2f}")
+            ax.plot(
+                dd,
+                c * dd ** (-p),
+                "--",
+                color=color,
+                lw=1,
+                label=f"fit c D^-p: p = {p:.2f} +- {pl['power_law']['p_se']:.2f}",
+            )
     import matplotlib.ticker
 
     ax.set_yscale("log")
@@ -548,14 +676,13 @@ def slip_curve_figure(rep, grid=None, title: str = ""):
     ax.plot(gx, gth, "-", color="tab:green", label="theory (no slip)")
     if b.model is not None:
         ps = ", ".join(f"{k}={v:.3g}" for k, v in b.params.items())
-        ax.plot(gx, gbest, "--", color="tab:red",
-                label=f"best: {b.name}{f' ({ps})' if ps else ''}, BIC {b.score:.3g}")
+        ax.plot(gx, gbest, "--", color="tab:red", label=f"best: {b.name}{f' ({ps})' if ps else ''}, BIC {b.score:.3g}")
     ax.set_xlabel(d.axis)
     ax.set_ylabel("e (ICL error)")
     pts = np.concatenate([d.e, rep.theory.pred, b.pred])
     if np.all(pts > 0):
         ax.set_yscale("log")
-        ax.set_ylim(pts.min() / 1.5, pts.max() * 2.0)     # the interpolation peak would swamp the data
+        ax.set_ylim(pts.min() / 1.5, pts.max() * 2.0)  # the interpolation peak would swamp the data
     if d.axis in ("kappa", "alpha") or d.x.max() / d.x.min() > 20 or d.axis == "tau":
         ax.set_xscale("log")
     for axis in (ax.xaxis, ax.yaxis):

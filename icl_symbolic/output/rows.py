@@ -18,8 +18,10 @@ def to_pandas(points, owner: str = "result"):
     try:
         pd = importlib.import_module("pandas")
     except ImportError:
-        raise ICLError(f"{owner}.to_pandas() needs pandas, which is optional (pip install pandas); "
-                       f"{owner}.points() gives the same rows as a list of dicts") from None
+        raise ICLError(
+            f"{owner}.to_pandas() needs pandas, which is optional (pip install pandas); "
+            f"{owner}.points() gives the same rows as a list of dicts"
+        ) from None
     return pd.DataFrame(list(points))
 
 

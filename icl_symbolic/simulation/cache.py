@@ -31,13 +31,21 @@ import tempfile
 from pathlib import Path
 
 from icl_symbolic._version import __version__
-from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.caches import memoize
+from icl_symbolic.core.errors import ICLError
 
 #: Modules whose source determines a simulated number (digested into every key).
-SIMULATOR_MODULES = ("simulation/simulator", "model/prompts", "model/covariance", "model/gamma_error",
-                     "simulation/matfree", "engine/expr", "engine/gauss", "engine/hermite",
-                     "engine/orthopoly")
+SIMULATOR_MODULES = (
+    "simulation/simulator",
+    "model/prompts",
+    "model/covariance",
+    "model/gamma_error",
+    "simulation/matfree",
+    "engine/expr",
+    "engine/gauss",
+    "engine/hermite",
+    "engine/orthopoly",
+)
 #: Bumped when the stored record changes shape.
 FORMAT = 1
 
@@ -55,8 +63,9 @@ def simulator_digest() -> str:
 
 def seed_key(setting: dict, seed: int) -> str:
     """The cache key of one seed of one setting (``setting``: JSON-able inputs, see the module doc)."""
-    payload = json.dumps({"setting": setting, "seed": int(seed), "code": simulator_digest()},
-                         sort_keys=True, separators=(",", ":"))
+    payload = json.dumps(
+        {"setting": setting, "seed": int(seed), "code": simulator_digest()}, sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -118,7 +127,7 @@ class SeedCache:
         return sum(1 for _ in self.folder.glob("*/*.json"))
 
 
-_active: SeedCache | None = None     # owned by use_cache(); read by active_cache()
+_active: SeedCache | None = None  # owned by use_cache(); read by active_cache()
 
 
 @contextlib.contextmanager

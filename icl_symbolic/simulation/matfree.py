@@ -84,8 +84,10 @@ class NotConverged(ICLError):
 
     def __init__(self, info: SolveInfo):
         self.info = info
-        super().__init__(f"{info.method} did not converge: relative residual {info.residual:.2e} > "
-                         f"{info.tol:.0e} after {info.iterations} iterations")
+        super().__init__(
+            f"{info.method} did not converge: relative residual {info.residual:.2e} > "
+            f"{info.tol:.0e} after {info.iterations} iterations"
+        )
 
 
 class KroneckerOperator:
@@ -217,7 +219,7 @@ def _pcg(apply_A, b, apply_M, tol, maxiter, method, progress):
             rz_new = _dot(r, z)
             p = z + (rz_new / rz) * p
             rz = rz_new
-        r = b - apply_A(x)            # certify: the true residual, recomputed
+        r = b - apply_A(x)  # certify: the true residual, recomputed
         rel = math.sqrt(_dot(r, r)) / bnorm
         if rel <= tol or its >= maxiter:
             break
@@ -235,8 +237,16 @@ def default_maxiter(n: int, p: int) -> int:
     return int(min(4 * min(n, p) + 100, 20000))
 
 
-def solve_normal(X, V, y, shift: float = 0.0, tol: float = DEFAULT_TOL, maxiter: int | None = None,
-                 progress: Callable[[str], None] | None = None, raise_unconverged: bool = True):
+def solve_normal(
+    X,
+    V,
+    y,
+    shift: float = 0.0,
+    tol: float = DEFAULT_TOL,
+    maxiter: int | None = None,
+    progress: Callable[[str], None] | None = None,
+    raise_unconverged: bool = True,
+):
     """PCG on (H^T H + shift I) vec(G) = H^T y with the Kronecker preconditioner.
 
     For n >= p = D m (H of full column rank) or shift > 0 this is the unique
@@ -260,8 +270,16 @@ def solve_normal(X, V, y, shift: float = 0.0, tol: float = DEFAULT_TOL, maxiter:
     return G, info
 
 
-def solve_dual(X, V, y, shift: float = 0.0, tol: float = DEFAULT_TOL, maxiter: int | None = None,
-               progress: Callable[[str], None] | None = None, raise_unconverged: bool = True):
+def solve_dual(
+    X,
+    V,
+    y,
+    shift: float = 0.0,
+    tol: float = DEFAULT_TOL,
+    maxiter: int | None = None,
+    progress: Callable[[str], None] | None = None,
+    raise_unconverged: bool = True,
+):
     """CG (Jacobi-preconditioned) on (H H^T + shift I) c = y, then G = H^T c (minimum norm at shift = 0).
 
     Returns ``(G, SolveInfo)``; the residual is that of the dual system.
@@ -283,8 +301,16 @@ def solve_dual(X, V, y, shift: float = 0.0, tol: float = DEFAULT_TOL, maxiter: i
     return op.adjoint(c), info
 
 
-def solve(X, V, y, shift: float = 0.0, tol: float = DEFAULT_TOL, maxiter: int | None = None,
-          progress: Callable[[str], None] | None = None, raise_unconverged: bool = True):
+def solve(
+    X,
+    V,
+    y,
+    shift: float = 0.0,
+    tol: float = DEFAULT_TOL,
+    maxiter: int | None = None,
+    progress: Callable[[str], None] | None = None,
+    raise_unconverged: bool = True,
+):
     """Ridge (shift > 0) or minimum-norm least squares (shift = 0) for features x (x) v, matrix-free.
 
     Normal equations with the Kronecker preconditioner when n >= p = D m,

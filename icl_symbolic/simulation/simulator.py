@@ -65,18 +65,17 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import blas, lapack
 
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.parallel import check_jobs, concurrent_runs, map_sweep, resolve_scheduler
+from icl_symbolic.core.stats import sample_se, seed_mean_se
+from icl_symbolic.core.values import Value
+from icl_symbolic.engine.expr import teacher
 from icl_symbolic.model import gamma_error
-from icl_symbolic.simulation import matfree
 from icl_symbolic.model.covariance import Covariance, check_task_law, resolve_covariance, sample_tasks
+from icl_symbolic.model.prompts import sample_prompts
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
 from icl_symbolic.output.rows import Rows
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.engine.expr import teacher
-from icl_symbolic.core.parallel import check_jobs, concurrent_runs, map_sweep, resolve_scheduler
-from icl_symbolic.model.prompts import sample_prompts
-from icl_symbolic.core.stats import seed_mean_se
-from icl_symbolic.core.values import Value
-from icl_symbolic.core.stats import sample_se
+from icl_symbolic.simulation import matfree
 
 #: Cholesky is accepted when the reciprocal 1-norm condition estimate exceeds this
 #: (relative solution error then at most ~ eps / RCOND_MIN ~ 1e-5, in practice far less).
@@ -92,7 +91,6 @@ SPEED = {"gram": 1.0, "cg": 0.7, "kernel": 0.5}
 #: Iteration allowance in ``auto`` before falling back to a dense solver: this many times the
 #: Marchenko-Pastur estimate (plus 50).
 CG_ALLOWANCE = 3.0
-
 
 
 # ----------------------------------------------------------------------------
@@ -153,15 +151,27 @@ class Convention:
         return self.train_tasks if self.train_tasks == self.test_tasks else f"{self.train_tasks}/{self.test_tasks}"
 
     def to_json(self) -> dict:
-        return {"name": self.name, "assignment": self.assignment, "train_tasks": self.train_tasks,
-                "test_tasks": self.test_tasks, "rounding": self.rounding, "ridge_floor": float(self.ridge_floor)}
+        return {
+            "name": self.name,
+            "assignment": self.assignment,
+            "train_tasks": self.train_tasks,
+            "test_tasks": self.test_tasks,
+            "rounding": self.rounding,
+            "ridge_floor": float(self.ridge_floor),
+        }
 
 
 #: the named presets (``--convention NAME``)
 CONVENTIONS = {
     "default": Convention(),
-    "letey2024": Convention("letey2024", assignment="random", train_tasks="sphere", test_tasks="gaussian",
-                            rounding="floor-k", ridge_floor=1e-6),
+    "letey2024": Convention(
+        "letey2024",
+        assignment="random",
+        train_tasks="sphere",
+        test_tasks="gaussian",
+        rounding="floor-k",
+        ridge_floor=1e-6,
+    ),
 }
 CONVENTION_FIELDS = ("assignment", "train_tasks", "test_tasks", "rounding", "ridge_floor")
 
@@ -185,7 +195,9 @@ def resolve_convention(convention=None, tasks: str | None = None, **overrides) -
     elif isinstance(convention, dict):
         bad = set(convention) - set(CONVENTION_FIELDS) - {"name"}
         if bad:
-            raise ICLError(f"unknown convention field(s) {', '.join(sorted(bad))}; expected {', '.join(CONVENTION_FIELDS)}")
+            raise ICLError(
+                f"unknown convention field(s) {', '.join(sorted(bad))}; expected {', '.join(CONVENTION_FIELDS)}"
+            )
         base = Convention(**{"name": "custom", **convention})
     elif isinstance(convention, str) and convention in CONVENTIONS:
         base = CONVENTIONS[convention]
@@ -202,11 +214,17 @@ def resolve_convention(convention=None, tasks: str | None = None, **overrides) -
     ch = {k: v for k, v in ch.items() if getattr(base, k) != v}
     if not ch:
         return base
-    name = base.name + "+" + ",".join(f"{k}={ch[k]:g}" if k == "ridge_floor" else f"{k}={ch[k]}"
-                                      for k in CONVENTION_FIELDS if k in ch)
-    if base.name == "default" and set(ch) <= {"train_tasks", "test_tasks"} and len({ch.get("train_tasks", "gaussian"),
-                                                                                      ch.get("test_tasks", "gaussian")}) == 1:
-        name = "default"       # --tasks sphere alone: the older option, recorded by the task laws
+    name = (
+        base.name
+        + "+"
+        + ",".join(f"{k}={ch[k]:g}" if k == "ridge_floor" else f"{k}={ch[k]}" for k in CONVENTION_FIELDS if k in ch)
+    )
+    if (
+        base.name == "default"
+        and set(ch) <= {"train_tasks", "test_tasks"}
+        and len({ch.get("train_tasks", "gaussian"), ch.get("test_tasks", "gaussian")}) == 1
+    ):
+        name = "default"  # --tasks sphere alone: the older option, recorded by the task laws
     fields = {k: getattr(base, k) for k in CONVENTION_FIELDS}
     fields.update(ch)
     return Convention(name, **fields)
@@ -217,6 +235,7 @@ def task_assignment(n: int, k: int, convention: Convention, rng: np.random.Gener
     if convention.assignment == "round-robin":
         return None
     return rng.integers(0, k, size=n)
+
 
 # ----------------------------------------------------------------------------
 # sizes and memory
@@ -277,8 +296,11 @@ def sizes(d, alpha, kappa, tau, rounding: str = "paper") -> Sizes:
             raise ICLError(f"k = floor(kappa d) is {k} at d = {d}; increase kappa")
         out = Sizes(d, _round_half_up(alpha * d), k, int(round(tau * d * d / k)) * k)
         k_txt, n_txt = "k = floor(kappa d)", "n = round(tau d^2/k) k"
-    for name, value, ratio in (("ell = round(alpha d)", out.ell, "alpha"), (k_txt, out.k, "kappa"),
-                               (n_txt, out.n, "tau")):
+    for name, value, ratio in (
+        ("ell = round(alpha d)", out.ell, "alpha"),
+        (k_txt, out.k, "kappa"),
+        (n_txt, out.n, "tau"),
+    ):
         if value < 1:
             raise ICLError(f"{name} is {value} at d = {d}; increase {ratio}")
     return out
@@ -295,9 +317,9 @@ def cost_flops(sz: Sizes, solver: str, lam: float = 0.0) -> float:
     """
     d, n, p = sz.d, sz.n, sz.p
     if solver == "gram":
-        return n * p * p / 2 + p ** 3 / 3
+        return n * p * p / 2 + p**3 / 3
     if solver == "kernel":
-        return n * n * (2 * d + 1) + n ** 3 / 3
+        return n * n * (2 * d + 1) + n**3 / 3
     return matfree.mp_iterations(n, p) * 4.0 * n * p
 
 
@@ -396,16 +418,20 @@ def memory_share(max_memory: int | None, jobs: int, n_items: int, scheduler: str
     return memory_limit(max_memory) // concurrent_runs(jobs, n_items, scheduler)
 
 
-def check_memory(sz: Sizes, solver: str = "auto", n_test: int = DEFAULT_N_TEST, max_memory: int | None = None,
-                 lam: float = 0.0) -> int:
+def check_memory(
+    sz: Sizes, solver: str = "auto", n_test: int = DEFAULT_N_TEST, max_memory: int | None = None, lam: float = 0.0
+) -> int:
     """Refuse (ICLError) before allocating when the run would not fit; return the estimate in bytes."""
     chosen = choose_solver(sz, solver, lam, max_memory)
     need = estimate_memory(sz, chosen, n_test, lam)
     limit = memory_limit(max_memory)
     if need > limit:
-        raise ICLError(f"d={sz.d}, n={sz.n} ({chosen} solver) needs about {need / 2**30:.2f} GiB "
-                       f"(all arrays), more than the {limit / 2**30:.2f} GiB allowed (80% of available memory); "
-                       f"reduce d or tau" + ("" if chosen == "cg" else ", or use --solver cg"))
+        raise ICLError(
+            f"d={sz.d}, n={sz.n} ({chosen} solver) needs about {need / 2**30:.2f} GiB "
+            f"(all arrays), more than the {limit / 2**30:.2f} GiB allowed (80% of available memory); "
+            f"reduce d, tau or alpha (context length ell = {sz.ell})"
+            + ("" if chosen == "cg" else ", or use --solver cg")
+        )
     return need
 
 
@@ -416,7 +442,7 @@ def _norm1_sym(M: np.ndarray, block: int = 512) -> float:
     """1-norm of a symmetric matrix, column blocks (no full-size temporary)."""
     best = 0.0
     for j in range(0, M.shape[1], block):
-        best = max(best, float(np.abs(M[:, j:j + block]).sum(axis=0).max()))
+        best = max(best, float(np.abs(M[:, j : j + block]).sum(axis=0).max()))
     return best
 
 
@@ -456,15 +482,15 @@ def solve_psd(M: np.ndarray, rhs: np.ndarray, shift: float = 0.0, overwrite: boo
     size = M.shape[0]
     A = M if overwrite else M.copy(order="F")
     if not A.flags.f_contiguous:
-        A = A.T               # symmetric: the transpose is the same matrix, Fortran-ordered (in place)
+        A = A.T  # symmetric: the transpose is the same matrix, Fortran-ordered (in place)
     if shift:
-        A.flat[::size + 1] += shift
+        A.flat[:: size + 1] += shift
     diag = A.diagonal().copy()
     x = _cholesky(A, rhs)
     if x is not None:
         return x, "cholesky"
     # Cholesky wrote only the lower triangle: restore the diagonal and use the upper one.
-    A.flat[::size + 1] = diag
+    A.flat[:: size + 1] = diag
     evals, evecs = scipy.linalg.eigh(A, lower=False, overwrite_a=True, check_finite=False)
     cutoff = size * np.finfo(float).eps * max(float(evals[-1]), 0.0)
     inv = np.zeros_like(evals)
@@ -504,7 +530,7 @@ def lstsq_features(X: np.ndarray, V: np.ndarray, y: np.ndarray, shift: float = 0
         rows.append(np.hstack([_feature_rows(X, V, start, stop), y[start:stop, None]]))
     for B in rows:
         R = scipy.linalg.qr(np.vstack([R, B]), mode="r", overwrite_a=True, check_finite=False)[0]
-        R = R[:min(R.shape[0], p + 1)]
+        R = R[: min(R.shape[0], p + 1)]
     Rg, qty = R[:, :p], R[:, p]
     U, sv, Wt = scipy.linalg.svd(Rg, full_matrices=False, check_finite=False, lapack_driver="gesvd")
     cutoff = max(n + (p if shift > 0 else 0), p) * np.finfo(float).eps * (sv[0] if sv.size else 0.0)
@@ -521,10 +547,10 @@ def gram_solve(X: np.ndarray, V: np.ndarray, y: np.ndarray, shift: float):
     acc = GramAccumulator(d)
     m = chunk_rows(d)
     for start in range(0, n, m):
-        acc.add(X[start:start + m], V[start:start + m], y[start:start + m])
+        acc.add(X[start : start + m], V[start : start + m], y[start : start + m])
     G = acc.gram()
-    A = G.T                                     # symmetric: Fortran view, factorised in place
-    A.flat[::A.shape[0] + 1] += shift
+    A = G.T  # symmetric: Fortran view, factorised in place
+    A.flat[:: A.shape[0] + 1] += shift
     gamma = _cholesky(A, acc.R.ravel())
     del G, A
     if gamma is not None:
@@ -554,8 +580,8 @@ class GramAccumulator:
         self.n = 0
 
     def add(self, X: np.ndarray, V: np.ndarray, y: np.ndarray) -> None:
-        XS = X[:, self.ix] * X[:, self.jx]                 # (m, d(d+1)/2)
-        VS = V[:, self.ia] * V[:, self.ja]                 # (m, (d+1)(d+2)/2)
+        XS = X[:, self.ix] * X[:, self.jx]  # (m, d(d+1)/2)
+        VS = V[:, self.ia] * V[:, self.ja]  # (m, (d+1)(d+2)/2)
         # T <- T + XS^T VS in place; XS.T and VS.T are Fortran-contiguous views (no copies)
         self.T = blas.dgemm(1.0, XS.T, VS.T, beta=1.0, c=self.T, trans_b=1, overwrite_c=1)
         self.R += X.T @ (y[:, None] * V)
@@ -568,9 +594,9 @@ class GramAccumulator:
         px[self.ix, self.jx] = px[self.jx, self.ix] = np.arange(self.ix.size)
         pa = np.zeros((d + 1, d + 1), dtype=np.intp)
         pa[self.ia, self.ja] = pa[self.ja, self.ia] = np.arange(self.ia.size)
-        G = np.empty((self.p, self.p))            # C order; symmetric, so G.T is its Fortran view
-        for i in range(d):                         # row block i: G[(i, a), (j, b)] = T[px[i, j], pa[a, b]]
-            G[i * (d + 1):(i + 1) * (d + 1)] = self.T[px[i][None, :, None], pa[:, None, :]].reshape(d + 1, self.p)
+        G = np.empty((self.p, self.p))  # C order; symmetric, so G.T is its Fortran view
+        for i in range(d):  # row block i: G[(i, a), (j, b)] = T[px[i, j], pa[a, b]]
+            G[i * (d + 1) : (i + 1) * (d + 1)] = self.T[px[i][None, :, None], pa[:, None, :]].reshape(d + 1, self.p)
         self.T = None
         return G
 
@@ -582,10 +608,10 @@ def kernel_solve(X: np.ndarray, V: np.ndarray, y: np.ndarray, shift: float):
     """
     n = X.shape[0]
     K = X @ X.T
-    for start in range(0, n, 256):         # Hadamard product by row blocks: no second n x n array
-        K[start:start + 256] *= V[start:start + 256] @ V.T
-    A = K.T                                # symmetric: Fortran view, factorised in place
-    A.flat[::n + 1] += shift
+    for start in range(0, n, 256):  # Hadamard product by row blocks: no second n x n array
+        K[start : start + 256] *= V[start : start + 256] @ V.T
+    A = K.T  # symmetric: Fortran view, factorised in place
+    A.flat[:: n + 1] += shift
     c = _cholesky(A, y)
     del K, A
     if c is not None:
@@ -615,8 +641,16 @@ def normal_residual(X, V, y, Gamma, shift: float) -> float:
     return float(np.linalg.norm(r) / bn) if bn > 0 else float(np.linalg.norm(r))
 
 
-def fit(X, V, y, lam: float = 0.0, solver: str = "auto", tol: float = matfree.DEFAULT_TOL,
-        progress: Callable[[str], None] | None = None, max_memory: int | None = None):
+def fit(
+    X,
+    V,
+    y,
+    lam: float = 0.0,
+    solver: str = "auto",
+    tol: float = matfree.DEFAULT_TOL,
+    progress: Callable[[str], None] | None = None,
+    max_memory: int | None = None,
+):
     """Ridge fit of Eq. (6) on in-memory data (X = x_test rows, V = [u, s] rows), lam = 0: min-norm.
 
     ``solver``: ``gram`` (dense normal equations), ``kernel`` (dense dual),
@@ -646,8 +680,10 @@ def fit(X, V, y, lam: float = 0.0, solver: str = "auto", tol: float = matfree.DE
         if solver != "auto" or estimate_memory(sz, dense) > memory_limit(max_memory):
             raise matfree.NotConverged(info)
         if progress is not None:
-            progress(f"  {info.method} stalled (residual {info.residual:.1e} after {its} iterations); "
-                     f"falling back to the dense {dense} solver")
+            progress(
+                f"  {info.method} stalled (residual {info.residual:.1e} after {its} iterations); "
+                f"falling back to the dense {dense} solver"
+            )
         path += "->"
         chosen = dense
     gamma, how = (gram_solve if chosen == "gram" else kernel_solve)(X, V, y, shift)
@@ -672,9 +708,18 @@ def fit_gamma(X, V, y, lam: float = 0.0, solver: str = "auto"):
 # ----------------------------------------------------------------------------
 # training and testing
 # ----------------------------------------------------------------------------
-def sample_training_set(f_numpy, tasks: np.ndarray, n: int, ell: int, rho: float, rng: np.random.Generator,
-                        sampler: str = "fast", progress: Callable[[str], None] | None = None, features=None,
-                        assign: np.ndarray | None = None):
+def sample_training_set(
+    f_numpy,
+    tasks: np.ndarray,
+    n: int,
+    ell: int,
+    rho: float,
+    rng: np.random.Generator,
+    sampler: str = "fast",
+    progress: Callable[[str], None] | None = None,
+    features=None,
+    assign: np.ndarray | None = None,
+):
     """The n training prompts' features: X = x_test rows (n x d), V = [u, s] rows (n x (d+1)), y = y_test.
 
     Prompt mu uses task ``tasks[mu mod k]`` (round robin), or ``tasks[assign[mu]]``
@@ -685,7 +730,7 @@ def sample_training_set(f_numpy, tasks: np.ndarray, n: int, ell: int, rho: float
     """
     k, d = tasks.shape
     if features is not None:
-        d = int(features.D)          # the learner's input dimension
+        d = int(features.D)  # the learner's input dimension
     m = chunk_rows(d)
     idx_all = np.arange(n) % k if assign is None else np.asarray(assign)
     X, V, y = np.empty((n, d)), np.empty((n, d + 1)), np.empty(n)
@@ -700,9 +745,21 @@ def sample_training_set(f_numpy, tasks: np.ndarray, n: int, ell: int, rho: float
     return X, V, y
 
 
-def train(f_numpy, tasks: np.ndarray, n: int, ell: int, rho: float, lam: float, rng: np.random.Generator,
-          solver: str = "auto", sampler: str = "fast", progress: Callable[[str], None] | None = None,
-          max_memory: int | None = None, features=None, assign: np.ndarray | None = None):
+def train(
+    f_numpy,
+    tasks: np.ndarray,
+    n: int,
+    ell: int,
+    rho: float,
+    lam: float,
+    rng: np.random.Generator,
+    solver: str = "auto",
+    sampler: str = "fast",
+    progress: Callable[[str], None] | None = None,
+    max_memory: int | None = None,
+    features=None,
+    assign: np.ndarray | None = None,
+):
     """Train Gamma on n prompts; prompt mu uses task ``tasks[mu mod k]`` (Eq. (6), p. 3),
     or ``tasks[assign[mu]]``.
 
@@ -720,9 +777,19 @@ def predict(Gamma: np.ndarray, P) -> np.ndarray:
     return np.einsum("md,md->m", P.x_test, P.u @ A.T + P.s[:, None] * b)
 
 
-def mc_test_error(Gamma, f_numpy, cov_test: Covariance, ell: int, rho: float, n_test: int,
-                  rng_tasks: np.random.Generator, rng_prompts: np.random.Generator,
-                  sampler: str = "fast", seed=None, law: str = "gaussian") -> Value:
+def mc_test_error(
+    Gamma,
+    f_numpy,
+    cov_test: Covariance,
+    ell: int,
+    rho: float,
+    n_test: int,
+    rng_tasks: np.random.Generator,
+    rng_prompts: np.random.Generator,
+    sampler: str = "fast",
+    seed=None,
+    law: str = "gaussian",
+) -> Value:
     """Monte-Carlo ICL error on ``n_test`` fresh prompts, each with a fresh task ~ N(0, C_test) (``law``).
 
     The squared errors are i.i.d., so the standard error is their sample
@@ -731,9 +798,14 @@ def mc_test_error(Gamma, f_numpy, cov_test: Covariance, ell: int, rho: float, n_
     W = sample_tasks(cov_test, n_test, rng_tasks, law=law)
     P = sample_prompts(f_numpy, W, ell, rho, rng_prompts, method=sampler)
     sq = (predict(Gamma, P) - P.y_test) ** 2
-    return Value(float(sq.mean()), "mc", stderr=float(sample_se(sq)), n_samples=n_test,
-                 seeds=None if seed is None else (seed,),
-                 note="MC test error on fresh prompts with fresh tasks from N(0, C_test)")
+    return Value(
+        float(sq.mean()),
+        "mc",
+        stderr=float(sample_se(sq)),
+        n_samples=n_test,
+        seeds=None if seed is None else (seed,),
+        note="MC test error on fresh prompts with fresh tasks from N(0, C_test)",
+    )
 
 
 def idg_error(Gamma, teacher, rho: float, ell: int, tasks: np.ndarray) -> Value:
@@ -746,8 +818,16 @@ def idg_error(Gamma, teacher, rho: float, ell: int, tasks: np.ndarray) -> Value:
     return gamma_error.e_gamma_tasks(Gamma[:, :d], Gamma[:, d], teacher, rho, ell, tasks)
 
 
-def exact_test_error(Gamma, teacher, rho: float, ell: int, cov_test: Covariance, rng: np.random.Generator,
-                     n_tasks: int = 2000, law: str = "gaussian") -> Value:
+def exact_test_error(
+    Gamma,
+    teacher,
+    rho: float,
+    ell: int,
+    cov_test: Covariance,
+    rng: np.random.Generator,
+    n_tasks: int = 2000,
+    law: str = "gaussian",
+) -> Value:
     """Exact finite-size test error of Gamma (:mod:`icl_symbolic.model.gamma_error`).
 
     C_test = I: ``e_gamma_isotropic`` (Gaussian tasks) or ``e_gamma_sphere``
@@ -842,16 +922,22 @@ class SimResult(Rows):
         rows.append(Quantity(f"e_mc ({self.n_test} test prompts/seed)", "e_{\\rm MC}", self.e_mc))
         if self.theory is not None:
             e_th = self.theory["e_theory"]
-            rows.append(Quantity("e_theory (d -> infinity)", "e_\\infty",
-                                 Value(math.inf if e_th is None else e_th, "numeric",
-                                       note=self.theory["comparison"])))
+            rows.append(
+                Quantity(
+                    "e_theory (d -> infinity)",
+                    "e_\\infty",
+                    Value(math.inf if e_th is None else e_th, "numeric", note=self.theory["comparison"]),
+                )
+            )
         return rows
 
     def _title(self) -> str:
-        return (f"Simulated ICL error, f(g) = {self.teacher}: d = {self.d}, ell = {self.ell}, k = {self.k}, "
-                f"n = {self.n} (alpha = {self.alpha:g}, kappa = {self.kappa:g}, tau = {self.tau:g}), "
-                f"rho = {self.rho:g}, lam = {self.lam:g}, C_train = {self.C_train}, C_test = {self.C_test}, "
-                f"tasks = {self.tasks}, convention = {self.convention.name}")
+        return (
+            f"Simulated ICL error, f(g) = {self.teacher}: d = {self.d}, ell = {self.ell}, k = {self.k}, "
+            f"n = {self.n} (alpha = {self.alpha:g}, kappa = {self.kappa:g}, tau = {self.tau:g}), "
+            f"rho = {self.rho:g}, lam = {self.lam:g}, C_train = {self.C_train}, C_test = {self.C_test}, "
+            f"tasks = {self.tasks}, convention = {self.convention.name}"
+        )
 
     def _footer(self) -> str:
         return f"  {len(self.runs)} seeds {list(self.seeds)}, {self.seconds:.1f} s (per seed: .runs)"
@@ -869,25 +955,49 @@ class SimResult(Rows):
         """Inputs plus ``e_mean``, ``e_se`` (exact functional), ``e_mc_mean``, ``e_mc_se``, ``seconds``;
         ``per_seed`` adds each seed's ``solver``, ``iterations``, ``residual`` and times.  The only
         keys that vary between identical runs are ``seconds`` and ``train_seconds``."""
+
         def f(x):
             return None if x is None or not math.isfinite(x) else float(x)
+
         return {
-            "teacher": self.teacher, "d": self.d, "alpha": self.alpha, "kappa": self.kappa, "tau": self.tau,
-            "rho": self.rho, "lam": self.lam, "C_train": self.C_train, "C_test": self.C_test,
-            "ell": self.ell, "k": self.k, "n": self.n, "seeds": list(self.seeds), "n_test": self.n_test,
-            "sampler": self.sampler, "tasks": self.tasks, "convention": self.convention.to_json(),
+            "teacher": self.teacher,
+            "d": self.d,
+            "alpha": self.alpha,
+            "kappa": self.kappa,
+            "tau": self.tau,
+            "rho": self.rho,
+            "lam": self.lam,
+            "C_train": self.C_train,
+            "C_test": self.C_test,
+            "ell": self.ell,
+            "k": self.k,
+            "n": self.n,
+            "seeds": list(self.seeds),
+            "n_test": self.n_test,
+            "sampler": self.sampler,
+            "tasks": self.tasks,
+            "convention": self.convention.to_json(),
             "e_mean": None if self.e is None else f(self.e.value),
             "e_se": None if self.e is None or self.e.stderr is None else f(self.e.stderr),
             "e_idg_mean": None if self.e_idg is None else f(self.e_idg.value),
             "e_idg_se": None if self.e_idg is None or self.e_idg.stderr is None else f(self.e_idg.stderr),
             "e_mc_mean": f(self.e_mc.value),
             "e_mc_se": None if self.e_mc.stderr is None else f(self.e_mc.stderr),
-            "per_seed": [{"seed": r.seed, "e": None if r.e is None else f(r.e.value),
-                          "e_idg": None if r.e_idg is None else f(r.e_idg.value),
-                          "e_mc": f(r.e_mc.value), "e_mc_se": f(r.e_mc.stderr), "solver": r.solver,
-                          "iterations": r.iterations, "residual": f(r.residual),
-                          "train_seconds": round(r.train_seconds, 3), "seconds": round(r.seconds, 3)}
-                         for r in self.runs],
+            "per_seed": [
+                {
+                    "seed": r.seed,
+                    "e": None if r.e is None else f(r.e.value),
+                    "e_idg": None if r.e_idg is None else f(r.e_idg.value),
+                    "e_mc": f(r.e_mc.value),
+                    "e_mc_se": f(r.e_mc.stderr),
+                    "solver": r.solver,
+                    "iterations": r.iterations,
+                    "residual": f(r.residual),
+                    "train_seconds": round(r.train_seconds, 3),
+                    "seconds": round(r.seconds, 3),
+                }
+                for r in self.runs
+            ],
             "seconds": round(self.seconds, 3),
             **(self.theory or {}),
         }
@@ -932,23 +1042,61 @@ def _run_seed(task: _SeedTask) -> SeedRun:
     T = _teacher(task.f)
     lam = conv.lam(task.lam)
     if progress is not None:
-        progress(f"{task.label}seed {task.seed}: d={sz.d} ell={sz.ell} k={sz.k} n={sz.n} "
-                 f"[{choose_solver(sz, task.solver, lam, task.max_memory)}]")
+        progress(
+            f"{task.label}seed {task.seed}: d={sz.d} ell={sz.ell} k={sz.k} n={sz.n} "
+            f"[{choose_solver(sz, task.solver, lam, task.max_memory)}]"
+        )
     # the fifth stream (task assignment) leaves the first four as they were
     ss_tasks, ss_train, ss_test_tasks, ss_test, ss_assign = np.random.SeedSequence(task.seed).spawn(5)
     tasks = sample_tasks(task.cov_train, sz.k, np.random.default_rng(ss_tasks), law=conv.train_tasks)
     assign = task_assignment(sz.n, sz.k, conv, np.random.default_rng(ss_assign))
-    Gamma, info = train(T.numpy, tasks, sz.n, sz.ell, task.rho, lam, np.random.default_rng(ss_train),
-                        task.solver, task.sampler, progress, task.max_memory, assign=assign)
+    Gamma, info = train(
+        T.numpy,
+        tasks,
+        sz.n,
+        sz.ell,
+        task.rho,
+        lam,
+        np.random.default_rng(ss_train),
+        task.solver,
+        task.sampler,
+        progress,
+        task.max_memory,
+        assign=assign,
+    )
     t_train = time.monotonic() - t0
     rng_test_tasks = np.random.default_rng(ss_test_tasks)
-    e_mc = mc_test_error(Gamma, T.numpy, task.cov_test, sz.ell, task.rho, task.n_test, rng_test_tasks,
-                         np.random.default_rng(ss_test), task.sampler, task.seed, law=conv.test_tasks)
-    e = exact_test_error(Gamma, T, task.rho, sz.ell, task.cov_test, rng_test_tasks,
-                         law=conv.test_tasks) if task.exact else None
+    e_mc = mc_test_error(
+        Gamma,
+        T.numpy,
+        task.cov_test,
+        sz.ell,
+        task.rho,
+        task.n_test,
+        rng_test_tasks,
+        np.random.default_rng(ss_test),
+        task.sampler,
+        task.seed,
+        law=conv.test_tasks,
+    )
+    e = (
+        exact_test_error(Gamma, T, task.rho, sz.ell, task.cov_test, rng_test_tasks, law=conv.test_tasks)
+        if task.exact
+        else None
+    )
     e_idg = idg_error(Gamma, T, task.rho, sz.ell, tasks) if task.exact else None
-    return SeedRun(task.seed, e, e_mc, info.solver, info.iterations, info.residual, t_train,
-                   time.monotonic() - t0, Gamma if task.keep_gamma else None, e_idg)
+    return SeedRun(
+        task.seed,
+        e,
+        e_mc,
+        info.solver,
+        info.iterations,
+        info.residual,
+        t_train,
+        time.monotonic() - t0,
+        Gamma if task.keep_gamma else None,
+        e_idg,
+    )
 
 
 def check_rho_lam(rho, lam) -> None:
@@ -978,11 +1126,12 @@ def _check_common(rho, lam, seeds, n_test, sampler):
 
 #: simulate_many announces a run (memory and draws) above these sizes, before it starts
 ANNOUNCE_BYTES = 1 << 30
-ANNOUNCE_DRAWS = 10 ** 9
+ANNOUNCE_DRAWS = 10**9
 
 
-def simulate_many(specs: Sequence[dict], jobs: int = 1, scheduler: str | None = None,
-                  progress: Callable[[str], None] | None = None) -> list:
+def simulate_many(
+    specs: Sequence[dict], jobs: int = 1, scheduler: str | None = None, progress: Callable[[str], None] | None = None
+) -> list:
     """Several simulations, every (simulation, seed) pair one item of one parallel map.
 
     ``specs``: dicts of :func:`simulate` keyword arguments (``f``, ``d``,
@@ -1003,71 +1152,170 @@ def simulate_many(specs: Sequence[dict], jobs: int = 1, scheduler: str | None = 
     serial = address is None and concurrent_runs(jobs, n_items) == 1
     tasks = []
     for i, pl in enumerate(plans):
-        need = check_memory(pl["sz"], pl["solver"], pl["n_test"],
-                            memory_share(pl["max_memory"], jobs, n_items, address), pl["lam"])
+        need = check_memory(
+            pl["sz"], pl["solver"], pl["n_test"], memory_share(pl["max_memory"], jobs, n_items, address), pl["lam"]
+        )
         label = f"run {i + 1}/{len(plans)} " if len(plans) > 1 else ""
         sz = pl["sz"]
         draws = sz.n * (sz.ell + sz.k + 2) + pl["n_test"] * (sz.ell + 2)
         if progress is not None and (need > ANNOUNCE_BYTES or draws > ANNOUNCE_DRAWS):
             # announced before the first array is allocated: what the run will take
-            progress(f"{label}d={sz.d} ell={sz.ell} k={sz.k} n={sz.n}: peak memory about {need / 2**30:.2f} GiB "
-                     f"(estimate, all arrays), about {draws:.2g} context tokens drawn per seed, "
-                     f"{len(pl['seeds'])} seed(s); smaller --alpha, --tau or --d reduce it")
+            progress(
+                f"{label}d={sz.d} ell={sz.ell} k={sz.k} n={sz.n}: peak memory about {need / 2**30:.2f} GiB "
+                f"(estimate, all arrays), about {draws:.2g} context tokens drawn per seed, "
+                f"{len(pl['seeds'])} seed(s); smaller --alpha, --tau or --d reduce it"
+            )
         for seed in pl["seeds"]:
-            tasks.append(_SeedTask(pl["spec"], pl["sz"], pl["rho"], pl["lam"], pl["cov_train"], pl["cov_test"],
-                                   seed, pl["n_test"], pl["solver"], pl["sampler"], pl["exact"], pl["keep_gamma"],
-                                   pl["max_memory"], progress if serial else None, label, pl["convention"]))
+            tasks.append(
+                _SeedTask(
+                    pl["spec"],
+                    pl["sz"],
+                    pl["rho"],
+                    pl["lam"],
+                    pl["cov_train"],
+                    pl["cov_test"],
+                    seed,
+                    pl["n_test"],
+                    pl["solver"],
+                    pl["sampler"],
+                    pl["exact"],
+                    pl["keep_gamma"],
+                    pl["max_memory"],
+                    progress if serial else None,
+                    label,
+                    pl["convention"],
+                )
+            )
     t_start = time.monotonic()
-    runs = map_sweep(_run_seed, tasks, jobs=jobs, scheduler=address, progress=None if serial else progress,
-                     label="seed run")
+    runs = map_sweep(
+        _run_seed, tasks, jobs=jobs, scheduler=address, progress=None if serial else progress, label="seed run"
+    )
     seconds = time.monotonic() - t_start
     out, at = [], 0
     for pl in plans:
         seeds = pl["seeds"]
-        rs = tuple(runs[at:at + len(seeds)])
+        rs = tuple(runs[at : at + len(seeds)])
         at += len(seeds)
         e_mean = e_idg = None
         if pl["exact"] and all(x.e is not None for x in rs):
-            e_mean = seed_mean([float(x.e) for x in rs], seeds,
-                               "exact test functional of each trained Gamma, mean over seeds")
+            e_mean = seed_mean(
+                [float(x.e) for x in rs], seeds, "exact test functional of each trained Gamma, mean over seeds"
+            )
         if pl["exact"] and all(x.e_idg is not None for x in rs):
-            e_idg = seed_mean([float(x.e_idg) for x in rs], seeds,
-                              "IDG error: exact functional over the k pretraining tasks of each Gamma, mean over seeds")
-        e_mc = seed_mean([float(x.e_mc) for x in rs], seeds,
-                         f"Monte-Carlo test error ({pl['n_test']} fresh prompts per seed), mean over seeds")
+            e_idg = seed_mean(
+                [float(x.e_idg) for x in rs],
+                seeds,
+                "IDG error: exact functional over the k pretraining tasks of each Gamma, mean over seeds",
+            )
+        e_mc = seed_mean(
+            [float(x.e_mc) for x in rs],
+            seeds,
+            f"Monte-Carlo test error ({pl['n_test']} fresh prompts per seed), mean over seeds",
+        )
         secs = seconds if len(plans) == 1 else sum(x.seconds for x in rs)
         sz = pl["sz"]
-        out.append(SimResult(pl["label"], sz.d, sz.ell, sz.k, sz.n, pl["alpha"], pl["kappa"], pl["tau"],
-                             pl["rho"], pl["lam"], pl["cov_train"].name, pl["cov_test"].name, seeds, pl["n_test"],
-                             pl["sampler"], rs, e_mean, e_mc, secs, tasks=pl["convention"].tasks, e_idg=e_idg,
-                             convention=pl["convention"]))
+        out.append(
+            SimResult(
+                pl["label"],
+                sz.d,
+                sz.ell,
+                sz.k,
+                sz.n,
+                pl["alpha"],
+                pl["kappa"],
+                pl["tau"],
+                pl["rho"],
+                pl["lam"],
+                pl["cov_train"].name,
+                pl["cov_test"].name,
+                seeds,
+                pl["n_test"],
+                pl["sampler"],
+                rs,
+                e_mean,
+                e_mc,
+                secs,
+                tasks=pl["convention"].tasks,
+                e_idg=e_idg,
+                convention=pl["convention"],
+            )
+        )
     return out
 
 
-def _plan(f, d, alpha, kappa, tau, rho, lam=0.0, C_train="identity", C_test="identity", seeds=(0, 1, 2),
-          n_test=DEFAULT_N_TEST, solver="auto", sampler="fast", exact=True, max_memory=None,
-          keep_gamma=False, tasks=None, convention=None) -> dict:
+def _plan(
+    f,
+    d,
+    alpha,
+    kappa,
+    tau,
+    rho,
+    lam=0.0,
+    C_train="identity",
+    C_test="identity",
+    seeds=(0, 1, 2),
+    n_test=DEFAULT_N_TEST,
+    solver="auto",
+    sampler="fast",
+    exact=True,
+    max_memory=None,
+    keep_gamma=False,
+    tasks=None,
+    convention=None,
+) -> dict:
     """Validate one simulation's inputs (no computation) and resolve sizes, covariances, teacher."""
     conv = resolve_convention(convention, tasks)
     sz = sizes(d, alpha, kappa, tau, conv.rounding)
     seeds, n_test = _check_common(rho, lam, seeds, n_test, sampler)
-    check_memory(sz, solver, n_test, max_memory, conv.lam(float(lam)))      # before any array is allocated
+    check_memory(sz, solver, n_test, max_memory, conv.lam(float(lam)))  # before any array is allocated
     cov_train = resolve_covariance(C_train, sz.d)
     cov_test = resolve_covariance(C_test, sz.d)
     T = _teacher(f)
-    return {"spec": f if isinstance(f, str) else T, "label": getattr(T, "label", str(f)), "sz": sz,
-            "alpha": float(alpha), "kappa": float(kappa), "tau": float(tau), "rho": float(rho), "lam": float(lam),
-            "cov_train": cov_train, "cov_test": cov_test, "seeds": seeds, "n_test": n_test, "solver": solver,
-            "sampler": sampler, "exact": bool(exact), "max_memory": max_memory, "keep_gamma": bool(keep_gamma),
-            "convention": conv}
+    return {
+        "spec": f if isinstance(f, str) else T,
+        "label": getattr(T, "label", str(f)),
+        "sz": sz,
+        "alpha": float(alpha),
+        "kappa": float(kappa),
+        "tau": float(tau),
+        "rho": float(rho),
+        "lam": float(lam),
+        "cov_train": cov_train,
+        "cov_test": cov_test,
+        "seeds": seeds,
+        "n_test": n_test,
+        "solver": solver,
+        "sampler": sampler,
+        "exact": bool(exact),
+        "max_memory": max_memory,
+        "keep_gamma": bool(keep_gamma),
+        "convention": conv,
+    }
 
 
-def simulate(f, d: int, alpha: float, kappa: float, tau: float, rho: float, lam: float = 0.0,
-             C_train="identity", C_test="identity", seeds: Sequence[int] = (0, 1, 2),
-             n_test: int = DEFAULT_N_TEST, progress: Callable[[str], None] | None = None,
-             solver: str = "auto", sampler: str = "fast", exact: bool = True,
-             max_memory: int | None = None, keep_gamma: bool = False, jobs: int = 1,
-             scheduler: str | None = None, tasks: str | None = None, convention=None) -> SimResult:
+def simulate(
+    f,
+    d: int,
+    alpha: float,
+    kappa: float,
+    tau: float,
+    rho: float,
+    lam: float = 0.0,
+    C_train="identity",
+    C_test="identity",
+    seeds: Sequence[int] = (0, 1, 2),
+    n_test: int = DEFAULT_N_TEST,
+    progress: Callable[[str], None] | None = None,
+    solver: str = "auto",
+    sampler: str = "fast",
+    exact: bool = True,
+    max_memory: int | None = None,
+    keep_gamma: bool = False,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    tasks: str | None = None,
+    convention=None,
+) -> SimResult:
     """Simulate training (Eq. (6)) and testing of linear attention with teacher f.
 
     Paper: Sec. 2, Eqs. (1)-(7), p. 2-3; the ICL error of Eq. (7).
@@ -1125,7 +1373,24 @@ def simulate(f, d: int, alpha: float, kappa: float, tau: float, rho: float, lam:
         k pretraining tasks), ``runs`` (per seed: solver path, iterations, certified
         residual), ``convention``.
     """
-    spec = dict(f=f, d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, C_train=C_train, C_test=C_test,
-                seeds=seeds, n_test=n_test, solver=solver, sampler=sampler, exact=exact, max_memory=max_memory,
-                keep_gamma=keep_gamma, tasks=tasks, convention=convention)
+    spec = dict(
+        f=f,
+        d=d,
+        alpha=alpha,
+        kappa=kappa,
+        tau=tau,
+        rho=rho,
+        lam=lam,
+        C_train=C_train,
+        C_test=C_test,
+        seeds=seeds,
+        n_test=n_test,
+        solver=solver,
+        sampler=sampler,
+        exact=exact,
+        max_memory=max_memory,
+        keep_gamma=keep_gamma,
+        tasks=tasks,
+        convention=convention,
+    )
     return simulate_many([spec], jobs=jobs, scheduler=scheduler, progress=progress)[0]

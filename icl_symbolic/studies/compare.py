@@ -34,25 +34,45 @@ class Comparison:
     """``e`` (mean +- SE over seeds at dimension d) against ``e_theory`` (d -> infinity)."""
 
     e_theory: float | None
-    reason: str | None          # why there is no finite e_theory (the peak), else None
-    z: float | None             # (e - e_theory) / SE
-    gap_rel: float | None       # (e - e_theory) / e_theory
-    expected_gap_rel: float | None   # GAP_X_D / d: the finite-d gap expected at this d, either sign
+    reason: str | None  # why there is no finite e_theory (the peak), else None
+    z: float | None  # (e - e_theory) / SE
+    gap_rel: float | None  # (e - e_theory) / e_theory
+    expected_gap_rel: float | None  # GAP_X_D / d: the finite-d gap expected at this d, either sign
     words: str
 
     def to_json(self) -> dict:
-        return {"e_theory": self.e_theory, "e_theory_reason": self.reason, "z": self.z,
-                "gap_rel": self.gap_rel, "expected_gap_rel": self.expected_gap_rel, "comparison": self.words}
+        return {
+            "e_theory": self.e_theory,
+            "e_theory_reason": self.reason,
+            "z": self.z,
+            "gap_rel": self.gap_rel,
+            "expected_gap_rel": self.expected_gap_rel,
+            "comparison": self.words,
+        }
 
 
-def theory_at(f, *, d, alpha, kappa, tau, rho, lam, C_train="identity", C_test=None, digits: int = 30,
-              error: str = "icl"):
+def theory_at(
+    f, *, d, alpha, kappa, tau, rho, lam, C_train="identity", C_test=None, digits: int = 30, error: str = "icl"
+):
     """The d -> infinity error at one simulated point (``error``: ``icl`` or ``idg``, docs/idg.md),
     or None at the ridgeless peak (where it diverges)."""
     if is_peak(tau, lam):
         return None
-    return float(theory.e_nonlinear(f, C_train, C_train if C_test is None else C_test, d=d, rho=rho,
-                                    alpha=alpha, kappa=kappa, tau=tau, lam=lam, digits=digits, error=error))
+    return float(
+        theory.e_nonlinear(
+            f,
+            C_train,
+            C_train if C_test is None else C_test,
+            d=d,
+            rho=rho,
+            alpha=alpha,
+            kappa=kappa,
+            tau=tau,
+            lam=lam,
+            digits=digits,
+            error=error,
+        )
+    )
 
 
 def compare(e, se, e_theory, d: int, branch: str = "result1") -> Comparison:
@@ -65,17 +85,29 @@ def compare(e, se, e_theory, d: int, branch: str = "result1") -> Comparison:
     rel = gap / e_theory if e_theory else None
     z = gap / se if se and se > 0 else None
     ztext = f"z = {z:+.1f}" if z is not None else "z undefined (one seed: no SE)"
-    head = (f"e - e_theory = {gap:+.4g} ({100 * rel:+.1f}%), {ztext} against the d -> infinity theory; "
-            if rel is not None else f"e - e_theory = {gap:+.4g}, {ztext}; ")
+    head = (
+        f"e - e_theory = {gap:+.4g} ({100 * rel:+.1f}%), {ztext} against the d -> infinity theory; "
+        if rel is not None
+        else f"e - e_theory = {gap:+.4g}, {ztext}; "
+    )
     if rel is not None and abs(rel) <= expected:
-        verdict = (f"within the finite-d gap expected at d = {d} (up to {100 * expected:.1f}%, either sign: "
-                   f"{c:g}/d, docs/finite-size.md)")
+        verdict = (
+            f"within the finite-d gap expected at d = {d} (up to {100 * expected:.1f}%, either sign: "
+            f"{c:g}/d, docs/finite-size.md)"
+        )
     else:
-        verdict = (f"beyond the finite-d gap measured so far at d = {d} ({100 * expected:.1f}%, {c:g}/d; "
-                   "docs/finite-size.md)")
-    return Comparison(float(e_theory), None, z, rel, expected,
-                      head + verdict + ". A z at one d is no verdict on the theory: "
-                      "`icl-symbolic extrapolate` fits e(d) over a ladder of d and tests e_inf.")
+        verdict = (
+            f"beyond the finite-d gap measured so far at d = {d} ({100 * expected:.1f}%, {c:g}/d; docs/finite-size.md)"
+        )
+    return Comparison(
+        float(e_theory),
+        None,
+        z,
+        rel,
+        expected,
+        head + verdict + ". A z at one d is no verdict on the theory: "
+        "`icl-symbolic extrapolate` fits e(d) over a ladder of d and tests e_inf.",
+    )
 
 
 def branch_of(f, digits: int = 30) -> str:
@@ -83,15 +115,22 @@ def branch_of(f, digits: int = 30) -> str:
     return "a1zero" if theory.teacher_moments(f, digits).a1_is_zero else "result1"
 
 
-def compare_point(f, e, se, *, d, alpha, kappa, tau, rho, lam, C_train="identity", C_test=None,
-                  digits: int = 30) -> Comparison:
+def compare_point(
+    f, e, se, *, d, alpha, kappa, tau, rho, lam, C_train="identity", C_test=None, digits: int = 30
+) -> Comparison:
     """:func:`theory_at` and :func:`compare` for one simulated point."""
-    e_th = theory_at(f, d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, C_train=C_train,
-                     C_test=C_test, digits=digits)
+    e_th = theory_at(
+        f, d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, C_train=C_train, C_test=C_test, digits=digits
+    )
     if e is None or (isinstance(e, float) and not math.isfinite(e)):
         return Comparison(e_th, None if e_th is not None else DIVERGES, None, None, None, "")
-    return compare(float(e), None if se is None else float(se), e_th, int(d),
-                   branch_of(f, digits) if e_th is not None else "result1")
+    return compare(
+        float(e),
+        None if se is None else float(se),
+        e_th,
+        int(d),
+        branch_of(f, digits) if e_th is not None else "result1",
+    )
 
 
 def with_theory(res, digits: int = 30):
@@ -99,9 +138,20 @@ def with_theory(res, digits: int = 30):
     d -> infinity theory (:func:`compare_point`; its ``e_theory``, ``z``, ... and ``to_json()`` show it)."""
     use_mc = res.e is None
     e = res.e_mc if use_mc else res.e
-    c = compare_point(res.teacher, None if e.value is None else float(e.value),
-                      None if e.stderr is None else float(e.stderr), d=res.d, alpha=res.alpha, kappa=res.kappa,
-                      tau=res.tau, rho=res.rho, lam=res.lam, C_train=res.C_train, C_test=res.C_test, digits=digits)
+    c = compare_point(
+        res.teacher,
+        None if e.value is None else float(e.value),
+        None if e.stderr is None else float(e.stderr),
+        d=res.d,
+        alpha=res.alpha,
+        kappa=res.kappa,
+        tau=res.tau,
+        rho=res.rho,
+        lam=res.lam,
+        C_train=res.C_train,
+        C_test=res.C_test,
+        digits=digits,
+    )
     return dataclasses.replace(res, theory=c.to_json())
 
 
@@ -123,8 +173,9 @@ def theory_grid(f, points: list, n: int = 160, digits: int = 30):
     if xname == "tau" and p0["lam"] == 0:
         grid = grid[np.abs(grid - 1) > 0.02]
     fixed = {k: p0[k] for k in ("alpha", "kappa", "tau") if k != xname}
-    cv = theory.curve(f, p0["C_train"], p0["C_test"], rho=p0["rho"], lam=p0["lam"], d=p0["d"], digits=digits,
-                      **fixed, **{xname: grid})
+    cv = theory.curve(
+        f, p0["C_train"], p0["C_test"], rho=p0["rho"], lam=p0["lam"], d=p0["d"], digits=digits, **fixed, **{xname: grid}
+    )
     return np.asarray(cv.columns[xname], float), np.asarray(cv.columns["e"], float)
 
 

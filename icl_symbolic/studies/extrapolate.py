@@ -52,10 +52,9 @@ from scipy import stats
 
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
+from icl_symbolic.core.stats import jackknife_se, sample_se, seed_mean_se, t_limit
 from icl_symbolic.simulation.simulator import check_memory, resolve_convention, simulate, sizes
-from icl_symbolic.core.stats import jackknife_se, seed_mean_se, t_limit
 from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
-from icl_symbolic.core.stats import sample_se
 
 #: p-value below which a fit model is rejected (model choice, Birge inflation).
 P_MODEL = 0.05
@@ -85,9 +84,13 @@ class LadderPoint:
         return None if self.seeds is None else len(self.seeds)
 
     def to_json(self) -> dict:
-        return {"d": int(self.d), "e_mean": float(self.e_mean), "e_se": float(self.e_se),
-                "seeds": None if self.seeds is None else [int(s) for s in self.seeds],
-                "seconds": None if self.seconds is None else round(float(self.seconds), 3)}
+        return {
+            "d": int(self.d),
+            "e_mean": float(self.e_mean),
+            "e_se": float(self.e_se),
+            "seeds": None if self.seeds is None else [int(s) for s in self.seeds],
+            "seconds": None if self.seconds is None else round(float(self.seconds), 3),
+        }
 
 
 @dataclass(frozen=True)
@@ -97,31 +100,31 @@ class Fit:
     model: str
     e_inf: float
     e_inf_se: float
-    coef: tuple          # (e_inf, c1[, c2])
+    coef: tuple  # (e_inf, c1[, c2])
     chi2: float
     dof: int
     p_value: float | None
     se_inflation: float  # Birge ratio applied to the SE (1.0: none)
-    e_inf_dof: float     # Welch-Satterthwaite dof of the SE (inf: known SEs)
+    e_inf_dof: float  # Welch-Satterthwaite dof of the SE (inf: known SEs)
     reason: str
-    alternatives: tuple = ()   # ((model, chi2, dof, p_value), ...) of the models considered
-    coef_se: tuple = ()        # SEs of coef (Birge-inflated like e_inf_se)
-    se_method: str = "welch"   # "welch": sqrt(sum c_i^2 SE_i^2), Welch dof; "jackknife": over seeds, S - 1 dof
+    alternatives: tuple = ()  # ((model, chi2, dof, p_value), ...) of the models considered
+    coef_se: tuple = ()  # SEs of coef (Birge-inflated like e_inf_se)
+    se_method: str = "welch"  # "welch": sqrt(sum c_i^2 SE_i^2), Welch dof; "jackknife": over seeds, S - 1 dof
 
     def predict(self, d):
         x = 1.0 / np.asarray(d, dtype=float)
-        return sum(c * x ** k for k, c in enumerate(self.coef))
+        return sum(c * x**k for k, c in enumerate(self.coef))
 
 
 def _wls(ds, means, ses, order):
     x = 1.0 / np.asarray(ds, dtype=float)
-    X = np.column_stack([x ** k for k in range(order + 1)])
+    X = np.column_stack([x**k for k in range(order + 1)])
     w = 1.0 / np.asarray(ses, dtype=float) ** 2
     XtW = X.T * w
     cov = np.linalg.inv(XtW @ X)
     coef = cov @ (XtW @ np.asarray(means, dtype=float))
     resid = np.asarray(means) - X @ coef
-    chi2 = float(np.sum(w * resid ** 2))
+    chi2 = float(np.sum(w * resid**2))
     dof = len(ds) - (order + 1)
     p = float(stats.chi2.sf(chi2, dof)) if dof > 0 else None
     # e_inf as a linear combination of the means: row 0 of cov X^T W
@@ -137,7 +140,7 @@ def welch_dof(c, ses, n_seeds) -> float:
         if n is not None:
             if n < 2:
                 return 0.0
-            den += vi ** 2 / (n - 1)
+            den += vi**2 / (n - 1)
     return math.inf if den == 0 else float(v.sum() ** 2 / den)
 
 
@@ -159,16 +162,22 @@ def _choose_model(ds, means, ses, model: str):
         drop = lin[2] - quad[2] if quad is not None else 0.0
         if lin_ok:
             chosen, name = lin, "c1/d"
-            reason = (f"e_inf + c1/d fits: chi2 = {lin[2]:.3g} on {lin[3]} dof"
-                      + (f" (p = {lin[4]:.3g} >= {P_MODEL})" if lin[4] is not None else " (exact fit)"))
+            reason = f"e_inf + c1/d fits: chi2 = {lin[2]:.3g} on {lin[3]} dof" + (
+                f" (p = {lin[4]:.3g} >= {P_MODEL})" if lin[4] is not None else " (exact fit)"
+            )
         elif quad is not None and quad[3] >= 1 and drop > LR_CHI2_1:
             chosen, name = quad, "c1/d+c2/d^2"
-            reason = (f"e_inf + c1/d rejected (chi2 = {lin[2]:.3g} on {lin[3]} dof, p = {lin[4]:.3g} < {P_MODEL}); "
-                      f"the c2/d^2 term lowers chi2 by {drop:.3g} > {LR_CHI2_1:.3g} (likelihood ratio, 5%)")
+            reason = (
+                f"e_inf + c1/d rejected (chi2 = {lin[2]:.3g} on {lin[3]} dof, p = {lin[4]:.3g} < {P_MODEL}); "
+                f"the c2/d^2 term lowers chi2 by {drop:.3g} > {LR_CHI2_1:.3g} (likelihood ratio, 5%)"
+            )
         else:
             chosen, name = lin, "c1/d"
-            why = ("too few dimensions for a 1/d^2 term with a dof left" if quad is None or quad[3] < 1
-                   else f"the c2/d^2 term lowers chi2 only by {drop:.3g} <= {LR_CHI2_1:.3g}")
+            why = (
+                "too few dimensions for a 1/d^2 term with a dof left"
+                if quad is None or quad[3] < 1
+                else f"the c2/d^2 term lowers chi2 only by {drop:.3g} <= {LR_CHI2_1:.3g}"
+            )
             reason = f"e_inf + c1/d fits poorly (chi2 = {lin[2]:.3g} on {lin[3]} dof, p = {lin[4]:.3g}) but {why}"
     return chosen, name, reason, alts
 
@@ -201,9 +210,11 @@ def fit_ladder(points: Sequence[LadderPoint], model: str = "auto") -> Fit:
     jk = None if V is None else _jackknife_coef_se(ds, V, len(coef) - 1, model)
     if jk is not None:
         base_se, nu, method = jk, float(V.shape[1] - 1), "jackknife"
-        reason += (f"; SE by the delete-one-seed jackknife over {V.shape[1]} seeds "
-                   f"(weights{' and model choice' if model == 'auto' else ''} redone; Student t with "
-                   f"{V.shape[1] - 1} dof)")
+        reason += (
+            f"; SE by the delete-one-seed jackknife over {V.shape[1]} seeds "
+            f"(weights{' and model choice' if model == 'auto' else ''} redone; Student t with "
+            f"{V.shape[1] - 1} dof)"
+        )
     else:
         base_se, method = np.sqrt(np.diag(cov)), "welch"
         nu = welch_dof(c, ses, [p_.n_seeds for p_ in pts])
@@ -212,8 +223,21 @@ def fit_ladder(points: Sequence[LadderPoint], model: str = "auto") -> Fit:
         infl = math.sqrt(chi2 / dof)
         reason += f"; SE inflated by the Birge ratio sqrt(chi2/dof) = {infl:.3g}"
     coef_se = tuple(float(base_se[k] * infl) for k in range(len(coef)))
-    return Fit(name, float(coef[0]), coef_se[0], tuple(float(x) for x in coef), float(chi2), int(dof), p, infl, nu,
-               reason, tuple(alts), coef_se, method)
+    return Fit(
+        name,
+        float(coef[0]),
+        coef_se[0],
+        tuple(float(x) for x in coef),
+        float(chi2),
+        int(dof),
+        p,
+        infl,
+        nu,
+        reason,
+        tuple(alts),
+        coef_se,
+        method,
+    )
 
 
 def _per_seed_values(pts) -> np.ndarray | None:
@@ -227,8 +251,10 @@ def _per_seed_values(pts) -> np.ndarray | None:
     V = np.array([p.values for p in pts], dtype=float)
     for p, row in zip(pts, V):
         if not math.isclose(float(row.mean()), p.e_mean, rel_tol=1e-9, abs_tol=1e-12):
-            raise ICLError(f"ladder point d = {p.d}: e_mean {p.e_mean!r} is not the mean of its per-seed values "
-                           f"({float(row.mean())!r})")
+            raise ICLError(
+                f"ladder point d = {p.d}: e_mean {p.e_mean!r} is not the mean of its per-seed values "
+                f"({float(row.mean())!r})"
+            )
     return V
 
 
@@ -252,7 +278,7 @@ def _jackknife_coef_se(ds, V: np.ndarray, order: int, model: str = "auto") -> np
         if not np.all(se > 0):
             return np.full(order + 1, np.nan)
         coef = _choose_model(ds, m, se, model)[0][0]
-        return np.concatenate([coef, np.zeros(max(0, order + 1 - len(coef)))])[:order + 1]
+        return np.concatenate([coef, np.zeros(max(0, order + 1 - len(coef)))])[: order + 1]
 
     se = jackknife_se(V, coef_of, axis=1) if S >= 3 else None
     return se if se is not None and np.all(np.isfinite(se)) else None
@@ -268,16 +294,23 @@ class PowerLaw:
     chi2: float
     dof: int
     n_used: int
-    n_dropped: int    # points with y <= 0 (no logarithm), left out
-    se_inflation: float = 1.0   # Birge ratio sqrt(chi2/dof) when > 1, already applied to p_se
+    n_dropped: int  # points with y <= 0 (no logarithm), left out
+    se_inflation: float = 1.0  # Birge ratio sqrt(chi2/dof) when > 1, already applied to p_se
 
     def to_json(self) -> dict:
-        return {"c": float(self.c), "p": float(self.p), "p_se": float(self.p_se), "chi2": float(self.chi2),
-                "dof": int(self.dof), "n_used": int(self.n_used), "n_dropped": int(self.n_dropped),
-                "se_inflation": float(self.se_inflation),
-                "method": "weighted least squares of log y on log x, weights (y/SE)^2 (1/var of log y); "
-                          "p_se from the weights, inflated by the Birge ratio sqrt(chi2/dof) when that "
-                          "exceeds 1 (as fit_ladder does)"}
+        return {
+            "c": float(self.c),
+            "p": float(self.p),
+            "p_se": float(self.p_se),
+            "chi2": float(self.chi2),
+            "dof": int(self.dof),
+            "n_used": int(self.n_used),
+            "n_dropped": int(self.n_dropped),
+            "se_inflation": float(self.se_inflation),
+            "method": "weighted least squares of log y on log x, weights (y/SE)^2 (1/var of log y); "
+            "p_se from the weights, inflated by the Birge ratio sqrt(chi2/dof) when that "
+            "exceeds 1 (as fit_ladder does)",
+        }
 
 
 def fit_power_law(points: Sequence[LadderPoint]) -> PowerLaw | None:
@@ -311,8 +344,16 @@ def fit_power_law(points: Sequence[LadderPoint]) -> PowerLaw | None:
     chi2 = float(np.sum(w * (y - A @ beta) ** 2))
     dof = len(good) - 2
     infl = math.sqrt(chi2 / dof) if dof > 0 and chi2 > dof else 1.0
-    return PowerLaw(float(math.exp(beta[0])), float(-beta[1]), float(math.sqrt(cov[1, 1])) * infl, chi2,
-                    dof, len(good), len(points) - len(good), infl)
+    return PowerLaw(
+        float(math.exp(beta[0])),
+        float(-beta[1]),
+        float(math.sqrt(cov[1, 1])) * infl,
+        chi2,
+        dof,
+        len(good),
+        len(points) - len(good),
+        infl,
+    )
 
 
 def bonferroni_z(false_alarm: float, m: int = 1) -> float:
@@ -363,20 +404,40 @@ class Extrapolation:
 
         def num(x):
             return None if x is None or not math.isfinite(x) else float(x)
+
         return {
-            "teacher": self.teacher, "tasks": self.tasks, "error": self.error, "convention": self.convention,
-            "alpha": self.alpha, "kappa": self.kappa,
-            "tau": self.tau, "rho": self.rho, "lam": self.lam, "C_train": self.C_train, "C_test": self.C_test,
+            "teacher": self.teacher,
+            "tasks": self.tasks,
+            "error": self.error,
+            "convention": self.convention,
+            "alpha": self.alpha,
+            "kappa": self.kappa,
+            "tau": self.tau,
+            "rho": self.rho,
+            "lam": self.lam,
+            "C_train": self.C_train,
+            "C_test": self.C_test,
             "estimator": self.estimator,
-            "e_inf": num(f.e_inf), "e_inf_se": num(f.e_inf_se), "e_inf_dof": num(f.e_inf_dof),
+            "e_inf": num(f.e_inf),
+            "e_inf_se": num(f.e_inf_se),
+            "e_inf_dof": num(f.e_inf_dof),
             "e_inf_se_method": f.se_method,
-            "e_theory": num(self.e_theory), "theory_note": self.theory_note,
-            "z": num(self.z), "z_limit": num(self.z_limit), "false_alarm": self.false_alarm,
+            "e_theory": num(self.e_theory),
+            "theory_note": self.theory_note,
+            "z": num(self.z),
+            "z_limit": num(self.z_limit),
+            "false_alarm": self.false_alarm,
             "holds": self.holds,
-            "model": f.model, "model_reason": f.reason, "coef": [num(c) for c in f.coef],
-            "chi2": num(f.chi2), "dof": f.dof, "p_value": num(f.p_value), "se_inflation": num(f.se_inflation),
-            "models_considered": [{"model": m, "chi2": num(c), "dof": k, "p_value": num(p)}
-                                  for m, c, k, p in f.alternatives],
+            "model": f.model,
+            "model_reason": f.reason,
+            "coef": [num(c) for c in f.coef],
+            "chi2": num(f.chi2),
+            "dof": f.dof,
+            "p_value": num(f.p_value),
+            "se_inflation": num(f.se_inflation),
+            "models_considered": [
+                {"model": m, "chi2": num(c), "dof": k, "p_value": num(p)} for m, c, k, p in f.alternatives
+            ],
             "points": [p.to_json() for p in self.points],
             "seconds": round(self.seconds, 3),
             **self.extra,
@@ -387,14 +448,24 @@ def theory_value(f, rho, alpha, kappa, tau, lam=0.0, C_train="identity", C_test=
     """The d -> infinity theory for teacher f (Result 1; Eq. (10) when a1 = 0), with its provenance.
 
     ``error``: ``icl``, ``idg`` or ``gap`` (docs/idg.md)."""
-    v = e_nonlinear(f, C_train=C_train, C_test=C_test, rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=lam, d=d,
-                    error=error)
+    v = e_nonlinear(
+        f, C_train=C_train, C_test=C_test, rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=lam, d=d, error=error
+    )
     return float(v.value), (v.note or "theory.e_nonlinear")
 
 
-def extrapolate(points: Sequence[LadderPoint], e_theory: float | None = None, *, false_alarm: float = 1e-3,
-                m: int = 1, model: str = "auto", meta: dict | None = None, theory_note: str = "",
-                seconds: float = 0.0, estimator: str = "exact") -> Extrapolation:
+def extrapolate(
+    points: Sequence[LadderPoint],
+    e_theory: float | None = None,
+    *,
+    false_alarm: float = 1e-3,
+    m: int = 1,
+    model: str = "auto",
+    meta: dict | None = None,
+    theory_note: str = "",
+    seconds: float = 0.0,
+    estimator: str = "exact",
+) -> Extrapolation:
     """Fit a ladder and compare e_inf with ``e_theory`` (library core of the ``extrapolate`` command).
 
     ``false_alarm``: two-sided false-alarm budget, split over ``m`` comparisons
@@ -409,16 +480,31 @@ def extrapolate(points: Sequence[LadderPoint], e_theory: float | None = None, *,
         z = (fit.e_inf - e_theory) / fit.e_inf_se
         zl = t_limit(bonferroni_z(false_alarm, m), fit.e_inf_dof)
     return Extrapolation(
-        teacher=str(meta.get("teacher", "")), tasks=str(meta.get("tasks", "gaussian")),
-        alpha=float(meta.get("alpha", math.nan)), kappa=float(meta.get("kappa", math.nan)),
-        tau=float(meta.get("tau", math.nan)), rho=float(meta.get("rho", math.nan)),
-        lam=float(meta.get("lam", 0.0)), C_train=str(meta.get("C_train", "identity")),
+        teacher=str(meta.get("teacher", "")),
+        tasks=str(meta.get("tasks", "gaussian")),
+        alpha=float(meta.get("alpha", math.nan)),
+        kappa=float(meta.get("kappa", math.nan)),
+        tau=float(meta.get("tau", math.nan)),
+        rho=float(meta.get("rho", math.nan)),
+        lam=float(meta.get("lam", 0.0)),
+        C_train=str(meta.get("C_train", "identity")),
         C_test=str(meta.get("C_test", meta.get("C_train", "identity"))),
-        points=tuple(sorted(points, key=lambda p: p.d)), fit=fit, e_theory=e_theory, theory_note=theory_note,
-        z=z, z_limit=zl, false_alarm=false_alarm, seconds=seconds, estimator=estimator,
+        points=tuple(sorted(points, key=lambda p: p.d)),
+        fit=fit,
+        e_theory=e_theory,
+        theory_note=theory_note,
+        z=z,
+        z_limit=zl,
+        false_alarm=false_alarm,
+        seconds=seconds,
+        estimator=estimator,
         error=check_error(str(meta.get("error", "icl"))),
-        convention=(resolve_convention(meta["convention"]) if meta.get("convention") is not None
-                    else resolve_convention(tasks=meta.get("tasks"))).to_json())
+        convention=(
+            resolve_convention(meta["convention"])
+            if meta.get("convention") is not None
+            else resolve_convention(tasks=meta.get("tasks"))
+        ).to_json(),
+    )
 
 
 def check_ladder(ds) -> list[int]:
@@ -465,10 +551,26 @@ def ladder_memory_check(ds, alpha, kappa, tau, n_test: int = 2000) -> None:
     check_memory(sizes(max(ds), alpha, kappa, tau), n_test=n_test)
 
 
-def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks=None,
-               C_train="identity", C_test=None, jobs: int = 1, n_test: int = 2000,
-               progress: Callable[[str], None] | None = None, per_seed: bool = False,
-               scheduler: str | None = None, convention=None, error: str = "icl"):
+def run_ladder(
+    f,
+    ds,
+    alpha,
+    kappa,
+    tau,
+    rho,
+    lam=0.0,
+    seeds=(0, 1, 2, 3),
+    tasks=None,
+    C_train="identity",
+    C_test=None,
+    jobs: int = 1,
+    n_test: int = 2000,
+    progress: Callable[[str], None] | None = None,
+    per_seed: bool = False,
+    scheduler: str | None = None,
+    convention=None,
+    error: str = "icl",
+):
     """Simulate every (d, seed) of the ladder (the same seeds at every d) and return the points.
 
     Each seed is an independent :func:`icl_symbolic.simulation.simulator.simulate` run
@@ -491,14 +593,30 @@ def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks
         raise ICLError("need at least two seeds per d for a standard error")
     if isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
         raise ICLError(f"jobs must be an integer >= 1, got {jobs!r}")
-    kw = dict(alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, C_train=C_train,
-              C_test=C_train if C_test is None else C_test, n_test=n_test, tasks=tasks, convention=convention,
-              error=error)
+    kw = dict(
+        alpha=alpha,
+        kappa=kappa,
+        tau=tau,
+        rho=rho,
+        lam=lam,
+        C_train=C_train,
+        C_test=C_train if C_test is None else C_test,
+        n_test=n_test,
+        tasks=tasks,
+        convention=convention,
+        error=error,
+    )
     pairs = [(d, s) for d in ds for s in seeds]
     if progress is not None and jobs > 1:
         progress(f"{len(pairs)} runs (d x seeds) on {jobs} workers")
-    out = map_sweep(_one_item, [(f, d, s, kw) for d, s in pairs], jobs=int(jobs), scheduler=scheduler,
-                    progress=progress, label="run (d, seed)")
+    out = map_sweep(
+        _one_item,
+        [(f, d, s, kw) for d, s in pairs],
+        jobs=int(jobs),
+        scheduler=scheduler,
+        progress=progress,
+        label="run (d, seed)",
+    )
     points, values = [], {}
     for d in ds:
         rows = [o for (dd, _), o in zip(pairs, out) if dd == d]
@@ -509,6 +627,21 @@ def run_ladder(f, ds, alpha, kappa, tau, rho, lam=0.0, seeds=(0, 1, 2, 3), tasks
     return (points, values) if per_seed else points
 
 
-__all__ = ["LadderPoint", "Fit", "Extrapolation", "PowerLaw", "fit_ladder", "fit_power_law", "welch_dof",
-           "bonferroni_z", "check_ladder",
-           "extrapolate", "run_ladder", "ladder_memory_check", "theory_value", "P_MODEL", "LR_CHI2_1", "MODELS"]
+__all__ = [
+    "LadderPoint",
+    "Fit",
+    "Extrapolation",
+    "PowerLaw",
+    "fit_ladder",
+    "fit_power_law",
+    "welch_dof",
+    "bonferroni_z",
+    "check_ladder",
+    "extrapolate",
+    "run_ladder",
+    "ladder_memory_check",
+    "theory_value",
+    "P_MODEL",
+    "LR_CHI2_1",
+    "MODELS",
+]

@@ -49,9 +49,9 @@ import sympy
 
 from icl_symbolic._version import __version__
 from icl_symbolic.core.defaults import SEEDS
-from icl_symbolic.model.covariance import check_task_law
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.hermite import hermite_coeffs
+from icl_symbolic.model.covariance import check_task_law
 from icl_symbolic.output.io import atomic_path, check_output_folder, transaction
 from icl_symbolic.output.plotting import paper_figure
 from icl_symbolic.simulation.simulator import check_memory, resolve_convention, simulate_many, sizes
@@ -59,8 +59,25 @@ from icl_symbolic.theory.asymptotic import curve
 
 FIGURES = ("1", "2", "a1zero")
 DEFAULT_DIRS = {"1": "fig1", "2": "fig2", "a1zero": "fig_a1zero"}
-CSV_COLUMNS = ("panel", "series", "kind", "teacher", "rho", "alpha", "kappa", "tau", "d", "lam", "x", "e", "e_se",
-               "e_mc", "e_mc_se", "n_seeds", "seconds")
+CSV_COLUMNS = (
+    "panel",
+    "series",
+    "kind",
+    "teacher",
+    "rho",
+    "alpha",
+    "kappa",
+    "tau",
+    "d",
+    "lam",
+    "x",
+    "e",
+    "e_se",
+    "e_mc",
+    "e_mc_se",
+    "n_seeds",
+    "seconds",
+)
 
 
 @dataclass
@@ -75,28 +92,62 @@ class FigureData:
 
 def _versions() -> dict:
     import matplotlib
-    return {"icl_symbolic": __version__, "python": platform.python_version(), "numpy": np.__version__,
-            "scipy": scipy.__version__, "sympy": sympy.__version__, "mpmath": mpmath.__version__,
-            "matplotlib": matplotlib.__version__, "machine": platform.machine()}
+
+    return {
+        "icl_symbolic": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "sympy": sympy.__version__,
+        "mpmath": mpmath.__version__,
+        "matplotlib": matplotlib.__version__,
+        "machine": platform.machine(),
+    }
 
 
 def _sim_row(panel, series, teacher, res, x, scale=1.0):
     """One CSV row from a SimResult; ``scale`` divides the errors (Fig. 1(b): 1/a1^2)."""
     e = None if res.e is None else float(res.e) / scale
     e_se = None if res.e is None or res.e.stderr is None else res.e.stderr / scale
-    return {"panel": panel, "series": series, "kind": "sim", "teacher": teacher, "rho": res.rho,
-            "alpha": res.alpha, "kappa": res.kappa, "tau": res.tau, "d": res.d, "lam": res.lam, "x": x,
-            "e": e, "e_se": e_se, "e_mc": float(res.e_mc) / scale,
-            "e_mc_se": None if res.e_mc.stderr is None else res.e_mc.stderr / scale,
-            "n_seeds": len(res.seeds), "seconds": round(res.seconds, 3)}
+    return {
+        "panel": panel,
+        "series": series,
+        "kind": "sim",
+        "teacher": teacher,
+        "rho": res.rho,
+        "alpha": res.alpha,
+        "kappa": res.kappa,
+        "tau": res.tau,
+        "d": res.d,
+        "lam": res.lam,
+        "x": x,
+        "e": e,
+        "e_se": e_se,
+        "e_mc": float(res.e_mc) / scale,
+        "e_mc_se": None if res.e_mc.stderr is None else res.e_mc.stderr / scale,
+        "n_seeds": len(res.seeds),
+        "seconds": round(res.seconds, 3),
+    }
 
 
 def _theory_rows(panel, series, teacher, xs, es, **params):
     out = []
     for x, e in zip(xs, es):
-        row = {"panel": panel, "series": series, "kind": "theory", "teacher": teacher, "x": float(x),
-               "e": float(e), "e_se": None, "e_mc": None, "e_mc_se": None, "n_seeds": None, "seconds": None,
-               "d": None, "lam": 0.0}
+        row = {
+            "panel": panel,
+            "series": series,
+            "kind": "theory",
+            "teacher": teacher,
+            "x": float(x),
+            "e": float(e),
+            "e_se": None,
+            "e_mc": None,
+            "e_mc_se": None,
+            "n_seeds": None,
+            "seconds": None,
+            "d": None,
+            "lam": 0.0,
+        }
         row.update(params)
         if "tau" not in params:
             row["tau"] = float(x)
@@ -120,8 +171,16 @@ class _Runner:
     """Plans the simulation jobs of a figure, then runs them all at once (``jobs`` processes or a Dask
     scheduler, :func:`icl_symbolic.simulation.simulator.simulate_many`) with progress lines and timing."""
 
-    def __init__(self, total: int, seeds, progress: Callable[[str], None] | None, tag: str,
-                 tasks: str = "gaussian", jobs: int = 1, scheduler: str | None = None):
+    def __init__(
+        self,
+        total: int,
+        seeds,
+        progress: Callable[[str], None] | None,
+        tag: str,
+        tasks: str = "gaussian",
+        jobs: int = 1,
+        scheduler: str | None = None,
+    ):
         self.total, self.seeds, self.progress, self.tag = total, tuple(seeds), progress, tag
         self.tasks = check_task_law(tasks)
         self.jobs, self.scheduler = jobs, scheduler
@@ -137,16 +196,19 @@ class _Runner:
         def emit(msg):
             if self.progress is not None:
                 self.progress(f"[figure {self.tag}] {msg}")
-        self.results = simulate_many(self.specs, jobs=self.jobs, scheduler=self.scheduler,
-                                     progress=emit if self.progress is not None else None)
+
+        self.results = simulate_many(
+            self.specs, jobs=self.jobs, scheduler=self.scheduler, progress=emit if self.progress is not None else None
+        )
         return self.results
 
 
 # ----------------------------------------------------------------------------
 # Fig. 1
 # ----------------------------------------------------------------------------
-def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_test=None, tasks="gaussian",
-        jobs=1, scheduler=None) -> FigureData:
+def figure1_data(
+    quick=False, seeds=None, progress=None, d=None, taus=None, n_test=None, tasks="gaussian", jobs=1, scheduler=None
+) -> FigureData:
     """Fig. 1 (p. 4): sin vs linear teachers, tau across the peak; raw and a1^2-normalised."""
 
     d = d or (16 if quick else 64)
@@ -154,23 +216,28 @@ def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_te
     alpha = kappa = 2.0
     rho = 0.1
     if taus is None:
-        taus = [0.25, 0.5, 0.75, 1.25, 1.5, 2.0, 3.0, 4.0] if quick else \
-            [0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0]
+        taus = (
+            [0.25, 0.5, 0.75, 1.25, 1.5, 2.0, 3.0, 4.0]
+            if quick
+            else [0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 1.1, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0]
+        )
     n_test = n_test or (5000 if quick else 20000)
     hc = hermite_coeffs("sin(g)", M=2, rho="0.1", digits=20)
     a1 = float(hc.a1)
     a1sq = a1 * a1
     rho_nl = float(hc.rho_nonlinear)
-    rho_norm = float(hc.noise_normalized)           # rho_nonlinear / a1^2 = 0.447...
-    rho_caption = (rho_nl + a1sq) / a1sq            # the caption's 1.447...
-    series = [("sin(g), rho=0.1", "sin(g)", rho), ("g, rho=0.1", "g", rho),
-              (f"g, rho={rho_norm:.3f}", "g", rho_norm)]
+    rho_norm = float(hc.noise_normalized)  # rho_nonlinear / a1^2 = 0.447...
+    rho_caption = (rho_nl + a1sq) / a1sq  # the caption's 1.447...
+    series = [("sin(g), rho=0.1", "sin(g)", rho), ("g, rho=0.1", "g", rho), (f"g, rho={rho_norm:.3f}", "g", rho_norm)]
     _precheck(d, [(alpha, kappa, float(t)) for t in taus], n_test)
     run = _Runner(len(series) * len(taus), seeds, progress, "1", tasks, jobs, scheduler)
     fd = FigureData("1")
     sims = {}
-    idx = {(label, tau): run.plan(f, d=d, alpha=alpha, kappa=kappa, tau=float(tau), rho=r, n_test=n_test)
-           for label, f, r in series for tau in taus}
+    idx = {
+        (label, tau): run.plan(f, d=d, alpha=alpha, kappa=kappa, tau=float(tau), rho=r, n_test=n_test)
+        for label, f, r in series
+        for tau in taus
+    }
     results = run.execute()
     for label, f, r in series:
         for tau in taus:
@@ -191,8 +258,9 @@ def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_te
     fd.rows += _theory_rows("a", "theory g, rho=0.1", "g", grid, th_lin, rho=rho, **p)
     fd.rows += _theory_rows("a", f"theory g, rho={rho_norm:.3f}", "g", grid, th_norm, rho=rho_norm, **p)
     fd.rows += _theory_rows("b", f"theory g, rho={rho_norm:.3f}", "g", grid, th_norm, rho=rho_norm, **p)
-    fd.rows += _theory_rows("b", f"theory g, rho={rho_caption:.3f} (caption value)", "g", grid, th_capt,
-                            rho=rho_caption, **p)
+    fd.rows += _theory_rows(
+        "b", f"theory g, rho={rho_caption:.3f} (caption value)", "g", grid, th_capt, rho=rho_caption, **p
+    )
     # Which does the sin data match?  Median |log ratio| of the sin points to each candidate.
     tv = np.array(taus, dtype=float)
     e_sin = np.array([float(sims[(series[0][0], t)].e or sims[(series[0][0], t)].e_mc) for t in taus])
@@ -201,24 +269,45 @@ def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_te
     e_capt_th = np.array(curve(None, rho=rho_caption, alpha=alpha, kappa=kappa, tau=tv).e)
     diag = {
         "raw sin vs theory g rho=0.447 (unnormalised reading)": float(np.median(np.abs(np.log(e_sin / e_norm_th)))),
-        "sin/a1^2 vs theory g rho=0.447 (normalised reading)": float(np.median(np.abs(np.log(e_sin / a1sq / e_norm_th)))),
+        "sin/a1^2 vs theory g rho=0.447 (normalised reading)": float(
+            np.median(np.abs(np.log(e_sin / a1sq / e_norm_th)))
+        ),
         "sin/a1^2 vs theory g rho=1.447 (caption value)": float(np.median(np.abs(np.log(e_sin / a1sq / e_capt_th)))),
         "raw sin vs theory g rho=0.1": float(np.median(np.abs(np.log(e_sin / e_lin_th)))),
     }
     best = min(diag, key=diag.get)
-    fd.caption = (f"Fig. 1 (p. 4) at d={d}, alpha=kappa=2, C=I, {len(seeds)} seeds, ridgeless. "
-                  f"sin(g): a1 = e^(-1/2) = {a1:.6f}, rho_nonlinear = {rho_nl:.6f}, "
-                  f"rho_nonlinear/a1^2 = {rho_norm:.6f} (legend); the caption's (a1^2+rho_nonlinear)/a1^2 = "
-                  f"{rho_caption:.6f} is off by 1. Median |log(sim/theory)| over tau: "
-                  + "; ".join(f"{k}: {v:.3f}" for k, v in diag.items())
-                  + f". Best match: {best}. The raw sin MSE is a1^2 = {a1sq:.4f} times the normalised "
-                  "linear curve (panel a), so a plot of raw sin MSE on top of the rho=0.447 linear curve "
-                  "requires dividing by a1^2 (panel b).")
-    fd.meta = {"seeds": list(seeds), "tasks": tasks, "convention": resolve_convention(tasks=tasks).to_json(), "parameters": {"d": d, "alpha": alpha, "kappa": kappa, "rho": rho, "C_train": "identity",
-                              "C_test": "identity", "lam": 0.0, "taus": list(map(float, taus)), "n_test": n_test},
-               "a1": hc.a1.to_json(), "rho_nonlinear": hc.rho_nonlinear.to_json(),
-               "rho_nonlinear_over_a1sq": hc.noise_normalized.to_json(), "caption_value": rho_caption,
-               "match_diagnostics": diag, "best_match": best}
+    fd.caption = (
+        f"Fig. 1 (p. 4) at d={d}, alpha=kappa=2, C=I, {len(seeds)} seeds, ridgeless. "
+        f"sin(g): a1 = e^(-1/2) = {a1:.6f}, rho_nonlinear = {rho_nl:.6f}, "
+        f"rho_nonlinear/a1^2 = {rho_norm:.6f} (legend); the caption's (a1^2+rho_nonlinear)/a1^2 = "
+        f"{rho_caption:.6f} is off by 1. Median |log(sim/theory)| over tau: "
+        + "; ".join(f"{k}: {v:.3f}" for k, v in diag.items())
+        + f". Best match: {best}. The raw sin MSE is a1^2 = {a1sq:.4f} times the normalised "
+        "linear curve (panel a), so a plot of raw sin MSE on top of the rho=0.447 linear curve "
+        "requires dividing by a1^2 (panel b)."
+    )
+    fd.meta = {
+        "seeds": list(seeds),
+        "tasks": tasks,
+        "convention": resolve_convention(tasks=tasks).to_json(),
+        "parameters": {
+            "d": d,
+            "alpha": alpha,
+            "kappa": kappa,
+            "rho": rho,
+            "C_train": "identity",
+            "C_test": "identity",
+            "lam": 0.0,
+            "taus": list(map(float, taus)),
+            "n_test": n_test,
+        },
+        "a1": hc.a1.to_json(),
+        "rho_nonlinear": hc.rho_nonlinear.to_json(),
+        "rho_nonlinear_over_a1sq": hc.noise_normalized.to_json(),
+        "caption_value": rho_caption,
+        "match_diagnostics": diag,
+        "best_match": best,
+    }
     fd.meta["_plot"] = {"a1sq": a1sq, "rho_norm": rho_norm, "rho_caption": rho_caption}
     return fd
 
@@ -226,8 +315,18 @@ def figure1_data(quick=False, seeds=None, progress=None, d=None, taus=None, n_te
 # ----------------------------------------------------------------------------
 # Fig. 2
 # ----------------------------------------------------------------------------
-def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, alphas=None, n_test=None, tasks="gaussian",
-        jobs=1, scheduler=None) -> FigureData:
+def figure2_data(
+    quick=False,
+    seeds=None,
+    progress=None,
+    d=None,
+    kappas=None,
+    alphas=None,
+    n_test=None,
+    tasks="gaussian",
+    jobs=1,
+    scheduler=None,
+) -> FigureData:
     """Fig. 2 (p. 4): tanh, rho = 0.1, tau = alpha/2, kappa on a log axis across 1."""
 
     d = d or (16 if quick else 32)
@@ -243,8 +342,11 @@ def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, al
     run = _Runner(len(alphas) * len(kappas), seeds, progress, "2", tasks, jobs, scheduler)
     fd = FigureData("2")
     grid = np.geomspace(min(kappas) * 0.8, max(kappas) * 1.25, 120)
-    idx = {(alpha, kappa): run.plan("tanh(g)", d=d, alpha=alpha, kappa=float(kappa), tau=alpha / 2, rho=rho,
-                                    n_test=n_test) for alpha in alphas for kappa in kappas}
+    idx = {
+        (alpha, kappa): run.plan("tanh(g)", d=d, alpha=alpha, kappa=float(kappa), tau=alpha / 2, rho=rho, n_test=n_test)
+        for alpha in alphas
+        for kappa in kappas
+    }
     results = run.execute()
     for alpha in alphas:
         tau = alpha / 2
@@ -257,16 +359,33 @@ def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, al
         for r_, k in zip(rows, grid):
             r_["kappa"] = float(k)
         fd.rows += rows
-    fd.rows += _theory_rows("a", "floor rho_nonlinear", "tanh(g)", [min(grid), max(grid)], [rho_nl, rho_nl],
-                            rho=rho, tau=None)
+    fd.rows += _theory_rows(
+        "a", "floor rho_nonlinear", "tanh(g)", [min(grid), max(grid)], [rho_nl, rho_nl], rho=rho, tau=None
+    )
     fd.rows += _theory_rows("a", "rho", "tanh(g)", [min(grid), max(grid)], [rho, rho], rho=rho, tau=None)
-    fd.caption = (f"Fig. 2 (p. 4) at d={d}, tanh, rho=0.1, tau=alpha/2, {len(seeds)} seeds, ridgeless. "
-                  f"a1 = {float(hc.a1):.6f}, rho_nonlinear = {rho_nl:.6f} (green floor; Eq. (11): the limit "
-                  "for kappa > 1 as alpha, tau -> infinity), rho = 0.1 (grey dotted).")
-    fd.meta = {"seeds": list(seeds), "tasks": tasks, "convention": resolve_convention(tasks=tasks).to_json(), "parameters": {"d": d, "rho": rho, "alphas": list(map(float, alphas)), "tau": "alpha/2",
-                              "kappas": list(map(float, kappas)), "C_train": "identity", "C_test": "identity",
-                              "lam": 0.0, "n_test": n_test},
-               "a1": hc.a1.to_json(), "rho_nonlinear": hc.rho_nonlinear.to_json()}
+    fd.caption = (
+        f"Fig. 2 (p. 4) at d={d}, tanh, rho=0.1, tau=alpha/2, {len(seeds)} seeds, ridgeless. "
+        f"a1 = {float(hc.a1):.6f}, rho_nonlinear = {rho_nl:.6f} (green floor; Eq. (11): the limit "
+        "for kappa > 1 as alpha, tau -> infinity), rho = 0.1 (grey dotted)."
+    )
+    fd.meta = {
+        "seeds": list(seeds),
+        "tasks": tasks,
+        "convention": resolve_convention(tasks=tasks).to_json(),
+        "parameters": {
+            "d": d,
+            "rho": rho,
+            "alphas": list(map(float, alphas)),
+            "tau": "alpha/2",
+            "kappas": list(map(float, kappas)),
+            "C_train": "identity",
+            "C_test": "identity",
+            "lam": 0.0,
+            "n_test": n_test,
+        },
+        "a1": hc.a1.to_json(),
+        "rho_nonlinear": hc.rho_nonlinear.to_json(),
+    }
     fd.meta["_plot"] = {"rho_nl": rho_nl, "rho": rho}
     return fd
 
@@ -277,8 +396,18 @@ def figure2_data(quick=False, seeds=None, progress=None, d=None, kappas=None, al
 A1ZERO_TEACHER = "(g^2-1)/sqrt(2)"
 
 
-def figure_a1zero_data(quick=False, seeds=None, progress=None, d=None, taus=None, ak=None, n_test=None, tasks="gaussian",
-        jobs=1, scheduler=None) -> FigureData:
+def figure_a1zero_data(
+    quick=False,
+    seeds=None,
+    progress=None,
+    d=None,
+    taus=None,
+    ak=None,
+    n_test=None,
+    tasks="gaussian",
+    jobs=1,
+    scheduler=None,
+) -> FigureData:
     """Eq. (10), p. 3: f = (g^2 - 1)/sqrt(2), double descent in tau, independent of alpha, kappa."""
 
     d = d or (16 if quick else 40)
@@ -293,8 +422,13 @@ def figure_a1zero_data(quick=False, seeds=None, progress=None, d=None, taus=None
     _precheck(d, [(a, k, float(t)) for a, k in ak for t in taus], n_test)
     run = _Runner(len(ak) * len(taus), seeds, progress, "a1zero", tasks, jobs, scheduler)
     fd = FigureData("a1zero")
-    idx = {(alpha, kappa, tau): run.plan(A1ZERO_TEACHER, d=d, alpha=alpha, kappa=kappa, tau=float(tau), rho=rho,
-                                         n_test=n_test) for alpha, kappa in ak for tau in taus}
+    idx = {
+        (alpha, kappa, tau): run.plan(
+            A1ZERO_TEACHER, d=d, alpha=alpha, kappa=kappa, tau=float(tau), rho=rho, n_test=n_test
+        )
+        for alpha, kappa in ak
+        for tau in taus
+    }
     results = run.execute()
     for alpha, kappa in ak:
         label = f"sim alpha={alpha:g}, kappa={kappa:g}"
@@ -307,15 +441,31 @@ def figure_a1zero_data(quick=False, seeds=None, progress=None, d=None, taus=None
     # the finite-d version of Eq. (10) with the parameter count d(d+1) (n/p instead of n/d^2)
     tau_eff = grid * d / (d + 1)
     th_p = np.where(tau_eff < 1, rho_nl / np.abs(1 - tau_eff), rho_nl * tau_eff / np.abs(tau_eff - 1))
-    fd.rows += _theory_rows("a", "Eq. (10) with n/(d(d+1))", A1ZERO_TEACHER, grid, th_p, rho=rho, alpha=None,
-                            kappa=None)
-    fd.caption = (f"a1 = 0 branch, Eq. (10) (p. 3): f = (g^2-1)/sqrt(2), a1 = 0, rho_nonlinear = {rho_nl:.6f}, "
-                  f"d={d}, {len(seeds)} seeds, ridgeless; several (alpha, kappa) on one curve. The simulation "
-                  "sits above Eq. (10) by a gap that shrinks like 1/d and is smaller for longer contexts "
-                  "(docs/simulation.md).")
-    fd.meta = {"seeds": list(seeds), "tasks": tasks, "convention": resolve_convention(tasks=tasks).to_json(), "parameters": {"d": d, "rho": rho, "teacher": A1ZERO_TEACHER, "alpha_kappa": [list(x) for x in ak],
-                              "taus": list(map(float, taus)), "lam": 0.0, "n_test": n_test},
-               "a1": hc.a1.to_json(), "rho_nonlinear": hc.rho_nonlinear.to_json()}
+    fd.rows += _theory_rows(
+        "a", "Eq. (10) with n/(d(d+1))", A1ZERO_TEACHER, grid, th_p, rho=rho, alpha=None, kappa=None
+    )
+    fd.caption = (
+        f"a1 = 0 branch, Eq. (10) (p. 3): f = (g^2-1)/sqrt(2), a1 = 0, rho_nonlinear = {rho_nl:.6f}, "
+        f"d={d}, {len(seeds)} seeds, ridgeless; several (alpha, kappa) on one curve. The simulation "
+        "sits above Eq. (10) by a gap that shrinks like 1/d and is smaller for longer contexts "
+        "(docs/simulation.md)."
+    )
+    fd.meta = {
+        "seeds": list(seeds),
+        "tasks": tasks,
+        "convention": resolve_convention(tasks=tasks).to_json(),
+        "parameters": {
+            "d": d,
+            "rho": rho,
+            "teacher": A1ZERO_TEACHER,
+            "alpha_kappa": [list(x) for x in ak],
+            "taus": list(map(float, taus)),
+            "lam": 0.0,
+            "n_test": n_test,
+        },
+        "a1": hc.a1.to_json(),
+        "rho_nonlinear": hc.rho_nonlinear.to_json(),
+    }
     fd.meta["_plot"] = {"rho_nl": rho_nl}
     return fd
 
@@ -332,8 +482,9 @@ def _csv_text(rows) -> str:
     return buf.getvalue()
 
 
-def make_figure(name: str, out_dir=None, quick: bool = False, seeds=None,
-                progress: Callable[[str], None] | None = None, **overrides) -> dict:
+def make_figure(
+    name: str, out_dir=None, quick: bool = False, seeds=None, progress: Callable[[str], None] | None = None, **overrides
+) -> dict:
     """Compute figure ``name`` (``1``, ``2``, ``a1zero``) and write PNG + CSV + JSON into ``out_dir``.
 
     ``overrides`` (``d``, ``taus``, ``kappas``, ``alphas``, ``ak``, ``n_test``) shrink or
@@ -354,15 +505,28 @@ def make_figure(name: str, out_dir=None, quick: bool = False, seeds=None,
     stem = {"1": "figure1", "2": "figure2", "a1zero": "figure_a1zero"}[name]
     meta = {k: v for k, v in fd.meta.items() if not k.startswith("_")}
     files = {"png": str(out / f"{stem}.png"), "csv": str(out / f"{stem}.csv"), "json": str(out / f"{stem}.json")}
-    meta.update({"figure": name, "quick": bool(quick), "caption": fd.caption, "seconds": round(seconds, 2),
-                 "versions": _versions(), "command": " ".join(sys.argv[:1] + sys.argv[1:]) if sys.argv else "",
-                 "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "files": files,
-                 "csv_columns": list(CSV_COLUMNS),
-                 "note": "sim points: exact test functional of each trained Gamma (gamma_error), mean over seeds, "
-                         "error bar = SE over seeds; e_mc: Monte-Carlo test error on fresh prompts."})
+    meta.update(
+        {
+            "figure": name,
+            "quick": bool(quick),
+            "caption": fd.caption,
+            "seconds": round(seconds, 2),
+            "versions": _versions(),
+            "command": " ".join(sys.argv[:1] + sys.argv[1:]) if sys.argv else "",
+            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "files": files,
+            "csv_columns": list(CSV_COLUMNS),
+            "note": "sim points: exact test functional of each trained Gamma (gamma_error), mean over seeds, "
+            "error bar = SE over seeds; e_mc: Monte-Carlo test error on fresh prompts.",
+        }
+    )
     # all three files are renamed into place only after all three are complete
-    with transaction(), atomic_path(files["csv"]) as t_csv, atomic_path(files["png"]) as t_png, \
-            atomic_path(files["json"]) as t_json:
+    with (
+        transaction(),
+        atomic_path(files["csv"]) as t_csv,
+        atomic_path(files["png"]) as t_png,
+        atomic_path(files["json"]) as t_json,
+    ):
         Path(t_csv).write_text(_csv_text(fd.rows), encoding="utf-8")
         fig.savefig(t_png, format="png", dpi=150, bbox_inches="tight")
         Path(t_json).write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")

@@ -42,11 +42,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from icl_symbolic.diagnosis import slips
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.studies.extrapolate import bonferroni_z, seed_error, welch_dof
-from icl_symbolic.simulation.simulator import CONVENTION_FIELDS, Convention, resolve_convention, simulate_many
 from icl_symbolic.core.stats import MIN_SEEDS, mde_abs, seed_mean_se, t_limit
+from icl_symbolic.diagnosis import slips
+from icl_symbolic.simulation.simulator import CONVENTION_FIELDS, Convention, resolve_convention, simulate_many
+from icl_symbolic.studies.extrapolate import bonferroni_z, seed_error, welch_dof
 from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
 
 #: the parameters a row may set (a column) or the table fixes (an option)
@@ -131,6 +131,7 @@ def read_table(text: str, columns: dict, fixed: dict, spread: str = "std") -> li
             if not math.isfinite(v):
                 raise ICLError(f"row {i}: column {columns[key]!r} is not finite: {raw!r}")
             return v
+
         params = {k: (num(k) if k in columns else float(fixed[k])) for k in PARAMS}
         d = params["d"]
         if d != int(d) or d < 2:
@@ -171,8 +172,8 @@ class RowResult:
     dof: float
     mde: float
     sizes: dict
-    slips: list = field(default_factory=list)        # convention slips tried: dicts, best first
-    catalogue: list = field(default_factory=list)    # number slips that match
+    slips: list = field(default_factory=list)  # convention slips tried: dicts, best first
+    catalogue: list = field(default_factory=list)  # number slips that match
     theory: float | None = None
 
     @property
@@ -181,11 +182,25 @@ class RowResult:
 
     def to_json(self) -> dict:
         r = self.row
-        return {"row": r.index, **r.params, **self.sizes, "ours": self.ours, "ours_se": self.ours_se,
-                "n_seeds": self.n_seeds, "theirs": r.theirs, "theirs_se": r.theirs_se,
-                "theirs_dof": r.theirs_dof, "z": self.z, "z_limit": self.limit, "dof": self.dof,
-                "mde": self.mde, "agrees": self.ok, "e_theory": self.theory,
-                "slips": self.slips, "catalogue_slips": self.catalogue}
+        return {
+            "row": r.index,
+            **r.params,
+            **self.sizes,
+            "ours": self.ours,
+            "ours_se": self.ours_se,
+            "n_seeds": self.n_seeds,
+            "theirs": r.theirs,
+            "theirs_se": r.theirs_se,
+            "theirs_dof": r.theirs_dof,
+            "z": self.z,
+            "z_limit": self.limit,
+            "dof": self.dof,
+            "mde": self.mde,
+            "agrees": self.ok,
+            "e_theory": self.theory,
+            "slips": self.slips,
+            "catalogue_slips": self.catalogue,
+        }
 
 
 @dataclass
@@ -209,21 +224,31 @@ class Reproduction:
         if not bad:
             return f"reproduced: all {len(self.rows)} rows within their limits"
         named = sorted({s["slip"] for r in self.rows if not r.ok for s in r.slips if s["explains"]})
-        return (f"NOT reproduced: {bad} of {len(self.rows)} rows disagree"
-                + (f"; explained by: {', '.join(named)}" if named else "; no slip of the catalogue explains them"))
+        return f"NOT reproduced: {bad} of {len(self.rows)} rows disagree" + (
+            f"; explained by: {', '.join(named)}" if named else "; no slip of the catalogue explains them"
+        )
 
     def to_json(self) -> dict:
-        return {"f": self.f, "error": self.error, "convention": self.convention.to_json(),
-                "false_alarm": self.false_alarm, "seeds": list(self.seeds), "reproduced": self.ok,
-                "verdict": self.verdict, "points": [r.to_json() for r in self.rows]}
+        return {
+            "f": self.f,
+            "error": self.error,
+            "convention": self.convention.to_json(),
+            "false_alarm": self.false_alarm,
+            "seeds": list(self.seeds),
+            "reproduced": self.ok,
+            "verdict": self.verdict,
+            "points": [r.to_json() for r in self.rows],
+        }
 
 
 def _flip(conv: Convention, field_name: str):
     v = getattr(conv, field_name)
-    other = {"assignment": {"round-robin": "random", "random": "round-robin"},
-             "train_tasks": {"gaussian": "sphere", "sphere": "gaussian"},
-             "test_tasks": {"gaussian": "sphere", "sphere": "gaussian"},
-             "rounding": {"paper": "floor-k", "floor-k": "paper"}}
+    other = {
+        "assignment": {"round-robin": "random", "random": "round-robin"},
+        "train_tasks": {"gaussian": "sphere", "sphere": "gaussian"},
+        "test_tasks": {"gaussian": "sphere", "sphere": "gaussian"},
+        "rounding": {"paper": "floor-k", "floor-k": "paper"},
+    }
     if field_name == "ridge_floor":
         return 0.0 if v > 0 else 1e-6
     return other[field_name][v]
@@ -237,16 +262,23 @@ def convention_slips(conv: Convention, params: dict) -> list:
         out.append((f"{k}: {getattr(conv, k)} -> {new}", resolve_convention(conv, **{k: new}), params))
     both = _flip(conv, "train_tasks") if conv.train_tasks == conv.test_tasks else None
     if both is not None:
-        out.append((f"task laws: {conv.train_tasks} -> {both} (both)",
-                    resolve_convention(conv, train_tasks=both, test_tasks=both), params))
+        out.append(
+            (
+                f"task laws: {conv.train_tasks} -> {both} (both)",
+                resolve_convention(conv, train_tasks=both, test_tasks=both),
+                params,
+            )
+        )
     rho = params["rho"]
     if 0 < rho != 1:
-        out.append(("noise: standard deviation read as variance (rho -> rho^2)", conv, {**params, "rho": rho ** 2}))
-        out.append(("noise: variance read as standard deviation (rho -> sqrt(rho))", conv,
-                    {**params, "rho": math.sqrt(rho)}))
+        out.append(("noise: standard deviation read as variance (rho -> rho^2)", conv, {**params, "rho": rho**2}))
+        out.append(
+            ("noise: variance read as standard deviation (rho -> sqrt(rho))", conv, {**params, "rho": math.sqrt(rho)})
+        )
     if params["alpha"] != params["kappa"]:
-        out.append(("argument order: alpha <-> kappa", conv,
-                    {**params, "alpha": params["kappa"], "kappa": params["alpha"]}))
+        out.append(
+            ("argument order: alpha <-> kappa", conv, {**params, "alpha": params["kappa"], "kappa": params["alpha"]})
+        )
     return out
 
 
@@ -261,17 +293,28 @@ def _row_values(res, error):
 
 def _judge(vals, row, limit_z):
     ours, se, n = seed_mean_se(vals)
-    comb = math.sqrt(se ** 2 + row.theirs_se ** 2)
+    comb = math.sqrt(se**2 + row.theirs_se**2)
     z = (ours - row.theirs) / comb
     dof = welch_dof([1.0, 1.0], [se, row.theirs_se], [n, None if row.theirs_dof is None else row.theirs_dof + 1])
     lim = t_limit(limit_z, dof)
     return ours, se, n, z, lim, dof, comb
 
 
-def reproduce(rows: Sequence[TableRow], f: str, *, convention=None, error: str = "icl",
-              seeds: Sequence[int] = tuple(range(MIN_SEEDS)), false_alarm: float = 1e-3, n_test: int = 100,
-              jobs: int = 1, scheduler: str | None = None, slip_rows: int | None = None, theory: bool = True,
-              progress: Callable[[str], None] | None = None) -> Reproduction:
+def reproduce(
+    rows: Sequence[TableRow],
+    f: str,
+    *,
+    convention=None,
+    error: str = "icl",
+    seeds: Sequence[int] = tuple(range(MIN_SEEDS)),
+    false_alarm: float = 1e-3,
+    n_test: int = 100,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    slip_rows: int | None = None,
+    theory: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> Reproduction:
     """Simulate every row at its own d and convention and compare with the table (module docstring).
 
     ``seeds`` (at least :data:`icl_symbolic.core.stats.MIN_SEEDS`) are the same for every
@@ -293,7 +336,7 @@ def reproduce(rows: Sequence[TableRow], f: str, *, convention=None, error: str =
         raise ICLError("no rows to reproduce")
     zb = bonferroni_z(false_alarm, len(rows))
     specs = [_sim_specs(f, r.params, seeds, conv, n_test) for r in rows]
-    sims = simulate_many(specs, jobs=jobs, scheduler=scheduler, progress=progress)   # validates every row first
+    sims = simulate_many(specs, jobs=jobs, scheduler=scheduler, progress=progress)  # validates every row first
     out = []
     for row, res in zip(rows, sims):
         ours, se, n, z, lim, dof, comb = _judge(_row_values(res, error), row, zb)
@@ -301,32 +344,58 @@ def reproduce(rows: Sequence[TableRow], f: str, *, convention=None, error: str =
         if theory:
             p = row.params
             try:
-                th = float(e_nonlinear(f, rho=p["rho"], alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"],
-                                       lam=p["lam"], error=error))
+                th = float(
+                    e_nonlinear(
+                        f, rho=p["rho"], alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"], lam=p["lam"], error=error
+                    )
+                )
             except ICLError:
-                th = None          # e.g. the ridgeless peak tau = 1: no theory point
-        out.append(RowResult(row, ours, se, n, z, lim, dof, mde_abs(comb, lim, dof),
-                             {"ell": res.ell, "k": res.k, "n": res.n}, theory=th))
+                th = None  # e.g. the ridgeless peak tau = 1: no theory point
+        out.append(
+            RowResult(
+                row,
+                ours,
+                se,
+                n,
+                z,
+                lim,
+                dof,
+                mde_abs(comb, lim, dof),
+                {"ell": res.ell, "k": res.k, "n": res.n},
+                theory=th,
+            )
+        )
     bad = sorted((rr for rr in out if not rr.ok), key=lambda rr: -abs(rr.z))
     if slip_rows is not None:
-        bad = bad[:int(slip_rows)]
+        bad = bad[: int(slip_rows)]
     if bad:
         for rr in bad:
             cands = convention_slips(conv, rr.row.params)
             if progress is not None:
                 progress(f"row {rr.row.index} disagrees (z = {rr.z:+.2f}): trying {len(cands)} slips")
-            alt = simulate_many([_sim_specs(f, p, seeds, c, n_test) for _, c, p in cands], jobs=jobs,
-                                scheduler=scheduler)
+            alt = simulate_many(
+                [_sim_specs(f, p, seeds, c, n_test) for _, c, p in cands], jobs=jobs, scheduler=scheduler
+            )
             tried = []
             for (name, c, p), res in zip(cands, alt):
                 o, s, _, z2, lim2, _, _ = _judge(_row_values(res, error), rr.row, zb)
-                tried.append({"slip": name, "convention": c.to_json(), "params": p, "value": o, "se": s,
-                              "z": z2, "explains": abs(z2) <= lim2})
+                tried.append(
+                    {
+                        "slip": name,
+                        "convention": c.to_json(),
+                        "params": p,
+                        "value": o,
+                        "se": s,
+                        "z": z2,
+                        "explains": abs(z2) <= lim2,
+                    }
+                )
             tried.sort(key=lambda t: (not t["explains"], abs(t["z"])))
             rr.slips = tried
             ctx = slips.teacher_context(f, repr(rr.row.params["rho"]))
-            rep = slips.diagnose_number(rr.row.theirs, ctx, x_value=rr.ours, tol=rr.limit * math.sqrt(
-                rr.ours_se ** 2 + rr.row.theirs_se ** 2))
+            rep = slips.diagnose_number(
+                rr.row.theirs, ctx, x_value=rr.ours, tol=rr.limit * math.sqrt(rr.ours_se**2 + rr.row.theirs_se**2)
+            )
             rr.catalogue = [m.model.name for m in rep.matches]
     return Reproduction(str(f), error, conv, out, float(false_alarm), seeds)
 
@@ -353,8 +422,19 @@ def theory_curve(rep: "Reproduction", xname: str, n: int = 60):
     for x in xs:
         p[xname] = float(x)
         try:
-            ys.append(float(e_nonlinear(rep.f, rho=p["rho"], alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"],
-                                        lam=p["lam"], error=rep.error)))
+            ys.append(
+                float(
+                    e_nonlinear(
+                        rep.f,
+                        rho=p["rho"],
+                        alpha=p["alpha"],
+                        kappa=p["kappa"],
+                        tau=p["tau"],
+                        lam=p["lam"],
+                        error=rep.error,
+                    )
+                )
+            )
         except ICLError:
             ys.append(float("nan"))
     return xs, np.array(ys)
@@ -365,14 +445,25 @@ EXAMPLE = dict(f="(g^2-1)/sqrt(2)", alpha=2.0, tau=2.0, rho=0.1, lam=0.0)
 EXAMPLE_COLUMNS = "d=d,kappa=kappa,mean=icl_mean,spread=icl_std,runs=runs"
 
 
-def example_table(convention="letey2024", seeds: Sequence[int] = tuple(range(10 ** 6, 10 ** 6 + 100)),
-                  ds=(8, 12), kappas=(0.5, 1.0), f: str = EXAMPLE["f"], alpha: float = EXAMPLE["alpha"],
-                  tau: float = EXAMPLE["tau"], rho: float = EXAMPLE["rho"], n_test: int = 100) -> str:
+def example_table(
+    convention="letey2024",
+    seeds: Sequence[int] = tuple(range(10**6, 10**6 + 100)),
+    ds=(8, 12),
+    kappas=(0.5, 1.0),
+    f: str = EXAMPLE["f"],
+    alpha: float = EXAMPLE["alpha"],
+    tau: float = EXAMPLE["tau"],
+    rho: float = EXAMPLE["rho"],
+    n_test: int = 100,
+) -> str:
     """The shipped example table (CSV text): our simulator, ICL error (exact functional), mean and
     per-run std over ``seeds`` runs per row, one row per (d, kappa); fixed alpha, tau, rho, f."""
     conv = resolve_convention(convention)
-    specs = [dict(f=f, d=d, alpha=alpha, kappa=k, tau=tau, rho=rho, seeds=tuple(seeds), n_test=n_test,
-                  convention=conv) for d in ds for k in kappas]
+    specs = [
+        dict(f=f, d=d, alpha=alpha, kappa=k, tau=tau, rho=rho, seeds=tuple(seeds), n_test=n_test, convention=conv)
+        for d in ds
+        for k in kappas
+    ]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["d", "kappa", "icl_mean", "icl_std", "runs"])
@@ -382,6 +473,20 @@ def example_table(convention="letey2024", seeds: Sequence[int] = tuple(range(10 
     return buf.getvalue()
 
 
-__all__ = ["PARAMS", "VALUE_KEYS", "SPREADS", "TableRow", "RowResult", "Reproduction", "parse_columns",
-           "read_table", "convention_slips", "reproduce", "example_table", "EXAMPLE", "EXAMPLE_COLUMNS",
-           "swept_name", "theory_curve"]
+__all__ = [
+    "PARAMS",
+    "VALUE_KEYS",
+    "SPREADS",
+    "TableRow",
+    "RowResult",
+    "Reproduction",
+    "parse_columns",
+    "read_table",
+    "convention_slips",
+    "reproduce",
+    "example_table",
+    "EXAMPLE",
+    "EXAMPLE_COLUMNS",
+    "swept_name",
+    "theory_curve",
+]

@@ -94,8 +94,9 @@ def e_a1zero(rho_nonlinear: float, alpha: float = 1.0, tau: float = 0.5, lam: fl
     True
     """
     if not (rho_nonlinear >= 0 and tau > 0 and lam >= 0 and alpha > 0):
-        raise ICLError(f"need rho_nonlinear >= 0, tau > 0, lam >= 0, alpha > 0; got "
-                       f"{rho_nonlinear}, {tau}, {lam}, {alpha}")
+        raise ICLError(
+            f"need rho_nonlinear >= 0, tau > 0, lam >= 0, alpha > 0; got {rho_nonlinear}, {tau}, {lam}, {alpha}"
+        )
     if lam == 0:
         check_not_peak(tau, lam)
         return rho_nonlinear / (1.0 - tau) if tau < 1 else rho_nonlinear * tau / (tau - 1.0)
@@ -118,35 +119,42 @@ class A1ZeroDerivation:
     """
 
     symbols: dict
-    fixed_point: object            # Eq(chi0, q/(q tau/(1+chi0) + tau lam))
-    quadratic: object              # tau lam chi0^2 + (q tau + tau lam - q) chi0 - q
+    fixed_point: object  # Eq(chi0, q/(q tau/(1+chi0) + tau lam))
+    quadratic: object  # tau lam chi0^2 + (q tau + tau lam - q) chi0 - q
     roots: tuple
-    chi0: object                   # the physical root
+    chi0: object  # the physical root
     physical_reason: str
-    lam_tilde: object              # lam (1 + chi0)
+    lam_tilde: object  # lam (1 + chi0)
     lam_tilde_limit_below: object  # lam -> 0, tau < 1
     lam_tilde_limit_above: object  # lam -> 0, tau > 1
     lam_tilde_limits_match_paper: bool
     eps_equation_residual: object  # C = 0 ridge equation at eps = lam_tilde (simplifies to 0)
-    error_ridge: object            # e(lam), from the linear recipe with C = 0
+    error_ridge: object  # e(lam), from the linear recipe with C = 0
     error_ridge_matches_pure_noise: bool
-    error_limit_below: object      # lam -> 0, tau < 1
+    error_limit_below: object  # lam -> 0, tau < 1
     error_limit_above: object
-    boxed_below: object            # paper's rho_nl/(1 - tau)
-    boxed_above: object            # paper's rho_nl tau/(tau - 1)
+    boxed_below: object  # paper's rho_nl/(1 - tau)
+    boxed_above: object  # paper's rho_nl tau/(tau - 1)
     boxed_match: bool
-    error_at_tau_one: object       # e(lam) at tau = 1, lam > 0: finite
+    error_at_tau_one: object  # e(lam) at tau = 1, lam > 0: finite
     ridge_removes_peak: bool
     alpha_kappa_free: bool
-    M_limit_c0: object             # lim_{c->0} M_{cI}(nu)
+    M_limit_c0: object  # lim_{c->0} M_{cI}(nu)
     Mprime_limit_c0: object
     continuity_from_result1: bool  # Result 1 recipe with C = c I -> Eq. (10) as c -> 0
 
     @property
     def all_hold(self) -> bool:
-        return all((self.lam_tilde_limits_match_paper, self.error_ridge_matches_pure_noise,
-                    self.boxed_match, self.ridge_removes_peak, self.alpha_kappa_free,
-                    self.continuity_from_result1))
+        return all(
+            (
+                self.lam_tilde_limits_match_paper,
+                self.error_ridge_matches_pure_noise,
+                self.boxed_match,
+                self.ridge_removes_peak,
+                self.alpha_kappa_free,
+                self.continuity_from_result1,
+            )
+        )
 
 
 def _zero(expr) -> bool:
@@ -168,7 +176,8 @@ def derive() -> A1ZeroDerivation:
     """
 
     q, tau, lam, rho, chi, s, nu, c, kappa, alpha = sp.symbols(
-        "q tau lam rho_nl chi0 s nu c kappa alpha", positive=True)
+        "q tau lam rho_nl chi0 s nu c kappa alpha", positive=True
+    )
     fixed = sp.Eq(chi, q / (q * tau / (1 + chi) + tau * lam))
     quad = sp.expand(chi * (q * tau + tau * lam * (1 + chi)) - q * (1 + chi))
     quad = sp.collect(quad, chi)
@@ -179,8 +188,10 @@ def derive() -> A1ZeroDerivation:
     prod = sp.simplify(roots[0] * roots[1])
     pos = [r for r in roots if (r.subs({q: 1, tau: sp.Rational(1, 2), lam: sp.Rational(1, 3)}) > 0)]
     chi0 = pos[0]
-    reason = (f"the roots multiply to {prod} < 0, so exactly one is positive; chi0 > 0 because "
-              "the right-hand side q/(q tau/(1+chi0) + tau lam) is positive for chi0 > -1")
+    reason = (
+        f"the roots multiply to {prod} < 0, so exactly one is positive; chi0 > 0 because "
+        "the right-hand side q/(q tau/(1+chi0) + tau lam) is positive for chi0 > -1"
+    )
     # sanity: the chosen root satisfies the fixed point
     assert _zero(fixed.lhs.subs(chi, chi0) - fixed.rhs.subs(chi, chi0))
     lam_t = lam * (1 + chi0)
@@ -193,9 +204,9 @@ def derive() -> A1ZeroDerivation:
     eps = sp.Symbol("eps", positive=True)
     eps_res = sp.simplify((1 - tau + tau * lam / eps - eps / (eps + q)).subs(eps, lam_t))
     nu_ = q + eps
-    e_eps = linear_error(1 / nu_, -1 / nu_ ** 2, rho, rho / q, tau, eps, rho, rho, 0, 0)
+    e_eps = linear_error(1 / nu_, -1 / nu_**2, rho, rho / q, tau, eps, rho, rho, 0, 0)
     e_eps = sp.simplify(e_eps)
-    pure_noise = rho / (1 - q ** 2 / (tau * (q + eps) ** 2))
+    pure_noise = rho / (1 - q**2 / (tau * (q + eps) ** 2))
     noise_match = _zero(e_eps - pure_noise)
     e_ridge = sp.simplify(pure_noise.subs(eps, lam_t))
     e_below = sp.simplify(sp.limit(e_ridge.subs(tau, 1 / (1 + s)), lam, 0, "+").subs(s, 1 / tau - 1))
@@ -208,14 +219,18 @@ def derive() -> A1ZeroDerivation:
     # and it diverges as lam -> 0+ (the peak of Eq. (10) is recovered).
     den = sp.fraction(sp.together(e_one))[1]
     X = lam + 2 * q + sp.sqrt(lam) * sp.sqrt(lam + 4 * q)
-    finite = (_zero(sp.expand(den) - sp.expand(4 * q ** 2 - X ** 2)) or _zero(sp.expand(den) + sp.expand(4 * q ** 2 - X ** 2))) \
-        and bool((X - 2 * q).is_positive) and sp.limit(e_one, lam, 0, "+") == sp.oo
+    finite = (
+        (_zero(sp.expand(den) - sp.expand(4 * q**2 - X**2)) or _zero(sp.expand(den) + sp.expand(4 * q**2 - X**2)))
+        and bool((X - 2 * q).is_positive)
+        and sp.limit(e_one, lam, 0, "+") == sp.oo
+    )
     free = not ({alpha, kappa} & (e_below.free_symbols | e_above.free_symbols)) and q not in (
-        e_below.free_symbols | e_above.free_symbols)
+        e_below.free_symbols | e_above.free_symbols
+    )
 
     # Continuity of Result 1 as a1 -> 0: C = c I with c = a1^2 -> 0.
     B = nu + c - c / kappa
-    M_c = 2 / (B + sp.sqrt(B ** 2 + 4 * c * nu / kappa))
+    M_c = 2 / (B + sp.sqrt(B**2 + 4 * c * nu / kappa))
     M_lim = sp.limit(M_c, c, 0)
     Mp_lim = sp.limit(sp.diff(M_c, nu), c, 0)
     # The recipe depends on c continuously (M_c analytic at c = 0 for nu > 0), so the limit is the
@@ -223,19 +238,34 @@ def derive() -> A1ZeroDerivation:
     xi = sp.Symbol("xi", positive=True)
     xi_sol = sp.solve(sp.Eq(xi * M_lim.subs(nu, xi + q), 1 - tau), xi)
     nu0 = q + xi
-    e_xi = linear_error(M_lim.subs(nu, nu0), Mp_lim.subs(nu, nu0), rho, rho / q, tau, xi,
-                                  rho, rho, 0, 0)
+    e_xi = linear_error(M_lim.subs(nu, nu0), Mp_lim.subs(nu, nu0), rho, rho / q, tau, xi, rho, rho, 0, 0)
     ok_below = len(xi_sol) == 1 and _zero(e_xi.subs(xi, xi_sol[0]) - boxed_below)
     ok_above = _zero(e_xi.subs(xi, 0) - boxed_above)
-    cont = _zero(M_lim - 1 / nu) and _zero(Mp_lim + 1 / nu ** 2) and ok_below and ok_above
+    cont = _zero(M_lim - 1 / nu) and _zero(Mp_lim + 1 / nu**2) and ok_below and ok_above
 
     return A1ZeroDerivation(
         symbols={"q": q, "tau": tau, "lam": lam, "rho_nl": rho, "chi0": chi, "s": s, "c": c},
-        fixed_point=fixed, quadratic=quad, roots=roots, chi0=chi0, physical_reason=reason,
-        lam_tilde=lam_t, lam_tilde_limit_below=below, lam_tilde_limit_above=above,
-        lam_tilde_limits_match_paper=bool(lt_match), eps_equation_residual=eps_res,
-        error_ridge=e_ridge, error_ridge_matches_pure_noise=bool(noise_match and eps_res == 0),
-        error_limit_below=e_below, error_limit_above=e_above, boxed_below=boxed_below,
-        boxed_above=boxed_above, boxed_match=bool(boxed), error_at_tau_one=e_one,
-        ridge_removes_peak=finite, alpha_kappa_free=bool(free), M_limit_c0=M_lim,
-        Mprime_limit_c0=Mp_lim, continuity_from_result1=bool(cont))
+        fixed_point=fixed,
+        quadratic=quad,
+        roots=roots,
+        chi0=chi0,
+        physical_reason=reason,
+        lam_tilde=lam_t,
+        lam_tilde_limit_below=below,
+        lam_tilde_limit_above=above,
+        lam_tilde_limits_match_paper=bool(lt_match),
+        eps_equation_residual=eps_res,
+        error_ridge=e_ridge,
+        error_ridge_matches_pure_noise=bool(noise_match and eps_res == 0),
+        error_limit_below=e_below,
+        error_limit_above=e_above,
+        boxed_below=boxed_below,
+        boxed_above=boxed_above,
+        boxed_match=bool(boxed),
+        error_at_tau_one=e_one,
+        ridge_removes_peak=finite,
+        alpha_kappa_free=bool(free),
+        M_limit_c0=M_lim,
+        Mprime_limit_c0=Mp_lim,
+        continuity_from_result1=bool(cont),
+    )

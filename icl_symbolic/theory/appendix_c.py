@@ -62,11 +62,11 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from icl_symbolic.model import moments as M
+from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import parse_expr
+from icl_symbolic.model import moments as M
 from icl_symbolic.model.gamma_error import e_gamma_symbolic
-from icl_symbolic.core.caches import memoize
 
 # Symbols of this module (a1 positive: see "Sign of a1" above).
 a1 = sympy.Symbol("a1", positive=True)
@@ -80,19 +80,63 @@ omega = sympy.Symbol("omega", positive=True)
 E_g2f2, E_gf3, E_f4, E_g3f = sympy.symbols("E_g2f2 E_gf3 E_f4 E_g3f", real=True)
 
 #: Symbols a claim may use in its forms.
-FORM_SYMBOLS = ("a1", "rho", "rho_f", "alpha", "d", "ell",
-                "E_g2f2", "E_gf3", "E_f4", "E_g3f",
-                "wAw", "bw", "Aw2", "bAw", "trAtA", "b2")
-_SYM = {"a1": a1, "rho": rho, "rho_f": rho_f, "alpha": alpha, "d": d, "ell": ell,
-        "E_g2f2": E_g2f2, "E_gf3": E_gf3, "E_f4": E_f4, "E_g3f": E_g3f}
+FORM_SYMBOLS = (
+    "a1",
+    "rho",
+    "rho_f",
+    "alpha",
+    "d",
+    "ell",
+    "E_g2f2",
+    "E_gf3",
+    "E_f4",
+    "E_g3f",
+    "wAw",
+    "bw",
+    "Aw2",
+    "bAw",
+    "trAtA",
+    "b2",
+)
+_SYM = {
+    "a1": a1,
+    "rho": rho,
+    "rho_f": rho_f,
+    "alpha": alpha,
+    "d": d,
+    "ell": ell,
+    "E_g2f2": E_g2f2,
+    "E_gf3": E_gf3,
+    "E_f4": E_f4,
+    "E_g3f": E_g3f,
+}
 
 #: Power of w that each coefficient multiplies (E[u|w] = E_u w, E[u u^T|w] = ... + E_uuT_w w w^T, ...).
-W_POWER = {"E_y2": 0, "E_yx": 1, "E_u": 1, "E_uuT_I": 0, "E_uuT_w": 2, "E_us": 1, "E_s": 0,
-           "E_s2": 0, "E_yH_ww": 2, "E_yH_w": 1}
+W_POWER = {
+    "E_y2": 0,
+    "E_yx": 1,
+    "E_u": 1,
+    "E_uuT_I": 0,
+    "E_uuT_w": 2,
+    "E_us": 1,
+    "E_s": 0,
+    "E_s2": 0,
+    "E_yH_ww": 2,
+    "E_yH_w": 1,
+}
 #: Where each coefficient appears in the paper.
-WHERE = {"E_y2": "Eq. (13)", "E_yx": "Eq. (12)", "E_u": "Eq. (12)", "E_uuT_I": "Eq. (14)",
-         "E_uuT_w": "Eq. (14)", "E_us": "Eq. (14)", "E_s": "Eq. (13)", "E_s2": "Eq. (14)",
-         "E_yH_ww": "Eq. (13)", "E_yH_w": "Eq. (13)"}
+WHERE = {
+    "E_y2": "Eq. (13)",
+    "E_yx": "Eq. (12)",
+    "E_u": "Eq. (12)",
+    "E_uuT_I": "Eq. (14)",
+    "E_uuT_w": "Eq. (14)",
+    "E_us": "Eq. (14)",
+    "E_s": "Eq. (13)",
+    "E_s2": "Eq. (14)",
+    "E_yH_ww": "Eq. (13)",
+    "E_yH_w": "Eq. (13)",
+}
 #: Quadratic forms of Gamma = [A, b] in e(Gamma|w) (icl_symbolic.model.gamma_error).
 QFORMS = ("wAw", "bw", "Aw2", "bAw", "trAtA", "b2")
 
@@ -107,9 +151,10 @@ def family_to_symbols(expr):
     names = {s.name: s for s in expr.free_symbols}
     unknown = set(names) - {"a1", "E_f2", "rho", "rho_f", "rho_nonlinear"}
     if unknown:
-        raise ICLError(f"the equivalent teacher may only use a1, E_f2, rho, rho_f, rho_nonlinear; "
-                       f"got {', '.join(sorted(unknown))}")
-    sub = {"a1": a1, "rho": rho, "rho_f": rho_f, "E_f2": rho_f - rho, "rho_nonlinear": rho_f - a1 ** 2}
+        raise ICLError(
+            f"the equivalent teacher may only use a1, E_f2, rho, rho_f, rho_nonlinear; got {', '.join(sorted(unknown))}"
+        )
+    sub = {"a1": a1, "rho": rho, "rho_f": rho_f, "E_f2": rho_f - rho, "rho_nonlinear": rho_f - a1**2}
     return sympy.simplify(expr.subs({names[n]: sub[n] for n in names}))
 
 
@@ -117,8 +162,8 @@ def family_to_symbols(expr):
 def _gauss_moment(n: int):
     """E[z^n] for z ~ N(0, omega), by SymPy integration (not a table)."""
     z = sympy.Symbol("z", real=True)
-    dens = sympy.exp(-z ** 2 / (2 * omega)) / sympy.sqrt(2 * sympy.pi * omega)
-    return sympy.simplify(sympy.integrate(z ** n * dens, (z, -sympy.oo, sympy.oo)))
+    dens = sympy.exp(-(z**2) / (2 * omega)) / sympy.sqrt(2 * sympy.pi * omega)
+    return sympy.simplify(sympy.integrate(z**n * dens, (z, -sympy.oo, sympy.oo)))
 
 
 def linear_functionals(om):
@@ -154,7 +199,7 @@ def equivalent_moments(cov_scale, rho_eq) -> dict:
     ``a1, rho, rho_f``.
     """
     s = sympy.sqrt(cov_scale)
-    om_t = s ** 2 * omega
+    om_t = s**2 * omega
     F = linear_functionals(om_t)
     out = {}
     for k, v in M.symbolic_moments().items():
@@ -167,8 +212,9 @@ def equivalent_moments(cov_scale, rho_eq) -> dict:
 def _paper_notation(expr):
     """Functionals at omega = 1 in the paper's notation (a1, rho_f) and the finite-size symbols."""
     F = M._FUNC
-    return expr.subs({F["E_zf"](1): a1, F["E_f2"](1): rho_f - rho, F["E_z2f2"](1): E_g2f2,
-                      F["E_zf3"](1): E_gf3, F["E_f4"](1): E_f4})
+    return expr.subs(
+        {F["E_zf"](1): a1, F["E_f2"](1): rho_f - rho, F["E_z2f2"](1): E_g2f2, F["E_zf3"](1): E_gf3, F["E_f4"](1): E_f4}
+    )
 
 
 def _omega_derivatives(expr):
@@ -220,8 +266,7 @@ class BreakingTerm:
     note: str = ""
 
     def to_json(self) -> dict:
-        return {"coefficient": self.coefficient, "term": str(self.term), "order": self.order,
-                "note": self.note}
+        return {"coefficient": self.coefficient, "term": str(self.term), "order": self.order, "note": self.note}
 
 
 @dataclass(frozen=True)
@@ -265,8 +310,10 @@ def error_functional(coeffs: dict):
     """
     tmpl = e_gamma_symbolic()
     names = {s.name: s for s in tmpl.free_symbols}
-    sub = {names[k]: (coeffs[k] / d if k == "E_yx" else coeffs[k])
-           for k in ("E_y2", "E_yx", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s", "E_s2")}
+    sub = {
+        names[k]: (coeffs[k] / d if k == "E_yx" else coeffs[k])
+        for k in ("E_y2", "E_yx", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s", "E_s2")
+    }
     sub[names["d"]] = d
     for q in QFORMS:
         sub[names[q]] = sympy.Symbol(q, real=True)
@@ -288,22 +335,28 @@ def _reduce_cached(cov_scale_s: str, rho_eq_s: str):
         nonlinear[k], linear[k] = nl0, li0
         diffs[k] = sympy.simplify(nl0 - li0)
         # finite-ell part of the difference at omega = 1 (exact remainder after the limit)
-        fin = sympy.simplify(_paper_notation((_scaled(k, nl_exact[k]) - _scaled(k, lin_exact[k]))
-                                             .subs(omega, 1)) - diffs[k])
+        fin = sympy.simplify(
+            _paper_notation((_scaled(k, nl_exact[k]) - _scaled(k, lin_exact[k])).subs(omega, 1)) - diffs[k]
+        )
         if fin != 0:
-            breaking.append(BreakingTerm(k, sympy.factor(fin), "O(1/ell) = O(1/(alpha d))",
-                                         "finite context, at omega = 1: exact"))
+            breaking.append(
+                BreakingTerm(k, sympy.factor(fin), "O(1/ell) = O(1/(alpha d))", "finite context, at omega = 1: exact")
+            )
         # first-order omega - 1 part of the leading-order difference
         der = sympy.diff(nl_d - li_d, omega).subs(omega, 1)
         der = sympy.simplify(_paper_notation(_omega_derivatives(der)))
         if der != 0:
-            breaking.append(BreakingTerm(k, sympy.factor(der) * sympy.Symbol("(omega - 1)"),
-                                         "O(omega - 1) = O_P(d^-1/2) for w ~ N(0, I); 0 when |w|^2 = d",
-                                         "task-norm fluctuation (Appendix A, p. 7), first order"))
+            breaking.append(
+                BreakingTerm(
+                    k,
+                    sympy.factor(der) * sympy.Symbol("(omega - 1)"),
+                    "O(omega - 1) = O_P(d^-1/2) for w ~ N(0, I); 0 when |w|^2 = d",
+                    "task-norm fluctuation (Appendix A, p. 7), first order",
+                )
+            )
     e_nl = sympy.expand(error_functional(nonlinear))
     e_li = sympy.expand(error_functional(linear))
-    return (cov_scale, rho_eq, nonlinear, linear, diffs, e_nl, e_li,
-            sympy.simplify(e_nl - e_li), tuple(breaking))
+    return (cov_scale, rho_eq, nonlinear, linear, diffs, e_nl, e_li, sympy.simplify(e_nl - e_li), tuple(breaking))
 
 
 def reduce_to_linear(cov_scale=None, rho_eq=None) -> Reduction:
@@ -327,8 +380,8 @@ def reduce_to_linear(cov_scale=None, rho_eq=None) -> Reduction:
     >>> reduce_to_linear(rho_eq=rho_f).differences["E_y2"]     # rho_f written for rho_nonlinear
     -a1**2
     """
-    cov_scale = a1 ** 2 if cov_scale is None else cov_scale
-    rho_eq = rho_f - a1 ** 2 if rho_eq is None else rho_eq
+    cov_scale = a1**2 if cov_scale is None else cov_scale
+    rho_eq = rho_f - a1**2 if rho_eq is None else rho_eq
     out = _reduce_cached(str(cov_scale), str(rho_eq))
     return Reduction(*out[:8], breaking=list(out[8]))
 
@@ -339,6 +392,17 @@ def parse_form(text: str):
     return e.subs({s: _SYM.get(s.name, sympy.Symbol(s.name, real=True)) for s in e.free_symbols})
 
 
-__all__ = ["reduce_to_linear", "Reduction", "BreakingTerm", "nonlinear_moments", "equivalent_moments",
-           "linear_functionals", "error_functional", "family_to_symbols", "parse_form", "FORM_SYMBOLS",
-           "W_POWER", "QFORMS"]
+__all__ = [
+    "reduce_to_linear",
+    "Reduction",
+    "BreakingTerm",
+    "nonlinear_moments",
+    "equivalent_moments",
+    "linear_functionals",
+    "error_functional",
+    "family_to_symbols",
+    "parse_form",
+    "FORM_SYMBOLS",
+    "W_POWER",
+    "QFORMS",
+]

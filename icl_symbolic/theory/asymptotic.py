@@ -47,25 +47,41 @@ import numpy as np
 import sympy as sp
 from scipy.optimize import brentq
 
-from icl_symbolic.theory import a1zero
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.values import Value
+from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.model.covariance import appendix_a, resolve_covariance
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.engine.hermite import hermite_coeffs
+from icl_symbolic.output.rows import Rows
+from icl_symbolic.theory import a1zero
 from icl_symbolic.theory.linear_recipe import linear_error
 from icl_symbolic.theory.peak import DIVERGES, check_not_peak, is_peak
 from icl_symbolic.theory.stieltjes import Stieltjes, stieltjes, stieltjes_isotropic
-from icl_symbolic.core.values import Value
-from icl_symbolic.output.rows import Rows
 
 _RTOL = 4 * np.finfo(float).eps
 
 __all__ = [
-    "TaskSpectra", "task_spectra", "e_linear", "e_linear_isotropic", "e_nonlinear",
-    "e_nonlinear_normalized", "e_a1zero", "TeacherMoments", "teacher_moments", "curve",
-    "TheoryCurve", "task_diversity_limit", "task_diversity_sequence", "appendix_a_warnings",
-    "check_parameters", "derive_task_diversity", "TaskDiversityDerivation", "sweep",
-    "ERRORS", "check_error", "e_idg_isotropic",
+    "TaskSpectra",
+    "task_spectra",
+    "e_linear",
+    "e_linear_isotropic",
+    "e_nonlinear",
+    "e_nonlinear_normalized",
+    "e_a1zero",
+    "TeacherMoments",
+    "teacher_moments",
+    "curve",
+    "TheoryCurve",
+    "task_diversity_limit",
+    "task_diversity_sequence",
+    "appendix_a_warnings",
+    "check_parameters",
+    "derive_task_diversity",
+    "TaskDiversityDerivation",
+    "sweep",
+    "ERRORS",
+    "check_error",
+    "e_idg_isotropic",
 ]
 
 e_a1zero = a1zero.e_a1zero
@@ -145,8 +161,9 @@ def task_spectra(C_train="identity", C_test=None, d: int | None = None) -> TaskS
     if d is None and _is_identity_name(C_train) and _is_identity_name(C_test):
         return TaskSpectra(np.ones(1), np.ones(1), "identity")
     ctr, cte = _resolve_pair(C_train, C_test, d)
-    return TaskSpectra(np.asarray(ctr.eigvals, float), cte.diag_in_basis_of(ctr),
-                       f"C_train={ctr.name}, C_test={cte.name}")
+    return TaskSpectra(
+        np.asarray(ctr.eigvals, float), cte.diag_in_basis_of(ctr), f"C_train={ctr.name}, C_test={cte.name}"
+    )
 
 
 def appendix_a_warnings(C_train="identity", C_test=None, d: int | None = None) -> list[str]:
@@ -190,12 +207,19 @@ def check_parameters(rho, alpha, kappa, tau, lam=0.0, noise: str = "rho") -> Non
     for name, v in ((noise, rho), ("alpha", alpha), ("kappa", kappa), ("tau", tau), ("lam", lam)):
         if not (isinstance(v, (int, float, np.floating, np.integer)) and math.isfinite(v)):
             raise ICLError(f"{name} must be a finite number, got {v!r}")
-    for name, v, lo in (("alpha", alpha, PARAM_MIN), ("kappa", kappa, PARAM_MIN), ("tau", tau, PARAM_MIN),
-                        (noise, rho, 0.0), ("lam", lam, 0.0)):
+    for name, v, lo in (
+        ("alpha", alpha, PARAM_MIN),
+        ("kappa", kappa, PARAM_MIN),
+        ("tau", tau, PARAM_MIN),
+        (noise, rho, 0.0),
+        ("lam", lam, 0.0),
+    ):
         top = NOISE_MAX if name == "rho_nonlinear" else PARAM_MAX
         if v > top or (0 < v < PARAM_MIN) and lo > 0:
-            raise ICLError(f"{name} = {v:g} is outside the supported range [{lo:g}, {top:g}] "
-                           "(float64 cancellation beyond; see docs/limits.md)")
+            raise ICLError(
+                f"{name} = {v:g} is outside the supported range [{lo:g}, {top:g}] "
+                "(float64 cancellation beyond; see docs/limits.md)"
+            )
     if alpha <= 0:
         raise ICLError(f"alpha = l/d must be > 0, got {alpha:g}")
     if kappa <= 0:
@@ -230,10 +254,12 @@ def _solve_xi(mfun, r: float, tau: float, lam: float) -> float:
             return 0.0
         # phi(xi) = xi M(xi + r) - (1 - tau): increasing (nu M(nu) increases), phi(0) < 0
         return _increasing_root(lambda xi: xi * mfun(xi + r).M - (1.0 - tau), 0.0, max(r, 1.0))
+
     # h(eps) = 1 - tau + tau lam/eps - eps M(eps + r): decreasing from +inf to -tau.
     # Solve -h = 0 with the bracket (lo, hi) found by expansion downwards and upwards.
     def negh(eps):
         return -(1.0 - tau + tau * lam / eps - eps * mfun(eps + r).M)
+
     lo = max(r, 1.0)
     for _ in range(2000):
         if negh(lo) < 0:
@@ -266,13 +292,15 @@ def _error(sp: TaskSpectra, rho, alpha, kappa, tau, lam, mfun=None, error: str =
     rho_te becomes tr(S)/d + rho -> rho_tr.  ``gap`` is icl - idg at the same point.
     """
     if error == "gap":
-        return (_error(sp, rho, alpha, kappa, tau, lam, mfun, "icl")
-                - _error(sp, rho, alpha, kappa, tau, lam, mfun, "idg"))
+        return _error(sp, rho, alpha, kappa, tau, lam, mfun, "icl") - _error(
+            sp, rho, alpha, kappa, tau, lam, mfun, "idg"
+        )
     if mfun is None:
         train = sp.train
 
         def mfun(nu):
             return stieltjes(nu, train, kappa)
+
     rho_tr = sp.tr_train + rho
     rho_te = sp.tr_test + rho
     r = rho_tr / alpha
@@ -291,14 +319,26 @@ def _error(sp: TaskSpectra, rho, alpha, kappa, tau, lam, mfun=None, error: str =
     # an MSE is >= rho >= 0; a NaN or a value below rho (beyond round-off) is cancellation in
     # float64, not an answer: refuse instead of printing it (kappa = 1e-300 gave -6e283)
     if not math.isfinite(e) or e < rho - 1e-9 * max(1.0, abs(e), rho):
-        raise ICLError(f"the theory is numerically unreliable at rho={rho:g}, alpha={alpha:g}, "
-                       f"kappa={kappa:g}, tau={tau:g}, lam={lam:g} (float64 gives e = {e:.3g}); "
-                       "see docs/limits.md")
+        raise ICLError(
+            f"the theory is numerically unreliable at rho={rho:g}, alpha={alpha:g}, "
+            f"kappa={kappa:g}, tau={tau:g}, lam={lam:g} (float64 gives e = {e:.3g}); "
+            "see docs/limits.md"
+        )
     return e
 
 
-def e_linear(C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau=0.5, lam=0.0,
-             *, d: int | None = None, error: str = "icl") -> float:
+def e_linear(
+    C_train="identity",
+    C_test=None,
+    rho=0.1,
+    alpha=1.0,
+    kappa=1.0,
+    tau=0.5,
+    lam=0.0,
+    *,
+    d: int | None = None,
+    error: str = "icl",
+) -> float:
     """Asymptotic ICL error for LINEAR tasks y = x^T w + eps, w ~ N(0, C_train).
 
     Paper: the function e_ICL^linear of Result 1, Eq. (9), p. 3 (Appendix C,
@@ -338,6 +378,7 @@ def _iso_mfun(kappa, c=1.0):
         M, Mp = stieltjes_isotropic(nu, kappa, c)
         M, Mp = float(M), float(Mp)
         return Stieltjes(nu, M, Mp, 1.0 - 1.0 / kappa + nu * M / kappa, kappa)
+
     return mfun
 
 
@@ -359,17 +400,20 @@ def e_linear_isotropic(rho, alpha, kappa, tau, lam=0.0) -> float:
     """
     check_parameters(rho, alpha, kappa, tau, lam)
     if lam > 0:
-        return _error(TaskSpectra(np.ones(1), np.ones(1), "identity"), rho, alpha, kappa, tau, lam,
-                      _iso_mfun(kappa))
+        return _error(TaskSpectra(np.ones(1), np.ones(1), "identity"), rho, alpha, kappa, tau, lam, _iso_mfun(kappa))
     x = (1.0 + rho) / alpha
     if tau < 1:
         mu = x * float(stieltjes_isotropic(x, kappa / tau)[0])
-        return (tau * (1 + x) / (1 - tau) * (1 - tau * (1 - mu) ** 2 - (x - rho) / x * mu)
-                - 2 * tau * (1 - mu) + rho + 1)
+        return tau * (1 + x) / (1 - tau) * (1 - tau * (1 - mu) ** 2 - (x - rho) / x * mu) - 2 * tau * (1 - mu) + rho + 1
     m = float(stieltjes_isotropic(x, kappa)[0])
     K = 1.0 / (1.0 - kappa * (m / (kappa + m)) ** 2)
-    return ((K - 1 / (tau - 1)) * (1 + x) * (x * m) ** 2 + (3 - 2 * tau) / (tau - 1) * m * x * x
-            + ((1 + rho) / (tau - 1) * m + 1) * x + rho * m / (tau - 1) + rho)
+    return (
+        (K - 1 / (tau - 1)) * (1 + x) * (x * m) ** 2
+        + (3 - 2 * tau) / (tau - 1) * m * x * x
+        + ((1 + rho) / (tau - 1) * m + 1) * x
+        + rho * m / (tau - 1)
+        + rho
+    )
 
 
 def e_idg_isotropic(rho, alpha, kappa, tau) -> float:
@@ -426,7 +470,7 @@ class TeacherMoments:
         """
         rho_ex = sp.Rational(repr(float(rho)))
         if self.a1.exact is not None and self.E_f2.exact is not None:
-            return float(sp.N(rho_ex + self.E_f2.exact - self.a1.exact ** 2, 20))
+            return float(sp.N(rho_ex + self.E_f2.exact - self.a1.exact**2, 20))
         with mpmath.workdps(60):
             a1, ef2 = mpmath.mpf(self.a1.value), mpmath.mpf(self.E_f2.value)
             e_a1 = mpmath.mpf(self.a1.abs_err or 0)
@@ -434,9 +478,11 @@ class TeacherMoments:
             val = mpmath.mpf(str(sp.N(rho_ex, 40))) + ef2 - a1 * a1
             err = e_f2 + 2 * abs(a1) * e_a1 + e_a1 * e_a1
             if not mpmath.isfinite(err) or err > mpmath.mpf(10) ** -15 * max(abs(val), 1):
-                raise ICLError(f"rho_nonlinear = rho + E[f^2] - a1^2 of {self.label} is not certified to "
-                               f"float64 accuracy (value {mpmath.nstr(val, 6)}, error bound "
-                               f"{mpmath.nstr(err, 3)}); see icl-symbolic coeffs")
+                raise ICLError(
+                    f"rho_nonlinear = rho + E[f^2] - a1^2 of {self.label} is not certified to "
+                    f"float64 accuracy (value {mpmath.nstr(val, 6)}, error bound "
+                    f"{mpmath.nstr(err, 3)}); see icl-symbolic coeffs"
+                )
             return float(val)
 
 
@@ -449,6 +495,7 @@ def _memo(fn):
         if key not in cache:
             cache[key] = fn(r)
         return cache[key]
+
     return wrapped
 
 
@@ -492,14 +539,30 @@ def _moments_from(f, a1, rho_nonlinear, rho, digits):
     if rho is None or not (float(rho) >= 0 and math.isfinite(float(rho))):
         raise ICLError(f"rho (noise variance) must be a finite number >= 0, got {rho!r}")
     if float(rho) > PARAM_MAX:
-        raise ICLError(f"rho = {float(rho):g} is outside the supported range [0, {PARAM_MAX:g}] "
-                       "(float64 cancellation beyond; see docs/limits.md)")
+        raise ICLError(
+            f"rho = {float(rho):g} is outside the supported range [0, {PARAM_MAX:g}] "
+            "(float64 cancellation beyond; see docs/limits.md)"
+        )
     tm = teacher_moments(f, digits)
     return (0.0 if tm.a1_is_zero else float(tm.a1)), tm.rho_nonlinear(rho), tm
 
 
-def e_nonlinear(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau=0.5,
-                lam=0.0, digits: int = 30, *, d=None, a1=None, rho_nonlinear=None, error: str = "icl") -> Value:
+def e_nonlinear(
+    f=None,
+    C_train="identity",
+    C_test=None,
+    rho=0.1,
+    alpha=1.0,
+    kappa=1.0,
+    tau=0.5,
+    lam=0.0,
+    digits: int = 30,
+    *,
+    d=None,
+    a1=None,
+    rho_nonlinear=None,
+    error: str = "icl",
+) -> Value:
     """Result 1, Eq. (9), p. 3: ``e_linear(a1^2 C_train, a1^2 C_test, rho_nonlinear)``.
 
     ``a1`` and ``rho_nonlinear`` come from the Hermite engine for teacher ``f`` at
@@ -529,12 +592,19 @@ def e_nonlinear(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kap
         return _a1zero_value(rnl, alpha, tau, lam, error)
     sp = task_spectra(C_train, C_test, d).scaled(a1f * a1f)
     e = _error(sp, rnl, alpha, kappa, tau, lam, error=error)
-    return Value(e, "numeric", note=f"Result 1, Eq. (9), p. 3: e_linear(a1^2 C_train, a1^2 C_test, "
-                 f"rho_nonlinear), deterministic equivalent (d -> infinity){_ERROR_NOTE[error]}")
+    return Value(
+        e,
+        "numeric",
+        note=f"Result 1, Eq. (9), p. 3: e_linear(a1^2 C_train, a1^2 C_test, "
+        f"rho_nonlinear), deterministic equivalent (d -> infinity){_ERROR_NOTE[error]}",
+    )
 
 
-_ERROR_NOTE = {"icl": "", "idg": "; IDG error (test task = a pretraining task, docs/idg.md)",
-               "gap": "; ICL minus IDG error (docs/idg.md)"}
+_ERROR_NOTE = {
+    "icl": "",
+    "idg": "; IDG error (test task = a pretraining task, docs/idg.md)",
+    "gap": "; ICL minus IDG error (docs/idg.md)",
+}
 
 
 def _a1zero_value(rnl, alpha, tau, lam, error) -> Value:
@@ -543,9 +613,22 @@ def _a1zero_value(rnl, alpha, tau, lam, error) -> Value:
     return Value(e, "numeric", note="a1 = 0 branch, Eq. (10)/(15), p. 3/p. 10" + _ERROR_NOTE[error])
 
 
-def e_nonlinear_normalized(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0,
-                           tau=0.5, lam=0.0, digits: int = 30, *, d=None, a1=None,
-                           rho_nonlinear=None, error: str = "icl") -> Value:
+def e_nonlinear_normalized(
+    f=None,
+    C_train="identity",
+    C_test=None,
+    rho=0.1,
+    alpha=1.0,
+    kappa=1.0,
+    tau=0.5,
+    lam=0.0,
+    digits: int = 30,
+    *,
+    d=None,
+    a1=None,
+    rho_nonlinear=None,
+    error: str = "icl",
+) -> Value:
     """Result 1 through homogeneity: ``a1^2 e_linear(C_train, C_test, rho_nonlinear/a1^2)``.
 
     Homogeneity ``e(c C, c C, c rho; lam) = c e(C, C, rho; lam/c)`` (scaling the labels
@@ -562,8 +645,11 @@ def e_nonlinear_normalized(f=None, C_train="identity", C_test=None, rho=0.1, alp
     c = a1f * a1f
     sp = task_spectra(C_train, C_test, d)
     e = c * _error(sp, rnl / c, alpha, kappa, tau, lam / c, error=error)
-    return Value(e, "numeric", note="a1^2 e_linear(C_train, C_test, rho_nonlinear/a1^2) "
-                 "(homogeneity form of Result 1, Eq. (9), p. 3)")
+    return Value(
+        e,
+        "numeric",
+        note="a1^2 e_linear(C_train, C_test, rho_nonlinear/a1^2) (homogeneity form of Result 1, Eq. (9), p. 3)",
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -596,16 +682,23 @@ class TheoryCurve(Rows):
         c = self.columns
         swept = [k for k in ("rho", "alpha", "kappa", "lam", "tau") if np.unique(c[k]).size > 1] or ["tau"]
         tex = {"rho": "\\rho", "alpha": "\\alpha", "kappa": "\\kappa", "lam": "\\lambda", "tau": "\\tau"}
-        return [Quantity(", ".join(f"{k}={c[k][i]:g}" for k in swept),
-                         ",\\ ".join(f"{tex[k]}={c[k][i]:g}" for k in swept),
-                         Value(float(c["e"][i]), "numeric", note=DIVERGES if math.isinf(c["e"][i]) else ""))
-                for i in range(min(len(self), limit))]
+        return [
+            Quantity(
+                ", ".join(f"{k}={c[k][i]:g}" for k in swept),
+                ",\\ ".join(f"{tex[k]}={c[k][i]:g}" for k in swept),
+                Value(float(c["e"][i]), "numeric", note=DIVERGES if math.isinf(c["e"][i]) else ""),
+            )
+            for i in range(min(len(self), limit))
+        ]
 
     def _title(self) -> str:
         who = f"f(g) = {self.moments.label}" if self.moments is not None else "given a1, rho_nonlinear"
         eq = "Result 1, Eq. (9)" if self.branch == "result1" else "a1 = 0 branch, Eq. (10)"
-        fixed = ", ".join(f"{k} = {self.columns[k][0]:g}" for k in ("rho", "alpha", "kappa", "lam", "tau")
-                          if np.unique(self.columns[k]).size == 1)
+        fixed = ", ".join(
+            f"{k} = {self.columns[k][0]:g}"
+            for k in ("rho", "alpha", "kappa", "lam", "tau")
+            if np.unique(self.columns[k]).size == 1
+        )
         name = {"icl": "ICL error e", "idg": "IDG error e", "gap": "ICL - IDG gap"}[self.error]
         return f"{name} (d -> infinity, {eq}) for {who}; {fixed}"
 
@@ -627,28 +720,61 @@ class TheoryCurve(Rows):
         the grid in ``rho``, ``rho_f``, ``rho_nonlinear``, the ``branch``, ``method``, ``provenance``
         and the ``points`` (the command adds its inputs: ``expr``, ``C_train``, ``C_test``, ``d``)."""
         rhos = [float(r) for r in np.unique(self.columns["rho"])]
-        out = {"rho": rhos, "branch": self.branch,
-               "method": ("deterministic equivalent (d -> infinity), float64; Stieltjes transform from the "
-                          "self-consistent equation by bracketing" if self.branch == "result1"
-                          else "closed form of the a1 = 0 branch, Eq. (10)/(15)")}
+        out = {
+            "rho": rhos,
+            "branch": self.branch,
+            "method": (
+                "deterministic equivalent (d -> infinity), float64; Stieltjes transform from the "
+                "self-consistent equation by bracketing"
+                if self.branch == "result1"
+                else "closed form of the a1 = 0 branch, Eq. (10)/(15)"
+            ),
+        }
         tm = self.moments
         if tm is not None:
-            out.update(a1=float(tm.a1), E_f2=float(tm.E_f2), rho_f=[float(tm.rho_f(r)) for r in rhos],
-                       rho_nonlinear=[float(tm.rho_nonlinear(r)) for r in rhos],
-                       provenance={"a1": tm.a1.to_json(), "E_f2": tm.E_f2.to_json(),
-                                   "rho_nonlinear": "rho + E[f^2] - a1^2", "rho_f": "rho + E[f^2]"})
+            out.update(
+                a1=float(tm.a1),
+                E_f2=float(tm.E_f2),
+                rho_f=[float(tm.rho_f(r)) for r in rhos],
+                rho_nonlinear=[float(tm.rho_nonlinear(r)) for r in rhos],
+                provenance={
+                    "a1": tm.a1.to_json(),
+                    "E_f2": tm.E_f2.to_json(),
+                    "rho_nonlinear": "rho + E[f^2] - a1^2",
+                    "rho_f": "rho + E[f^2]",
+                },
+            )
         return {**out, "points": self.points()}
 
     def points(self) -> list[dict]:
         """One dict per point: the parameters, ``e`` and ``reason`` (None, or why ``e`` is inf)."""
         keys = ("alpha", "kappa", "tau", "lam", "rho", "rho_nonlinear", "e")
-        return [{**{k: float(self.columns[k][i]) for k in keys},
-                 "reason": DIVERGES if math.isinf(self.columns["e"][i]) else None} for i in range(len(self))]
+        return [
+            {
+                **{k: float(self.columns[k][i]) for k in keys},
+                "reason": DIVERGES if math.isinf(self.columns["e"][i]) else None,
+            }
+            for i in range(len(self))
+        ]
 
 
-def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0, tau=0.5, lam=0.0,
-          *, d=None, a1=None, rho_nonlinear=None, digits: int = 30, progress=None,
-          error: str = "icl") -> TheoryCurve:
+def curve(
+    f=None,
+    C_train="identity",
+    C_test=None,
+    rho=0.1,
+    alpha=1.0,
+    kappa=1.0,
+    tau=0.5,
+    lam=0.0,
+    *,
+    d=None,
+    a1=None,
+    rho_nonlinear=None,
+    digits: int = 30,
+    progress=None,
+    error: str = "icl",
+) -> TheoryCurve:
     """Theory curve over the cartesian grid of ``rho, alpha, kappa, lam, tau`` (each scalar or 1-D).
 
     Teacher: ``f`` (Hermite engine, computed ONCE; rho_nonlinear(rho) = rho + E[f^2] - a1^2),
@@ -667,9 +793,11 @@ def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0
     if rho is None:
         if a1 is None:
             raise ICLError("rho (noise variance) is needed unless a1 and rho_nonlinear are given")
-        rho = float("nan")      # not used with precomputed (a1, rho_nonlinear); recorded as NaN
-    grids = {name: np.atleast_1d(np.asarray(v, dtype=float)) for name, v in
-             (("rho", rho), ("alpha", alpha), ("kappa", kappa), ("lam", lam), ("tau", tau))}
+        rho = float("nan")  # not used with precomputed (a1, rho_nonlinear); recorded as NaN
+    grids = {
+        name: np.atleast_1d(np.asarray(v, dtype=float))
+        for name, v in (("rho", rho), ("alpha", alpha), ("kappa", kappa), ("lam", lam), ("tau", tau))
+    }
     for name, arr in grids.items():
         if arr.ndim != 1 or arr.size == 0:
             raise ICLError(f"{name}: expected a number or a 1-D list of numbers")
@@ -678,6 +806,7 @@ def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0
         a1f, rnl0, _ = _moments_from(None, a1, rho_nonlinear, None, digits)
         if grids["rho"].size != 1:
             raise ICLError("with precomputed rho_nonlinear, rho cannot be swept (give the teacher f)")
+
         def rnl_of(r):
             return rnl0
     elif f is not None:
@@ -689,14 +818,16 @@ def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0
 
         def rnl_of(r):
             return float(r)
-    rnl_of = _memo(rnl_of)      # one high-precision rho_nonlinear per distinct rho, not per point
+
+    rnl_of = _memo(rnl_of)  # one high-precision rho_nonlinear per distinct rho, not per point
     n_points = math.prod(len(grids[k]) for k in ("rho", "alpha", "kappa", "lam", "tau"))
     if n_points > MAX_POINTS:
-        raise ICLError(f"the sweep has {n_points:.3g} points (the product of the grids); "
-                       f"limit {MAX_POINTS} (see docs/limits.md)")
+        raise ICLError(
+            f"the sweep has {n_points:.3g} points (the product of the grids); limit {MAX_POINTS} (see docs/limits.md)"
+        )
     rows = list(itertools.product(grids["rho"], grids["alpha"], grids["kappa"], grids["lam"], grids["tau"]))
-    for r, al, ka, la, ta in rows:   # validate everything before computing anything
-        ta_ok = 2.0 if is_peak(ta, la) else ta      # the peak is a point of the sweep, marked inf
+    for r, al, ka, la, ta in rows:  # validate everything before computing anything
+        ta_ok = 2.0 if is_peak(ta, la) else ta  # the peak is a point of the sweep, marked inf
         if not np.isnan(r):
             check_parameters(r, al, ka, ta_ok, la)
         check_parameters(rnl_of(r), al, ka, ta_ok, la, noise="rho_nonlinear")
@@ -711,13 +842,19 @@ def curve(f=None, C_train="identity", C_test=None, rho=0.1, alpha=1.0, kappa=1.0
             e = float(_a1zero_value(rnl, al, ta, la, error).value)
         else:
             e = _error(sp, rnl, al, ka, ta, la, error=error)
-        for k, v in (("rho", r), ("alpha", al), ("kappa", ka), ("lam", la), ("tau", ta),
-                     ("rho_nonlinear", rnl), ("e", e)):
+        for k, v in (
+            ("rho", r),
+            ("alpha", al),
+            ("kappa", ka),
+            ("lam", la),
+            ("tau", ta),
+            ("rho_nonlinear", rnl),
+            ("e", e),
+        ):
             cols[k][i] = v
         if progress is not None:
             progress(i + 1, n)
-    return TheoryCurve(cols, moments, "a1zero" if sp is None else "result1",
-                       "" if sp is None else sp.label, error)
+    return TheoryCurve(cols, moments, "a1zero" if sp is None else "result1", "" if sp is None else sp.label, error)
 
 
 sweep = curve
@@ -777,12 +914,12 @@ class TaskDiversityDerivation:
     """
 
     symbols: dict
-    error: object          # the tau > 1 isotropic error with x = (1+rho) s, tau = t/s, s = 1/alpha
+    error: object  # the tau > 1 isotropic error with x = (1+rho) s, tau = t/s, s = 1/alpha
     limit_above: object
     limit_at_one: object
     limit_below: object
-    paper_eq11_holds: bool      # limit_above == rho (i.e. rho_nonlinear after the map)
-    matches_closed_form: bool   # limit_below == rho + (1-kappa)(1 + rho/((1+rho) t))
+    paper_eq11_holds: bool  # limit_above == rho (i.e. rho_nonlinear after the map)
+    matches_closed_form: bool  # limit_below == rho + (1-kappa)(1 + rho/((1+rho) t))
 
 
 def derive_task_diversity() -> TaskDiversityDerivation:
@@ -799,10 +936,15 @@ def derive_task_diversity() -> TaskDiversityDerivation:
         x = (1 + rho) * s
         tau = t / s
         B = x + 1 - 1 / kap
-        m = 2 / (B + sp.sqrt(B ** 2 + 4 * x / kap))
+        m = 2 / (B + sp.sqrt(B**2 + 4 * x / kap))
         K = 1 / (1 - kap * (m / (kap + m)) ** 2)
-        return ((K - 1 / (tau - 1)) * (1 + x) * (x * m) ** 2 + (3 - 2 * tau) / (tau - 1) * m * x ** 2
-                + ((1 + rho) / (tau - 1) * m + 1) * x + rho * m / (tau - 1) + rho)
+        return (
+            (K - 1 / (tau - 1)) * (1 + x) * (x * m) ** 2
+            + (3 - 2 * tau) / (tau - 1) * m * x**2
+            + ((1 + rho) / (tau - 1) * m + 1) * x
+            + rho * m / (tau - 1)
+            + rho
+        )
 
     above = sp.simplify(sp.limit(error(1 + p), s, 0, "+"))
     at_one = sp.simplify(sp.limit(error(sp.Integer(1)), s, 0, "+"))
@@ -810,7 +952,11 @@ def derive_task_diversity() -> TaskDiversityDerivation:
     below = sp.factor(sp.simplify(below.subs(p, 1 / kappa - 1)))
     closed = rho + (1 - kappa) * (1 + rho / ((1 + rho) * t))
     return TaskDiversityDerivation(
-        symbols={"s": s, "t": t, "rho": rho, "kappa": kappa}, error=error(kappa),
-        limit_above=above, limit_at_one=at_one, limit_below=below,
+        symbols={"s": s, "t": t, "rho": rho, "kappa": kappa},
+        error=error(kappa),
+        limit_above=above,
+        limit_at_one=at_one,
+        limit_below=below,
         paper_eq11_holds=bool(sp.simplify(above - rho) == 0),
-        matches_closed_form=bool(sp.simplify(below - closed) == 0))
+        matches_closed_form=bool(sp.simplify(below - closed) == 0),
+    )

@@ -99,14 +99,14 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.linalg import eigh_tridiagonal
+from scipy.optimize import brentq
 
 from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import teacher
-from icl_symbolic.theory.linear_recipe import linear_error
 from icl_symbolic.model.prompts import sample_prompts
+from icl_symbolic.theory.linear_recipe import linear_error
 from icl_symbolic.theory.stieltjes import stieltjes_isotropic
 
 #: The correction terms, in the order they are applied.
@@ -116,12 +116,12 @@ SOURCES = {
     "sizes": "exact: the simulator's integer sizes ell, k, n (simulation.sizes)",
     "param_count": "derived here: p = d(d+1) parameters (paper Eq. (5)), tau -> n/(d(d+1))",
     "task_norm": "derived here: Gaussian task norms omega ~ chi^2_d/d, a1_eff^2 and rho_nl_eff by exact "
-                 "chi^2 quadrature (Result 1, Eq. (9)); E omega^2 = 1 + 2/d",
+    "chi^2 quadrature (Result 1, Eq. (9)); E omega^2 = 1 + 2/d",
     "bank_resolvent": "cited: Bai & Silverstein, Ann. Probab. 32 (2004) 553, Thm 1.1 Eq. (1.6), mean of "
-                      "tr (S + nu)^-1 at finite k (real Gaussian)",
+    "tr (S + nu)^-1 at finite k (real Gaussian)",
     "radial": "derived here: the Kronecker features' norm fluctuation; elliptical leave-one-out deterministic "
-              "equivalent (El Karoui 2009; Couillet & Liao 2022) for a1 = 0, target rescaling y/r for a1 != 0; "
-              "one-prompt expectations by Monte Carlo",
+    "equivalent (El Karoui 2009; Couillet & Liao 2022) for a1 = 0, target rescaling y/r for a1 != 0; "
+    "one-prompt expectations by Monte Carlo",
     "wishart": "classical: exact inverse-Wishart means, n/(p-n-1) and p/(n-p-1) (a1 = 0 branch)",
 }
 
@@ -146,7 +146,7 @@ class FiniteD:
     corrected: float
     terms: tuple
     inputs: dict = field(default_factory=dict)
-    stderr: float = 0.0          # Monte-Carlo SE of the corrected value (radial term), 0 otherwise
+    stderr: float = 0.0  # Monte-Carlo SE of the corrected value (radial term), 0 otherwise
 
     @property
     def gap(self) -> float:
@@ -214,11 +214,12 @@ def bs_mean_correction(nu: float, kappa: float) -> float:
     M = float(stieltjes_isotropic(nu, kappa)[0])
     z = -nu
     m = -(1.0 - c) / z + c * M
-    return c * m ** 3 * (1.0 + m) ** -3 / (1.0 - c * m * m * (1.0 + m) ** -2) ** 2
+    return c * m**3 * (1.0 + m) ** -3 / (1.0 - c * m * m * (1.0 + m) ** -2) ** 2
 
 
 def _mfun(kappa: float, d: int | None):
     """(M, M') of the isotropic bank at nu; with the Bai-Silverstein mean shift when d is given."""
+
     def f(nu):
         M, Mp = stieltjes_isotropic(nu, kappa)
         M, Mp = float(M), float(Mp)
@@ -228,6 +229,7 @@ def _mfun(kappa: float, d: int | None):
             gp = (bs_mean_correction(nu + h, kappa) - bs_mean_correction(nu - h, kappa)) / (2 * h)
             M, Mp = M + g / d, Mp + gp / d
         return M, Mp
+
     return f
 
 
@@ -246,7 +248,7 @@ def e_iso(rho: float, alpha: float, kappa: float, tau: float, mfun=None) -> floa
     r = rho_tr / alpha
     xi = 0.0
     if tau < 1:
-        fun = lambda x: x * mfun(x + r)[0] - (1.0 - tau)       # noqa: E731  increasing in x
+        fun = lambda x: x * mfun(x + r)[0] - (1.0 - tau)  # noqa: E731  increasing in x
         hi = max(r, 1.0)
         while fun(hi) < 0:
             hi *= 2.0
@@ -256,8 +258,9 @@ def e_iso(rho: float, alpha: float, kappa: float, tau: float, mfun=None) -> floa
     return float(linear_error(M, Mp, rho, alpha, tau, xi, rho_tr, rho_tr, M, -Mp))
 
 
-def e_iso_general(rho: float, alpha: float, kappa: float, tau: float, mfun, s_test: float = 1.0,
-                  extra_train_noise: float = 0.0) -> float:
+def e_iso_general(
+    rho: float, alpha: float, kappa: float, tau: float, mfun, s_test: float = 1.0, extra_train_noise: float = 0.0
+) -> float:
     """:func:`e_iso` with C_test = s_test I (rho_te = s_test + rho, traces s_test M and -s_test M') and
     an extra label-noise variance on the TRAINING labels only (the recipe is affine in the label noise
     rho of step 4; the test label noise stays rho).  Used by the a1 != 0 radial term."""
@@ -267,7 +270,7 @@ def e_iso_general(rho: float, alpha: float, kappa: float, tau: float, mfun, s_te
     if tau == 1.0:
         raise ICLError("the ridgeless error diverges at tau_eff = 1 (n = d(d+1)): no finite value")
     if tau < 1:
-        fun = lambda x: x * mfun(x + r)[0] - (1.0 - tau)       # noqa: E731
+        fun = lambda x: x * mfun(x + r)[0] - (1.0 - tau)  # noqa: E731
         hi = max(r, 1.0)
         while fun(hi) < 0:
             hi *= 2.0
@@ -275,12 +278,14 @@ def e_iso_general(rho: float, alpha: float, kappa: float, tau: float, mfun, s_te
     nu = r + xi
     M, Mp = mfun(nu)
     rl = rho + extra_train_noise
-    return float(linear_error(M, Mp, rl, alpha, tau, xi, rho_tr, s_test + rho, s_test * M, -s_test * Mp)
-                 - extra_train_noise)
+    return float(
+        linear_error(M, Mp, rl, alpha, tau, xi, rho_tr, s_test + rho, s_test * M, -s_test * Mp) - extra_train_noise
+    )
 
 
-def e_radial_signal(rm: "RadialMoments", rho_p: float, rho_eps: float, alpha: float, kappa: float, tau: float,
-                    mfun) -> float:
+def e_radial_signal(
+    rm: "RadialMoments", rho_p: float, rho_eps: float, alpha: float, kappa: float, tau: float, mfun
+) -> float:
     """The radial (Kronecker norm) term for a1 != 0, in units of a1^2 (equivalent linear teacher with
     noise rho_p = rho_nl/a1^2, of which rho_eps = rho/a1^2 is label noise that does not scale with
     |x|).  Derived here (docs/finite-d.md, "radial, a1 != 0"); assumptions: r_x = |x_test| and
@@ -303,18 +308,21 @@ def e_radial_signal(rm: "RadialMoments", rho_p: float, rho_eps: float, alpha: fl
     Erv, m1, Erv2 = float(rv.mean()), float(np.mean(1.0 / rv)), float(rv2.mean())
     nu0 = (1.0 + rho_p) / alpha
     M0 = mfun(nu0)[0]
-    sig_res = rho_p + nu0 - nu0 * nu0 * M0          # residual of the best linear predictor (xi = 0)
-    P_s = 1.0 + rho_p - sig_res                       # the part it explains
-    sig_s = sig_res - rho_eps                         # the residual that scales with |x_test|
+    sig_res = rho_p + nu0 - nu0 * nu0 * M0  # residual of the best linear predictor (xi = 0)
+    P_s = 1.0 + rho_p - sig_res  # the part it explains
+    sig_s = sig_res - rho_eps  # the residual that scales with |x_test|
     if tau < 1:
-        resid = P_s * float(np.var(1.0 / rv)) + sig_s * float(np.mean(1.0 / rv2)) + rho_eps * float(
-            np.mean(1.0 / (rx2 * rv2)))
+        resid = (
+            P_s * float(np.var(1.0 / rv))
+            + sig_s * float(np.mean(1.0 / rv2))
+            + rho_eps * float(np.mean(1.0 / (rx2 * rv2)))
+        )
         factor = m1
-        extra = resid / m1 ** 2 - sig_res
+        extra = resid / m1**2 - sig_res
     else:
         r2 = rm.r2
         target = 1.0 - 1.0 / tau
-        fun = lambda dl: float(np.mean(1.0 / (1.0 + r2 * dl))) - target     # noqa: E731
+        fun = lambda dl: float(np.mean(1.0 / (1.0 + r2 * dl))) - target  # noqa: E731
         hi = 2.0 / (tau - 1.0) + 1.0
         while fun(hi) > 0:
             hi *= 2.0
@@ -323,9 +331,9 @@ def e_radial_signal(rm: "RadialMoments", rho_p: float, rho_eps: float, alpha: fl
         w = w / w.mean()
         resid_r = P_s * (1.0 / rv - Erv) ** 2 + sig_s / rv2 + rho_eps / (rx2 * rv2)
         factor = Erv
-        extra = float(np.mean(w * resid_r)) / Erv ** 2 * delta * (tau - 1.0) - sig_res
+        extra = float(np.mean(w * resid_r)) / Erv**2 * delta * (tau - 1.0) - sig_res
     e1, t_A, q1 = recipe_parts(rho_p, alpha, kappa, tau, mfun, extra)
-    return e1 - 2.0 * (Erv * factor - 1.0) * t_A + (Erv2 * factor ** 2 - 1.0) * q1
+    return e1 - 2.0 * (Erv * factor - 1.0) * t_A + (Erv2 * factor**2 - 1.0) * q1
 
 
 def recipe_parts(rho: float, alpha: float, kappa: float, tau: float, mfun, extra_train_noise: float = 0.0):
@@ -338,7 +346,7 @@ def recipe_parts(rho: float, alpha: float, kappa: float, tau: float, mfun, extra
         raise ICLError("recipe_parts needs rho > 0 (it separates |A|^2 through the noise term)")
     e1 = e_iso_general(rho, alpha, kappa, tau, mfun, 1.0, extra_train_noise)
     e2 = e_iso_general(rho, alpha, kappa, tau, mfun, 2.0, extra_train_noise)
-    slope = e2 - e1                                   # 1 - 2 t_A + q_A (1 + 1/alpha)
+    slope = e2 - e1  # 1 - 2 t_A + q_A (1 + 1/alpha)
     q_A = alpha * (e1 - rho - slope) / rho
     t_A = (1.0 + q_A * (1.0 + (1.0 + rho) / alpha) - (e1 - rho)) / 2.0
     return e1, t_A, q_A * (1.0 + (1.0 + rho) / alpha)
@@ -382,7 +390,7 @@ def task_norm_moments(f, rho: float, d: int | None, n_gauss: int = 120, n_chi: i
         om = 2.0 * t / d
     z = np.sqrt(om)[:, None] * g[None, :]
     fz = np.asarray(T.numpy(z), dtype=float)
-    b = (fz * g[None, :]) @ wg / np.sqrt(om)          # beta(omega)
+    b = (fz * g[None, :]) @ wg / np.sqrt(om)  # beta(omega)
     Ef2 = (fz * fz) @ wg
     a1sq = float(np.sum(wo * om * b * b))
     return a1sq, float(np.sum(wo * Ef2)) - a1sq + float(rho)
@@ -400,7 +408,7 @@ class RadialMoments:
     d: int
     ell: int
     note: str
-    rx2: np.ndarray | None = None     # |x_test|^2 (r^2 = rx2 rv2); None for synthetic laws
+    rx2: np.ndarray | None = None  # |x_test|^2 (r^2 = rx2 rv2); None for synthetic laws
 
     def mean_se(self, values: np.ndarray, batches: int = 50) -> tuple:
         """Mean and batch-means SE of per-prompt values."""
@@ -410,8 +418,9 @@ class RadialMoments:
         return float(v.mean()), float(bm.std(ddof=1) / math.sqrt(batches))
 
 
-def radial_moments(f, rho: float, d: int, ell: int, n: int = 400_000, seed: int = 12345,
-                   law: str = "gaussian") -> RadialMoments:
+def radial_moments(
+    f, rho: float, d: int, ell: int, n: int = 400_000, seed: int = 12345, law: str = "gaussian"
+) -> RadialMoments:
     """Monte Carlo over one prompt's law (Gaussian task, ``prompts.sample_prompts``, exact sampler):
     r^2 = |x_test|^2 (v^T Sigma_v^-1 v)/(d + 1), v = [u; s], Sigma_v = E[v v^T] (estimated from the
     same samples; it is c_u I (+) E[s^2] plus O(1/d) rank-one parts, which are kept), and y_test^2."""
@@ -428,15 +437,21 @@ def radial_moments(f, rho: float, d: int, ell: int, n: int = 400_000, seed: int 
         P = sample_prompts(T.numpy, W, ell, rho, rng, method="fast")
         V_all.append(np.concatenate([P.u, P.s[:, None]], axis=1))
         xt2.append(np.einsum("md,md->m", P.x_test, P.x_test))
-        y2.append(P.y_test ** 2)
+        y2.append(P.y_test**2)
     V = np.concatenate(V_all)
     Sv = V.T @ V / V.shape[0]
     L = np.linalg.cholesky(Sv)
     Z = np.linalg.solve(L, V.T)
     rx2 = np.concatenate(xt2)
     r2 = rx2 * np.einsum("ij,ij->j", Z, Z) / (d + 1)
-    return RadialMoments(r2, np.concatenate(y2), d, ell,
-                         f"Monte Carlo over {n} prompts (seed {seed}), {law} tasks, exact fast sampler", rx2)
+    return RadialMoments(
+        r2,
+        np.concatenate(y2),
+        d,
+        ell,
+        f"Monte Carlo over {n} prompts (seed {seed}), {law} tasks, exact fast sampler",
+        rx2,
+    )
 
 
 @memoize(maxsize=64)
@@ -462,7 +477,7 @@ def e_radial(rm: RadialMoments, n: int, p: int, wishart: bool = False, Ey2: floa
         factor = n / (p - n - (1 if wishart else 0))
     else:
         target = 1.0 - p / n
-        fun = lambda dl: float(np.mean(1.0 / (1.0 + r2 * dl))) - target     # noqa: E731  decreasing
+        fun = lambda dl: float(np.mean(1.0 / (1.0 + r2 * dl))) - target  # noqa: E731  decreasing
         hi = 2.0 * p / (n - p) + 1.0
         while fun(hi) > 0:
             hi *= 2.0
@@ -479,8 +494,9 @@ def e_radial(rm: RadialMoments, n: int, p: int, wishart: bool = False, Ey2: floa
 # ----------------------------------------------------------------------------
 # public entry points
 # ----------------------------------------------------------------------------
-def e_linear_finite(rho: float = 0.1, alpha: float = 1.0, kappa: float = 1.0, tau: float = 0.5, *, d: int,
-                    order: int = 1, terms=None) -> FiniteD:
+def e_linear_finite(
+    rho: float = 0.1, alpha: float = 1.0, kappa: float = 1.0, tau: float = 0.5, *, d: int, order: int = 1, terms=None
+) -> FiniteD:
     """Linear teacher y = x^T w + eps, w ~ N(0, I), ridgeless: the limit plus the O(1/d) terms.
 
     ``terms``: an iterable of names from :data:`TERMS` (default all that apply);
@@ -489,8 +505,18 @@ def e_linear_finite(rho: float = 0.1, alpha: float = 1.0, kappa: float = 1.0, ta
     return e_nonlinear_finite("g", rho=rho, alpha=alpha, kappa=kappa, tau=tau, d=d, order=order, terms=terms)
 
 
-def e_nonlinear_finite(f, rho: float = 0.1, alpha: float = 1.0, kappa: float = 1.0, tau: float = 0.5, *,
-                       d: int, order: int = 1, terms=None, mc_prompts: int = 400_000) -> FiniteD:
+def e_nonlinear_finite(
+    f,
+    rho: float = 0.1,
+    alpha: float = 1.0,
+    kappa: float = 1.0,
+    tau: float = 0.5,
+    *,
+    d: int,
+    order: int = 1,
+    terms=None,
+    mc_prompts: int = 400_000,
+) -> FiniteD:
     """Teacher f (Result 1, Eq. (9), p. 3; a1 = 0: Eq. (10)), ridgeless, C = I, Gaussian tasks:
     the d -> infinity limit plus the O(1/d) terms of the module docstring, each switchable."""
     d = _check_d(d)
@@ -501,7 +527,7 @@ def e_nonlinear_finite(f, rho: float = 0.1, alpha: float = 1.0, kappa: float = 1
     p = d * (d + 1)
 
     def evaluate(on: tuple) -> tuple:
-        al, ka, ta = (ell / d, k / d, n / d ** 2) if "sizes" in on else (alpha, kappa, tau)
+        al, ka, ta = (ell / d, k / d, n / d**2) if "sizes" in on else (alpha, kappa, tau)
         if "param_count" in on:
             ta = (n if "sizes" in on else tau * d * d) / p
         a1sq, rnl = task_norm_moments(f, rho, d) if "task_norm" in on else (a1sq0, rnl0)
@@ -510,7 +536,7 @@ def e_nonlinear_finite(f, rho: float = 0.1, alpha: float = 1.0, kappa: float = 1
                 raise ICLError("the ridgeless a1 = 0 error (Eq. (10)) diverges at n = p: no finite value")
             if "radial" in on:
                 rm = _radial_cached(str(f), float(rho), d, ell, int(mc_prompts))
-                Ey2 = task_norm_moments(f, rho, d)[1]      # a1 = 0: E[y^2] = E f^2 + rho, exact
+                Ey2 = task_norm_moments(f, rho, d)[1]  # a1 = 0: E[y^2] = E f^2 + rho, exact
                 return e_radial(rm, n, p, wishart="wishart" in on, Ey2=Ey2)
             # Eq. (10): pure noise fitting; wishart: exact inverse-Wishart factors at (n, p)
             if "wishart" in on:
@@ -526,17 +552,22 @@ def e_nonlinear_finite(f, rho: float = 0.1, alpha: float = 1.0, kappa: float = 1
     terms_out, prev, on, se = [], limit, (), 0.0
     for t in use:
         if a1_zero and t == "bank_resolvent":
-            continue                      # the a1 = 0 error does not depend on the task bank (Eq. (10))
+            continue  # the a1 = 0 error does not depend on the task bank (Eq. (10))
         if not a1_zero and t == "wishart":
-            continue                      # O(1/d^2); applied to the a1 = 0 branch only
+            continue  # O(1/d^2); applied to the a1 = 0 branch only
         on = on + (t,)
         val, se = evaluate(on)
         note = "MC, SE %.1e" % se if se else ("MC over one prompt's law" if t == "radial" else "")
         terms_out.append(Term(t, val - prev, SOURCES[t], note))
         prev = val
-    return FiniteD(d, limit, prev, tuple(terms_out),
-                   dict(f=str(f), rho=rho, alpha=alpha, kappa=kappa, tau=tau, ell=ell, k=k, n=n, p=p,
-                        a1_zero=a1_zero), stderr=se)
+    return FiniteD(
+        d,
+        limit,
+        prev,
+        tuple(terms_out),
+        dict(f=str(f), rho=rho, alpha=alpha, kappa=kappa, tau=tau, ell=ell, k=k, n=n, p=p, a1_zero=a1_zero),
+        stderr=se,
+    )
 
 
 def _eq10_wishart(rnl: float, tau_eff: float, p: int) -> float:
@@ -546,7 +577,22 @@ def _eq10_wishart(rnl: float, tau_eff: float, p: int) -> float:
     return rnl * (1.0 + nn / (p - nn - 1.0)) if nn < p else rnl * (1.0 + p / (nn - p - 1.0))
 
 
-__all__ = ["TERMS", "SOURCES", "Term", "FiniteD", "e_linear_finite", "e_nonlinear_finite", "e_iso",
-           "e_iso_general", "e_radial_signal", "recipe_parts", "gamma_rule",
-           "bs_mean_correction", "task_norm_moments", "radial_moments", "e_radial", "RadialMoments",
-           "finite_sizes"]
+__all__ = [
+    "TERMS",
+    "SOURCES",
+    "Term",
+    "FiniteD",
+    "e_linear_finite",
+    "e_nonlinear_finite",
+    "e_iso",
+    "e_iso_general",
+    "e_radial_signal",
+    "recipe_parts",
+    "gamma_rule",
+    "bs_mean_correction",
+    "task_norm_moments",
+    "radial_moments",
+    "e_radial",
+    "RadialMoments",
+    "finite_sizes",
+]

@@ -21,7 +21,5 @@ from __future__ import annotations
 def linear_error(M, Mp, rho, alpha, tau, xi, rho_tr, rho_te, trF, trF2):
     """The asymptotic linear ICL error from steps 4-5 (floats or SymPy expressions)."""
     nu = rho_tr / alpha + xi
-    c = (rho + nu - nu ** 2 * M - xi * (1 - 2 * nu * M - nu ** 2 * Mp)) / (
-        tau - (1 - 2 * xi * M - xi ** 2 * Mp))
-    return (rho + (rho_te / alpha) * (1 + (c - 2 * nu) * M + (xi * c - nu ** 2) * Mp)
-            + c * trF - (c * xi - nu ** 2) * trF2)
+    c = (rho + nu - nu**2 * M - xi * (1 - 2 * nu * M - nu**2 * Mp)) / (tau - (1 - 2 * xi * M - xi**2 * Mp))
+    return rho + (rho_te / alpha) * (1 + (c - 2 * nu) * M + (xi * c - nu**2) * Mp) + c * trF - (c * xi - nu**2) * trF2

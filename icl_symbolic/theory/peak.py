@@ -29,10 +29,12 @@ DIVERGES = "tau = 1 with lam = 0: the ridgeless error diverges (interpolation pe
 
 
 #: Why a simulated number at the peak is not compared with anything (simulate's words for it).
-AT_PEAK = ("tau = 1 with lam = 0 is the interpolation peak: the d -> infinity error is infinite, and at finite d "
-           "the ridgeless error is set by the smallest singular values of the training data, so it varies by "
-           "orders of magnitude between seeds and its mean estimates nothing finite; use a ridge --lam > 0 or "
-           "tau != 1 for a number that means something")
+AT_PEAK = (
+    "tau = 1 with lam = 0 is the interpolation peak: the d -> infinity error is infinite, and at finite d "
+    "the ridgeless error is set by the smallest singular values of the training data, so it varies by "
+    "orders of magnitude between seeds and its mean estimates nothing finite; use a ridge --lam > 0 or "
+    "tau != 1 for a number that means something"
+)
 
 
 def is_peak(tau, lam=0.0) -> bool:
@@ -43,5 +45,7 @@ def is_peak(tau, lam=0.0) -> bool:
 def check_not_peak(tau, lam=0.0) -> None:
     """One-line ICLError at the ridgeless interpolation threshold."""
     if is_peak(tau, lam):
-        raise ICLError("tau = 1 is the interpolation threshold: the ridgeless error diverges there "
-                       "(use tau != 1 or a ridge lam > 0)")
+        raise ICLError(
+            "tau = 1 is the interpolation threshold: the ridgeless error diverges there "
+            "(use tau != 1 or a ridge lam > 0)"
+        )

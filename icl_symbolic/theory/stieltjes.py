@@ -46,8 +46,8 @@ import numpy as np
 from scipy.optimize import brentq
 
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.values import Value
 from icl_symbolic.core.stats import sample_se
+from icl_symbolic.core.values import Value
 
 _RTOL = 4 * np.finfo(float).eps
 
@@ -88,7 +88,7 @@ def solve_a(nu: float, eigvals: np.ndarray, kappa: float) -> float:
         return float(np.mean(nu / (a * lam + nu))) - kappa * (a - 1.0) - 1.0
 
     g1 = g(1.0)
-    if g1 >= 0.0:          # only when C_train = 0 (all lambda_j = 0): a = 1 exactly
+    if g1 >= 0.0:  # only when C_train = 0 (all lambda_j = 0): a = 1 exactly
         return 1.0
     return brentq(g, 0.0, 1.0, xtol=1e-300, rtol=_RTOL, maxiter=500)
 
@@ -166,6 +166,10 @@ def empirical_stieltjes(nu, eigvals, kappa, d, rng, repeats=10, eigvecs=None):
         out[r] = np.mean(1.0 / (s[None, :] + nu[:, None]), axis=1)
     mean = out.mean(axis=0)
     se = sample_se(out, axis=0) if repeats > 1 else np.full(nu.size, np.nan)
-    vals = [Value(float(m), "mc", stderr=float(e), n_samples=repeats,
-                  note=f"(1/d) tr (S + nu I)^-1, d={d}, k={k}, nu={x:g}") for m, e, x in zip(mean, se, nu)]
+    vals = [
+        Value(
+            float(m), "mc", stderr=float(e), n_samples=repeats, note=f"(1/d) tr (S + nu I)^-1, d={d}, k={k}, nu={x:g}"
+        )
+        for m, e, x in zip(mean, se, nu)
+    ]
     return vals, out

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from icl_symbolic.core.errors import ClaimFileError, ICLError
-from icl_symbolic.verification.checks import REGISTRY
 from icl_symbolic.diagnosis.scale import validate_expected_diagnosis
+from icl_symbolic.verification.checks import REGISTRY
 from icl_symbolic.verification.evidence import EVIDENCE, NOT_COUNTED
 from icl_symbolic.verification.judge import Tolerance
 
@@ -55,8 +55,23 @@ METHODS = ("symbolic", "mpmath", "mc", "sim")
 EXPECTED = ("holds", "mismatch")
 TOLERANCE_KINDS = ("exact", "abs", "rel", "z")
 #: Keys of a claim that are not parameters of its check.
-CLAIM_KEYS = ("id", "source", "statement", "method", "check", "expected", "tolerance",
-              "diagnosis", "full", "tier", "note", "why", "evidence", "evidence_reason", "result")
+CLAIM_KEYS = (
+    "id",
+    "source",
+    "statement",
+    "method",
+    "check",
+    "expected",
+    "tolerance",
+    "diagnosis",
+    "full",
+    "tier",
+    "note",
+    "why",
+    "evidence",
+    "evidence_reason",
+    "result",
+)
 #: Verification tiers, cheapest first: ``verify`` runs quick claims, ``--full`` adds the full ones,
 #: ``--tier deep`` the deep ones too (paper-scale ladders, see docs/benchmarks.md).
 TIERS = ("quick", "full", "deep")
@@ -82,13 +97,13 @@ class Claim:
     file: str
     unit: str = ""
     diagnosis: str | None = None
-    full: bool = False              # tier != "quick" (kept for callers that ask only this)
+    full: bool = False  # tier != "quick" (kept for callers that ask only this)
     note: str = ""
     why: str = ""
-    evidence: str = "consistency"   # derivation | independent | simulation | consistency | self-test
-    result: str = ""                # the paper result the claim backs (verify.evidence.RESULTS)
-    tier: str = "quick"             # quick | full | deep (TIERS)
-    evidence_reason: str = ""       # why the claim has its evidence kind (required for consistency, self-test)
+    evidence: str = "consistency"  # derivation | independent | simulation | consistency | self-test
+    result: str = ""  # the paper result the claim backs (verify.evidence.RESULTS)
+    tier: str = "quick"  # quick | full | deep (TIERS)
+    evidence_reason: str = ""  # why the claim has its evidence kind (required for consistency, self-test)
 
     def where(self) -> str:
         return f"{self.file}: claim {self.id!r}"
@@ -97,6 +112,7 @@ class Claim:
 # ---------------------------------------------------------------------------
 # Loading and validation
 # ---------------------------------------------------------------------------
+
 
 def shipped_derivations():
     """The folder of the shipped claim files.
@@ -161,8 +177,11 @@ def resolve_shipped(name: str) -> list:
     out = []
     for p in default_files():
         stem = p.name.removesuffix(".toml")
-        if (base in (stem, shipped_name(p.name)) or (base.isdigit() and stem[:2].isdigit() and int(base) == int(stem[:2]))
-                or any(fnmatch.fnmatchcase(n, base) for n in (p.name, stem, shipped_name(p.name)))):
+        if (
+            base in (stem, shipped_name(p.name))
+            or (base.isdigit() and stem[:2].isdigit() and int(base) == int(stem[:2]))
+            or any(fnmatch.fnmatchcase(n, base) for n in (p.name, stem, shipped_name(p.name)))
+        ):
             out.append(p)
     return out
 
@@ -188,8 +207,10 @@ def expand_paths(patterns) -> list[Path]:
             if p.is_dir():
                 out.extend(sorted(p.glob("*.toml")))
             elif not p.exists():
-                raise ICLError(f"claim file {h} does not exist (a shipped file is named by its number or "
-                               "name from any folder: icl-symbolic verify --list)")
+                raise ICLError(
+                    f"claim file {h} does not exist (a shipped file is named by its number or "
+                    "name from any folder: icl-symbolic verify --list)"
+                )
             else:
                 out.append(p)
     seen, uniq = set(), []
@@ -213,8 +234,10 @@ def load_file(path) -> list[Claim]:
         raise ClaimFileError(f"{name}: cannot read: {exc}") from None
     unknown_top = set(data) - {"unit", "defaults", "claim"}
     if unknown_top:
-        raise ClaimFileError(f"{name}: unknown top-level key(s) {', '.join(sorted(unknown_top))}; "
-                             "expected [unit], [defaults] and [[claim]]")
+        raise ClaimFileError(
+            f"{name}: unknown top-level key(s) {', '.join(sorted(unknown_top))}; "
+            "expected [unit], [defaults] and [[claim]]"
+        )
     unit = data.get("unit", {})
     defaults = data.get("defaults", {})
     if not isinstance(unit, dict) or not isinstance(defaults, dict):
@@ -263,14 +286,17 @@ def _build_claim(raw, defaults, unit, name, where, registry) -> Claim:
     tier = _tier(raw, where)
     full = tier != "quick"
     if method == "sim" and not full:
-        raise ClaimFileError(f"{where}: simulation claims (method = 'sim') must set full = true "
-                             "or tier = \"full\" / \"deep\"")
+        raise ClaimFileError(
+            f'{where}: simulation claims (method = \'sim\') must set full = true or tier = "full" / "deep"'
+        )
     tol = _tolerance(raw.get("tolerance"), where, method)
     diagnosis = raw.get("diagnosis")
     if expected == "mismatch":
         if not isinstance(diagnosis, str) or not diagnosis.strip():
-            raise ClaimFileError(f"{where}: an expected mismatch needs 'diagnosis' "
-                                 "(the quantity the claimed value is, e.g. \"rho_f/a1^2\")")
+            raise ClaimFileError(
+                f"{where}: an expected mismatch needs 'diagnosis' "
+                '(the quantity the claimed value is, e.g. "rho_f/a1^2")'
+            )
     elif diagnosis is not None:
         raise ClaimFileError(f"{where}: 'diagnosis' is only for expected = 'mismatch'")
     for key in ("note", "why"):
@@ -292,11 +318,27 @@ def _build_claim(raw, defaults, unit, name, where, registry) -> Claim:
             validate_expected_diagnosis(diagnosis)
         except ICLError as exc:
             raise ClaimFileError(f"{where}: diagnosis {diagnosis!r}: {exc}") from None
-    return Claim(id=cid, source=source, statement=statement, method=method, check=check,
-                 expected=expected, tolerance=tol, params=params, parsed=parsed, file=name,
-                 unit=str(unit.get("title", "")), diagnosis=diagnosis.strip() if diagnosis else None,
-                 full=full, note=str(raw.get("note", "")), why=str(raw.get("why", "")),
-                 evidence=evidence, result=result.strip(), tier=tier, evidence_reason=evidence_reason)
+    return Claim(
+        id=cid,
+        source=source,
+        statement=statement,
+        method=method,
+        check=check,
+        expected=expected,
+        tolerance=tol,
+        params=params,
+        parsed=parsed,
+        file=name,
+        unit=str(unit.get("title", "")),
+        diagnosis=diagnosis.strip() if diagnosis else None,
+        full=full,
+        note=str(raw.get("note", "")),
+        why=str(raw.get("why", "")),
+        evidence=evidence,
+        result=result.strip(),
+        tier=tier,
+        evidence_reason=evidence_reason,
+    )
 
 
 def _tier(raw, where) -> str:
@@ -320,8 +362,10 @@ def _evidence_reason(raw, evidence, where) -> str:
     were wrong, and the reader should be told why."""
     if "evidence_reason" not in raw:
         if evidence in NOT_COUNTED:
-            raise ClaimFileError(f"{where}: evidence {evidence!r} needs 'evidence_reason' (why a wrong "
-                                 "statement in the paper could not make this claim fail)")
+            raise ClaimFileError(
+                f"{where}: evidence {evidence!r} needs 'evidence_reason' (why a wrong "
+                "statement in the paper could not make this claim fail)"
+            )
         return ""
     v = raw["evidence_reason"]
     if not isinstance(v, str) or not v.strip():
@@ -331,8 +375,9 @@ def _evidence_reason(raw, evidence, where) -> str:
 
 def _tolerance(t, where, method) -> Tolerance:
     if not isinstance(t, dict):
-        raise ClaimFileError(f"{where}: missing 'tolerance' table, e.g. "
-                             "tolerance = { abs = 1e-20, reason = \"...\" }")
+        raise ClaimFileError(
+            f"{where}: missing 'tolerance' table, e.g. tolerance = {{ abs = 1e-20, reason = \"...\" }}"
+        )
     reason = t.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise ClaimFileError(f"{where}: tolerance needs a 'reason' (why this tolerance)")
@@ -355,8 +400,7 @@ def _tolerance(t, where, method) -> Tolerance:
     if kind == "z" and method not in ("mc", "sim"):
         raise ClaimFileError(f"{where}: a z tolerance is for method 'mc' or 'sim'")
     if method in ("mc", "sim") and kind != "z":
-        raise ClaimFileError(f"{where}: Monte-Carlo and simulation claims need a z tolerance "
-                             "(in standard errors)")
+        raise ClaimFileError(f"{where}: Monte-Carlo and simulation claims need a z tolerance (in standard errors)")
     bias = t.get("bias_rel")
     if bias is not None:
         if kind != "z":

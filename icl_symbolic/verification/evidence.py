@@ -51,14 +51,17 @@ COUNTED = ("derivation", "independent", "simulation")
 #: Kinds that never count; a claim of one of these kinds must give an ``evidence_reason``.
 NOT_COUNTED = tuple(k for k in EVIDENCE if k not in COUNTED)
 #: The paper's results, in paper order (the shipped claim files use these names).
-RESULTS = ("Eqs. 1-7", "Eq. 2", "Eq. 8", "Appendix A", "Lemma 1", "Result 1", "Eq. 10", "Eq. 11",
-           "Fig. 1", "Fig. 2")
+RESULTS = ("Eqs. 1-7", "Eq. 2", "Eq. 8", "Appendix A", "Lemma 1", "Result 1", "Eq. 10", "Eq. 11", "Fig. 1", "Fig. 2")
 #: Results of icl-symbolic's own that the shipped files also check (not the paper's; tallied after it).
 OUR_RESULTS = ("Kernel learner (ours)", "IDG error (ours)")
 #: Results of the further papers whose claims are shipped (derivations/<paper>/, ``verify --paper``),
 #: each named with its paper so that the tally groups them by paper, after the checked paper's.
-OTHER_PAPER_RESULTS = ("arXiv:2405.11751: ICL error", "arXiv:2405.11751: IDG error",
-                       "arXiv:2405.11751: double descent", "arXiv:2405.11751: task diversity")
+OTHER_PAPER_RESULTS = (
+    "arXiv:2405.11751: ICL error",
+    "arXiv:2405.11751: IDG error",
+    "arXiv:2405.11751: double descent",
+    "arXiv:2405.11751: task diversity",
+)
 #: Flags of the tally: no counted claim of a paper result ran and passed; a result of ours.
 NO_EVIDENCE = "no evidence run"
 OURS = "ours: not evidence for the paper"
@@ -104,7 +107,7 @@ def evidence_count(kinds: dict) -> int:
     return sum(kinds[k]["ok"] for k in COUNTED)
 
 
-_COL = 13     # terminal column width: the longest cell is "12/12 [+20]", the longest kind "independent"
+_COL = 13  # terminal column width: the longest cell is "12/12 [+20]", the longest kind "independent"
 
 
 def _cell(c: dict) -> str:
@@ -143,9 +146,11 @@ def format_tally(t: dict) -> str:
     if not t:
         return ""
     width = max(len(k) for k in t) + 2
-    head = ("evidence per paper result (ok/run, [+n skipped: need --full or --tier deep]); only derivation,\n"
-            "independent and simulation count: consistency checks and self-tests could not fail if the paper\n"
-            "were wrong:")
+    head = (
+        "evidence per paper result (ok/run, [+n skipped: need --full or --tier deep]); only derivation,\n"
+        "independent and simulation count: consistency checks and self-tests could not fail if the paper\n"
+        "were wrong:"
+    )
     lines = [head, (" " * (width + 2) + "".join(f"{k:<{_COL}}" for k in EVIDENCE)).rstrip()]
     for row in tally_rows(t):
         lines.append((f"  {row[0]:<{width}}" + "".join(f"{c:<{_COL}}" for c in row[1:-1])).rstrip())
@@ -154,5 +159,18 @@ def format_tally(t: dict) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["EVIDENCE", "COUNTED", "NOT_COUNTED", "RESULTS", "OUR_RESULTS", "OTHER_PAPER_RESULTS", "NO_EVIDENCE", "OURS", "tally",
-           "tally_rows", "format_tally", "evidence_count", "flag"]
+__all__ = [
+    "EVIDENCE",
+    "COUNTED",
+    "NOT_COUNTED",
+    "RESULTS",
+    "OUR_RESULTS",
+    "OTHER_PAPER_RESULTS",
+    "NO_EVIDENCE",
+    "OURS",
+    "tally",
+    "tally_rows",
+    "format_tally",
+    "evidence_count",
+    "flag",
+]

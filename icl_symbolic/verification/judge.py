@@ -44,10 +44,9 @@ class Tolerance:
 def z_parts(computed, claimed, tol: Tolerance):
     """(combined SE, Student-t limit, dof or None) of a z tolerance."""
     se2 = sum(float(v.stderr) ** 2 for v in (computed, claimed) if v.stderr is not None)
-    dofs = [v.n_samples - 1 for v in (computed, claimed)
-            if v.method == "sim" and v.stderr is not None and v.n_samples]
+    dofs = [v.n_samples - 1 for v in (computed, claimed) if v.method == "sim" and v.stderr is not None and v.n_samples]
     dof = min(dofs) if dofs else None
-    return se2 ** 0.5, t_limit(tol.value, dof), dof
+    return se2**0.5, t_limit(tol.value, dof), dof
 
 
 #: The power at which the minimum detectable error is stated.
@@ -83,8 +82,9 @@ def detectable(computed, claimed, tol: Tolerance, scale=None):
     se, zq, dof = z_parts(computed, claimed, tol)
     bias = (tol.bias_rel or 0.0) * abs(float(claimed.value))
     m = mde_abs(se, zq + bias / se, dof, POWER) if se > 0 else float("inf")
-    how = (f"90 % power at |z| <= {zq:.3g}" + (f" (t, {dof} dof)" if dof else "")
-           + (f" + bias {bias:.3g}" if bias else ""))
+    how = (
+        f"90 % power at |z| <= {zq:.3g}" + (f" (t, {dof} dof)" if dof else "") + (f" + bias {bias:.3g}" if bias else "")
+    )
     return m, (m / ref if ref else None), how
 
 
@@ -113,15 +113,18 @@ def compare(computed, claimed, tol: Tolerance):
             se, zq, dof = z_parts(computed, claimed, tol)
             if se <= 0:
                 raise ICLError("a z tolerance needs a Monte-Carlo or simulation value with a standard error")
-            se2 = se ** 2
+            se2 = se**2
             z = float(diff) / se
             qtxt = "" if zq == tol.value else f" (Student-t for {dof} dof: {zq:.3g})"
             if tol.bias_rel:
                 bias = tol.bias_rel * abs(float(k))
-                lim = zq * se2 ** 0.5 + bias
-                return (abs(float(diff)) <= lim, abs(float(diff)), z,
-                        f"z = {z:+.2f}; |diff| = {abs(float(diff)):.3g} vs {zq:.3g} SE{qtxt} + bias "
-                        f"{bias:.3g} = {lim:.3g}")
+                lim = zq * se2**0.5 + bias
+                return (
+                    abs(float(diff)) <= lim,
+                    abs(float(diff)),
+                    z,
+                    f"z = {z:+.2f}; |diff| = {abs(float(diff)):.3g} vs {zq:.3g} SE{qtxt} + bias {bias:.3g} = {lim:.3g}",
+                )
             return abs(z) <= zq, abs(float(diff)), z, f"z = {z:+.2f} (limit {zq:.3g}{qtxt})"
         slack = 0.0
         for v in (computed, claimed):

@@ -38,11 +38,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from icl_symbolic.theory import a1zero, asymptotic as theory
 from icl_symbolic.core.errors import ClaimFileError, ICLError
 from icl_symbolic.core.stats import MIN_SEEDS
-from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.core.values import Value
+from icl_symbolic.engine.expr import parse_expr
+from icl_symbolic.theory import a1zero
+from icl_symbolic.theory import asymptotic as theory
 
 HERMITE_NAMES = ("a1", "E_f2", "rho", "rho_f", "rho_nonlinear") + tuple(f"a{m}" for m in range(31) if m != 1)
 
@@ -51,7 +52,7 @@ HERMITE_NAMES = ("a1", "E_f2", "rho", "rho_f", "rho_nonlinear") + tuple(f"a{m}" 
 class Param:
     """One parameter of a check kind."""
 
-    type: str                 # teacher | const | family | symexpr | int | number | bool | str | str_list | table
+    type: str  # teacher | const | family | symexpr | int | number | bool | str | str_list | table
     #                           | seed_count (int >= MIN_SEEDS) | seed_counts (that, or a list of them)
     required: bool = False
     default: Any = None
@@ -66,13 +67,13 @@ class Outcome:
     computed: Value | None = None
     claimed: Value | None = None
     detail: str = ""
-    holds: bool | None = None              # set only by checks that judge themselves (symbolic)
-    residual_expr: str | None = None       # symbolic residual ("0" when it holds)
-    diagnosis_fn: Callable | None = None   # lazily computes a Diagnosis on mismatch
+    holds: bool | None = None  # set only by checks that judge themselves (symbolic)
+    residual_expr: str | None = None  # symbolic residual ("0" when it holds)
+    diagnosis_fn: Callable | None = None  # lazily computes a Diagnosis on mismatch
     figures: list = field(default_factory=list)
-    also_required: tuple | None = None     # (bool, reason): a further condition for "holds"
-    mde_rel: float | None = None           # set by checks that judge themselves: min. detectable rel. error
-    mde_note: str = ""                     # how mde_rel was obtained (or why there is none)
+    also_required: tuple | None = None  # (bool, reason): a further condition for "holds"
+    mde_rel: float | None = None  # set by checks that judge themselves: min. detectable rel. error
+    mde_note: str = ""  # how mde_rel was obtained (or why there is none)
 
 
 @dataclass(frozen=True)
@@ -80,17 +81,19 @@ class CheckKind:
     name: str
     func: Callable
     params: dict
-    needs: tuple = ()          # ((module, what it provides), ...)
+    needs: tuple = ()  # ((module, what it provides), ...)
     needs_attrs: dict = field(default_factory=dict)
     doc: str = ""
-    reports_progress: bool = False   # func takes progress=callable(str) | None
+    reports_progress: bool = False  # func takes progress=callable(str) | None
 
     def validate(self, params: dict, where: str) -> dict:
         """Type-check and parse ``params``; returns the parsed values."""
         unknown = sorted(set(params) - set(self.params))
         if unknown:
-            raise ClaimFileError(f"{where}: unknown key(s) {', '.join(unknown)} for check "
-                                 f"{self.name!r}; allowed: {', '.join(sorted(self.params))}")
+            raise ClaimFileError(
+                f"{where}: unknown key(s) {', '.join(unknown)} for check "
+                f"{self.name!r}; allowed: {', '.join(sorted(self.params))}"
+            )
         parsed = {}
         ctx = {n: sp.default for n, sp in self.params.items() if sp.default is not None}
         ctx.update(params)
@@ -115,9 +118,15 @@ def check_kind(name, params, needs=(), needs_attrs=None, reports_progress=False)
     """
 
     def deco(func):
-        func.kind = CheckKind(name=name, func=func, params=params, needs=tuple(needs),
-                              needs_attrs=dict(needs_attrs or {}), doc=(func.__doc__ or "").strip(),
-                              reports_progress=reports_progress)
+        func.kind = CheckKind(
+            name=name,
+            func=func,
+            params=params,
+            needs=tuple(needs),
+            needs_attrs=dict(needs_attrs or {}),
+            doc=(func.__doc__ or "").strip(),
+            reports_progress=reports_progress,
+        )
         return func
 
     return deco
@@ -140,6 +149,7 @@ def describe(registry: dict) -> str:
 # ---------------------------------------------------------------------------
 # Parameter parsing (safe: only through expr.parse_expr)
 # ---------------------------------------------------------------------------
+
 
 def param_text(v) -> str:
     if isinstance(v, bool):
@@ -217,12 +227,13 @@ def _parse_param(spec: Param, v, params):
         if not counts or not all(isinstance(x, int) and not isinstance(x, bool) for x in counts):
             raise ICLError("must be an integer" + (" or a list of integers (one per d)" if t == "seed_counts" else ""))
         if min(counts) < MIN_SEEDS:
-            raise ICLError(f"must be >= {MIN_SEEDS} seeds per simulated point (got {min(counts)}): with fewer, "
-                           "the seed-to-seed SE understates skewed spreads (docs/power.md)")
+            raise ICLError(
+                f"must be >= {MIN_SEEDS} seeds per simulated point (got {min(counts)}): with fewer, "
+                "the seed-to-seed SE understates skewed spreads (docs/power.md)"
+            )
         return list(v) if isinstance(v, list) else v
     if t == "int_list":
-        if not isinstance(v, list) or len(v) < 2 or not all(isinstance(x, int) and not isinstance(x, bool)
-                                                            for x in v):
+        if not isinstance(v, list) or len(v) < 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
             raise ICLError("must be a list of at least two integers")
         return list(v)
     if t == "str_list":
@@ -244,10 +255,14 @@ SWEEP_NAMES = ("alpha", "kappa", "tau", "lam")
 
 #: The library functions a ``call`` parameter may name.
 THEORY_FUNCTIONS = {
-    "e_linear": theory.e_linear, "e_linear_isotropic": theory.e_linear_isotropic,
-    "e_nonlinear": theory.e_nonlinear, "e_nonlinear_normalized": theory.e_nonlinear_normalized,
-    "e_a1zero": theory.e_a1zero, "task_diversity_limit": theory.task_diversity_limit,
-    "chi0_value": a1zero.chi0_value, "lam_tilde_value": a1zero.lam_tilde_value,
+    "e_linear": theory.e_linear,
+    "e_linear_isotropic": theory.e_linear_isotropic,
+    "e_nonlinear": theory.e_nonlinear,
+    "e_nonlinear_normalized": theory.e_nonlinear_normalized,
+    "e_a1zero": theory.e_a1zero,
+    "task_diversity_limit": theory.task_diversity_limit,
+    "chi0_value": a1zero.chi0_value,
+    "lam_tilde_value": a1zero.lam_tilde_value,
     "e_idg_isotropic": theory.e_idg_isotropic,
 }
 PASS_THROUGH = ("f", "C_train", "C_test", "error")

@@ -19,19 +19,23 @@ from pathlib import Path
 
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.mathml import latex_to_mathml
-from icl_symbolic.verification.runner import summary_line
 from icl_symbolic.verification.evidence import EVIDENCE, tally, tally_rows
+from icl_symbolic.verification.runner import summary_line
 
-_EVIDENCE_NOTE = ("Evidence per paper result: claims that came out as expected / claims run, "
-                  "[+n] skipped (need --full or --tier deep). A claim counts as evidence for a paper result only if a "
-                  "wrong statement in the paper could make it fail (derivation, independent, simulation). "
-                  "Consistency checks (one definition or formula written two ways) and self-tests (our "
-                  "own numerics, simulator, derivations beyond the paper and extensions) are kept but not "
-                  "counted; each says why in its evidence reason.")
+_EVIDENCE_NOTE = (
+    "Evidence per paper result: claims that came out as expected / claims run, "
+    "[+n] skipped (need --full or --tier deep). A claim counts as evidence for a paper result only if a "
+    "wrong statement in the paper could make it fail (derivation, independent, simulation). "
+    "Consistency checks (one definition or formula written two ways) and self-tests (our "
+    "own numerics, simulator, derivations beyond the paper and extensions) are kept but not "
+    "counted; each says why in its evidence reason."
+)
 
-_MDE_NOTE = ("MDE: the minimum detectable error, the smallest relative error of the claimed value that "
-             "the check would have flagged with probability >= 90 % at its false-alarm budget (statistical "
-             "claims), or its tolerance as a relative error (deterministic claims); 0 for exact comparisons.")
+_MDE_NOTE = (
+    "MDE: the minimum detectable error, the smallest relative error of the claimed value that "
+    "the check would have flagged with probability >= 90 % at its false-alarm budget (statistical "
+    "claims), or its tolerance as a relative error (deterministic claims); 0 for exact comparisons."
+)
 
 
 def _mde_cell(r) -> str:
@@ -118,28 +122,49 @@ def _header(summary, meta):
 def render_markdown(results, summary, meta=None) -> str:
     """The report as Markdown (figures as embedded data URIs)."""
     when, line, meta = _header(summary, meta)
-    out = ["# icl-symbolic verification report", "",
-           "Paper: Letey, Rysmakhanov, Lu, Pehlevan, Zavatone-Veth, *What can linear attention "
-           "learn from nonlinear teachers in-context?*, arXiv:2610.10761v1.", "",
-           f"Generated {when}. Mode: {meta.get('mode', 'quick')}. Files: "
-           f"{', '.join(meta.get('files', [])) or 'shipped derivations'}.", "",
-           f"**{line}**", "", _EVIDENCE_NOTE, "",
-           "| paper result | " + " | ".join(EVIDENCE) + " | |", "|---" * (len(EVIDENCE) + 2) + "|"]
+    out = [
+        "# icl-symbolic verification report",
+        "",
+        "Paper: Letey, Rysmakhanov, Lu, Pehlevan, Zavatone-Veth, *What can linear attention "
+        "learn from nonlinear teachers in-context?*, arXiv:2610.10761v1.",
+        "",
+        f"Generated {when}. Mode: {meta.get('mode', 'quick')}. Files: "
+        f"{', '.join(meta.get('files', [])) or 'shipped derivations'}.",
+        "",
+        f"**{line}**",
+        "",
+        _EVIDENCE_NOTE,
+        "",
+        "| paper result | " + " | ".join(EVIDENCE) + " | |",
+        "|---" * (len(EVIDENCE) + 2) + "|",
+    ]
     out += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in tally_rows(tally(results))]
-    out += ["", _MDE_NOTE, "", "| ok | id | verdict | evidence | residual / z | MDE | source |",
-            "|---|---|---|---|---|---|---|"]
+    out += [
+        "",
+        _MDE_NOTE,
+        "",
+        "| ok | id | verdict | evidence | residual / z | MDE | source |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in results:
-        out.append(f"| {'yes' if r.ok else '**NO**'} | `{r.claim.id}` | {_cell(r.label)} | "
-                   f"{r.claim.evidence} | {_cell(r.measure())} | {_cell(_mde_cell(r))} | {_cell(r.claim.source)} |")
+        out.append(
+            f"| {'yes' if r.ok else '**NO**'} | `{r.claim.id}` | {_cell(r.label)} | "
+            f"{r.claim.evidence} | {_cell(r.measure())} | {_cell(_mde_cell(r))} | {_cell(r.claim.source)} |"
+        )
     unit = None
     for r in results:
         c = r.claim
         if c.unit and c.unit != unit:
             unit = c.unit
             out += ["", f"## {unit}"]
-        out += ["", f"### `{c.id}`: {_md(r.label)}", "", f"*{_md(c.source)}* -- evidence: {_md(c.evidence)}"
-                f"{' for ' + _md(c.result) if c.result else ''}, method: {_md(c.method)}, "
-                f"check: `{c.check}`, expected: {_md(c.expected)}"]
+        out += [
+            "",
+            f"### `{c.id}`: {_md(r.label)}",
+            "",
+            f"*{_md(c.source)}* -- evidence: {_md(c.evidence)}"
+            f"{' for ' + _md(c.result) if c.result else ''}, method: {_md(c.method)}, "
+            f"check: `{c.check}`, expected: {_md(c.expected)}",
+        ]
         if c.evidence_reason:
             out += ["", f"Evidence reason ({_md(c.evidence)}): {_md(c.evidence_reason)}"]
         out += ["", "Statement (as the claim file writes it):", ""]
@@ -182,24 +207,30 @@ def render_html(results, summary, meta=None) -> str:
     rows = []
     for r in results:
         cls = "ok" if r.ok else "bad"
-        rows.append(f"<tr><td class='{cls}'>{'yes' if r.ok else 'NO'}</td><td><a href='#{e(r.claim.id)}'>"
-                    f"<code>{e(r.claim.id)}</code></a></td><td class='{cls}'>{e(r.label)}</td>"
-                    f"<td>{e(r.claim.evidence)}</td><td>{e(r.measure())}</td><td>{e(_mde_cell(r))}</td>"
-                    f"<td>{e(r.claim.source)}</td></tr>")
-    ev_rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>"
-                      for row in tally_rows(tally(results)))
-    body = ["<h1>icl-symbolic verification report</h1>",
-            "<p>Paper: Letey, Rysmakhanov, Lu, Pehlevan, Zavatone-Veth, <em>What can linear attention "
-            "learn from nonlinear teachers in-context?</em>, arXiv:2610.10761v1.</p>",
-            f"<p>Generated {e(when)}. Mode: {e(meta.get('mode', 'quick'))}. Files: "
-            f"{e(', '.join(meta.get('files', [])) or 'shipped derivations')}.</p>",
-            f"<p class='summary'>{e(line)}</p>", f"<p>{e(_EVIDENCE_NOTE)}</p>",
-            "<table><tr><th>paper result</th>" + "".join(f"<th>{k}</th>" for k in EVIDENCE) + "<th>note</th></tr>",
-            ev_rows, "</table><p></p>",
-            f"<p>{e(_MDE_NOTE)}</p>",
-            "<table><tr><th>ok</th><th>id</th><th>verdict</th><th>evidence</th><th>residual / z</th>"
-            "<th>MDE</th><th>source</th></tr>",
-            *rows, "</table>"]
+        rows.append(
+            f"<tr><td class='{cls}'>{'yes' if r.ok else 'NO'}</td><td><a href='#{e(r.claim.id)}'>"
+            f"<code>{e(r.claim.id)}</code></a></td><td class='{cls}'>{e(r.label)}</td>"
+            f"<td>{e(r.claim.evidence)}</td><td>{e(r.measure())}</td><td>{e(_mde_cell(r))}</td>"
+            f"<td>{e(r.claim.source)}</td></tr>"
+        )
+    ev_rows = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in tally_rows(tally(results)))
+    body = [
+        "<h1>icl-symbolic verification report</h1>",
+        "<p>Paper: Letey, Rysmakhanov, Lu, Pehlevan, Zavatone-Veth, <em>What can linear attention "
+        "learn from nonlinear teachers in-context?</em>, arXiv:2610.10761v1.</p>",
+        f"<p>Generated {e(when)}. Mode: {e(meta.get('mode', 'quick'))}. Files: "
+        f"{e(', '.join(meta.get('files', [])) or 'shipped derivations')}.</p>",
+        f"<p class='summary'>{e(line)}</p>",
+        f"<p>{e(_EVIDENCE_NOTE)}</p>",
+        "<table><tr><th>paper result</th>" + "".join(f"<th>{k}</th>" for k in EVIDENCE) + "<th>note</th></tr>",
+        ev_rows,
+        "</table><p></p>",
+        f"<p>{e(_MDE_NOTE)}</p>",
+        "<table><tr><th>ok</th><th>id</th><th>verdict</th><th>evidence</th><th>residual / z</th>"
+        "<th>MDE</th><th>source</th></tr>",
+        *rows,
+        "</table>",
+    ]
     unit = None
     for r in results:
         c = r.claim
@@ -208,22 +239,29 @@ def render_html(results, summary, meta=None) -> str:
             body.append(f"<h2>{e(unit)}</h2>")
         cls = "ok" if r.ok else "bad"
         items = "".join(f"<li><b>{e(k)}</b>: {e(v)}</li>" for k, v in _numbers(r))
-        figs = "".join(f"<figure><img alt='{e(t)}' src='{_png_uri(p)}'><figcaption>{e(t)}</figcaption>"
-                       "</figure>" for t, p in r.figures)
+        figs = "".join(
+            f"<figure><img alt='{e(t)}' src='{_png_uri(p)}'><figcaption>{e(t)}</figcaption></figure>"
+            for t, p in r.figures
+        )
         extra = (f"<p>Why: {e(c.why)}</p>" if c.why else "") + (f"<p>Note: {e(c.note)}</p>" if c.note else "")
-        reason = (f"<p class='evr'>Evidence reason ({e(c.evidence)}): {e(c.evidence_reason)}</p>"
-                  if c.evidence_reason else "")
+        reason = (
+            f"<p class='evr'>Evidence reason ({e(c.evidence)}): {e(c.evidence_reason)}</p>" if c.evidence_reason else ""
+        )
         eq = equation_html(c.statement)
         eq_html = f"<div class='eq'>{eq}</div>" if eq else ""
-        body.append(f"<div class='claim' id='{e(c.id)}'><h3><code>{e(c.id)}</code>: "
-                    f"<span class='{cls}'>{e(r.label)}</span></h3>"
-                    f"<p><i>{e(c.source)}</i> &mdash; evidence: {e(c.evidence)}"
-                    f"{e(' for ' + c.result) if c.result else ''}, method: {e(c.method)}, check: <code>{e(c.check)}</code>,"
-                    f" expected: {e(c.expected)}</p>{reason}<p>Statement (as the claim file writes it):</p>{eq_html}"
-                    f"<pre class='tex' title='LaTeX source'>{e(c.statement)}</pre><ul>{items}</ul><p>{e(r.detail)}</p>{extra}{figs}</div>")
-    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-            "<title>icl-symbolic verification report</title>"
-            f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+        body.append(
+            f"<div class='claim' id='{e(c.id)}'><h3><code>{e(c.id)}</code>: "
+            f"<span class='{cls}'>{e(r.label)}</span></h3>"
+            f"<p><i>{e(c.source)}</i> &mdash; evidence: {e(c.evidence)}"
+            f"{e(' for ' + c.result) if c.result else ''}, method: {e(c.method)}, check: <code>{e(c.check)}</code>,"
+            f" expected: {e(c.expected)}</p>{reason}<p>Statement (as the claim file writes it):</p>{eq_html}"
+            f"<pre class='tex' title='LaTeX source'>{e(c.statement)}</pre><ul>{items}</ul><p>{e(r.detail)}</p>{extra}{figs}</div>"
+        )
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<title>icl-symbolic verification report</title>"
+        f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
 
 
 def render(path, results, summary, meta=None) -> str:

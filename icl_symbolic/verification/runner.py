@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import check_jobs, map_sweep, resolve_scheduler
+from icl_symbolic.diagnosis.scale import expected_diagnosis_ok
 from icl_symbolic.simulation.cache import SeedCache, use_cache
 from icl_symbolic.verification.checks import REGISTRY
 from icl_symbolic.verification.claimfile import TIERS, Claim, load_claims, select
-from icl_symbolic.diagnosis.scale import expected_diagnosis_ok
 from icl_symbolic.verification.judge import compare, detectable
 
 
@@ -32,18 +32,18 @@ class ClaimResult:
     """The outcome of running one claim."""
 
     claim: Claim
-    verdict: str                 # holds | mismatch | unavailable | error | skipped
+    verdict: str  # holds | mismatch | unavailable | error | skipped
     ok: bool
     detail: str
-    residual: object = None      # float or str (symbolic)
+    residual: object = None  # float or str (symbolic)
     zscore: float | None = None
-    computed: object = None      # Value
-    claimed: object = None       # Value
-    diagnosis: object = None     # icl_symbolic.diagnose.Diagnosis
-    figures: list = field(default_factory=list)   # [(title, png bytes)]
+    computed: object = None  # Value
+    claimed: object = None  # Value
+    diagnosis: object = None  # icl_symbolic.diagnose.Diagnosis
+    figures: list = field(default_factory=list)  # [(title, png bytes)]
     elapsed: float = 0.0
     mde_rel: float | None = None  # minimum detectable relative error (90 % power), judge.detectable
-    mde_note: str = ""            # how it was obtained
+    mde_note: str = ""  # how it was obtained
 
     def mde_text(self) -> str:
         """'MDE 1.8%' for the terminal line ('' when there is none)."""
@@ -87,16 +87,30 @@ class ClaimResult:
     def to_json(self) -> dict:
         c = self.claim
         out = {
-            "id": c.id, "source": c.source, "verdict": self.verdict, "expected": c.expected,
-            "ok": self.ok, "detail": self.detail, "label": self.label,
-            "statement": c.statement, "method": c.method, "check": c.check, "file": c.file,
-            "tolerance": {"kind": c.tolerance.kind, "value": c.tolerance.value,
-                          "reason": c.tolerance.reason},
-            "residual": None if self.residual is None else (
-                self.residual if isinstance(self.residual, str) else float(self.residual)),
-            "zscore": self.zscore, "elapsed_s": round(self.elapsed, 3), "full": c.full, "tier": c.tier,
-            "evidence": c.evidence, "evidence_reason": c.evidence_reason or None, "result": c.result or None,
-            "mde_rel": self.mde_rel, "mde_note": self.mde_note,
+            "id": c.id,
+            "source": c.source,
+            "verdict": self.verdict,
+            "expected": c.expected,
+            "ok": self.ok,
+            "detail": self.detail,
+            "label": self.label,
+            "statement": c.statement,
+            "method": c.method,
+            "check": c.check,
+            "file": c.file,
+            "tolerance": {"kind": c.tolerance.kind, "value": c.tolerance.value, "reason": c.tolerance.reason},
+            "residual": None
+            if self.residual is None
+            else (self.residual if isinstance(self.residual, str) else float(self.residual)),
+            "zscore": self.zscore,
+            "elapsed_s": round(self.elapsed, 3),
+            "full": c.full,
+            "tier": c.tier,
+            "evidence": c.evidence,
+            "evidence_reason": c.evidence_reason or None,
+            "result": c.result or None,
+            "mde_rel": self.mde_rel,
+            "mde_note": self.mde_note,
         }
         if self.computed is not None:
             out["computed"] = self.computed.to_json()
@@ -155,11 +169,12 @@ def _run_claim(claim: Claim, progress=None) -> ClaimResult:
     t0 = time.perf_counter()
     missing = _needs_available(kind)
     if missing:
-        return ClaimResult(claim, "unavailable", False, f"unavailable: needs {', '.join(missing)}",
-                           elapsed=time.perf_counter() - t0)
+        return ClaimResult(
+            claim, "unavailable", False, f"unavailable: needs {', '.join(missing)}", elapsed=time.perf_counter() - t0
+        )
     try:
         out = kind.func(claim, progress=progress) if kind.reports_progress else kind.func(claim)
-        if out.residual_expr is not None:      # a symbolic identity judged by the check itself
+        if out.residual_expr is not None:  # a symbolic identity judged by the check itself
             holds = out.holds
             residual, z, how = out.residual_expr, None, out.detail
             mde_rel, mde_note = out.mde_rel, out.mde_note
@@ -178,8 +193,9 @@ def _run_claim(claim: Claim, progress=None) -> ClaimResult:
     except ICLError as exc:
         return ClaimResult(claim, "error", False, f"error: {exc}", elapsed=time.perf_counter() - t0)
     except Exception as exc:  # a library failure is a verdict, not a crash of the whole run
-        return ClaimResult(claim, "error", False, f"error: {type(exc).__name__}: {exc}",
-                           elapsed=time.perf_counter() - t0)
+        return ClaimResult(
+            claim, "error", False, f"error: {type(exc).__name__}: {exc}", elapsed=time.perf_counter() - t0
+        )
     ok = verdict == claim.expected
     detail = out.detail if out.residual_expr is not None else f"{out.detail}; {how}"
     if verdict == "mismatch" and diag is not None:
@@ -187,14 +203,25 @@ def _run_claim(claim: Claim, progress=None) -> ClaimResult:
     if claim.expected == "mismatch" and verdict == "mismatch":
         if not expected_diagnosis_ok(diag, claim.diagnosis):
             found = ([diag.best.name] if diag is not None and diag.best is not None else []) + (
-                diag.slip_names() if diag is not None else [])
+                diag.slip_names() if diag is not None else []
+            )
             ok = False
-            detail += (f". Expected diagnosis {claim.diagnosis!r}, found "
-                       f"{', '.join(found) if found else 'none'}")
-    return ClaimResult(claim, verdict, ok, detail, residual=residual, zscore=z,
-                       computed=out.computed, claimed=out.claimed, diagnosis=diag,
-                       figures=list(out.figures), elapsed=time.perf_counter() - t0,
-                       mde_rel=mde_rel, mde_note=mde_note)
+            detail += f". Expected diagnosis {claim.diagnosis!r}, found {', '.join(found) if found else 'none'}"
+    return ClaimResult(
+        claim,
+        verdict,
+        ok,
+        detail,
+        residual=residual,
+        zscore=z,
+        computed=out.computed,
+        claimed=out.claimed,
+        diagnosis=diag,
+        figures=list(out.figures),
+        elapsed=time.perf_counter() - t0,
+        mde_rel=mde_rel,
+        mde_note=mde_note,
+    )
 
 
 def _as_callback(progress):
@@ -216,12 +243,23 @@ def run_tier(full: bool = False, tier: str | None = None) -> str:
 
 
 def _skip_reason(claim_tier: str) -> str:
-    return ("skipped: simulation-backed, run with --full" if claim_tier == "full"
-            else "skipped: paper-scale (deep tier), run with --tier deep")
+    return (
+        "skipped: simulation-backed, run with --full"
+        if claim_tier == "full"
+        else "skipped: paper-scale (deep tier), run with --tier deep"
+    )
 
 
-def run_claims(claims, full: bool = False, progress=None, on_result=None, jobs: int = 1,
-               scheduler: str | None = None, tier: str | None = None, cache=None) -> list[ClaimResult]:
+def run_claims(
+    claims,
+    full: bool = False,
+    progress=None,
+    on_result=None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    tier: str | None = None,
+    cache=None,
+) -> list[ClaimResult]:
     """Run claims in order; claims above the run's tier are skipped (explicitly).
 
     ``tier``: ``quick`` (the default), ``full`` (``full=True`` means the same) or ``deep``;
@@ -245,7 +283,7 @@ def run_claims(claims, full: bool = False, progress=None, on_result=None, jobs: 
     address = resolve_scheduler(scheduler)
     rank = TIERS.index(run_tier(full, tier))
     if cache is not None:
-        SeedCache(cache)            # refuse an unusable folder before any claim runs
+        SeedCache(cache)  # refuse an unusable folder before any claim runs
         cache = str(cache)
     say = _as_callback(progress)
     serial = jobs == 1 and address is None
@@ -282,17 +320,30 @@ def run_claims(claims, full: bool = False, progress=None, on_result=None, jobs: 
     else:
         if say is not None:
             say(f"{len(todo)} claims on {'the Dask cluster ' + address if address else f'{jobs} workers'}")
-        map_sweep(functools.partial(run_claim, cache=cache), [claims[i] for i in todo], jobs=jobs,
-                  scheduler=address, on_item=done,
-                  progress=None if (say is None or on_result is not None) else say, label="claim")
+        map_sweep(
+            functools.partial(run_claim, cache=cache),
+            [claims[i] for i in todo],
+            jobs=jobs,
+            scheduler=address,
+            on_item=done,
+            progress=None if (say is None or on_result is not None) else say,
+            label="claim",
+        )
     emit_ready()
     return results
 
 
 def summarize(results) -> dict:
     """Counts by outcome; ``ok`` is True only when every run claim has its expected verdict."""
-    s = {"total": len(results), "holds": 0, "mismatch_expected": 0, "failed": 0,
-         "unavailable": 0, "error": 0, "skipped": 0}
+    s = {
+        "total": len(results),
+        "holds": 0,
+        "mismatch_expected": 0,
+        "failed": 0,
+        "unavailable": 0,
+        "error": 0,
+        "skipped": 0,
+    }
     for r in results:
         if r.verdict == "skipped":
             s["skipped"] += 1
@@ -311,9 +362,11 @@ def summarize(results) -> dict:
 
 
 def summary_line(s: dict) -> str:
-    parts = [f"{s['total']} claims: {s['holds']} hold",
-             f"{s['mismatch_expected']} mismatches found as expected",
-             f"{s['failed']} failed"]
+    parts = [
+        f"{s['total']} claims: {s['holds']} hold",
+        f"{s['mismatch_expected']} mismatches found as expected",
+        f"{s['failed']} failed",
+    ]
     if s["unavailable"]:
         parts.append(f"{s['unavailable']} unavailable")
     if s["error"]:
@@ -333,11 +386,17 @@ DETAIL_LINES = 3
 def _wrapped(label: str, text: str, verbose: bool, max_lines: int | None = None) -> list:
     """``text`` under its claim line, indented, wrapped at :data:`COLUMNS`; cut (``...``) unless ``verbose``."""
     words = " ".join(str(text).split())
-    lines = textwrap.wrap(f"{label}{words}", COLUMNS, initial_indent="      ", subsequent_indent="        ",
-                          break_long_words=True, break_on_hyphens=False)
+    lines = textwrap.wrap(
+        f"{label}{words}",
+        COLUMNS,
+        initial_indent="      ",
+        subsequent_indent="        ",
+        break_long_words=True,
+        break_on_hyphens=False,
+    )
     if not verbose and max_lines is not None and len(lines) > max_lines:
         lines = lines[:max_lines]
-        lines[-1] = lines[-1][:COLUMNS - 4].rstrip() + " ..."
+        lines[-1] = lines[-1][: COLUMNS - 4].rstrip() + " ..."
     return lines
 
 
@@ -358,7 +417,7 @@ def format_line(r: ClaimResult, width: int = 34, verbose: bool = False) -> str:
     lines = [head]
     reason = " ".join(r.detail.split(". Diagnosis: ")[0].split())
     if not verbose and len(reason) > REASON_CHARS:
-        reason = reason[:REASON_CHARS - 3] + "..."
+        reason = reason[: REASON_CHARS - 3] + "..."
     lines += _wrapped("", reason, verbose)
     if verbose:
         for name, v in (("computed", r.computed), ("claimed", r.claimed)):
@@ -372,17 +431,23 @@ def format_line(r: ClaimResult, width: int = 34, verbose: bool = False) -> str:
         if r.claim.expected == "mismatch" and r.claim.why:
             lines += _wrapped("why: ", r.claim.why, verbose, DETAIL_LINES)
         if not r.ok and ". Expected diagnosis" in r.detail:
-            lines += _wrapped("expected diagnosis", r.detail.split(". Expected diagnosis", 1)[1], verbose,
-                              DETAIL_LINES)
+            lines += _wrapped("expected diagnosis", r.detail.split(". Expected diagnosis", 1)[1], verbose, DETAIL_LINES)
     return "\n".join(lines)
 
 
-def verify(paths=None, only=None, full=False, progress=None, jobs: int = 1, scheduler: str | None = None,
-           tier: str | None = None, cache=None):
+def verify(
+    paths=None,
+    only=None,
+    full=False,
+    progress=None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    tier: str | None = None,
+    cache=None,
+):
     """Library entry point: load, select, run (``jobs`` processes or a Dask ``scheduler``, ``tier``
     quick | full | deep, see :func:`run_claims`); returns ``(results, summary)``."""
     run_tier(full, tier)
     claims = select(load_claims(paths), only)
-    results = run_claims(claims, full=full, progress=progress, jobs=jobs, scheduler=scheduler, tier=tier,
-                         cache=cache)
+    results = run_claims(claims, full=full, progress=progress, jobs=jobs, scheduler=scheduler, tier=tier, cache=cache)
     return results, summarize(results)

@@ -29,10 +29,21 @@ unit, listed in that module's ``KINDS`` and reached from :data:`REGISTRY` here.
 from __future__ import annotations
 
 from icl_symbolic.verification import registry
-from icl_symbolic.verification.checks import a1zero, appendix_a, appendix_c, coverage, hermite, identities, kernel, moments, setup, simulation, theory
+from icl_symbolic.verification.checks import (
+    a1zero,
+    appendix_a,
+    appendix_c,
+    coverage,
+    hermite,
+    identities,
+    kernel,
+    moments,
+    setup,
+    simulation,
+    theory,
+)
 
-_MODULES = (setup, hermite, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation, kernel,
-            coverage)
+_MODULES = (setup, hermite, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation, kernel, coverage)
 
 #: check name -> :class:`~icl_symbolic.verification.registry.CheckKind`, for every shipped kind.
 REGISTRY = {kind.name: kind for module in _MODULES for kind in module.KINDS}

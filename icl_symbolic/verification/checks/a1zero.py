@@ -7,17 +7,23 @@ from __future__ import annotations
 import sympy
 
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.verification.registry import Param, Outcome, check_kind
-from icl_symbolic.verification.checks.common import pretty, a1zero_derivation
+from icl_symbolic.verification.checks.common import a1zero_derivation, pretty
+from icl_symbolic.verification.registry import Outcome, Param, check_kind
 
 
-@check_kind("a1zero_limit", params={
-    "quantity": Param("str", True, doc="'error' (Eq. 10) or 'lam_tilde' (Eq. 15)", choices=("error", "lam_tilde")),
-    "symbols": Param("str_list", False, ["q", "tau", "rho_nl", "lam", "alpha", "kappa"],
-                     "symbols of the paper's forms"),
-    "below": Param("symexpr", True, doc="the paper's form for tau < 1 (lam -> 0)"),
-    "above": Param("symexpr", True, doc="the paper's form for tau > 1 (lam -> 0)"),
-}, needs=(("theory.a1zero", "a1 = 0 derivation"),), needs_attrs={"theory.a1zero": ("derive",)})
+@check_kind(
+    "a1zero_limit",
+    params={
+        "quantity": Param("str", True, doc="'error' (Eq. 10) or 'lam_tilde' (Eq. 15)", choices=("error", "lam_tilde")),
+        "symbols": Param(
+            "str_list", False, ["q", "tau", "rho_nl", "lam", "alpha", "kappa"], "symbols of the paper's forms"
+        ),
+        "below": Param("symexpr", True, doc="the paper's form for tau < 1 (lam -> 0)"),
+        "above": Param("symexpr", True, doc="the paper's form for tau > 1 (lam -> 0)"),
+    },
+    needs=(("theory.a1zero", "a1 = 0 derivation"),),
+    needs_attrs={"theory.a1zero": ("derive",)},
+)
 def check_a1zero_limit(claim) -> Outcome:
     """The a1 = 0 branch (Eq. 10, p. 3; Eq. 15, p. 10) derived in SymPy vs the paper's forms.
 
@@ -44,8 +50,11 @@ def check_a1zero_limit(claim) -> Outcome:
     txt = "; ".join(f"{lab}: derived {pretty(dv)}, paper {pretty(pp)}" for lab, dv, pp, _ in res)
     if not bad:
         return Outcome(detail=f"{q}: {txt}", holds=True, residual_expr="0")
-    return Outcome(detail=f"{q}: {txt}; residual " + "; ".join(f"{lab}: {pretty(r)}" for lab, _, _, r in bad),
-                   holds=False, residual_expr="; ".join(pretty(r[3]) for r in bad))
+    return Outcome(
+        detail=f"{q}: {txt}; residual " + "; ".join(f"{lab}: {pretty(r)}" for lab, _, _, r in bad),
+        holds=False,
+        residual_expr="; ".join(pretty(r[3]) for r in bad),
+    )
 
 
 KINDS = (check_a1zero_limit.kind,)

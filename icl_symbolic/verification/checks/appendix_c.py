@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import sympy
 
-from icl_symbolic.theory.appendix_c import family_to_symbols, parse_form, reduce_to_linear
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.verification.registry import HERMITE_NAMES, Outcome, Param, parse_claim_expr, check_kind
+from icl_symbolic.theory.appendix_c import family_to_symbols, parse_form, reduce_to_linear
 from icl_symbolic.verification.checks.common import pretty
+from icl_symbolic.verification.registry import HERMITE_NAMES, Outcome, Param, check_kind, parse_claim_expr
 
 PARTS = ("moments", "error", "finite_size")
 
@@ -23,20 +23,42 @@ def _forms(v, where_key):
     return {k: parse_form(e) for k, e in v.items()}
 
 
-@check_kind("appendix_c", params={
-    "part": Param("str", True, doc="'moments' (Lemma 1 moments of both teachers at leading order), "
-                  "'error' (the test-error functional e(Gamma|w)), or 'finite_size' (the terms that break "
-                  "the equality)", choices=PARTS),
-    "rho_eq": Param("family", False, "rho_nonlinear", "noise variance of the equivalent linear teacher "
-                    "(Result 1: rho_nonlinear)"),
-    "cov_scale": Param("family", False, "a1^2", "task-covariance scale of the equivalent linear teacher "
-                       "(Result 1: a1^2, i.e. task a1 w)"),
-    "forms": Param("table", False, None, "what the paper writes: moments -> {coefficient = leading form}; "
-                   "error -> {e = leading e(Gamma|w)}; finite_size -> {coefficient = 1/ell term}; "
-                   "expressions in a1, rho, rho_f, alpha, d, ell, E_g2f2, E_gf3, E_f4, E_g3f and the "
-                   "quadratic forms wAw, bw, Aw2, bAw, trAtA, b2"),
-}, needs=(("theory.appendix_c", "Appendix C reduction"), ("model.moments", "Lemma 1 moments")),
-   needs_attrs={"theory.appendix_c": ("reduce_to_linear",)})
+@check_kind(
+    "appendix_c",
+    params={
+        "part": Param(
+            "str",
+            True,
+            doc="'moments' (Lemma 1 moments of both teachers at leading order), "
+            "'error' (the test-error functional e(Gamma|w)), or 'finite_size' (the terms that break "
+            "the equality)",
+            choices=PARTS,
+        ),
+        "rho_eq": Param(
+            "family",
+            False,
+            "rho_nonlinear",
+            "noise variance of the equivalent linear teacher (Result 1: rho_nonlinear)",
+        ),
+        "cov_scale": Param(
+            "family",
+            False,
+            "a1^2",
+            "task-covariance scale of the equivalent linear teacher (Result 1: a1^2, i.e. task a1 w)",
+        ),
+        "forms": Param(
+            "table",
+            False,
+            None,
+            "what the paper writes: moments -> {coefficient = leading form}; "
+            "error -> {e = leading e(Gamma|w)}; finite_size -> {coefficient = 1/ell term}; "
+            "expressions in a1, rho, rho_f, alpha, d, ell, E_g2f2, E_gf3, E_f4, E_g3f and the "
+            "quadratic forms wAw, bw, Aw2, bAw, trAtA, b2",
+        ),
+    },
+    needs=(("theory.appendix_c", "Appendix C reduction"), ("model.moments", "Lemma 1 moments")),
+    needs_attrs={"theory.appendix_c": ("reduce_to_linear",)},
+)
 def check_appendix_c(claim) -> Outcome:
     """Appendix C (p. 10): nonlinear moments and test error = those of the equivalent linear teacher.
 
@@ -50,8 +72,9 @@ def check_appendix_c(claim) -> Outcome:
     """
     p = claim.parsed
     forms = _forms(p["forms"], "forms") if p["forms"] is not None else {}
-    cov_scale, rho_eq = (parse_claim_expr(v, HERMITE_NAMES) if isinstance(v, str) else v
-                         for v in (p["cov_scale"], p["rho_eq"]))
+    cov_scale, rho_eq = (
+        parse_claim_expr(v, HERMITE_NAMES) if isinstance(v, str) else v for v in (p["cov_scale"], p["rho_eq"])
+    )
     red = reduce_to_linear(family_to_symbols(cov_scale), family_to_symbols(rho_eq))
     mapping = f"equivalent linear teacher: task covariance x {pretty(red.cov_scale)}, noise {pretty(red.rho_eq)}"
     bad, parts = [], []
@@ -78,13 +101,15 @@ def check_appendix_c(claim) -> Outcome:
         derived = {b.coefficient: b.term for b in red.breaking if b.order.startswith("O(1/ell)")}
         unknown = set(forms) - set(derived)
         if unknown:
-            raise ICLError(f"no 1/ell breaking term for {', '.join(sorted(unknown))}; "
-                           f"the derived ones are {', '.join(derived)}")
+            raise ICLError(
+                f"no 1/ell breaking term for {', '.join(sorted(unknown))}; the derived ones are {', '.join(derived)}"
+            )
         missing = set(derived) - set(forms)
         if forms and missing:
             bad.append(f"derived 1/ell terms not written in the claim: {', '.join(sorted(missing))}")
-        parts.append("breaking terms: " + "; ".join(f"{b.coefficient}: {pretty(b.term)} [{b.order}]"
-                                                    for b in red.breaking))
+        parts.append(
+            "breaking terms: " + "; ".join(f"{b.coefficient}: {pretty(b.term)} [{b.order}]" for b in red.breaking)
+        )
     for k, form in forms.items():
         diff = sympy.simplify(derived[k] - form)
         if diff != 0:
@@ -94,8 +119,7 @@ def check_appendix_c(claim) -> Outcome:
     detail = mapping + "; " + "; ".join(parts)
     if not bad:
         return Outcome(detail=detail, holds=True, residual_expr="0")
-    return Outcome(detail=detail + "; differences: " + "; ".join(bad), holds=False,
-                   residual_expr="; ".join(bad))
+    return Outcome(detail=detail + "; differences: " + "; ".join(bad), holds=False, residual_expr="; ".join(bad))
 
 
 KINDS = (check_appendix_c.kind,)

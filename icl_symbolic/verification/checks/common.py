@@ -5,19 +5,18 @@ propagation, and the scale-mismatch diagnosis hook.
 
 from __future__ import annotations
 
-
 import sympy
 from scipy import stats
 
-from icl_symbolic.theory.a1zero import derive
+from icl_symbolic.core.caches import memoize, store
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.stats import t_limit
-from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.core.propagation import evaluate_at
+from icl_symbolic.core.stats import t_limit
 from icl_symbolic.core.values import Value
 from icl_symbolic.diagnosis.scale import diagnose_value, slip_report
+from icl_symbolic.engine.hermite import hermite_coeffs
+from icl_symbolic.theory.a1zero import derive
 from icl_symbolic.verification.registry import param_text
-from icl_symbolic.core.caches import memoize, store
 
 
 def pretty(e) -> str:
@@ -49,8 +48,7 @@ def hermite_values(claim, M: int = 2, digits: int = 30):
     p = claim.parsed
     res = _hermite_cached(_teacher_text(claim), str(p["rho"]), max(M, 2), digits)
     rho_v = Value.from_exact(p["rho"], digits=digits, note="rho (claim input)")
-    vals = {"a1": res.a1, "E_f2": res.E_f2, "rho": rho_v, "rho_f": res.rho_f,
-            "rho_nonlinear": res.rho_nonlinear}
+    vals = {"a1": res.a1, "E_f2": res.E_f2, "rho": rho_v, "rho_f": res.rho_f, "rho_nonlinear": res.rho_nonlinear}
     for m, am in enumerate(res.a):
         if m != 1 and m <= 30:
             vals[f"a{m}"] = am
@@ -106,9 +104,11 @@ def family_diagnosis(claim, claimed: Value, vals, required_expr):
         tol = _diag_tol(claim, claimed)
         d = diagnose_value(claimed.value, values=base, tol=tol, required=req)
         if required_expr is not None and "f" in claim.params:
-            d.slips = slip_report(claimed.value, param_text(claim.params["f"]), claim.parsed["rho"],
-                                  required=required_expr, tol=tol)
+            d.slips = slip_report(
+                claimed.value, param_text(claim.params["f"]), claim.parsed["rho"], required=required_expr, tol=tol
+            )
         return d
+
     return fn
 
 
@@ -129,4 +129,5 @@ def lazy_family(claim):
                 raise ICLError("this claim uses a1/rho_f/rho_nonlinear but gives no teacher f")
             box.append(hermite_values(claim)[1])
         return box[0]
+
     return get

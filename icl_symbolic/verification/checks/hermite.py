@@ -9,21 +9,26 @@ import numpy as np
 import sympy
 
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.values import Value
 from icl_symbolic.engine.expr import teacher
 from icl_symbolic.engine.gauss import expect
-from icl_symbolic.core.values import Value
-from icl_symbolic.verification.registry import Param, Outcome, param_text, check_kind
-from icl_symbolic.verification.checks.common import family_diagnosis, pretty, const_value, evaluate_with, hermite_values
+from icl_symbolic.verification.checks.common import const_value, evaluate_with, family_diagnosis, hermite_values, pretty
+from icl_symbolic.verification.registry import Outcome, Param, check_kind, param_text
 
 
-@check_kind("hermite_value", params={
-    "f": Param("teacher", True, doc="the teacher f(g)"),
-    "rho": Param("const", False, sympy.Integer(0), "label noise variance rho"),
-    "quantity": Param("family", True, doc="expression in a1, E_f2, rho, rho_f, rho_nonlinear, a0..a30"),
-    "claimed": Param("const", True, doc="the paper's number or closed form"),
-    "M": Param("int", False, None, "highest Hermite order computed (default: from the quantity)"),
-    "digits": Param("int", False, 30, "working digits"),
-}, needs=(("engine.hermite", "Hermite coefficients"),), needs_attrs={"engine.hermite": ("hermite_coeffs",)})
+@check_kind(
+    "hermite_value",
+    params={
+        "f": Param("teacher", True, doc="the teacher f(g)"),
+        "rho": Param("const", False, sympy.Integer(0), "label noise variance rho"),
+        "quantity": Param("family", True, doc="expression in a1, E_f2, rho, rho_f, rho_nonlinear, a0..a30"),
+        "claimed": Param("const", True, doc="the paper's number or closed form"),
+        "M": Param("int", False, None, "highest Hermite order computed (default: from the quantity)"),
+        "digits": Param("int", False, 30, "working digits"),
+    },
+    needs=(("engine.hermite", "Hermite coefficients"),),
+    needs_attrs={"engine.hermite": ("hermite_coeffs",)},
+)
 def check_hermite_value(claim) -> Outcome:
     """A quantity of the Hermite family of f at noise rho (Eq. 2, p. 2; Eq. 8, p. 3).
 
@@ -39,32 +44,41 @@ def check_hermite_value(claim) -> Outcome:
     res, vals = hermite_values(claim, M=M, digits=p["digits"])
     computed = evaluate_with(q, vals, p["digits"], note=f"{q} for f = {claim.params['f']}")
     claimed = const_value(p["claimed"], p["digits"])
-    detail = (f"{pretty(q)} = {computed.to_str(12)} [{computed.provenance()}] vs claimed "
-              f"{param_text(claim.params['claimed'])}")
+    detail = (
+        f"{pretty(q)} = {computed.to_str(12)} [{computed.provenance()}] vs claimed "
+        f"{param_text(claim.params['claimed'])}"
+    )
     return Outcome(computed, claimed, detail, diagnosis_fn=family_diagnosis(claim, claimed, vals, q))
 
 
-@check_kind("gauss_expectation", params={
-    "F": Param("teacher", True, doc="integrand F(g), g ~ N(0, 1)"),
-    "claimed": Param("const", True, doc="claimed value of E[F(g)]"),
-    "digits": Param("int", False, 30, "digits"),
-}, needs=(("engine.gauss", "Gaussian expectations"),), needs_attrs={"engine.gauss": ("expect",)})
+@check_kind(
+    "gauss_expectation",
+    params={
+        "F": Param("teacher", True, doc="integrand F(g), g ~ N(0, 1)"),
+        "claimed": Param("const", True, doc="claimed value of E[F(g)]"),
+        "digits": Param("int", False, 30, "digits"),
+    },
+    needs=(("engine.gauss", "Gaussian expectations"),),
+    needs_attrs={"engine.gauss": ("expect",)},
+)
 def check_gauss_expectation(claim) -> Outcome:
     """E[F(g)] for g ~ N(0, 1) by :func:`icl_symbolic.engine.gauss.expect` (exact or mpmath)."""
     p = claim.parsed
     computed = expect(param_text(claim.params["F"]), digits=p["digits"])
     claimed = const_value(p["claimed"], p["digits"])
-    return Outcome(computed, claimed,
-                   f"E[{claim.params['F']}] = {computed.to_str(12)} [{computed.provenance()}]")
+    return Outcome(computed, claimed, f"E[{claim.params['F']}] = {computed.to_str(12)} [{computed.provenance()}]")
 
 
-@check_kind("mc_expectation", params={
-    "F": Param("teacher", True, doc="integrand F(g), g ~ N(0, 1)"),
-    "claimed": Param("const", True, doc="claimed value of E[F(g)]"),
-    "n": Param("int", False, 400_000, "number of draws"),
-    "seed": Param("int", True, doc="seed of numpy.random.default_rng"),
-    "max_rel_se": Param("number", False, 0.01, "the SE must be below this fraction of |claimed|"),
-})
+@check_kind(
+    "mc_expectation",
+    params={
+        "F": Param("teacher", True, doc="integrand F(g), g ~ N(0, 1)"),
+        "claimed": Param("const", True, doc="claimed value of E[F(g)]"),
+        "n": Param("int", False, 400_000, "number of draws"),
+        "seed": Param("int", True, doc="seed of numpy.random.default_rng"),
+        "max_rel_se": Param("number", False, 0.01, "the SE must be below this fraction of |claimed|"),
+    },
+)
 def check_mc_expectation(claim) -> Outcome:
     """E[F(g)] by seeded Monte Carlo, judged in standard errors (tolerance kind z).
 
@@ -91,8 +105,9 @@ def check_mc_expectation(claim) -> Outcome:
     claimed = const_value(p["claimed"])
     if se > p["max_rel_se"] * abs(float(claimed)):
         raise ICLError(f"Monte-Carlo SE {se:.3g} exceeds {p['max_rel_se']:g} x |claimed|; increase n")
-    computed = Value(value=mpmath.mpf(mean), method="mc", stderr=se, n_samples=n, seeds=(p["seed"],),
-                     note=f"E[{claim.params['F']}]")
+    computed = Value(
+        value=mpmath.mpf(mean), method="mc", stderr=se, n_samples=n, seeds=(p["seed"],), note=f"E[{claim.params['F']}]"
+    )
     return Outcome(computed, claimed, f"MC mean {mean:.6g} (SE {se:.2g}, n={n}, seed={p['seed']})")
 
 

@@ -19,29 +19,34 @@ from types import SimpleNamespace
 import numpy as np
 
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.stats import mde_abs, sample_se, t_limit
 from icl_symbolic.simulation.simulator import fit_gamma, predict, simulate, sizes
-from icl_symbolic.core.stats import mde_abs, t_limit
 from icl_symbolic.verification.registry import Outcome, Param, check_kind
-from icl_symbolic.core.stats import sample_se
 
 PARTS = ("ridge_normalisation", "parameter_count", "peak_position")
 
 
 def _explicit_ridge(X, V, y, lam):
     n, d = X.shape
-    H = np.einsum("ni,na->nia", X, V).reshape(n, -1)       # row-major vec: h[i (d+1) + a] = x_i v_a
+    H = np.einsum("ni,na->nia", X, V).reshape(n, -1)  # row-major vec: h[i (d+1) + a] = x_i v_a
     G = H.T @ H + (n / d) * lam * np.eye(H.shape[1])
     return np.linalg.solve(G, H.T @ y).reshape(d, d + 1)
 
 
-@check_kind("setup", params={
-    "part": Param("str", True, doc="ridge_normalisation | parameter_count | peak_position", choices=PARTS),
-    "d": Param("int", False, 6, "dimension"),
-    "n": Param("int", False, 60, "prompts for ridge_normalisation"),
-    "lam": Param("number", False, 0.3, "ridge lam for ridge_normalisation"),
-    "n_seeds": Param("int", False, 6, "seeds for peak_position"),
-    "seed0": Param("int", False, 20261007, "first seed"),
-}, needs=(("simulation.simulator", "simulation"),), needs_attrs={"simulation.simulator": ("fit_gamma",)}, reports_progress=True)
+@check_kind(
+    "setup",
+    params={
+        "part": Param("str", True, doc="ridge_normalisation | parameter_count | peak_position", choices=PARTS),
+        "d": Param("int", False, 6, "dimension"),
+        "n": Param("int", False, 60, "prompts for ridge_normalisation"),
+        "lam": Param("number", False, 0.3, "ridge lam for ridge_normalisation"),
+        "n_seeds": Param("int", False, 6, "seeds for peak_position"),
+        "seed0": Param("int", False, 20261007, "first seed"),
+    },
+    needs=(("simulation.simulator", "simulation"),),
+    needs_attrs={"simulation.simulator": ("fit_gamma",)},
+    reports_progress=True,
+)
 def check_setup(claim, progress=None) -> Outcome:
     """Sec. 2, Eqs. (1), (3)-(7), p. 2-3: Eq. (6)'s normalisation, d(d+1) parameters, the finite-d peak."""
     p = claim.parsed
@@ -57,13 +62,15 @@ def check_setup(claim, progress=None) -> Outcome:
             err = float(np.max(np.abs(G - ref)) / np.max(np.abs(ref)))
             if err > 1e-8:
                 bad.append(f"{solver} solver differs from the explicit ridge by {err:.2g} (relative)")
-        wrong = _explicit_ridge(X, V, y, p["lam"] * d / n)       # regulariser lam instead of (n/d) lam
+        wrong = _explicit_ridge(X, V, y, p["lam"] * d / n)  # regulariser lam instead of (n/d) lam
         sep = float(np.max(np.abs(wrong - ref)) / np.max(np.abs(ref)))
         if sep < 1e-3:
             bad.append(f"the wrong normalisation lam I is not distinguishable ({sep:.2g}); choose n != d")
-        detail = (f"d = {d}, n = {n}, lam = {p['lam']}: gram and kernel solvers equal the explicit "
-                  f"((n/d) lam I + H^T H)^-1 H^T y to 1e-8 relative; the regulariser lam I instead would "
-                  f"change Gamma by {sep:.2g} (relative)")
+        detail = (
+            f"d = {d}, n = {n}, lam = {p['lam']}: gram and kernel solvers equal the explicit "
+            f"((n/d) lam I + H^T H)^-1 H^T y to 1e-8 relative; the regulariser lam I instead would "
+            f"change Gamma by {sep:.2g} (relative)"
+        )
     elif part == "parameter_count":
         bad = []
         sz = sizes(d, 2, 2, 2)
@@ -78,19 +85,22 @@ def check_setup(claim, progress=None) -> Outcome:
         lin = predict(G, SimpleNamespace(x_test=2 * x, u=u, s=s)) - 2 * predict(G, SimpleNamespace(x_test=x, u=u, s=s))
         if np.max(np.abs(at0)) != 0 or np.max(np.abs(lin)) > 1e-12:
             bad.append("the predictor is not linear in x_test without intercept")
-        detail = (f"d = {d}: Gamma = [A, b] has d(d+1) = {d * (d + 1)} entries; y_hat(x_test = 0) = 0 exactly "
-                  f"and y_hat(2 x) = 2 y_hat(x) for the trained Gamma (no intercept)")
+        detail = (
+            f"d = {d}: Gamma = [A, b] has d(d+1) = {d * (d + 1)} entries; y_hat(x_test = 0) = 0 exactly "
+            f"and y_hat(2 x) = 2 y_hat(x) for the trained Gamma (no intercept)"
+        )
     else:
         seeds = tuple(p["seed0"] + i for i in range(p["n_seeds"]))
         ns = [d * d - d, d * d, d * (d + 1), d * (d + 1) + d, d * (d + 1) + 2 * d]
         logs = []
         for n in ns:
-            res = simulate("g", d=d, alpha=2, kappa=2, tau=n / d ** 2, rho=0.5, seeds=seeds, n_test=200,
-                           progress=progress)
-            if sizes(d, 2, 2, n / d ** 2).n != n:
-                raise ICLError(f"tau = {n / d ** 2} does not give n = {n} at d = {d}")
+            res = simulate(
+                "g", d=d, alpha=2, kappa=2, tau=n / d**2, rho=0.5, seeds=seeds, n_test=200, progress=progress
+            )
+            if sizes(d, 2, 2, n / d**2).n != n:
+                raise ICLError(f"tau = {n / d**2} does not give n = {n} at d = {d}")
             logs.append(np.log([float((r.e if r.e is not None else r.e_mc).value) for r in res.runs]))
-        logs = np.array(logs)                       # (grid, seeds)
+        logs = np.array(logs)  # (grid, seeds)
         i_peak = ns.index(d * (d + 1))
         mean = logs.mean(axis=1)
         others = [i for i in range(len(ns)) if i != i_peak]
@@ -109,13 +119,21 @@ def check_setup(claim, progress=None) -> Outcome:
         if not z > zq:
             bad.append(f"the peak is not separated from n = {ns[j]} (z = {z:+.2f} <= {zq:.3g})")
         grid = ", ".join(f"n={n}: {np.exp(m):.3g}" for n, m in zip(ns, mean))
-        detail = (f"d = {d}, linear teacher, rho = 0.5, {len(seeds)} seeds, geometric-mean errors {grid}; the "
-                  f"peak is at n = d(d+1) = {d * (d + 1)} (tau = (d+1)/d = {(d + 1) / d:.4g}), above the "
-                  f"next-highest n = {ns[j]} by a factor {np.exp(diff.mean()):.3g} (paired z = {z:+.2f}, "
-                  f"one-sided limit {zq:.3g})")
-    power = {} if part != "peak_position" else {
-        "mde_rel": mde, "mde_note": "separation: the smallest excess of the peak's error over the next-highest "
-                                    "grid point (relative) that this paired test finds with probability 0.9"}
+        detail = (
+            f"d = {d}, linear teacher, rho = 0.5, {len(seeds)} seeds, geometric-mean errors {grid}; the "
+            f"peak is at n = d(d+1) = {d * (d + 1)} (tau = (d+1)/d = {(d + 1) / d:.4g}), above the "
+            f"next-highest n = {ns[j]} by a factor {np.exp(diff.mean()):.3g} (paired z = {z:+.2f}, "
+            f"one-sided limit {zq:.3g})"
+        )
+    power = (
+        {}
+        if part != "peak_position"
+        else {
+            "mde_rel": mde,
+            "mde_note": "separation: the smallest excess of the peak's error over the next-highest "
+            "grid point (relative) that this paired test finds with probability 0.9",
+        }
+    )
     if not bad:
         return Outcome(detail=detail, holds=True, residual_expr="0", **power)
     return Outcome(detail=detail + "; fails: " + "; ".join(bad), holds=False, residual_expr="; ".join(bad), **power)

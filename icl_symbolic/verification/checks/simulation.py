@@ -14,30 +14,41 @@ import json
 import numpy as np
 import sympy
 
+from icl_symbolic.core.caches import store
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder, seed_error
-from icl_symbolic.output.plotting import extrapolation_figure, png_bytes, seed_figure
-from icl_symbolic.simulation.cache import active_cache
-from icl_symbolic.core.stats import MIN_SEEDS
-from icl_symbolic.simulation.simulator import seed_mean, simulate
-from icl_symbolic.theory.asymptotic import e_nonlinear
+from icl_symbolic.core.stats import MIN_SEEDS, sample_se, t_limit
 from icl_symbolic.core.values import Value
 from icl_symbolic.diagnosis.scale import explain_ratio, slip_report_sweep
-from icl_symbolic.core.stats import t_limit
+from icl_symbolic.output.plotting import extrapolation_figure, png_bytes, seed_figure
+from icl_symbolic.simulation.cache import active_cache
+from icl_symbolic.simulation.simulator import seed_mean, simulate
+from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder, seed_error
+from icl_symbolic.theory.asymptotic import e_nonlinear
+from icl_symbolic.verification.checks.common import ladder_limit_and_fit, lazy_family, numeric_value, pretty
 from icl_symbolic.verification.judge import detectable
-from icl_symbolic.verification.registry import HERMITE_NAMES, Param, Outcome, parse_claim_expr, param_text, check_kind
-from icl_symbolic.verification.checks.common import lazy_family, numeric_value, pretty, ladder_limit_and_fit
-from icl_symbolic.core.stats import sample_se
-from icl_symbolic.core.caches import store
-
+from icl_symbolic.verification.registry import HERMITE_NAMES, Outcome, Param, check_kind, param_text, parse_claim_expr
 
 #: per-seed errors of this process, by (setting, seed); emptied by
 #: ``icl_symbolic.core.caches.clear("simulation")``
 _SIM_CACHE = store(__name__ + "._SIM_CACHE", kind="simulation")
 
 
-def _per_seed(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, tasks="gaussian",
-              C_train="identity", C_test="identity", error="icl"):
+def _per_seed(
+    f,
+    rho,
+    d,
+    alpha,
+    kappa,
+    tau,
+    seeds,
+    lam,
+    n_test,
+    progress=None,
+    tasks="gaussian",
+    C_train="identity",
+    C_test="identity",
+    error="icl",
+):
     """Per-seed simulated errors: ICL (exact test functional; Monte Carlo only where it is
     missing), or with ``error`` = ``idg`` / ``gap`` the IDG error of the same Gamma / ICL - IDG.
 
@@ -46,10 +57,21 @@ def _per_seed(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, t
     --cache DIR``), once per folder: a killed run resumes from its stored seeds.
     ``progress``: callable(str) or None.  Returns a float array in the order of ``seeds``.
     """
-    setting = {"f": f, "rho": float(rho), "d": int(d), "alpha": float(alpha), "kappa": float(kappa),
-               "tau": float(tau), "lam": float(lam), "n_test": int(n_test), "tasks": tasks,
-               "C_train": str(C_train), "C_test": str(C_test), "exact": True}
-    if error != "icl":            # (ICL settings keep their old cache keys)
+    setting = {
+        "f": f,
+        "rho": float(rho),
+        "d": int(d),
+        "alpha": float(alpha),
+        "kappa": float(kappa),
+        "tau": float(tau),
+        "lam": float(lam),
+        "n_test": int(n_test),
+        "tasks": tasks,
+        "C_train": str(C_train),
+        "C_test": str(C_test),
+        "exact": True,
+    }
+    if error != "icl":  # (ICL settings keep their old cache keys)
         setting["error"] = error
     disk = active_cache()
     out, stored = {}, 0
@@ -64,37 +86,64 @@ def _per_seed(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, t
         progress(f"d={d}: {stored} seed(s) read from the cache folder {disk.folder}")
     missing = tuple(s for s in seeds if s not in out)
     if missing:
-        sim = simulate(f, d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, seeds=missing,
-                       n_test=n_test, progress=progress, tasks=tasks, C_train=C_train, C_test=C_test)
+        sim = simulate(
+            f,
+            d=d,
+            alpha=alpha,
+            kappa=kappa,
+            tau=tau,
+            rho=rho,
+            lam=lam,
+            seeds=missing,
+            n_test=n_test,
+            progress=progress,
+            tasks=tasks,
+            C_train=C_train,
+            C_test=C_test,
+        )
         for r in sim.runs:
             value, how = seed_error(r, error)
             out[r.seed] = _SIM_CACHE[(json.dumps(setting, sort_keys=True), int(r.seed))] = value
             if disk is not None:
-                disk.put(setting, r.seed, {"e": value, "e_method": how,
-                                           "e_mc": float(r.e_mc.value), "solver": r.solver,
-                                           "seconds": round(r.seconds, 3)})
+                disk.put(
+                    setting,
+                    r.seed,
+                    {
+                        "e": value,
+                        "e_method": how,
+                        "e_mc": float(r.e_mc.value),
+                        "solver": r.solver,
+                        "seconds": round(r.seconds, 3),
+                    },
+                )
     return np.array([out[s] for s in seeds], dtype=float)
 
 
-@check_kind("simulation", params={
-    "f": Param("teacher", True, doc="teacher of the simulated side"),
-    "rho": Param("const", True, doc="noise variance of the simulated side"),
-    "d": Param("int", True, doc="dimension"),
-    "alpha": Param("number", True, doc="ell/d"),
-    "kappa": Param("number", True, doc="k/d"),
-    "tau": Param("number", True, doc="n/d^2"),
-    "lam": Param("number", False, 0.0, "ridge lam (0: the ridgeless limit, min-norm solution)"),
-    "n_seeds": Param("seed_count", False, MIN_SEEDS, f"number of seeds (seed0, seed0 + 1, ...; >= {MIN_SEEDS})"),
-    "seed0": Param("int", False, 20261007, "first seed"),
-    "n_test": Param("int", False, 2000, "test prompts per seed"),
-    "versus": Param("str", True, doc="'theory' (e_nonlinear for versus_f) or 'simulation'",
-                    choices=("theory", "simulation")),
-    "versus_f": Param("teacher", False, None, "teacher of the other side (default f)"),
-    "versus_rho": Param("family", False, None, "noise of the other side (family expression; default rho)"),
-    "scale": Param("family", False, 1, "multiplies the other side (e.g. a1^2)"),
-    "plot": Param("bool", False, False, "embed a per-seed figure in reports"),
-}, needs=(("simulation.simulator", "simulated training"), ("theory.asymptotic", "theory")),
-   needs_attrs={"simulation.simulator": ("simulate",)}, reports_progress=True)
+@check_kind(
+    "simulation",
+    params={
+        "f": Param("teacher", True, doc="teacher of the simulated side"),
+        "rho": Param("const", True, doc="noise variance of the simulated side"),
+        "d": Param("int", True, doc="dimension"),
+        "alpha": Param("number", True, doc="ell/d"),
+        "kappa": Param("number", True, doc="k/d"),
+        "tau": Param("number", True, doc="n/d^2"),
+        "lam": Param("number", False, 0.0, "ridge lam (0: the ridgeless limit, min-norm solution)"),
+        "n_seeds": Param("seed_count", False, MIN_SEEDS, f"number of seeds (seed0, seed0 + 1, ...; >= {MIN_SEEDS})"),
+        "seed0": Param("int", False, 20261007, "first seed"),
+        "n_test": Param("int", False, 2000, "test prompts per seed"),
+        "versus": Param(
+            "str", True, doc="'theory' (e_nonlinear for versus_f) or 'simulation'", choices=("theory", "simulation")
+        ),
+        "versus_f": Param("teacher", False, None, "teacher of the other side (default f)"),
+        "versus_rho": Param("family", False, None, "noise of the other side (family expression; default rho)"),
+        "scale": Param("family", False, 1, "multiplies the other side (e.g. a1^2)"),
+        "plot": Param("bool", False, False, "embed a per-seed figure in reports"),
+    },
+    needs=(("simulation.simulator", "simulated training"), ("theory.asymptotic", "theory")),
+    needs_attrs={"simulation.simulator": ("simulate",)},
+    reports_progress=True,
+)
 def check_simulation(claim, progress=None) -> Outcome:
     """Simulated ICL error (Eq. 6-7) vs theory or a second simulation on the same seeds.
 
@@ -109,8 +158,12 @@ def check_simulation(claim, progress=None) -> Outcome:
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
     rho_value = float(sympy.N(p["rho"], 17))
     ftxt = param_text(claim.params["f"])
-    per_seed = [float(x) for x in _per_seed(ftxt, rho_value, p["d"], p["alpha"], p["kappa"], p["tau"], seeds,
-                                            p["lam"], p["n_test"], progress)]
+    per_seed = [
+        float(x)
+        for x in _per_seed(
+            ftxt, rho_value, p["d"], p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"], progress
+        )
+    ]
     mine = seed_mean(per_seed, seeds, "mean over seeds (exact test functional per seed)")
     fam = lazy_family(claim)
     scale = numeric_value(p["scale"], fam) if not isinstance(p["scale"], int) else float(p["scale"])
@@ -125,23 +178,32 @@ def check_simulation(claim, progress=None) -> Outcome:
         other_seed = None
         pair_note = ""
     elif p["versus"] == "simulation":
-        other_seed = [scale * float(x) for x in _per_seed(vf, vr, p["d"], p["alpha"], p["kappa"], p["tau"], seeds,
-                                                           p["lam"], p["n_test"], progress)]
+        other_seed = [
+            scale * float(x)
+            for x in _per_seed(vf, vr, p["d"], p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"], progress)
+        ]
         # Paired by seed: the SE is that of the per-seed differences, carried by the
         # simulated side; the other side is then treated as a reference (stderr 0).
         diffs = [a - b for a, b in zip(per_seed, other_seed)]
         se_pair = float(sample_se(diffs)) if len(diffs) > 1 else None
-        mine = Value(float(np.mean(per_seed)), "sim", stderr=se_pair, n_samples=len(seeds),
-                     seeds=tuple(seeds), note="mean over seeds; stderr = SE of the per-seed paired differences")
+        mine = Value(
+            float(np.mean(per_seed)),
+            "sim",
+            stderr=se_pair,
+            n_samples=len(seeds),
+            seeds=tuple(seeds),
+            note="mean over seeds; stderr = SE of the per-seed paired differences",
+        )
         other = Value(float(np.mean(other_seed)), "numeric", note=f"{pretty(p['scale'])} x simulation, same seeds")
         what = f"{sc_txt}simulated e({vf}, rho={vr:.6g}) on the same seeds"
         ratios = [a / b for a, b in zip(per_seed, other_seed)]
         pair_note = "; SE from paired per-seed differences"
     else:
         raise ICLError("versus must be 'theory' or 'simulation'")
-    detail = (f"simulated e({ftxt}, rho={rho_value:g}) = {float(mine.value):.5g} (SE {float(mine.stderr or 0):.2g}, "
-              f"{len(seeds)} seeds {seeds[0]}..{seeds[-1]}, d={p['d']}) vs {what} = {float(other.value):.5g}"
-              + pair_note)
+    detail = (
+        f"simulated e({ftxt}, rho={rho_value:g}) = {float(mine.value):.5g} (SE {float(mine.stderr or 0):.2g}, "
+        f"{len(seeds)} seeds {seeds[0]}..{seeds[-1]}, d={p['d']}) vs {what} = {float(other.value):.5g}" + pair_note
+    )
     bias_rel = claim.tolerance.bias_rel or 0.0
     z_lim = claim.tolerance.value
 
@@ -158,49 +220,95 @@ def check_simulation(claim, progress=None) -> Outcome:
             x, y = float(mine.value), float(other.value)
             d.slips = slip_report_sweep([(x, y, abs(y) * tol_r / abs(r))], ftxt, p["rho"], 0)
         return d
+
     figs = []
     if p["plot"]:
-        figs.append((f"{claim.id}: per-seed simulated errors",
-                     png_bytes(seed_figure(claim.id, seeds, per_seed,
-                                           other_seed if p["versus"] == "simulation"
-                                           else [float(other.value)] * len(seeds),
-                                           f"e_sim({ftxt}, rho={rho_value:g})", what))))
+        figs.append(
+            (
+                f"{claim.id}: per-seed simulated errors",
+                png_bytes(
+                    seed_figure(
+                        claim.id,
+                        seeds,
+                        per_seed,
+                        other_seed if p["versus"] == "simulation" else [float(other.value)] * len(seeds),
+                        f"e_sim({ftxt}, rho={rho_value:g})",
+                        what,
+                    )
+                ),
+            )
+        )
     return Outcome(mine, other, detail, diagnosis_fn=diag_fn, figures=figs)
 
 
-@check_kind("simulation_extrapolated", params={
-    "f": Param("teacher", True, doc="teacher"),
-    "rho": Param("const", True, doc="noise variance"),
-    "d_list": Param("int_list", True, doc="the ladder of dimensions, e.g. [16, 24, 32, 48]"),
-    "alpha": Param("number", True, doc="ell/d"),
-    "kappa": Param("number", True, doc="k/d"),
-    "tau": Param("number", True, doc="n/d^2"),
-    "lam": Param("number", False, 0.0, "ridge lam"),
-    "tasks": Param("str", False, "gaussian", "task law: gaussian (w ~ N(0, C), the paper's) or sphere "
-                   "(|w|^2 = tr C)", choices=("gaussian", "sphere")),
-    "C_train": Param("str", False, "identity", "task covariance (identity, powerlaw:p, lowrank:r, ...)"),
-    "C_test": Param("str", False, None, "test task covariance (default C_train)"),
-    "error": Param("str", False, "icl", "which error: icl (fresh test tasks), idg (the same Gamma on its k "
-                   "pretraining tasks) or gap (icl - idg per seed); versus = theory only (docs/idg.md)",
-                   choices=("icl", "idg", "gap")),
-    "versus": Param("str", False, "theory", "theory: e_inf vs the d -> infinity theory of f; "
-                    "linear_equivalent: per-seed ratio e_f / (scale x e_linear teacher with noise "
-                    "rho_nonlinear/a1^2), same seeds, extrapolated, vs 1; other_law: per-seed difference "
-                    "gaussian minus sphere tasks, extrapolated, vs 0",
-                    choices=("theory", "linear_equivalent", "other_law")),
-    "scale": Param("family", False, "a1^2", "linear_equivalent: the scale of the linear side (Result 1: a1^2)"),
-    "compare": Param("str", False, "equal", "equal: the extrapolated value must agree within the tolerance; "
-                     "differs: it must NOT (a statement that the theory fails there)",
-                     choices=("equal", "differs")),
-    "model": Param("str", False, "auto", "fit model (auto, c1/d, c1/d+c2/d^2)",
-                   choices=("auto", "c1/d", "c1/d+c2/d^2")),
-    "n_seeds": Param("seed_counts", False, MIN_SEEDS, f"seeds per dimension (seed0, seed0 + 1, ...; >= {MIN_SEEDS}); "
-                     "an int, or a list with one count per d of d_list"),
-    "seed0": Param("int", False, 20261007, "first seed"),
-    "n_test": Param("int", False, 2000, "test prompts per seed"),
-    "plot": Param("bool", False, False, "embed the fit in reports"),
-}, needs=(("simulation.simulator", "simulated training"), ("theory.asymptotic", "theory"), ("studies.extrapolate", "1/d extrapolation")),
-   needs_attrs={"simulation.simulator": ("simulate",), "studies.extrapolate": ("fit_ladder",)}, reports_progress=True)
+@check_kind(
+    "simulation_extrapolated",
+    params={
+        "f": Param("teacher", True, doc="teacher"),
+        "rho": Param("const", True, doc="noise variance"),
+        "d_list": Param("int_list", True, doc="the ladder of dimensions, e.g. [16, 24, 32, 48]"),
+        "alpha": Param("number", True, doc="ell/d"),
+        "kappa": Param("number", True, doc="k/d"),
+        "tau": Param("number", True, doc="n/d^2"),
+        "lam": Param("number", False, 0.0, "ridge lam"),
+        "tasks": Param(
+            "str",
+            False,
+            "gaussian",
+            "task law: gaussian (w ~ N(0, C), the paper's) or sphere (|w|^2 = tr C)",
+            choices=("gaussian", "sphere"),
+        ),
+        "C_train": Param("str", False, "identity", "task covariance (identity, powerlaw:p, lowrank:r, ...)"),
+        "C_test": Param("str", False, None, "test task covariance (default C_train)"),
+        "error": Param(
+            "str",
+            False,
+            "icl",
+            "which error: icl (fresh test tasks), idg (the same Gamma on its k "
+            "pretraining tasks) or gap (icl - idg per seed); versus = theory only (docs/idg.md)",
+            choices=("icl", "idg", "gap"),
+        ),
+        "versus": Param(
+            "str",
+            False,
+            "theory",
+            "theory: e_inf vs the d -> infinity theory of f; "
+            "linear_equivalent: per-seed ratio e_f / (scale x e_linear teacher with noise "
+            "rho_nonlinear/a1^2), same seeds, extrapolated, vs 1; other_law: per-seed difference "
+            "gaussian minus sphere tasks, extrapolated, vs 0",
+            choices=("theory", "linear_equivalent", "other_law"),
+        ),
+        "scale": Param("family", False, "a1^2", "linear_equivalent: the scale of the linear side (Result 1: a1^2)"),
+        "compare": Param(
+            "str",
+            False,
+            "equal",
+            "equal: the extrapolated value must agree within the tolerance; "
+            "differs: it must NOT (a statement that the theory fails there)",
+            choices=("equal", "differs"),
+        ),
+        "model": Param(
+            "str", False, "auto", "fit model (auto, c1/d, c1/d+c2/d^2)", choices=("auto", "c1/d", "c1/d+c2/d^2")
+        ),
+        "n_seeds": Param(
+            "seed_counts",
+            False,
+            MIN_SEEDS,
+            f"seeds per dimension (seed0, seed0 + 1, ...; >= {MIN_SEEDS}); "
+            "an int, or a list with one count per d of d_list",
+        ),
+        "seed0": Param("int", False, 20261007, "first seed"),
+        "n_test": Param("int", False, 2000, "test prompts per seed"),
+        "plot": Param("bool", False, False, "embed the fit in reports"),
+    },
+    needs=(
+        ("simulation.simulator", "simulated training"),
+        ("theory.asymptotic", "theory"),
+        ("studies.extrapolate", "1/d extrapolation"),
+    ),
+    needs_attrs={"simulation.simulator": ("simulate",), "studies.extrapolate": ("fit_ladder",)},
+    reports_progress=True,
+)
 def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     """Simulations on a ladder of d, extrapolated to d -> infinity (no bias budget).
 
@@ -226,8 +334,22 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     C_test = p["C_test"] or p["C_train"]
 
     def per_seed(f, rho, d, tasks):
-        return _per_seed(f, rho, d, p["alpha"], p["kappa"], p["tau"], seeds_at[d], p["lam"], p["n_test"], progress,
-                         tasks=tasks, C_train=p["C_train"], C_test=C_test, error=p["error"])
+        return _per_seed(
+            f,
+            rho,
+            d,
+            p["alpha"],
+            p["kappa"],
+            p["tau"],
+            seeds_at[d],
+            p["lam"],
+            p["n_test"],
+            progress,
+            tasks=tasks,
+            C_train=p["C_train"],
+            C_test=C_test,
+            error=p["error"],
+        )
 
     fam = lazy_family(claim)
     versus = p["versus"]
@@ -235,18 +357,33 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
         raise ICLError(f"error = {p['error']!r} is compared with the theory only (versus = 'theory')")
     extra_ok, extra_why, extra_txt = True, "", ""
     if versus == "theory":
-        th = float(e_nonlinear(ftxt, rho=rho_value, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"], lam=p["lam"],
-                               C_train=p["C_train"], C_test=C_test, d=max(ds), error=p["error"]).value)
+        th = float(
+            e_nonlinear(
+                ftxt,
+                rho=rho_value,
+                alpha=p["alpha"],
+                kappa=p["kappa"],
+                tau=p["tau"],
+                lam=p["lam"],
+                C_train=p["C_train"],
+                C_test=C_test,
+                d=max(ds),
+                error=p["error"],
+            ).value
+        )
         what = {"icl": "e", "idg": "e_IDG", "gap": "e_ICL - e_IDG"}[p["error"]]
-        ref, ref_note = th, "theory, d -> infinity (Result 1 / Eq. (10))" + (
-            "" if p["error"] == "icl" else f", {what} (docs/idg.md)")
+        ref, ref_note = (
+            th,
+            "theory, d -> infinity (Result 1 / Eq. (10))" + ("" if p["error"] == "icl" else f", {what} (docs/idg.md)"),
+        )
         series = {d: per_seed(ftxt, rho_value, d, p["tasks"]) for d in ds}
     elif versus == "linear_equivalent":
         sc = p["scale"] if isinstance(p["scale"], sympy.Basic) else parse_claim_expr(str(p["scale"]), HERMITE_NAMES)
         scale = numeric_value(sc, fam)
         rho_lin = numeric_value(parse_claim_expr("rho_nonlinear/a1^2", HERMITE_NAMES), fam)
-        series = {d: per_seed(ftxt, rho_value, d, p["tasks"]) / (scale * per_seed("g", rho_lin, d, p["tasks"]))
-                  for d in ds}
+        series = {
+            d: per_seed(ftxt, rho_value, d, p["tasks"]) / (scale * per_seed("g", rho_lin, d, p["tasks"])) for d in ds
+        }
         ref, ref_note = 1.0, "Result 1 with homogeneity: e_f = a1^2 e_linear(rho_nonlinear/a1^2)"
         what = f"e_f / ({pretty(p['scale'])} e_linear(rho = {rho_lin:.6g})) per seed"
     else:
@@ -254,9 +391,10 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
         ref, ref_note, what = 0.0, "both task laws have the same d -> infinity limit", "e_gaussian - e_sphere per seed"
     # per-seed values go with each point: with one seed count at every d, fit_ladder's SE is the
     # delete-one-seed jackknife (the Welch SE under-covers on planted ladders, docs/power.md)
-    points = [LadderPoint(d, float(v.mean()), float(sample_se(v)), tuple(seeds_at[d]),
-                          values=tuple(float(x) for x in v))
-              for d, v in series.items()]
+    points = [
+        LadderPoint(d, float(v.mean()), float(sample_se(v)), tuple(seeds_at[d]), values=tuple(float(x) for x in v))
+        for d, v in series.items()
+    ]
     fit = fit_ladder(points, p["model"])
     zq, fit_why = ladder_limit_and_fit(fit, claim.tolerance.value)
     z = (fit.e_inf - ref) / fit.e_inf_se
@@ -264,39 +402,78 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     if versus == "other_law":
         z1 = fit.coef[1] / fit.coef_se[1]
         extra_ok = abs(z1) > zq
-        extra_txt = (f"; the laws differ at finite d: c1 = {fit.coef[1]:.3g} +- {fit.coef_se[1]:.2g} "
-                     f"(z = {z1:+.1f}; at d = {points[0].d} the difference is {points[0].e_mean:.4g})")
+        extra_txt = (
+            f"; the laws differ at finite d: c1 = {fit.coef[1]:.3g} +- {fit.coef_se[1]:.2g} "
+            f"(z = {z1:+.1f}; at d = {points[0].d} the difference is {points[0].e_mean:.4g})"
+        )
         extra_why = "the two laws must differ at finite d (a significant c1/d term), else the test has no power"
     pts_txt = ", ".join(f"d={pt.d}: {pt.e_mean:.5g}+-{pt.e_se:.2g}" for pt in points)
-    detail = (f"{what}: {pts_txt}; fit {fit.model} ({fit.reason}): extrapolated {fit.e_inf:.5g} "
-              f"(SE {fit.e_inf_se:.2g}, {fit.e_inf_dof:.1f} dof) vs {ref:.6g} [{ref_note}]; "
-              f"seeds per d {'/'.join(str(len(seeds_at[d])) for d in ds)}, "
-              f"{p['tasks'] if versus != 'other_law' else 'both'} tasks{extra_txt}")
-    computed = Value(fit.e_inf, "sim", stderr=fit.e_inf_se, n_samples=int(min(fit.e_inf_dof, 1e6)) + 1,
-                     seeds=tuple(seeds), note=f"1/d extrapolation over d = {ds} (n_samples = Welch dof + 1)")
+    detail = (
+        f"{what}: {pts_txt}; fit {fit.model} ({fit.reason}): extrapolated {fit.e_inf:.5g} "
+        f"(SE {fit.e_inf_se:.2g}, {fit.e_inf_dof:.1f} dof) vs {ref:.6g} [{ref_note}]; "
+        f"seeds per d {'/'.join(str(len(seeds_at[d])) for d in ds)}, "
+        f"{p['tasks'] if versus != 'other_law' else 'both'} tasks{extra_txt}"
+    )
+    computed = Value(
+        fit.e_inf,
+        "sim",
+        stderr=fit.e_inf_se,
+        n_samples=int(min(fit.e_inf_dof, 1e6)) + 1,
+        seeds=tuple(seeds),
+        note=f"1/d extrapolation over d = {ds} (n_samples = Welch dof + 1)",
+    )
     claimed = Value(ref, "numeric", note=ref_note)
     mde_rel, mde_note = None, ""
     if versus == "other_law":
         # a difference claimed to vanish: its power is stated relative to the error itself (the
         # theory's limit), i.e. the smallest difference between the two laws' limits it would catch
-        th = float(e_nonlinear(ftxt, rho=rho_value, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"],
-                               lam=p["lam"], C_train=p["C_train"], C_test=C_test, d=max(ds)).value)
+        th = float(
+            e_nonlinear(
+                ftxt,
+                rho=rho_value,
+                alpha=p["alpha"],
+                kappa=p["kappa"],
+                tau=p["tau"],
+                lam=p["lam"],
+                C_train=p["C_train"],
+                C_test=C_test,
+                d=max(ds),
+            ).value
+        )
         _, mde_rel, how = detectable(computed, claimed, claim.tolerance, scale=th)
         mde_note = f"{how}; relative to the d -> infinity error {th:.6g} of either law"
     figs = []
     if p["plot"]:
-        fig = extrapolation_figure(claim.id, ds, [pt.e_mean for pt in points], [pt.e_se for pt in points],
-                                   fit.coef, ref, min(counts), e_inf_se=fit.e_inf_se, model=fit.model)
+        fig = extrapolation_figure(
+            claim.id,
+            ds,
+            [pt.e_mean for pt in points],
+            [pt.e_se for pt in points],
+            fit.coef,
+            ref,
+            min(counts),
+            e_inf_se=fit.e_inf_se,
+            model=fit.model,
+        )
         figs.append((f"{claim.id}: extrapolation in 1/d", png_bytes(fig)))
     if p["compare"] == "differs":
         holds = abs(z) > zq and extra_ok and fit_ok
-        detail += (f"; z = {z:+.2f} vs limit {zq:.3g}: the extrapolated value "
-                   f"{'is' if abs(z) > zq else 'is NOT'} separated from {ref:g}, as the claim states")
+        detail += (
+            f"; z = {z:+.2f} vs limit {zq:.3g}: the extrapolated value "
+            f"{'is' if abs(z) > zq else 'is NOT'} separated from {ref:g}, as the claim states"
+        )
         # the power of a separation claim: the smallest true separation from the reference it would find
         _, sep_rel, how = detectable(computed, claimed, claim.tolerance)
-        return Outcome(computed, claimed, detail, holds=holds, residual_expr="0" if holds else f"z = {z:+.2f}",
-                       figures=figs, mde_rel=sep_rel,
-                       mde_note=f"separation: {how}; the smallest true separation from {ref:g} it would detect")
+        return Outcome(
+            computed,
+            claimed,
+            detail,
+            holds=holds,
+            residual_expr="0" if holds else f"z = {z:+.2f}",
+            figures=figs,
+            mde_rel=sep_rel,
+            mde_note=f"separation: {how}; the smallest true separation from {ref:g} it would detect",
+        )
 
     def diag_fn():
         if versus != "linear_equivalent":
@@ -307,9 +484,17 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
         if d_ is not None:
             d_.subject = "the extrapolated per-seed ratio"
         return d_
-    return Outcome(computed, claimed, detail, figures=figs, diagnosis_fn=diag_fn, mde_rel=mde_rel,
-                   mde_note=mde_note, also_required=(extra_ok and fit_ok, "; ".join(w for w in (extra_why if not extra_ok else "",
-                                                                             fit_why) if w)))
+
+    return Outcome(
+        computed,
+        claimed,
+        detail,
+        figures=figs,
+        diagnosis_fn=diag_fn,
+        mde_rel=mde_rel,
+        mde_note=mde_note,
+        also_required=(extra_ok and fit_ok, "; ".join(w for w in (extra_why if not extra_ok else "", fit_why) if w)),
+    )
 
 
 KINDS = (check_simulation.kind, check_simulation_extrapolated.kind)

@@ -8,12 +8,20 @@ from __future__ import annotations
 import sympy
 
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.output.plotting import check_sweep_figure, png_bytes
 from icl_symbolic.core.values import Value
-from icl_symbolic.diagnosis.scale import expr_key, explain_ratio, slip_report_sweep
-from icl_symbolic.verification.judge import compare
-from icl_symbolic.verification.registry import PASS_THROUGH, SWEEP_NAMES, THEORY_FUNCTIONS, Param, Outcome, param_text, check_kind
+from icl_symbolic.diagnosis.scale import explain_ratio, expr_key, slip_report_sweep
+from icl_symbolic.output.plotting import check_sweep_figure, png_bytes
 from icl_symbolic.verification.checks.common import lazy_family, numeric_value, pretty
+from icl_symbolic.verification.judge import compare
+from icl_symbolic.verification.registry import (
+    PASS_THROUGH,
+    SWEEP_NAMES,
+    THEORY_FUNCTIONS,
+    Outcome,
+    Param,
+    check_kind,
+    param_text,
+)
 
 
 def _call_points(call, vals_fn):
@@ -50,16 +58,24 @@ def _judge_points(claim, xs, ys):
     return worst, all_hold
 
 
-@check_kind("theory_value", params={
-    "f": Param("teacher", False, None, "teacher whose a1, rho_f, rho_nonlinear the expressions may use"),
-    "rho": Param("const", False, sympy.Integer(0), "label noise variance for the family values"),
-    "call": Param("call", True, doc="{function, args, scale}: the computed side"),
-    "versus": Param("call", False, None, "{function, args, scale}: the other side (or give claimed)"),
-    "claimed": Param("sweepfamily", False, None, "claimed value (may use a1, rho_f, rho_nonlinear, ... "
-                     "and the swept argument names alpha, kappa, tau, lam)"),
-    "plot": Param("bool", False, False, "embed a figure of the sweep in reports"),
-}, needs=(("theory.asymptotic", "asymptotic ICL error"), ("theory.a1zero", "a1 = 0 branch")),
-   needs_attrs={"theory.asymptotic": ("e_linear", "e_nonlinear")})
+@check_kind(
+    "theory_value",
+    params={
+        "f": Param("teacher", False, None, "teacher whose a1, rho_f, rho_nonlinear the expressions may use"),
+        "rho": Param("const", False, sympy.Integer(0), "label noise variance for the family values"),
+        "call": Param("call", True, doc="{function, args, scale}: the computed side"),
+        "versus": Param("call", False, None, "{function, args, scale}: the other side (or give claimed)"),
+        "claimed": Param(
+            "sweepfamily",
+            False,
+            None,
+            "claimed value (may use a1, rho_f, rho_nonlinear, ... and the swept argument names alpha, kappa, tau, lam)",
+        ),
+        "plot": Param("bool", False, False, "embed a figure of the sweep in reports"),
+    },
+    needs=(("theory.asymptotic", "asymptotic ICL error"), ("theory.a1zero", "a1 = 0 branch")),
+    needs_attrs={"theory.asymptotic": ("e_linear", "e_nonlinear")},
+)
 def check_theory_value(claim) -> Outcome:
     """A value of the asymptotic theory (Result 1 Eq. 9; Eq. 10; Eq. 11) against a claim.
 
@@ -87,11 +103,16 @@ def check_theory_value(claim) -> Outcome:
         ys = []
         for j in range(len(xs)):
             point = {k: v[j] for k, v in sweep.items()}
-            for k, a in p["call"]["args"].items():   # scalar arguments too
+            for k, a in p["call"]["args"].items():  # scalar arguments too
                 if k in SWEEP_NAMES and k not in point and not isinstance(a, list):
                     point[k] = numeric_value(a, fam)
-            e = ce.xreplace({s: sympy.Float(point[s.name], 17) for s in ce.free_symbols
-                             if s.name in SWEEP_NAMES and s.name in point})
+            e = ce.xreplace(
+                {
+                    s: sympy.Float(point[s.name], 17)
+                    for s in ce.free_symbols
+                    if s.name in SWEEP_NAMES and s.name in point
+                }
+            )
             left = [s.name for s in e.free_symbols if s.name in SWEEP_NAMES]
             if left:
                 raise ICLError(f"claimed uses {', '.join(left)}, which the call does not set")
@@ -104,22 +125,31 @@ def check_theory_value(claim) -> Outcome:
     note = "deterministic equivalent, d -> infinity (float64)"
     computed = Value(xs[i], "numeric", note=note)
     claimed = Value(ys[i], "numeric", note=note)
-    detail = (f"{_describe_call(p['call'])} = {xs[i]:.10g} vs {other} = {ys[i]:.10g}"
-              + (f" (worst of {len(xs)} points, at {at})" if len(xs) > 1 else ""))
+    detail = f"{_describe_call(p['call'])} = {xs[i]:.10g} vs {other} = {ys[i]:.10g}" + (
+        f" (worst of {len(xs)} points, at {at})" if len(xs) > 1 else ""
+    )
     figs = []
     if p["plot"] and sweep:
-        figs.append((f"{claim.id}: {_describe_call(p['call'])} vs {other}",
-                     png_bytes(check_sweep_figure(claim.id, sweep, xs, ys,
-                                                          _describe_call(p["call"]), other))))
+        figs.append(
+            (
+                f"{claim.id}: {_describe_call(p['call'])} vs {other}",
+                png_bytes(check_sweep_figure(claim.id, sweep, xs, ys, _describe_call(p["call"]), other)),
+            )
+        )
     diag_fn = None
     if "f" in claim.params:
+
         def diag_fn():
             vals = fam()
             base = {k: vals[k] for k in ("a1", "E_f2", "rho")}
             d, what = explain_ratio(xs[i], ys[i], base, tol=_ratio_tol(claim, xs[i], ys[i]))
             if d is not None:
-                d.slips = slip_report_sweep([(x, y, _claimed_tol(claim, x, y)) for x, y in zip(xs, ys)],
-                                            param_text(claim.params["f"]), claim.parsed["rho"], i)
+                d.slips = slip_report_sweep(
+                    [(x, y, _claimed_tol(claim, x, y)) for x, y in zip(xs, ys)],
+                    param_text(claim.params["f"]),
+                    claim.parsed["rho"],
+                    i,
+                )
             if d is None or d.best is None:
                 return d
             # the same relation must hold at every point of a sweep, not only the worst one
@@ -127,13 +157,15 @@ def check_theory_value(claim) -> Outcome:
                 dj, wj = explain_ratio(x, y, base, tol=_ratio_tol(claim, x, y))
                 if dj is None or dj.best is None or wj != what or expr_key(dj.best.expr) != expr_key(d.best.expr):
                     # no single family quantity explains the whole sweep: no diagnosis
-                    d.subject = (f"the {what} is not the same family quantity at every point of the "
-                                 f"sweep; at the worst point it")
+                    d.subject = (
+                        f"the {what} is not the same family quantity at every point of the sweep; at the worst point it"
+                    )
                     d.nearest = d.matches[:1] + d.nearest
                     d.matches = []
                     return d
             d.subject = f"the {what} (the same at all {len(xs)} points)" if len(xs) > 1 else f"the {what}"
             return d
+
     return Outcome(computed, claimed, detail, diagnosis_fn=diag_fn, figures=figs)
 
 
@@ -173,13 +205,18 @@ def _short(v):
     return pretty(v) if not isinstance(v, str) else v
 
 
-@check_kind("theory_bound", params={
-    "f": Param("teacher", False, None, "teacher whose a1, rho_f, rho_nonlinear the expressions may use"),
-    "rho": Param("const", False, sympy.Integer(0), "label noise variance for the family values"),
-    "call": Param("call", True, doc="{function, args, scale}: the bounded side"),
-    "bound": Param("call", True, doc="{function, args, scale}: the bound, same sweep"),
-    "relation": Param("str", True, doc="'<=' (call <= bound at every point) or '>='", choices=("<=", ">=")),
-}, needs=(("theory.asymptotic", "asymptotic ICL error"),), needs_attrs={"theory.asymptotic": ("e_linear", "e_nonlinear")})
+@check_kind(
+    "theory_bound",
+    params={
+        "f": Param("teacher", False, None, "teacher whose a1, rho_f, rho_nonlinear the expressions may use"),
+        "rho": Param("const", False, sympy.Integer(0), "label noise variance for the family values"),
+        "call": Param("call", True, doc="{function, args, scale}: the bounded side"),
+        "bound": Param("call", True, doc="{function, args, scale}: the bound, same sweep"),
+        "relation": Param("str", True, doc="'<=' (call <= bound at every point) or '>='", choices=("<=", ">=")),
+    },
+    needs=(("theory.asymptotic", "asymptotic ICL error"),),
+    needs_attrs={"theory.asymptotic": ("e_linear", "e_nonlinear")},
+)
 def check_theory_bound(claim) -> Outcome:
     """An inequality between two theory calls at every point of a sweep (e.g. e_IDG <= e_ICL).
 
@@ -198,17 +235,24 @@ def check_theory_bound(claim) -> Outcome:
     sign = 1.0 if p["relation"] == "<=" else -1.0
     tol = claim.tolerance
     slack = [tol.value * (abs(y) if tol.kind == "rel" else 1.0) for y in ys]
-    excess = [sign * (x - y) for x, y in zip(xs, ys)]        # > 0: on the wrong side
+    excess = [sign * (x - y) for x, y in zip(xs, ys)]  # > 0: on the wrong side
     i = max(range(len(xs)), key=lambda j: excess[j])
     holds = all(e <= s for e, s in zip(excess, slack))
     at = ", ".join(f"{k}={v[i]:g}" for k, v in sweep.items())
-    detail = (f"{_describe_call(p['call'])} {p['relation']} {_describe_call(p['bound'])} at all {len(xs)} points: "
-              f"{'yes' if holds else 'NO'}; closest at {at or 'the point'}: {xs[i]:.10g} vs {ys[i]:.10g} "
-              f"(margin {-excess[i]:.4g})")
+    detail = (
+        f"{_describe_call(p['call'])} {p['relation']} {_describe_call(p['bound'])} at all {len(xs)} points: "
+        f"{'yes' if holds else 'NO'}; closest at {at or 'the point'}: {xs[i]:.10g} vs {ys[i]:.10g} "
+        f"(margin {-excess[i]:.4g})"
+    )
     note = "deterministic equivalent, d -> infinity (float64)"
-    return Outcome(Value(xs[i], "numeric", note=note), Value(ys[i], "numeric", note=note), detail, holds=holds,
-                   residual_expr="0" if holds else f"violated by {excess[i]:.3g}",
-                   mde_note="deterministic inequality: no sampling error")
+    return Outcome(
+        Value(xs[i], "numeric", note=note),
+        Value(ys[i], "numeric", note=note),
+        detail,
+        holds=holds,
+        residual_expr="0" if holds else f"violated by {excess[i]:.3g}",
+        mde_note="deterministic inequality: no sampling error",
+    )
 
 
 KINDS = (check_theory_value.kind, check_theory_bound.kind)
