@@ -19,7 +19,9 @@ Tables printed:
    minimum detectable error stats.mde_rel() at the median SE;
 3. model selection: with per-seed values and 10 seeds, how often the "auto" rule
    picks the 1/d^2 model although the truth is 1/d, how often those ladders miss
-   at nominal 90 %, and the overall miss rates of "auto" and of the forced 1/d model.
+   at nominal 90 %, and the overall miss rates of "auto" and of the forced 1/d model;
+4. ragged seed counts (more seeds at small d, as the shipped ladders): coverage of the
+   delete-a-group jackknife and of the Welch SE (``--only-ragged`` prints only this).
 
 Run:  OMP_NUM_THREADS=1 python benchmarks/bench_power_calibration.py [--reps 2000]
 """
@@ -56,21 +58,52 @@ def standard_noise(rng, shape, noise: str) -> np.ndarray:
     raise ValueError(noise)
 
 
-def planted_ladder(rng, seeds: int, noise: str, with_values: bool):
+def planted_ladder(rng, seeds, noise: str, with_values: bool):
+    """``seeds``: one count for every d, or a tuple of counts (one per d of DS: a ragged ladder)."""
     sd32 = REL_SD_32 * (E_INF + C1 / 32)
+    counts = seeds if isinstance(seeds, tuple) else (seeds,) * len(DS)
     pts = []
-    for d in DS:
-        v = E_INF + C1 / d + sd32 * 32 / d * standard_noise(rng, seeds, noise)
+    for d, n in zip(DS, counts):
+        v = E_INF + C1 / d + sd32 * 32 / d * standard_noise(rng, n, noise)
         pts.append(
             LadderPoint(
                 d,
                 float(v.mean()),
-                float(v.std(ddof=1) / math.sqrt(seeds)),
-                tuple(range(seeds)),
+                float(v.std(ddof=1) / math.sqrt(n)),
+                tuple(range(n)),
                 values=tuple(v) if with_values else None,
             )
         )
     return pts
+
+
+#: Ragged ladders: more seeds where a seed is cheap (small d), as the shipped claims use them.
+RAGGED = ((40, 30, 20, 10, 10), (120, 60, 30, 30, 30))
+
+
+def ragged_coverage(reps: int, levels) -> None:
+    """Coverage of the delete-a-group jackknife (min count - 1 dof) and of the Welch SE on ragged ladders."""
+    print(f"\nragged seed counts: fraction of {reps} planted ladders whose nominal interval misses e_inf")
+    print("| noise | seeds per d | SE | mean dof | " + " | ".join(f"miss, nominal {1 - lv:g}" for lv in levels) + " |")
+    print("|---|---|---|---|" + "---|" * len(levels))
+    for noise in NOISES:
+        for counts in RAGGED:
+            rng = np.random.default_rng([7, sum(counts), NOISES.index(noise)])
+            out = {"jackknife": [], "welch": []}
+            for _ in range(reps):
+                pts = planted_ladder(rng, counts, noise, True)
+                bare = [LadderPoint(p.d, p.e_mean, p.e_se, p.seeds) for p in pts]
+                for method, pp in (("jackknife", pts), ("welch", bare)):
+                    f = fit_ladder(pp)
+                    out[method].append((f.e_inf, f.e_inf_se, f.e_inf_dof))
+            for method, rows in out.items():
+                rows = np.array(rows)
+                cells = [f"{miss_rate(rows, lv):.4f} ({math.sqrt(lv * (1 - lv) / reps):.4f})" for lv in levels]
+                print(
+                    f"| {noise} | {'/'.join(map(str, counts))} | {method} | {rows[:, 2].mean():.1f} | "
+                    + " | ".join(cells)
+                    + " |"
+                )
 
 
 def replicate(seeds: int, noise: str, reps: int, seed: int = 0):
@@ -115,9 +148,14 @@ def miss_rate(rows, level: float, truth: float = E_INF) -> float:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=2000)
+    ap.add_argument("--only-ragged", action="store_true", help="only the ragged-ladder coverage table")
     a = ap.parse_args(argv)
     t0 = time.process_time()
     levels = (0.9, 0.99, 0.999)
+    if a.only_ragged:
+        ragged_coverage(a.reps, levels)
+        print(f"\n{time.process_time() - t0:.1f} s CPU")
+        return
     print(
         f"coverage: fraction of {a.reps} planted ladders whose nominal interval misses e_inf (binomial SE in brackets)"
     )
@@ -163,6 +201,7 @@ def main(argv=None) -> None:
     for noise in NOISES:
         quad, miss_q, miss_a, miss_l = selection_effect(noise, a.reps)
         print(f"| {noise} | {quad:.3f} | {miss_q:.3f} | {miss_a:.4f} | {miss_l:.4f} |")
+    ragged_coverage(a.reps, levels)
     print(f"\n{time.process_time() - t0:.1f} s CPU")
 
 

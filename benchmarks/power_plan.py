@@ -16,11 +16,14 @@ the spreads measured at d <= 96 extrapolated by the fitted power law.  A deep ru
 (`verify --tier deep --cache DIR`) replaces them by measured ones.
 
     python benchmarks/power_plan.py --cache /tmp/full-cache [--json plan.json]
+    python benchmarks/power_plan.py --cache /tmp/full-cache --search a1zero.sim_tau2_gaussian \
+        --budget 150 --d-sets '32,48,64,96;24,32,48,64,96'      # seed allocations for one claim
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import sys
@@ -99,19 +102,50 @@ def _series(cache, claim):
     return out
 
 
-def predict(ds, ns, sd, z):
+def predict(ds, ns, sd, z, order: int = 1):
+    """SE, dof, Student-t limit and MDE (absolute) of a ladder's extrapolated value.
+
+    The SE is that of the weighted fit (1/d, or 1/d^2 with ``order = 2``) with the true
+    per-point spreads; the dof is the jackknife's (the smallest seed count - 1), as the
+    check uses it, since every shipped ladder carries its per-seed values.
+    """
     x = 1.0 / np.asarray(ds, float)
-    X = np.column_stack([np.ones_like(x), x])
+    X = np.column_stack([x**k for k in range(order + 1)])
     s = np.asarray([sd(d) for d in ds])
     n = np.asarray(ns, float)
     W = n / s**2
     cov = np.linalg.inv((X.T * W) @ X)
-    c = (cov @ (X.T * W))[0]
-    var = (c * s) ** 2 / n
-    se = float(math.sqrt(var.sum()))
-    dof = float(var.sum() ** 2 / np.sum(var**2 / (n - 1)))
+    se = float(math.sqrt(cov[0, 0]))
+    dof = float(min(ns) - 1)
     lim = t_limit(z, dof)
     return se, dof, lim, mde_abs(se, lim, dof)
+
+
+def search(claim_id, cache_dir, budget, d_sets, counts=(30, 40, 60, 80, 120, 160, 200, 256), order=1):
+    """Seed allocations (more seeds at smaller d) of the claim's setting that minimise the predicted
+    MDE within ``budget`` CPU seconds, from the spread and cost fits of its cached seeds."""
+    claim = next(c for c in load_claims() if c.id == claim_id)
+    data = _series(SeedCache(cache_dir), claim)
+    if len(data) < 2:
+        raise SystemExit(f"power_plan: no cached seeds for {claim_id} in {cache_dir}")
+    ds_m = np.array(sorted(data))
+    sds = np.array([data[d][0].std(ddof=1) for d in ds_m])
+    secs = np.array([data[d][1] for d in ds_m])
+    a, pw = np.linalg.lstsq(np.column_stack([np.ones(len(ds_m)), -np.log(ds_m)]), np.log(sds), rcond=None)[0]
+    b, q = np.linalg.lstsq(np.column_stack([np.ones(len(ds_m)), np.log(ds_m)]), np.log(secs), rcond=None)[0]
+    ref = abs(float(np.mean(data[ds_m[-1]][0]))) if claim.parsed["versus"] != "other_law" else 1.0
+    found = []
+    for ds in d_sets:
+        for ns in itertools.product(counts, repeat=len(ds)):
+            if any(ns[i] < ns[i + 1] for i in range(len(ns) - 1)):
+                continue
+            cost = sum(n * math.exp(b) * d**q for d, n in zip(ds, ns))
+            if cost > budget:
+                continue
+            m = predict(ds, ns, lambda d: math.exp(a) * d ** -max(pw, 0.5), claim.tolerance.value, order)[3]
+            found.append((m / ref, cost, list(ds), list(ns)))
+    found.sort()
+    return found[:5]
 
 
 def plan(cache_dir):
@@ -173,7 +207,20 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cache", required=True, help="the cache folder of a verify --full --cache run")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--search", default=None, metavar="CLAIM", help="search seed allocations for this claim")
+    ap.add_argument("--budget", type=float, default=150.0, help="--search: CPU seconds allowed (default 150)")
+    ap.add_argument(
+        "--d-sets",
+        default="32,48,64,96",
+        help="--search: ladders to try, ';'-separated (e.g. '32,48,64,96;24,32,48,64,96')",
+    )
+    ap.add_argument("--order", type=int, default=1, choices=(1, 2), help="--search: fit model (1: c1/d, 2: + c2/d^2)")
     args = ap.parse_args(argv)
+    if args.search:
+        d_sets = [[int(x) for x in part.split(",")] for part in args.d_sets.split(";")]
+        for m, cost, ds, ns in search(args.search, args.cache, args.budget, d_sets, order=args.order):
+            print(f"predicted MDE {100 * m:.2f} %  CPU {cost:.0f} s  d={ds} n={ns}")
+        return 0
     rows = plan(args.cache)
     print(f"{'claim':40s} {'tier':5s} {'predicted MDE':>13s} {'SE':>8s} {'dof':>5s} {'CPU s':>7s}  ladder")
     for r in rows:

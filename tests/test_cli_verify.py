@@ -461,3 +461,32 @@ def test_a_path_in_another_folder_is_never_a_shipped_file(capsys, tmp_path, monk
     for name in ("nope/04_lemma1.toml", "nope/*.toml", "elsewhere/lemma1"):
         code, _, err = run(capsys, "verify", "--list", name)
         assert code == 2 and err.count("\n") == 1, name
+
+
+def test_schedule_groups_claims_that_share_simulations_and_puts_the_largest_first():
+    """verify --jobs N hands workers the claims that simulate nothing first, then groups of claims
+    sharing a simulated setting (run in one worker, so each seed is simulated once), largest
+    estimated cost first; every claim appears exactly once."""
+    from icl_symbolic.verification.claimfile import TIERS, load_claims
+    from icl_symbolic.verification.schedule import claim_cost, schedule
+
+    claims = load_claims(None)
+    todo = [i for i, c in enumerate(claims) if TIERS.index(c.tier) <= TIERS.index("full")]
+    groups = schedule(claims, todo)
+    flat = [i for g in groups for i in g]
+    assert sorted(flat) == sorted(todo)
+    ids = {claims[g[0]].id: [claims[i].id for i in g] for g in groups}
+    assert set(ids["a1zero.sim_tau2_gaussian"]) == {
+        "a1zero.sim_tau2_gaussian",
+        "a1zero.sim_tau2_sphere",
+        "a1zero.sim_laws_same_limit",
+    }
+    assert {"result1.sim_sin_tau4", "fig1.sim_result1_normalised", "fig1.sim_unnormalised"} <= set(
+        ids["result1.sim_sin_tau4"]
+    )
+    costs = [sum(claim_cost(claims[i]) for i in g) for g in groups]
+    first_heavy = next(j for j, c in enumerate(costs) if c > 0)
+    assert all(c == 0 for c in costs[:first_heavy])
+    assert costs[first_heavy:] == sorted(costs[first_heavy:], reverse=True)
+    # a claim that simulates nothing is alone and costs nothing
+    assert claim_cost(next(c for c in claims if c.id == "fig1.legend_noise")) == 0.0

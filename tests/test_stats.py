@@ -281,3 +281,36 @@ def test_fit_ladder_uses_the_jackknife_only_with_per_seed_values():
     bad[0] = LadderPoint(bad[0].d, bad[0].e_mean + 0.1, bad[0].e_se, bad[0].seeds, values=bad[0].values)
     with pytest.raises(ICLError, match="not the mean of its per-seed values"):
         fit_ladder(bad)
+
+
+def test_fit_ladder_ragged_seed_counts_use_the_delete_a_group_jackknife():
+    """More seeds where they are cheap: seed j of every point is in group j mod min(count); the SE
+    is the spread of the fits with one group left out at every d, computed independently here."""
+    rng = np.random.default_rng(11)
+    counts = {16: 12, 24: 9, 32: 6, 48: 4}
+    vals = {d: 0.7 + 1.3 / d + 0.02 * 32 / d * rng.standard_normal(n) for d, n in counts.items()}
+
+    def point(d, v, with_values=True):
+        return LadderPoint(
+            d,
+            float(v.mean()),
+            float(v.std(ddof=1) / math.sqrt(len(v))),
+            tuple(range(len(v))),
+            values=tuple(v) if with_values else None,
+        )
+
+    fit = fit_ladder([point(d, v) for d, v in vals.items()], "c1/d")
+    assert fit.se_method == "jackknife" and fit.e_inf_dof == 3.0 and "delete-a-group" in fit.reason
+    reps = [
+        fit_ladder([point(d, v[np.arange(len(v)) % 4 != g], False) for d, v in vals.items()], "c1/d").e_inf
+        for g in range(4)
+    ]
+    assert fit.e_inf_se == pytest.approx(math.sqrt(3 / 4 * np.sum((np.array(reps) - np.mean(reps)) ** 2)), rel=1e-9)
+    # equal counts: the same as the delete-one-seed jackknife
+    a, b = rng.standard_normal(5), rng.standard_normal(5)
+    stat = lambda v: v[0].mean() / (2 + v[1].mean())  # noqa: E731
+    assert stats.grouped_jackknife_se([a, b], stat, 5) == pytest.approx(
+        stats.jackknife_se(np.vstack([a, b]), stat, axis=1), rel=1e-12
+    )
+    with pytest.raises(ICLError, match="grouped jackknife"):
+        stats.grouped_jackknife_se([a, b[:1]], stat, 2)

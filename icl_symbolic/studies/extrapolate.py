@@ -34,7 +34,10 @@ So when every point carries its per-seed values (``LadderPoint.values``, as
 :func:`run_ladder` returns them), the SE is the delete-one-seed jackknife
 (:func:`icl_symbolic.core.stats.jackknife_se`: seed j left out at every d, the fit
 and its weights redone) with S - 1 dof, which covers at or above the nominal
-rate there; ``Fit.se_method`` says which was used.
+rate there; ``Fit.se_method`` says which was used.  A ladder may put more seeds
+where they are cheap (small d): then seed j of every point is in group
+j mod min(S_i) and the delete-a-group jackknife leaves one group out at every d
+(:func:`icl_symbolic.core.stats.grouped_jackknife_se`, min(S_i) - 1 dof).
 
 Nothing here knows about the model of the paper: :func:`run_ladder` takes
 the simulator from :mod:`icl_symbolic.simulation.simulator`, and the fit is tested on
@@ -52,7 +55,7 @@ from scipy import stats
 
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
-from icl_symbolic.core.stats import jackknife_se, sample_se, seed_mean_se, t_limit
+from icl_symbolic.core.stats import grouped_jackknife_se, sample_se, seed_mean_se, t_limit
 from icl_symbolic.simulation.simulator import check_memory, resolve_convention, simulate, sizes
 from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
 
@@ -209,12 +212,15 @@ def fit_ladder(points: Sequence[LadderPoint], model: str = "auto") -> Fit:
     V = _per_seed_values(pts)
     jk = None if V is None else _jackknife_coef_se(ds, V, len(coef) - 1, model)
     if jk is not None:
-        base_se, nu, method = jk, float(V.shape[1] - 1), "jackknife"
+        G = min(len(v) for v in V)
+        equal = all(len(v) == G for v in V)
+        base_se, nu, method = jk, float(G - 1), "jackknife"
         reason += (
-            f"; SE by the delete-one-seed jackknife over {V.shape[1]} seeds "
-            f"(weights{' and model choice' if model == 'auto' else ''} redone; Student t with "
-            f"{V.shape[1] - 1} dof)"
-        )
+            f"; SE by the delete-one-seed jackknife over {G} seeds "
+            if equal
+            else f"; SE by the delete-a-group jackknife over {G} seed groups (seeds per d "
+            f"{'/'.join(str(len(v)) for v in V)}; seed j in group j mod {G}) "
+        ) + f"(weights{' and model choice' if model == 'auto' else ''} redone; Student t with {G - 1} dof)"
     else:
         base_se, method = np.sqrt(np.diag(cov)), "welch"
         nu = welch_dof(c, ses, [p_.n_seeds for p_ in pts])
@@ -240,15 +246,16 @@ def fit_ladder(points: Sequence[LadderPoint], model: str = "auto") -> Fit:
     )
 
 
-def _per_seed_values(pts) -> np.ndarray | None:
-    """The (points x seeds) per-seed values when every point has them over one seed count >= 3, else None.
+def _per_seed_values(pts) -> list | None:
+    """The per-seed values of every point (a list of arrays, one per point, lengths may differ),
+    when every point has at least three; else None.
 
     Each point's mean must be the mean of its values (a gap point's values are the
     per-seed gaps): a mismatch is refused rather than silently ignored.
     """
-    if any(p.values is None for p in pts) or len({len(p.values) for p in pts}) != 1 or len(pts[0].values) < 3:
+    if any(p.values is None or len(p.values) < 3 for p in pts):
         return None
-    V = np.array([p.values for p in pts], dtype=float)
+    V = [np.asarray(p.values, dtype=float) for p in pts]
     for p, row in zip(pts, V):
         if not math.isclose(float(row.mean()), p.e_mean, rel_tol=1e-9, abs_tol=1e-12):
             raise ICLError(
@@ -258,9 +265,11 @@ def _per_seed_values(pts) -> np.ndarray | None:
     return V
 
 
-def _jackknife_coef_se(ds, V: np.ndarray, order: int, model: str = "auto") -> np.ndarray | None:
-    """Delete-one-seed jackknife SEs of the fit coefficients (seed j left out at every d; the SEs, the
-    weights and, for ``model="auto"``, the model choice redone in every replicate).
+def _jackknife_coef_se(ds, V: list, order: int, model: str = "auto") -> np.ndarray | None:
+    """Jackknife SEs of the fit coefficients: seed j left out at every d (equal seed counts), or,
+    when the counts differ, seed group g = j mod min(count) left out at every d
+    (:func:`icl_symbolic.core.stats.grouped_jackknife_se`); the SEs, the weights and, for
+    ``model="auto"``, the model choice redone in every replicate.
 
     Why the weights: they are estimated from the same seeds as the means, so the
     weighted fit leans on the points whose SE came out small by chance, and
@@ -270,17 +279,17 @@ def _jackknife_coef_se(ds, V: np.ndarray, order: int, model: str = "auto") -> np
     picks the other model contributes its e_inf and c1 (c2 = 0 for the 1/d model).
     None when a replicate has a point without spread (no weights).
     """
-    S = V.shape[1]
 
-    def coef_of(v):
-        m = v.mean(axis=1)
-        se = sample_se(v, axis=1)
+    def coef_of(vs):
+        m = np.array([v.mean() for v in vs])
+        se = np.array([sample_se(v) for v in vs])
         if not np.all(se > 0):
             return np.full(order + 1, np.nan)
         coef = _choose_model(ds, m, se, model)[0][0]
         return np.concatenate([coef, np.zeros(max(0, order + 1 - len(coef)))])[: order + 1]
 
-    se = jackknife_se(V, coef_of, axis=1) if S >= 3 else None
+    G = min(len(v) for v in V)
+    se = grouped_jackknife_se(V, coef_of, G) if G >= 3 else None
     return se if se is not None and np.all(np.isfinite(se)) else None
 
 

@@ -25,6 +25,7 @@ from icl_symbolic.simulation.cache import SeedCache, use_cache
 from icl_symbolic.verification.checks import REGISTRY
 from icl_symbolic.verification.claimfile import TIERS, Claim, load_claims, select
 from icl_symbolic.verification.judge import compare, detectable
+from icl_symbolic.verification.schedule import schedule
 
 
 @dataclass
@@ -162,6 +163,12 @@ def run_claim(claim: Claim, progress=None, cache=None) -> ClaimResult:
     ``cache``: a folder for per-seed simulation results (:mod:`icl_symbolic.simulation.cache`), or None."""
     with use_cache(cache):
         return _run_claim(claim, progress)
+
+
+def run_claim_group(claims, cache=None) -> list[ClaimResult]:
+    """Run claims one after the other in this process (a work item of :func:`run_claims`: claims
+    that share simulations, :mod:`icl_symbolic.verification.schedule`)."""
+    return [run_claim(c, cache=cache) for c in claims]
 
 
 def _run_claim(claim: Claim, progress=None) -> ClaimResult:
@@ -318,16 +325,26 @@ def run_claims(
     if serial:
         map_sweep(run_one, todo, on_item=done)
     else:
+        groups = schedule(claims, todo)
         if say is not None:
-            say(f"{len(todo)} claims on {'the Dask cluster ' + address if address else f'{jobs} workers'}")
+            say(
+                f"{len(todo)} claims in {len(groups)} work items (claims sharing simulations together, "
+                f"largest first) on {'the Dask cluster ' + address if address else f'{jobs} workers'}"
+            )
+
+        def group_done(j, group_results):
+            for i, result in zip(groups[j], group_results):
+                results[i] = result
+            emit_ready()
+
         map_sweep(
-            functools.partial(run_claim, cache=cache),
-            [claims[i] for i in todo],
+            functools.partial(run_claim_group, cache=cache),
+            [[claims[i] for i in g] for g in groups],
             jobs=jobs,
             scheduler=address,
-            on_item=done,
+            on_item=group_done,
             progress=None if (say is None or on_result is not None) else say,
-            label="claim",
+            label="work item",
         )
     emit_ready()
     return results

@@ -1,0 +1,114 @@
+"""Order and group claims for a parallel run (``verify --jobs N`` or a Dask cluster).
+
+Two things decide the wall time of ``verify --full`` on a few workers:
+
+* **Shared simulations.**  Several claims simulate the very same setting on the very
+  same seeds (Result 1 at tau = 4 and both Fig. 1 ratios; the a1 = 0 teacher's two task
+  laws and their difference).  A worker simulates each (setting, seed) once
+  (``checks.simulation._SIM_CACHE``), but two workers that take two such claims at the
+  same time both simulate it.  Claims whose simulations share a setting are therefore
+  one work item, run one after the other in one worker.
+* **Balance.**  Work items are handed to the workers in the order given.  The claims
+  that simulate nothing come first, in claim order (they take seconds, and their
+  verdicts are printed at once); the simulation items follow, sorted by an estimated
+  cost, largest first (longest-processing-time-first, within 4/3 of the best possible
+  makespan), so the last item to finish is a short one.
+
+The cost is an estimate in floating-point operations from the simulation sizes
+(:func:`icl_symbolic.simulation.simulator.cost_flops` of the solver ``auto`` would pick, plus
+the prompt sampling), summed over the claim's ladder and seeds; claims that simulate nothing
+cost 0 and go last.  Only the order and the grouping change: every claim seeds its own
+streams, so verdicts and numbers do not depend on the schedule (tested).
+"""
+
+from __future__ import annotations
+
+from math import comb
+
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.simulation.simulator import choose_solver, cost_flops, sizes
+
+#: Flops charged per drawn prompt scalar (ell labels and projections, d query entries) by the
+#: sampler; rough, it only orders the work.
+SAMPLE_FLOPS = 200.0
+
+
+def _feature_dim(d: int, features) -> int:
+    """The learner's input dimension: d, or for ``hermite:K`` features the number of monomials
+    of degree 1..K in d variables (the kernel learner's D)."""
+    if not features or features == "identity":
+        return d
+    text = str(features)
+    if text.startswith("hermite:"):
+        k = int(text.split(":", 1)[1])
+        return comb(d + k, k) - 1
+    return d
+
+
+def claim_cost(claim) -> float:
+    """Estimated flops of a claim's simulations (0 for a claim that simulates nothing)."""
+    p = claim.parsed
+    if not all(k in p for k in ("alpha", "kappa", "tau")) or not ("d_list" in p or "d" in p):
+        return 0.0
+    ds = list(p["d_list"]) if p.get("d_list") else [p.get("d")]
+    counts = p.get("n_seeds") or 1
+    counts = counts if isinstance(counts, list) else [counts] * len(ds)
+    total = 0.0
+    for d, n_seeds in zip(ds, counts):
+        if not isinstance(d, int) or d < 2:
+            continue
+        D = _feature_dim(d, p.get("features"))
+        try:  # the kernel learner's ratios apply to its feature dimension D
+            sz = sizes(D, float(p["alpha"]), float(p["kappa"]), float(p["tau"]))
+            solve = cost_flops(sz, choose_solver(sz))
+        except (ICLError, ValueError, TypeError):
+            continue
+        # the direct sampler (feature maps) draws every context input; the fast one O(ell + d) per prompt
+        drawn = sz.ell * D if D != d else sz.ell + d
+        one = solve + SAMPLE_FLOPS * sz.n * drawn
+        sides = 2 if p.get("versus") not in (None, "", "theory") else 1
+        total += sides * int(n_seeds) * (one if one == one and one != float("inf") else 0.0)
+    return total
+
+
+def share_key(claim):
+    """Claims with equal keys simulate a common setting (teacher, rho, alpha, kappa, tau, lam, C_train)."""
+    p = claim.parsed
+    if claim_cost(claim) == 0.0:
+        return None
+    f = claim.params.get("f")
+    return (
+        str(f),
+        str(claim.params.get("rho")),
+        float(p["alpha"]),
+        float(p["kappa"]),
+        float(p["tau"]),
+        float(p.get("lam", 0.0) or 0.0),
+        str(p.get("C_train", "identity")),
+        str(p.get("features", "")),
+    )
+
+
+def schedule(claims, indices) -> list[list[int]]:
+    """Work items for a parallel run: groups of ``indices`` (positions in ``claims``), claims sharing a
+    simulated setting together (in claim order), the groups by estimated cost, largest first.
+
+    >>> schedule([], [])
+    []
+    """
+    groups: dict = {}
+    order = []
+    for i in indices:
+        key = share_key(claims[i])
+        key = ("claim", i) if key is None else key
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(i)
+    cost = {k: sum(claim_cost(claims[i]) for i in groups[k]) for k in order}
+    cheap = [groups[k] for k in order if cost[k] == 0.0]
+    heavy = sorted((k for k in order if cost[k] > 0.0), key=lambda k: -cost[k])
+    return cheap + [groups[k] for k in heavy]
+
+
+__all__ = ["schedule", "claim_cost", "share_key", "SAMPLE_FLOPS"]
