@@ -177,19 +177,76 @@ def _family_z(m: int, false_alarm: float = 1e-3) -> float:
     return float(norm.isf(false_alarm / 2 / m))
 
 
+#: Check kinds whose claims compare simulations with a theory without a bias budget: one family per tier.
+FAMILY_CHECKS = ("simulation_extrapolated", "simulation_finite_d")
+
+
 def test_each_tier_splits_its_false_alarm_budget_over_its_own_extrapolated_claims():
-    """The z of every extrapolated simulation claim is the Bonferroni split of the tier's 1e-3
-    budget over the extrapolated claims that tier runs (a claim added or moved without
-    re-splitting the budget fails here; the numbers in the claim files are rounded to 3 places)."""
+    """The z of every simulation claim compared with a theory (extrapolated in 1/d, or at one finite d
+    against the finite-d theory) is the Bonferroni split of the tier's 1e-3 budget over the claims of
+    that family the tier runs (a claim added or moved without re-splitting the budget fails here; the
+    numbers in the claim files are rounded to 3 places), and its reason states the count."""
     from icl_symbolic.verification.claimfile import load_claims
 
     family = {}
     for c in load_claims(None):
-        if c.check == "simulation_extrapolated":
+        if c.check in FAMILY_CHECKS:
             family.setdefault(c.tier, []).append(c)
     assert set(family) == {"full", "deep"}
+    assert any(c.check == "simulation_finite_d" for c in family["full"])
     for tier, claims in family.items():
         want = round(_family_z(len(claims)), 3)
         wrong = [(c.id, c.tolerance.value) for c in claims if c.tolerance.value != want]
         assert not wrong, f"{tier}: {len(claims)} claims want z = {want}: {wrong}"
-        assert all(f"{len(claims)} extrapolated simulation claims" in c.tolerance.reason for c in claims), tier
+        counted = [c.id for c in claims if f"over the {len(claims)} " not in c.tolerance.reason]
+        assert not counted and all("simulation claims" in c.tolerance.reason for c in claims), (tier, counted)
+
+
+FINITE_D_CLAIM = """
+[[claim]]
+id = "fd.{cid}"
+source = "test"
+statement = "x"
+method = "sim"
+full = true
+check = "simulation_finite_d"
+evidence = "self-test"
+evidence_reason = "test"
+f = "sin(g)"
+rho = "0.1"
+d = 8
+alpha = 2
+kappa = 2
+tau = 0.5
+n_seeds = 16
+mc_prompts = 20000
+tolerance = {{ z = 4.003, reason = "test" }}
+expected = "holds"
+"""
+
+
+@pytest.mark.parametrize("offset,verdict", [(0.0, "holds"), (0.05, "mismatch")])
+def test_a_finite_d_claim_compares_with_the_finite_d_theory_and_reports_its_mde(tmp_path, monkeypatch, offset, verdict):
+    """simulation_finite_d: per-seed values planted around the finite-d theory at d = 8 (seed SE 0.1 %)
+    hold; planted 5 % above it they fail; the verdict carries mde_rel from the judge's formula
+    (Student t at the 15 seeds' dof), so a check that ignored the theory or the seeds would fail here."""
+    from icl_symbolic.theory.finite_d import e_nonlinear_finite
+    from icl_symbolic.verification.checks import simulation as checks_simulation
+
+    th = e_nonlinear_finite("sin(g)", rho=0.1, alpha=2, kappa=2, tau=0.5, d=8, mc_prompts=20000).corrected
+
+    def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, **kw):
+        assert d == 8 and lam == 0.0
+        rng = np.random.default_rng(3)
+        z = rng.standard_normal(len(seeds))
+        return th * (1 + offset) + 0.004 * th * (z - z.mean()) / z.std(ddof=1)
+
+    monkeypatch.setattr(checks_simulation, "_per_seed", fake)
+    p = tmp_path / "fd.toml"
+    p.write_text(FINITE_D_CLAIM.format(cid="a"))
+    (c,) = claimfile.load_file(str(p))
+    (r,) = runner.run_claims([c], full=True)
+    assert r.verdict == verdict, r.detail
+    assert "finite-d theory at d=8" in r.detail
+    m_abs, m_rel, how = detectable(r.computed, r.claimed, c.tolerance)
+    assert r.mde_rel == pytest.approx(m_rel) and 0.001 < r.mde_rel < 0.01 and "15 dof" in how

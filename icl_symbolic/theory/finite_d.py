@@ -79,14 +79,36 @@ error when it is switched on after the ones before it):
     the recipe as label noise (the recipe is affine in it), and the test
     prediction r_t z^T gamma picks up E[r_v] and E[r_v^2] factors.  Less
     certain than the a1 = 0 branch: the choice of the within-task law was made
-    after comparing with d = 32 simulations (docs/finite-d.md says so), and the
-    n > p branch ignores how the r^2 weights interact with the finite task
-    bank.
+    after comparing with d = 32 simulations (docs/finite-d.md says so).  Its
+    n > p branch is superseded by ``population`` (it ignores the finite bank's
+    exact population fit and keeps a spurious tau -> infinity part).
 
     The one-prompt expectations are Monte Carlo (``radial_moments``, with SE).
     Assumption stated: the whitened direction h/r behaves like an isotropic
     vector for the resolvent (quadratic forms of the leave-one-out resolvent
     fluctuate only through r).
+``population`` (derived here; a1 != 0, n > p only)
+    Least squares (n > p) on the training prompts of a bank W of k tasks converges, as
+    n -> infinity at fixed d, to the population fit Gamma*_W = d C_W Sigma_W^-1 (C_W = E[x y v^T],
+    Sigma_W = E[v v^T], v = [u; s], averages over the bank and the prompts), whose moments are
+    the exact finite-d, finite-ell Lemma 1 moments (Appendix B, Eqs. (12)-(14), p. 8-9;
+    ``model.moments``).  Its test error on fresh Gaussian tasks is exact
+    (``model.gamma_error.e_gamma_isotropic``).  This tau -> infinity value contains every
+    finite-d effect of the population problem at once, among them one the other terms miss:
+    s is nearly constant (s = 1 + rho + O(d^-1/2)), so the column b acts as a free intercept
+    x^T b s that memorises the bank's mean task w_bar (|w_bar|^2/d = 1/k), an O(1/k) = O(1/(kappa d))
+    effect (about 1.8/d of the linear teacher's error at kappa = 1/2, alpha = 2).  The finite-n excess
+    is the elliptical leave-one-out variance of the a1 = 0 branch applied to the residual
+    e = y - <Gamma*_W, H> of the population fit:
+    delta E[e^2 r^2/(1 + r^2 delta)^2]/E[r^2/(1 + r^2 delta)^2] x tr(Sigma_test Sigma_W^-1)/(d + 1),
+    with r^2 = |x_test|^2 v^T Sigma_W^-1 v/(d + 1) whitened by the bank and
+    E[1/(1 + r^2 delta)] = 1 - p/n (the test-train factor is exact for Gaussian features:
+    sigma^2 tr(Sigma_test Sigma_train^-1)/(n - p - 1)).  Banks and one-prompt expectations by
+    Monte Carlo (:func:`e_population_ols`, with SE).  Replaces the value for a1 != 0 and
+    n > p (so it supersedes ``param_count``, ``task_norm``, ``bank_resolvent`` and ``radial``
+    there).  Not applied to a1 = 0 (there Gamma* = 0 and ``radial`` already agrees with the
+    simulations; the bank-whitened variant overshoots, docs/finite-d.md) nor to n < p (the
+    min-norm fit does not converge to a population fit).
 ``wishart`` (classical, exact for Gaussian features)
     Exact finite-n inverse-Wishart means E[W^-1] = I/(m - q - 1): the min-norm
     and least-squares variance factors n/(p - n) and p/(n - p) become
@@ -105,12 +127,14 @@ from scipy.optimize import brentq
 from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import teacher
+from icl_symbolic.model.gamma_error import e_gamma_isotropic, functionals_float
+from icl_symbolic.model.moments import FUNCTIONAL_NAMES, moment_functions
 from icl_symbolic.model.prompts import sample_prompts
 from icl_symbolic.theory.linear_recipe import linear_error
 from icl_symbolic.theory.stieltjes import stieltjes_isotropic
 
 #: The correction terms, in the order they are applied.
-TERMS = ("sizes", "param_count", "task_norm", "bank_resolvent", "radial", "wishart")
+TERMS = ("sizes", "param_count", "task_norm", "bank_resolvent", "radial", "population", "wishart")
 
 SOURCES = {
     "sizes": "exact: the simulator's integer sizes ell, k, n (simulation.sizes)",
@@ -122,6 +146,9 @@ SOURCES = {
     "radial": "derived here: the Kronecker features' norm fluctuation; elliptical leave-one-out deterministic "
     "equivalent (El Karoui 2009; Couillet & Liao 2022) for a1 = 0, target rescaling y/r for a1 != 0; "
     "one-prompt expectations by Monte Carlo",
+    "population": "derived here: least squares (n > p) = exact finite-d population fit on the bank (Lemma 1 "
+    "moments at finite d, ell; Appendix B, Eqs. (12)-(14)) + elliptical leave-one-out variance of its residual; "
+    "banks and prompts by Monte Carlo",
     "wishart": "classical: exact inverse-Wishart means, n/(p-n-1) and p/(n-p-1) (a1 = 0 branch)",
 }
 
@@ -492,6 +519,143 @@ def e_radial(rm: RadialMoments, n: int, p: int, wishart: bool = False, Ey2: floa
 
 
 # ----------------------------------------------------------------------------
+# population: the exact finite-d population fit on a bank + elliptical variance (a1 != 0, n > p)
+# ----------------------------------------------------------------------------
+def _task_coeffs(f, rho: float, d: int, ell: int, omegas) -> dict:
+    """The exact Lemma 1 coefficients (E_y2, E_yx, E_u, E_uuT_I, E_uuT_w, E_us, E_s, E_s2) of tasks with
+    |w|^2 = d omega, at finite d and ell (paper Appendix B, Eqs. (12)-(14), p. 8-9; ``model.moments``)."""
+    om = np.asarray(omegas, dtype=float)
+    vals, _ = functionals_float(f, om)
+    args = [d, ell, rho, om] + [vals[k] for k in FUNCTIONAL_NAMES]
+    return {k: np.broadcast_to(np.asarray(fn(*args), dtype=float), om.shape) for k, fn in moment_functions().items()}
+
+
+def population_fit(f, rho: float, d: int, ell: int, W: np.ndarray) -> tuple:
+    """(A, b, e_train, Sigma): the least-squares fit on infinitely many training prompts from the bank W
+    (k x d, prompts spread evenly over its tasks), exactly at finite d and ell.
+
+    With v = [u; s] and E[x_test x_test^T] = I/d, the training loss of Gamma = [A, b] (prediction
+    x_test^T Gamma v, paper Eq. (5), p. 2) is E[y^2] - 2 tr(Gamma^T C) + tr(Gamma Sigma Gamma^T)/d with
+    C = E[y x_test v^T] and Sigma = E[v v^T] averaged over the bank; per task E[u|w] = E_u w,
+    E[u u^T|w] = E_uuT_I I + E_uuT_w w w^T, E[u s|w] = E_us w, E[x_test y|w] = E_yx w (Lemma 1,
+    exact).  Minimiser Gamma* = d C Sigma^-1; e_train is its training error."""
+    W = np.asarray(W, dtype=float)
+    k = W.shape[0]
+    c = _task_coeffs(f, rho, d, ell, np.einsum("kd,kd->k", W, W) / d)
+    S = np.empty((d + 1, d + 1))
+    S[:d, :d] = float(np.mean(c["E_uuT_I"])) * np.eye(d) + (W.T * c["E_uuT_w"]) @ W / k
+    S[:d, d] = S[d, :d] = c["E_us"] @ W / k
+    S[d, d] = float(np.mean(c["E_s2"]))
+    C = np.empty((d, d + 1))
+    C[:, :d] = (W.T * (c["E_yx"] * c["E_u"])) @ W / k
+    C[:, d] = (c["E_yx"] * c["E_s"]) @ W / k
+    G = d * np.linalg.solve(S, C.T).T
+    e_train = float(np.mean(c["E_y2"])) - 2.0 * float(np.sum(G * C)) + float(np.sum(G * (G @ S))) / d
+    return G[:, :d], G[:, d], e_train, S
+
+
+def fresh_task_second_moment(f, rho: float, d: int, ell: int, n_nodes: int = 60) -> np.ndarray:
+    """E[v v^T] over fresh Gaussian tasks w ~ N(0, I_d): diag(c_u I_d, E s^2) (E[u s] = 0 by symmetry),
+    c_u = E[E_uuT_I + omega E_uuT_w], omega ~ chi^2_d/d (generalised Gauss-Laguerre, exact for these
+    smooth integrands to quadrature accuracy)."""
+    t, wt = gamma_rule(n_nodes, d / 2.0)
+    om = 2.0 * t / d
+    c = _task_coeffs(f, rho, d, ell, om)
+    return np.diag([float(wt @ (c["E_uuT_I"] + om * c["E_uuT_w"]))] * d + [float(wt @ c["E_s2"])])
+
+
+@dataclass(frozen=True)
+class PopulationOLS:
+    """The ``population`` term's estimate: mean over banks of e_pop + variance, its SE, and the parts."""
+
+    value: float
+    stderr: float
+    e_pop: float  # exact test error of the population fit (mean over banks)
+    variance: float  # elliptical leave-one-out variance (mean over banks)
+    banks: int
+    prompts: int
+
+
+def e_population_ols(
+    f, rho: float, d: int, ell: int, k: int, n: int, banks: int = 16, prompts: int = 60_000, seed: int = 2026
+) -> PopulationOLS:
+    """Least squares (n > p = d(d+1)) at finite d: for each of ``banks`` Gaussian banks (k tasks),
+    the exact test error of the population fit (:func:`population_fit`, ``e_gamma_isotropic``) plus the
+    elliptical variance of its residual e, estimated on ``prompts`` training prompts of that bank
+    (``prompts.sample_prompts``, exact sampler, round robin over the tasks):
+
+        V = delta E[e^2 r^2/(1 + r^2 delta)^2]/E[r^2/(1 + r^2 delta)^2] x tr(Sigma_test Sigma^-1)/(d + 1),
+        E[1/(1 + r^2 delta)] = 1 - p/n,   r^2 = |x_test|^2 v^T Sigma^-1 v/(d + 1).
+
+    With r = 1 and e independent of the features V is the Gaussian value
+    E[e^2] tr(Sigma_test Sigma^-1)/(n - p) (the classical misspecified-OLS excess, up to the
+    inverse-Wishart -1).  Mean and SE over banks (the SE covers the prompt Monte Carlo too)."""
+    p = d * (d + 1)
+    if n <= p:
+        raise ICLError(f"the population term needs n > p = d(d+1) (least squares), got n = {n}, p = {p}")
+    T = _teacher(f)
+    rng = np.random.default_rng(seed)
+    Ste = fresh_task_second_moment(f, rho, d, ell)
+    out = np.empty((banks, 2))
+    for i in range(banks):
+        W = rng.standard_normal((k, d))
+        A, b, _, S = population_fit(f, rho, d, ell, W)
+        e_pop = float(e_gamma_isotropic(A, b, f, rho, d, ell).value)
+        P = sample_prompts(T.numpy, W[np.arange(prompts) % k], ell, rho, rng, method="fast")
+        V = np.concatenate([P.u, P.s[:, None]], axis=1)
+        e = P.y_test - np.einsum("md,md->m", P.x_test, P.u @ A.T + P.s[:, None] * b[None, :])
+        r2 = np.einsum("md,md->m", P.x_test, P.x_test) * np.einsum("mi,mi->m", V, np.linalg.solve(S, V.T).T)
+        r2 = r2 / (d + 1)
+        target = 1.0 - p / n
+        fun = lambda dl, r2=r2: float(np.mean(1.0 / (1.0 + r2 * dl))) - target  # noqa: E731  decreasing
+        hi = 2.0 * p / (n - p) + 1.0
+        while fun(hi) > 0:
+            hi *= 2.0
+        delta = brentq(fun, 0.0, hi, rtol=1e-13)
+        wgt = r2 / (1.0 + r2 * delta) ** 2
+        ratio = float(np.trace(np.linalg.solve(S, Ste))) / (d + 1)
+        out[i] = e_pop, delta * float(np.mean(e * e * wgt) / np.mean(wgt)) * ratio
+    tot = out.sum(axis=1)
+    se = float(tot.std(ddof=1) / math.sqrt(banks)) if banks > 1 else float("nan")
+    return PopulationOLS(float(tot.mean()), se, float(out[:, 0].mean()), float(out[:, 1].mean()), banks, prompts)
+
+
+def intercept_shift(rho: float, alpha: float, kappa: float, d: int) -> float:
+    """The column b's share of the population (tau -> infinity) error at finite d, derived for the
+    linear teacher (a1 = 1; Result 1's equivalent teacher otherwise): s = 1 + rho + O(d^-1/2) is nearly
+    constant, so x^T b s is a free intercept c = b s in the prediction x^T (A u + c).  Least squares
+    with an intercept is least squares on centred data: the bank W becomes W - w_bar, a Wishart with
+    k - 1 degrees of freedom scaled by (k - 1)/k (Marchenko-Pastur at kappa' = (k - 1)/d), and the test
+    error gains |c|^2/d = |(I - A) w_bar|^2/d with I - A = nu (S_c + nu)^-1 and w_bar ~ N(0, I/k)
+    independent of S_c (Gaussian tasks), i.e. nu^2 (-M_c'(nu))/k, nu = (1 + rho)/alpha.  Returns
+    [e(centred bank) - e(bank)] + nu^2 (-M_c'(nu))/k, an O(1/k) = O(1/(kappa d)) shift.
+    Checked against the exact population fit with and without b (tests/test_finite_d.py); it is
+    contained in the ``population`` term, not added separately."""
+    k = round_half_up(kappa * d)
+    cs, kp = (k - 1) / k, (k - 1) / d
+
+    def mc(x):
+        M, Mp = stieltjes_isotropic(x / cs, kp)
+        return float(M) / cs, float(Mp) / cs**2
+
+    nu = (1.0 + rho) / alpha
+    big = 1e12
+    return e_iso(rho, alpha, kp, big, mc) - e_iso(rho, alpha, kappa, big) + nu * nu * (-mc(nu)[1]) / k
+
+
+def default_banks(d: int) -> int:
+    """Banks averaged by the ``population`` term: the bank-to-bank spread of the error is O(1/d)
+    (linear spectral statistics of the bank fluctuate at O(1)), so 2048/d banks (at least 8) give a
+    Monte-Carlo SE of about 0.2 % at every d."""
+    return max(8, 2048 // int(d))
+
+
+@memoize(maxsize=64)
+def _population_cached(f: str, rho: float, d: int, ell: int, k: int, n: int, banks: int) -> PopulationOLS:
+    return e_population_ols(f, rho, d, ell, k, n, banks=banks)
+
+
+# ----------------------------------------------------------------------------
 # public entry points
 # ----------------------------------------------------------------------------
 def e_linear_finite(
@@ -516,10 +680,13 @@ def e_nonlinear_finite(
     order: int = 1,
     terms=None,
     mc_prompts: int = 400_000,
+    banks: int | None = None,
 ) -> FiniteD:
     """Teacher f (Result 1, Eq. (9), p. 3; a1 = 0: Eq. (10)), ridgeless, C = I, Gaussian tasks:
-    the d -> infinity limit plus the O(1/d) terms of the module docstring, each switchable."""
+    the d -> infinity limit plus the O(1/d) terms of the module docstring, each switchable.
+    ``banks``: Monte-Carlo banks of the ``population`` term (default :func:`default_banks`)."""
     d = _check_d(d)
+    banks = default_banks(d) if banks is None else int(banks)
     use = _resolve_terms(order, terms)
     a1sq0, rnl0 = task_norm_moments(f, rho, None)
     a1_zero = a1sq0 < 1e-13
@@ -542,6 +709,9 @@ def e_nonlinear_finite(
             if "wishart" in on:
                 return _eq10_wishart(rnl, ta, p), 0.0
             return (rnl / (1.0 - ta) if ta < 1 else rnl * ta / (ta - 1.0)), 0.0
+        if "population" in on and n > p:
+            po = _population_cached(str(f), float(rho), d, ell, k, n, banks)
+            return po.value, po.stderr
         mf = _mfun(ka, d if "bank_resolvent" in on else None)
         if "radial" in on:
             rm = _radial_cached(str(f), float(rho), d, ell, int(mc_prompts), "sphere")
@@ -555,9 +725,14 @@ def e_nonlinear_finite(
             continue  # the a1 = 0 error does not depend on the task bank (Eq. (10))
         if not a1_zero and t == "wishart":
             continue  # O(1/d^2); applied to the a1 = 0 branch only
+        if t == "population" and (a1_zero or n <= p):
+            continue  # least squares with a1 != 0 only (module docstring)
         on = on + (t,)
         val, se = evaluate(on)
-        note = "MC, SE %.1e" % se if se else ("MC over one prompt's law" if t == "radial" else "")
+        if t == "population":
+            note = "MC over %d banks, SE %.1e" % (banks, se)
+        else:
+            note = "MC, SE %.1e" % se if se else ("MC over one prompt's law" if t == "radial" else "")
         terms_out.append(Term(t, val - prev, SOURCES[t], note))
         prev = val
     return FiniteD(
@@ -594,5 +769,11 @@ __all__ = [
     "radial_moments",
     "e_radial",
     "RadialMoments",
+    "population_fit",
+    "fresh_task_second_moment",
+    "e_population_ols",
+    "PopulationOLS",
+    "default_banks",
+    "intercept_shift",
     "finite_sizes",
 ]

@@ -10,7 +10,8 @@ module                    kinds (paper unit)
 ``theory``                theory_value (Result 1 Eq. 9; Eqs. 10, 11)
 ``a1zero``                a1zero_limit (Eq. 10, p. 3; Eq. 15, p. 10)
 ``appendix_a``            appendix_a, appendix_a_condition (Appendix A, p. 7)
-``simulation``            simulation, simulation_extrapolated (Figs. 1-2)
+``simulation``            simulation, simulation_extrapolated (Figs. 1-2),
+                          simulation_finite_d (one d against our finite-d theory)
 ``appendix_c``            appendix_c (Appendix C, p. 10: the proof step of Result 1)
 ``setup``                 setup (Sec. 2, Eqs. (1), (3)-(7), p. 2-3: Eq. (6)'s ridge
                           normalisation, d(d+1) parameters, the finite-d peak)
