@@ -34,7 +34,9 @@ def test_the_command_line_uses_it(text):
         parse_number(text, "rho")
 
 
-@pytest.mark.parametrize("spec", ["powerlaw:１", "powerlaw:1_0", "powerlaw:inf", "spiked:0.5:５", "lowrank:٣", "spiked:nan:2"])
+@pytest.mark.parametrize(
+    "spec", ["powerlaw:１", "powerlaw:1_0", "powerlaw:inf", "spiked:0.5:５", "lowrank:٣", "spiked:nan:2"]
+)
 def test_covariance_specs_refuse_non_ascii_and_non_finite_numbers(spec):
     """Regression: float() accepted 'powerlaw:１' (a full-width digit) and 'powerlaw:1_0'."""
     with pytest.raises(ICLError) as exc:

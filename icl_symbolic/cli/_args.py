@@ -24,8 +24,8 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.numbers import is_integer_text, parse_float
 from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
 from icl_symbolic.engine.expr import parse_expr
+from icl_symbolic.model.setting import ASSIGNMENTS, CONVENTION_FIELDS, CONVENTIONS, ROUNDINGS, resolve_convention
 from icl_symbolic.output.io import json_safe, save_figure, write_csv, write_text  # noqa: F401  (the commands' writers)
-from icl_symbolic.simulation.simulator import ASSIGNMENTS, CONVENTIONS, ROUNDINGS, resolve_convention
 
 MAX_GRID = 100_000
 
@@ -369,3 +369,12 @@ def parse_convention(args):
         rounding=args.rounding,
         ridge_floor=floor,
     )
+
+
+#: the CSV columns of a convention (its name, then each field), for every command that writes one
+CONVENTION_COLUMNS = ("convention",) + CONVENTION_FIELDS
+
+
+def convention_row(conv: dict) -> list:
+    """The :data:`CONVENTION_COLUMNS` values of a convention's JSON (``Convention.to_json()``)."""
+    return [conv["name"]] + [conv[k] for k in CONVENTION_FIELDS]

@@ -53,6 +53,7 @@ from scipy import stats
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.core.stats import jackknife_se, sample_se, seed_mean_se, t_limit
+from icl_symbolic.model.setting import Setting, as_setting, setting_fields
 from icl_symbolic.simulation.simulator import check_memory, resolve_convention, simulate, sizes
 from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
 
@@ -61,6 +62,8 @@ P_MODEL = 0.05
 #: chi^2_1 quantile the extra 1/d^2 term must beat (likelihood ratio at 5 %).
 LR_CHI2_1 = float(stats.chi2.isf(P_MODEL, 1))
 MODELS = ("c1/d", "c1/d+c2/d^2")
+#: Monte-Carlo test prompts per seed of a ladder run (the exact functional is what is fitted)
+LADDER_N_TEST = 2000
 
 
 @dataclass(frozen=True)
@@ -369,17 +372,13 @@ def bonferroni_z(false_alarm: float, m: int = 1) -> float:
 
 @dataclass(frozen=True)
 class Extrapolation:
-    """Result of :func:`extrapolate`: the ladder, the fit, the theory and the z-score."""
+    """Result of :func:`extrapolate`: the ladder, the fit, the theory and the z-score.
 
-    teacher: str
-    tasks: str
-    alpha: float
-    kappa: float
-    tau: float
-    rho: float
-    lam: float
-    C_train: str
-    C_test: str
+    ``setting``: the :class:`~icl_symbolic.model.setting.Setting` of every rung (``d`` None: the
+    ladder's dimensions are in ``points``), or None for a ladder given as bare numbers; its
+    fields read as attributes too (``res.tau``, ``res.teacher``; ``res.convention`` as a dict)."""
+
+    setting: Setting | None
     points: tuple
     fit: Fit
     e_theory: float | None
@@ -391,7 +390,22 @@ class Extrapolation:
     estimator: str = "exact"
     extra: dict = field(default_factory=dict)
     error: str = "icl"
-    convention: dict = field(default_factory=lambda: resolve_convention().to_json())
+
+    def _get(self, name, default):
+        return default if self.setting is None else getattr(self.setting, name)
+
+    teacher = property(lambda self: "" if self.setting is None else self.setting.label, doc="the teacher's label")
+    tasks = property(lambda self: self._get("tasks", "gaussian"), doc="the task laws in one word")
+    alpha = property(lambda self: self._get("alpha", math.nan), doc="ell/d")
+    kappa = property(lambda self: self._get("kappa", math.nan), doc="k/d")
+    tau = property(lambda self: self._get("tau", math.nan), doc="n/d^2")
+    rho = property(lambda self: self._get("rho", math.nan), doc="the label-noise variance")
+    lam = property(lambda self: self._get("lam", 0.0), doc="the ridge")
+    C_train = property(lambda self: str(self._get("C_train", "identity")), doc="the pretraining-task covariance")
+    C_test = property(lambda self: str(self._get("C_test", "identity")), doc="the test-task covariance")
+    convention = property(
+        lambda self: self._get("convention", resolve_convention()).to_json(), doc="the convention, as a dict"
+    )
 
     @property
     def holds(self) -> bool | None:
@@ -458,10 +472,11 @@ def extrapolate(
     points: Sequence[LadderPoint],
     e_theory: float | None = None,
     *,
+    setting: Setting | None = None,
+    error: str = "icl",
     false_alarm: float = 1e-3,
     m: int = 1,
     model: str = "auto",
-    meta: dict | None = None,
     theory_note: str = "",
     seconds: float = 0.0,
     estimator: str = "exact",
@@ -470,25 +485,16 @@ def extrapolate(
 
     ``false_alarm``: two-sided false-alarm budget, split over ``m`` comparisons
     (Bonferroni); the normal quantile is converted to Student t at the fit's
-    Welch-Satterthwaite dof.  ``meta``: teacher, tasks, alpha, ..., ``error`` (icl, idg,
-    gap) and ``convention`` (a preset name, dict or Convention) for the output.
+    Welch-Satterthwaite dof.  ``setting``: the :class:`Setting` of the ladder (for the
+    output; None for bare numbers), ``error``: ``icl``, ``idg`` or ``gap``.
     """
     fit = fit_ladder(points, model)
-    meta = dict(meta or {})
     z = zl = None
     if e_theory is not None:
         z = (fit.e_inf - e_theory) / fit.e_inf_se
         zl = t_limit(bonferroni_z(false_alarm, m), fit.e_inf_dof)
     return Extrapolation(
-        teacher=str(meta.get("teacher", "")),
-        tasks=str(meta.get("tasks", "gaussian")),
-        alpha=float(meta.get("alpha", math.nan)),
-        kappa=float(meta.get("kappa", math.nan)),
-        tau=float(meta.get("tau", math.nan)),
-        rho=float(meta.get("rho", math.nan)),
-        lam=float(meta.get("lam", 0.0)),
-        C_train=str(meta.get("C_train", "identity")),
-        C_test=str(meta.get("C_test", meta.get("C_train", "identity"))),
+        setting=setting,
         points=tuple(sorted(points, key=lambda p: p.d)),
         fit=fit,
         e_theory=e_theory,
@@ -498,12 +504,7 @@ def extrapolate(
         false_alarm=false_alarm,
         seconds=seconds,
         estimator=estimator,
-        error=check_error(str(meta.get("error", "icl"))),
-        convention=(
-            resolve_convention(meta["convention"])
-            if meta.get("convention") is not None
-            else resolve_convention(tasks=meta.get("tasks"))
-        ).to_json(),
+        error=check_error(str(error)),
     )
 
 
@@ -519,8 +520,12 @@ def check_ladder(ds) -> list[int]:
 
 
 def _one_item(item):
-    """:func:`_one_run` on one ``(f, d, seed, kw)`` item (the unit of :func:`parallel.map_sweep`)."""
-    return _one_run(*item)
+    """One seed at one d (the unit of :func:`parallel.map_sweep`): (per-seed error, how, seconds);
+    the exact functional where available."""
+    st, seed, error = item
+    run = simulate(st, seeds=(seed,)).runs[0]
+    value, how = seed_error(run, error)
+    return value, how, float(run.seconds)
 
 
 def seed_error(run, error: str = "icl") -> tuple:
@@ -536,16 +541,6 @@ def seed_error(run, error: str = "icl") -> tuple:
     return float(run.e.value) - float(run.e_idg.value), "exact"
 
 
-def _one_run(f, d, seed, kw):
-    """One seed at one d: (per-seed error, how, seconds); the exact functional where available."""
-    kw = dict(kw)
-    error = kw.pop("error", "icl")
-    res = simulate(f, d=d, seeds=(seed,), **kw)
-    run = res.runs[0]
-    value, how = seed_error(run, error)
-    return value, how, float(run.seconds)
-
-
 def ladder_memory_check(ds, alpha, kappa, tau, n_test: int = 2000) -> None:
     """Refuse (ICLError) before any work when the largest d of the ladder would not fit in memory."""
     check_memory(sizes(max(ds), alpha, kappa, tau), n_test=n_test)
@@ -554,17 +549,17 @@ def ladder_memory_check(ds, alpha, kappa, tau, n_test: int = 2000) -> None:
 def run_ladder(
     f,
     ds,
-    alpha,
-    kappa,
-    tau,
-    rho,
-    lam=0.0,
+    alpha=None,
+    kappa=None,
+    tau=None,
+    rho=None,
+    lam=None,
     seeds=(0, 1, 2, 3),
     tasks=None,
-    C_train="identity",
+    C_train=None,
     C_test=None,
     jobs: int = 1,
-    n_test: int = 2000,
+    n_test: int | None = None,
     progress: Callable[[str], None] | None = None,
     per_seed: bool = False,
     scheduler: str | None = None,
@@ -573,6 +568,8 @@ def run_ladder(
 ):
     """Simulate every (d, seed) of the ladder (the same seeds at every d) and return the points.
 
+    ``f``: a :class:`~icl_symbolic.model.setting.Setting` (its ``d`` is ignored: the ladder is
+    ``ds``), or the teacher with the setting's fields as keywords (``n_test`` default 2000).
     Each seed is an independent :func:`icl_symbolic.simulation.simulator.simulate` run
     (its random streams depend only on the seed), so running the pairs in
     ``jobs`` worker processes or on a Dask ``scheduler`` (:func:`parallel.map_sweep`,
@@ -581,37 +578,24 @@ def run_ladder(
     (else its Monte-Carlo estimate); the point is the mean over seeds with
     SE = std/sqrt(S) and keeps the per-seed values (so :func:`fit_ladder` can use
     the jackknife over seeds).  ``per_seed=True`` also returns ``{d: [values]}``.
-    ``convention`` (:func:`icl_symbolic.simulation.simulator.resolve_convention`) is the same at
-    every d; ``error``: ``icl`` (default), ``idg`` (the same Gamma on its k pretraining
-    tasks) or ``gap`` (icl - idg per seed).
+    The convention (:func:`icl_symbolic.simulation.simulator.resolve_convention`; ``tasks`` sets
+    both task laws) is the same at every d; ``error``: ``icl`` (default), ``idg`` (the same
+    Gamma on its k pretraining tasks) or ``gap`` (icl - idg per seed).
     """
     check_error(error)
-    resolve_convention(convention, tasks)
+    st = ladder_setting(f, tasks, **setting_fields(locals()))
     ds = check_ladder(ds)
     seeds = tuple(int(s) for s in seeds)
     if len(seeds) < 2:
         raise ICLError("need at least two seeds per d for a standard error")
     if isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
         raise ICLError(f"jobs must be an integer >= 1, got {jobs!r}")
-    kw = dict(
-        alpha=alpha,
-        kappa=kappa,
-        tau=tau,
-        rho=rho,
-        lam=lam,
-        C_train=C_train,
-        C_test=C_train if C_test is None else C_test,
-        n_test=n_test,
-        tasks=tasks,
-        convention=convention,
-        error=error,
-    )
     pairs = [(d, s) for d in ds for s in seeds]
     if progress is not None and jobs > 1:
         progress(f"{len(pairs)} runs (d x seeds) on {jobs} workers")
     out = map_sweep(
         _one_item,
-        [(f, d, s, kw) for d, s in pairs],
+        [(st.replace(d=d), s, error) for d, s in pairs],
         jobs=int(jobs),
         scheduler=scheduler,
         progress=progress,
@@ -627,6 +611,18 @@ def run_ladder(
     return (points, values) if per_seed else points
 
 
+def ladder_setting(f, tasks=None, **loose) -> Setting:
+    """The :class:`Setting` of a ladder (``d`` None; ``n_test`` default 2000): ``f`` a Setting, or the
+    teacher with the loose fields; ``tasks`` sets both task laws of its convention."""
+    st = as_setting(f, **loose)
+    st = st.replace(
+        d=None,
+        n_test=LADDER_N_TEST if st.n_test is None else st.n_test,
+        convention=resolve_convention(st.convention, tasks),
+    )
+    return st
+
+
 __all__ = [
     "LadderPoint",
     "Fit",
@@ -639,6 +635,7 @@ __all__ = [
     "check_ladder",
     "extrapolate",
     "run_ladder",
+    "ladder_setting",
     "ladder_memory_check",
     "theory_value",
     "P_MODEL",
