@@ -19,7 +19,7 @@ from icl_symbolic.kernel_learner.simulation import (
     simulate_kernel,
 )
 from icl_symbolic.model.gamma_error import check_teacher
-from icl_symbolic.model.setting import CONVENTIONS, Convention, Setting, resolve_convention
+from icl_symbolic.model.setting import CONVENTIONS, PARAMETERS, Convention, Setting, resolve_convention
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
 from icl_symbolic.output.plotting import sweep_figure
 from icl_symbolic.output.rows import Rows
@@ -200,4 +200,5 @@ __all__ = [
     "resolve_convention",
     "DEFAULT_N_TEST_KERNEL",
     "MAX_SIM_POINTS",
+    "PARAMETERS",
 ]

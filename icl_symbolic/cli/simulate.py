@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import textwrap
 
-from icl_symbolic.api.simulation import DEFAULT_N_TEST_KERNEL, plot_simulation, simulate
+from icl_symbolic.api.simulation import DEFAULT_N_TEST_KERNEL, PARAMETERS, plot_simulation, simulate
 from icl_symbolic.cli._args import (
     CONVENTION_COLUMNS,
     EXIT_OK_BAD_INPUT,
@@ -136,11 +136,7 @@ CSV_KEYS = (
     "ell",
     "k",
     "n",
-    "alpha",
-    "kappa",
-    "tau",
-    "rho",
-    "lam",
+    *PARAMETERS,
     "C_train",
     "C_test",
     "e_mean",
@@ -284,11 +280,7 @@ KERNEL_CSV_KEYS = (
     "ell",
     "k",
     "n",
-    "alpha",
-    "kappa",
-    "tau",
-    "rho",
-    "lam",
+    *PARAMETERS,
     "rho_eff",
     "e_mean",
     "e_se",

@@ -492,14 +492,9 @@ class KernelExtrapolation(SettingView):
 
     def to_json(self) -> dict:
         return {
-            "teacher": self.teacher,
-            "features": self.features,
+            **self.setting_items("teacher", "features"),
             "tasks": "gaussian",
-            "alpha": self.alpha,
-            "kappa": self.kappa,
-            "tau": self.tau,
-            "rho": self.rho,
-            "lam": self.lam,
+            **self.setting_items(),
             "ratios": "alpha = ell/D, kappa = k/D, tau = n/D^2 (the learner's own)",
             "n_test": self.n_test,
             "extension": "kernel learner: our extension, not the paper's (docs/kernel.md)",

@@ -135,16 +135,11 @@ class KernelSimResult(SettingView):
             return None if x is None or not math.isfinite(x) else float(x)
 
         return {
-            "teacher": self.teacher,
-            "features": self.features,
+            **self.setting_items("teacher", "features"),
             "control": self.control,
             "d": self.d,
             "D": self.D,
-            "alpha": self.alpha,
-            "kappa": self.kappa,
-            "tau": self.tau,
-            "rho": self.rho,
-            "lam": self.lam,
+            **self.setting_items(),
             "ell": self.ell,
             "k": self.k,
             "n": self.n,

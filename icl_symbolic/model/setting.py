@@ -394,24 +394,37 @@ FIELD_DOCS = {f.name: f.metadata["doc"] for f in dataclasses.fields(Setting)}
 Setting.__doc__ += "".join(f"\n    * ``{name}``: {doc}" for name, doc in FIELD_DOCS.items()) + "\n"
 
 
+#: the paper's parameters of a setting besides the dimension, in the order of every JSON output
+PARAMETERS = ("alpha", "kappa", "tau", "rho", "lam")
+
+
 class SettingView:
     """The fields of the :class:`Setting` a result stores once (as ``setting``), read as its own
     attributes (``res.tau``, ``res.teacher`` the teacher's label): the names results had before
     they stored a Setting."""
 
-    teacher = property(lambda self: self.setting.label, doc="the teacher's label")
-    d = property(lambda self: self.setting.d, doc="the input dimension")
-    alpha = property(lambda self: self.setting.alpha, doc="alpha = ell/d (the kernel learner: ell/D)")
-    kappa = property(lambda self: self.setting.kappa, doc="kappa = k/d (the kernel learner: k/D)")
-    tau = property(lambda self: self.setting.tau, doc="tau = n/d^2 (the kernel learner: n/D^2)")
-    rho = property(lambda self: self.setting.rho, doc="the label-noise variance")
-    lam = property(lambda self: self.setting.lam, doc="the ridge")
-    C_train = property(lambda self: self.setting.C_train, doc="the pretraining-task covariance")
-    C_test = property(lambda self: self.setting.C_test, doc="the test-task covariance")
-    features = property(lambda self: self.setting.features, doc="the kernel learner's feature map")
-    n_test = property(lambda self: self.setting.n_test, doc="Monte-Carlo test prompts per seed")
-    tasks = property(lambda self: self.setting.tasks, doc="the task laws in one word")
-    convention = property(lambda self: self.setting.convention, doc="the Convention")
+    def view(self):
+        """What the attributes read: the stored ``setting``."""
+        return self.setting
+
+    teacher = property(lambda self: self.view().label, doc="the teacher's label")
+    d = property(lambda self: self.view().d, doc="the input dimension")
+    alpha = property(lambda self: self.view().alpha, doc="alpha = ell/d (the kernel learner: ell/D)")
+    kappa = property(lambda self: self.view().kappa, doc="kappa = k/d (the kernel learner: k/D)")
+    tau = property(lambda self: self.view().tau, doc="tau = n/d^2 (the kernel learner: n/D^2)")
+    rho = property(lambda self: self.view().rho, doc="the label-noise variance")
+    lam = property(lambda self: self.view().lam, doc="the ridge")
+    C_train = property(lambda self: self.view().C_train, doc="the pretraining-task covariance")
+    C_test = property(lambda self: self.view().C_test, doc="the test-task covariance")
+    features = property(lambda self: self.view().features, doc="the kernel learner's feature map")
+    n_test = property(lambda self: self.view().n_test, doc="Monte-Carlo test prompts per seed")
+    tasks = property(lambda self: self.view().tasks, doc="the task laws in one word")
+    convention = property(lambda self: self.view().convention, doc="the Convention")
+
+    def setting_items(self, *names) -> dict:
+        """``{name: self.<name>}`` for the attributes ``names`` (default :data:`PARAMETERS`), in that order:
+        the setting's keys of a result's JSON."""
+        return {k: getattr(self, k) for k in names or PARAMETERS}
 
 
 def setting_fields(arguments: dict) -> dict:
@@ -442,6 +455,7 @@ __all__ = [
     "as_setting",
     "setting_fields",
     "SettingView",
+    "PARAMETERS",
     "Convention",
     "CONVENTIONS",
     "CONVENTION_FIELDS",

@@ -77,6 +77,7 @@ from icl_symbolic.model.setting import (  # noqa: F401  (the conventions, re-exp
     ASSIGNMENTS,
     CONVENTION_FIELDS,
     CONVENTIONS,
+    PARAMETERS,
     ROUNDINGS,
     Convention,
     Setting,
@@ -829,15 +830,7 @@ class SimResult(SettingView, Rows):
             return None if x is None or not math.isfinite(x) else float(x)
 
         return {
-            "teacher": self.teacher,
-            "d": self.d,
-            "alpha": self.alpha,
-            "kappa": self.kappa,
-            "tau": self.tau,
-            "rho": self.rho,
-            "lam": self.lam,
-            "C_train": self.C_train,
-            "C_test": self.C_test,
+            **self.setting_items("teacher", "d", *PARAMETERS, "C_train", "C_test"),
             "ell": self.ell,
             "k": self.k,
             "n": self.n,

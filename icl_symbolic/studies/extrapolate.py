@@ -44,6 +44,7 @@ planted ladders (tests/test_extrapolate.py).
 from __future__ import annotations
 
 import math
+import types
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -53,7 +54,7 @@ from scipy import stats
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.core.stats import jackknife_se, sample_se, seed_mean_se, t_limit
-from icl_symbolic.model.setting import Setting, as_setting, setting_fields
+from icl_symbolic.model.setting import PARAMETERS, Setting, SettingView, as_setting, setting_fields
 from icl_symbolic.simulation.simulator import check_memory, resolve_convention, simulate, sizes
 from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
 
@@ -370,8 +371,26 @@ def bonferroni_z(false_alarm: float, m: int = 1) -> float:
     return float(stats.norm.isf(false_alarm / (2 * m)))
 
 
+#: what an Extrapolation of bare numbers (no Setting) reports as its setting
+BARE = types.SimpleNamespace(
+    label="",
+    d=None,
+    alpha=math.nan,
+    kappa=math.nan,
+    tau=math.nan,
+    rho=math.nan,
+    lam=0.0,
+    C_train="identity",
+    C_test="identity",
+    features="identity",
+    n_test=None,
+    tasks="gaussian",
+    convention=resolve_convention(),
+)
+
+
 @dataclass(frozen=True)
-class Extrapolation:
+class Extrapolation(SettingView):
     """Result of :func:`extrapolate`: the ladder, the fit, the theory and the z-score.
 
     ``setting``: the :class:`~icl_symbolic.model.setting.Setting` of every rung (``d`` None: the
@@ -391,21 +410,11 @@ class Extrapolation:
     extra: dict = field(default_factory=dict)
     error: str = "icl"
 
-    def _get(self, name, default):
-        return default if self.setting is None else getattr(self.setting, name)
+    def view(self):
+        """The stored setting, or for bare numbers the fields of none (teacher "", NaN ratios)."""
+        return BARE if self.setting is None else self.setting
 
-    teacher = property(lambda self: "" if self.setting is None else self.setting.label, doc="the teacher's label")
-    tasks = property(lambda self: self._get("tasks", "gaussian"), doc="the task laws in one word")
-    alpha = property(lambda self: self._get("alpha", math.nan), doc="ell/d")
-    kappa = property(lambda self: self._get("kappa", math.nan), doc="k/d")
-    tau = property(lambda self: self._get("tau", math.nan), doc="n/d^2")
-    rho = property(lambda self: self._get("rho", math.nan), doc="the label-noise variance")
-    lam = property(lambda self: self._get("lam", 0.0), doc="the ridge")
-    C_train = property(lambda self: str(self._get("C_train", "identity")), doc="the pretraining-task covariance")
-    C_test = property(lambda self: str(self._get("C_test", "identity")), doc="the test-task covariance")
-    convention = property(
-        lambda self: self._get("convention", resolve_convention()).to_json(), doc="the convention, as a dict"
-    )
+    convention = property(lambda self: self.view().convention.to_json(), doc="the convention, as a dict")
 
     @property
     def holds(self) -> bool | None:
@@ -420,17 +429,7 @@ class Extrapolation:
             return None if x is None or not math.isfinite(x) else float(x)
 
         return {
-            "teacher": self.teacher,
-            "tasks": self.tasks,
-            "error": self.error,
-            "convention": self.convention,
-            "alpha": self.alpha,
-            "kappa": self.kappa,
-            "tau": self.tau,
-            "rho": self.rho,
-            "lam": self.lam,
-            "C_train": self.C_train,
-            "C_test": self.C_test,
+            **self.setting_items("teacher", "tasks", "error", "convention", *PARAMETERS, "C_train", "C_test"),
             "estimator": self.estimator,
             "e_inf": num(f.e_inf),
             "e_inf_se": num(f.e_inf_se),
