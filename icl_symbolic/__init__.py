@@ -15,6 +15,7 @@ The public API (:mod:`icl_symbolic.api`, documented in docs/api.md)::
     r.a1 + 1, float(r.rho_nonlinear)
     ics.e_nonlinear("sin(g)", rho="0.1", alpha=2, kappa=2, tau=[0.5, 2, 4])
     ics.simulate("sin(g)", d=64, tau=2, seeds=3)
+    ics.simulate(ics.Setting("sin(g)", d=64, tau=2), seeds=3)   # the same, one Setting
     ics.extrapolate("sin(g)", d=[24, 32, 48])     # a ladder in d, compared with the theory
     ics.verify()
 
@@ -44,6 +45,7 @@ _API = (
     "conditional_moments",
     "simulate",
     "extrapolate",
+    "reproduce",
     "kernel",
     "appendix_a",
     "figure",
@@ -52,11 +54,15 @@ _API = (
     "plot_spectrum",
     "plot_theory",
     "plot_simulation",
+    "plot_extrapolation",
+    "plot_reproduction",
+    "Setting",
     "HermiteResult",
     "TheoryCurve",
     "SimResult",
     "SimSweep",
     "Extrapolation",
+    "Reproduction",
     "KernelCurve",
     "AppendixA",
     "VerifyResult",

@@ -44,7 +44,7 @@ def test_planted_ladder_recovers_e_inf_within_3_se_at_the_stated_rate():
 def test_single_planted_ladder_and_the_fit_reports():
     rng = np.random.default_rng(7)
     pts = planted(rng)
-    x = extrapolate(pts, e_theory=0.7, meta={"teacher": "planted", "tasks": "gaussian"})
+    x = extrapolate(pts, e_theory=0.7)
     assert abs(x.fit.e_inf - 0.7) < 3 * x.fit.e_inf_se
     assert x.fit.model == "c1/d" and x.fit.dof == 3
     assert 0 < x.fit.e_inf_se < 0.02 and abs(x.fit.coef[1] - 1.3) < 0.5

@@ -155,7 +155,7 @@ def test_idg_theory_against_extrapolated_simulation(f, kappa, tau):
     """Two settings (the linear teacher above the peak; sin below it, i.e. Result 1 for IDG)."""
     pts = run_ladder(f, [16, 24, 32, 40], 2, kappa, tau, 0.1, seeds=range(10), n_test=20, error="idg")
     th = float(theory.e_nonlinear(f, rho=0.1, alpha=2, kappa=kappa, tau=tau, error="idg"))
-    x = extrapolate(pts, th, meta={"error": "idg"})
+    x = extrapolate(pts, th, error="idg")
     limit = t_bonferroni(2, max(1, int(x.fit.e_inf_dof)))
     assert abs(x.z) <= limit, (x.fit.e_inf, x.fit.e_inf_se, th)
     # the ICL theory at the same point is rejected: the ladder can tell the two errors apart

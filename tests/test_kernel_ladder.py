@@ -26,6 +26,7 @@ from icl_symbolic.kernel_learner.ladder import (
 )
 from icl_symbolic.kernel_learner.simulation import simulate_kernel
 from icl_symbolic.kernel_learner.theory import kernel_curve
+from icl_symbolic.model.setting import Setting
 from icl_symbolic.simulation.simulator import estimate_memory, sizes
 from icl_symbolic.studies.extrapolate import LadderPoint, fit_power_law
 
@@ -379,15 +380,10 @@ def test_gap_decay_check_kind_sets_its_power(tmp_path, monkeypatch):
             )
             for d in ds
         ]
+        if not isinstance(f, Setting):
+            f = Setting(f, features="hermite:2", alpha=16, kappa=2, tau=4, rho=0.1, d=None, n_test=4000)
         return kernel_ladder.KernelExtrapolation(
             f,
-            "hermite:2",
-            16,
-            2,
-            4,
-            0.1,
-            0,
-            4000,
             tuple(pts),
             kernel_ladder.fit_gap([p.ladder_point() for p in pts]),
             0.0,

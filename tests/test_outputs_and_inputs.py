@@ -46,14 +46,15 @@ def no_compute(monkeypatch):
         raise AssertionError("computed before refusing bad input")
 
     import icl_symbolic.api.coeffs
+    import icl_symbolic.api.simulation
     import icl_symbolic.api.theory  # noqa: F401  (imported before patching: they bind the library names)
 
     monkeypatch.setattr("icl_symbolic.engine.hermite.hermite_coeffs", boom)
     monkeypatch.setattr("icl_symbolic.api.coeffs._hermite_coeffs", boom)
     monkeypatch.setattr("icl_symbolic.theory.asymptotic.curve", boom)
     monkeypatch.setattr("icl_symbolic.api.theory.curve", boom)
-    monkeypatch.setattr("icl_symbolic.cli.simulate.simulate_many", boom)
-    monkeypatch.setattr("icl_symbolic.cli.simulate.simulate_kernel", boom)
+    monkeypatch.setattr("icl_symbolic.api.simulation.simulate_many", boom)
+    monkeypatch.setattr("icl_symbolic.api.simulation.simulate_kernel", boom)
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 r"""The public Python API, re-exported from the package root (``import icl_symbolic as ics``).
 
 One module per topic (``coeffs``, ``theory``, ``moments``, ``simulation``, ``extrapolation``,
-``kernel_learner``, ``covariance``, ``figures``, ``verification``, ``diagnosis``; named apart
+``reproduction``, ``kernel_learner``, ``covariance``, ``figures``, ``verification``, ``diagnosis``; named apart
 from the functions they define, so that a function never hides behind its module); this package loads a topic
 on first use of one of its names (PEP 562), so importing one topic -- as each command does --
 does not import the others.
@@ -48,8 +48,13 @@ NAMES = {
     "plot_simulation": "simulation",
     "SimResult": "simulation",
     "SimSweep": "simulation",
+    "Setting": "simulation",
     "extrapolate": "extrapolation",
+    "plot_extrapolation": "extrapolation",
     "Extrapolation": "extrapolation",
+    "reproduce": "reproduction",
+    "plot_reproduction": "reproduction",
+    "Reproduction": "reproduction",
     "kernel": "kernel_learner",
     "KernelCurve": "kernel_learner",
     "appendix_a": "covariance",

@@ -1,14 +1,17 @@
-"""Argument coercion of the API: numbers and exact strings, grids, seeds (one place)."""
+"""Argument coercion of the API: numbers and exact strings, grids, seeds, Settings (one place)."""
 
 from __future__ import annotations
 
+import itertools
 from numbers import Real
 
 import numpy as np
 
+from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.values import Value
 from icl_symbolic.engine.gauss import to_rational
+from icl_symbolic.model.setting import Setting, resolve_convention
 
 
 def number(x, name: str) -> float:
@@ -30,6 +33,55 @@ def grid(x, name: str):
     return arr
 
 
+#: the most simulation points one call runs (the product of the alpha, kappa, tau lists; docs/limits.md)
+MAX_SIM_POINTS = 1000
+#: the API's defaults of the setting keywords (a Setting given as ``f`` must come without them)
+_SETTING_DEFAULTS = dict(
+    rho=D.RHO, alpha=D.ALPHA, kappa=D.KAPPA, tau=D.TAU, lam=D.LAM, d=D.D, C_train=D.C_TRAIN, C_test=None, n_test=None
+)
+
+
+def settings_of(f, swept=("alpha", "kappa", "tau"), **loose) -> list:
+    """The Settings of one API call: ``[f]`` when ``f`` is a :class:`Setting` (then the setting keywords in
+    ``loose`` must keep their defaults: change the Setting with ``.replace`` instead), else one Setting per
+    point of the product of the ``swept`` grids (a list sweeps), the other fields from ``loose``; numbers
+    given as strings are read exactly ("0.1"), ``tasks`` sets both task laws of ``convention``."""
+    tasks = loose.pop("tasks", None)
+    if isinstance(f, Setting):
+        changed = sorted(
+            k
+            for k, v in loose.items()
+            if (k in _SETTING_DEFAULTS and not _same(v, _SETTING_DEFAULTS[k]))
+            or (k not in _SETTING_DEFAULTS and v is not None)
+        )
+        if changed or tasks is not None:
+            raise ICLError(
+                f"a Setting was given: change it with setting.replace({', '.join(k + '=...' for k in changed)}) "
+                "instead of passing those as well"
+            )
+        return [f]
+    for k in ("rho", "lam", "alpha", "kappa", "tau"):
+        if k in loose and k not in swept:
+            loose[k] = number(loose[k], k)
+    grids = {k: np.atleast_1d(grid(loose.pop(k), k)) for k in swept}
+    if loose.get("convention") is not None or tasks is not None:
+        loose["convention"] = resolve_convention(loose.get("convention"), tasks)
+    points = list(itertools.product(*grids.values()))
+    if len(points) > MAX_SIM_POINTS:
+        raise ICLError(
+            f"{' x '.join('--' + k for k in swept)} is {len(points)} simulation points; "
+            f"limit {MAX_SIM_POINTS} (see docs/limits.md)"
+        )
+    return [Setting(f, **loose, **{k: float(x) for k, x in zip(swept, pt)}) for pt in points]
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b) if not (np.ndim(a) or np.ndim(b)) else False
+    except (TypeError, ValueError):
+        return False
+
+
 def seeds_of(seeds, seed: int) -> tuple:
     if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
         if seeds < 1:
@@ -38,4 +90,4 @@ def seeds_of(seeds, seed: int) -> tuple:
     return tuple(int(s) for s in seeds)
 
 
-__all__ = ["number", "grid", "seeds_of"]
+__all__ = ["number", "grid", "seeds_of", "settings_of", "MAX_SIM_POINTS"]

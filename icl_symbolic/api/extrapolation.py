@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import time
 
-from icl_symbolic.api._args import number, seeds_of
+from icl_symbolic.api._args import seeds_of, settings_of
 from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.kernel_learner.ladder import extrapolate_kernel
+from icl_symbolic.kernel_learner.ladder import KernelExtrapolation, extrapolate_kernel
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
 from icl_symbolic.kernel_learner.theory import parse_features
+from icl_symbolic.model.setting import resolve_convention
 from icl_symbolic.output.plotting import extrapolation_figure
-from icl_symbolic.studies.extrapolate import MODELS, Extrapolation, ladder_memory_check, run_ladder, theory_value
+from icl_symbolic.studies.extrapolate import (
+    MODELS,
+    Extrapolation,
+    ladder_memory_check,
+    ladder_setting,
+    run_ladder,
+    theory_value,
+)
 from icl_symbolic.studies.extrapolate import extrapolate as _fit
+from icl_symbolic.theory.asymptotic import ERRORS
 from icl_symbolic.theory.peak import DIVERGES, is_peak
 
 #: the default ladder of dimensions (the command's --d)
@@ -30,80 +39,100 @@ def extrapolate(
     lam=D.LAM,
     C_train=D.C_TRAIN,
     C_test=None,
-    tasks: str = "gaussian",
+    tasks: str | None = None,
     seeds=D.SEEDS,
     seed: int = 0,
-    n_test: int = D.N_TEST,
+    n_test: int | None = None,
     false_alarm: float = 1e-3,
     m: int = 1,
     model: str = "auto",
     jobs: int = 1,
     scheduler: str | None = None,
     progress=None,
-) -> Extrapolation:
+    convention=None,
+    error: str = "icl",
+    features: str | None = None,
+):
     """Simulate teacher ``f`` at every d of the ladder (the same seeds at each), fit
     e(d) = e_inf + c1/d (``model``), and compare e_inf with the d -> infinity theory in SE
     (``z`` within ``z_limit`` at the two-sided ``false_alarm`` budget split over ``m``).
 
-    The library side of ``icl-symbolic extrapolate``; refuses the ridgeless tau = 1 (there is no
-    finite e_inf to extrapolate to; docs/cli.md, "tau = 1").
+    ``f``: the teacher with the setting's fields as keywords, or a
+    :class:`~icl_symbolic.model.setting.Setting` (its ``d`` is ignored: the ladder is ``d``).
+    ``n_test`` defaults to 20000 test prompts per seed.  ``convention`` (docs/conventions.md;
+    ``tasks`` sets both task laws) is the same at every d; ``error``: ``icl``, ``idg`` (the same
+    Gamma on its k pretraining tasks) or ``gap`` (docs/idg.md).  ``features="hermite:K"`` runs
+    the kernel learner's gap ladder instead (:func:`extrapolate_kernel`; docs/kernel.md) and
+    returns its ``KernelExtrapolation``.  The library side of ``icl-symbolic extrapolate``;
+    refuses the ridgeless tau = 1 (there is no finite e_inf to extrapolate to; docs/cli.md, "tau = 1").
     """
-    alpha, kappa, tau, lam = (number(v, k) for k, v in (("alpha", alpha), ("kappa", kappa), ("tau", tau), ("lam", lam)))
-    rho = number(rho, "rho")
-    if is_peak(tau, lam):
-        raise ICLError(f"tau: {DIVERGES}; there is no finite e_inf to extrapolate to (use lam > 0 or tau != 1)")
-    ds = [int(x) for x in d]
-    C_test = C_train if C_test is None else C_test
-    e_th, note = theory_value(f, rho, alpha, kappa, tau, lam, C_train, C_test, d=max(ds))
-    ladder_memory_check(ds, alpha, kappa, tau, n_test)
-    t0 = time.monotonic()
-    points = run_ladder(
+    (st,) = settings_of(
         f,
-        ds,
-        alpha,
-        kappa,
-        tau,
-        rho,
-        lam,
-        seeds=seeds_of(seeds, seed),
-        tasks=tasks,
+        swept=(),
+        rho=rho,
+        alpha=alpha,
+        kappa=kappa,
+        tau=tau,
+        lam=lam,
         C_train=C_train,
         C_test=C_test,
-        jobs=jobs,
         n_test=n_test,
-        progress=progress,
-        scheduler=scheduler,
+        convention=convention,
+        tasks=tasks,
+        **({} if features is None else {"features": features}),
     )
-    meta = {
-        "teacher": str(f),
-        "tasks": tasks,
-        "alpha": alpha,
-        "kappa": kappa,
-        "tau": tau,
-        "rho": rho,
-        "lam": lam,
-        "C_train": C_train,
-        "C_test": C_test,
-    }
+    if is_peak(st.tau, st.lam):
+        raise ICLError(f"tau: {DIVERGES}; there is no finite e_inf to extrapolate to (use lam > 0 or tau != 1)")
+    ds = [int(x) for x in d]
+    seeds = seeds_of(seeds, seed)
+    if st.features != "identity":
+        if st.convention != resolve_convention() or error != "icl":
+            raise ICLError(
+                "--features hermite:K runs the default convention and the ICL error only "
+                "(drop --convention, the convention options and --error)"
+            )
+        return extrapolate_kernel(
+            st,
+            ds,
+            seeds=seeds,
+            false_alarm=false_alarm,
+            m=m,
+            model=model,
+            jobs=jobs,
+            scheduler=scheduler,
+            progress=progress,
+        )
+    st = ladder_setting(st.replace(n_test=D.N_TEST if st.n_test is None else st.n_test))
+    # everything that can be refused is refused before the first simulation
+    e_th, note = theory_value(
+        st.f, st.rho, st.alpha, st.kappa, st.tau, st.lam, st.C_train, st.C_test, d=max(ds), error=error
+    )
+    ladder_memory_check(ds, st.alpha, st.kappa, st.tau, st.n_test)
+    t0 = time.monotonic()
+    points = run_ladder(st, ds, seeds=seeds, jobs=jobs, progress=progress, scheduler=scheduler, error=error)
     return _fit(
         points,
         e_th,
+        setting=st,
+        error=error,
         false_alarm=false_alarm,
         m=m,
         model=model,
-        meta=meta,
         theory_note=note,
         seconds=time.monotonic() - t0,
     )
 
 
-def plot_extrapolation(res: Extrapolation):
-    """e(d) against 1/d with the fit and the theory point (the plot of ``extrapolate --plot``)."""
+def plot_extrapolation(res):
+    """e(d) against 1/d with the fit and the theory point (the plot of ``extrapolate --plot``); for the
+    kernel learner's ladder (``features="hermite:K"``), :func:`plot_kernel_gap`."""
+    if isinstance(res, KernelExtrapolation):
+        return plot_kernel_gap(res)
     f = res.fit
     title = (
-        f"{res.teacher}: alpha={res.alpha:g} kappa={res.kappa:g} tau={res.tau:g} rho={res.rho:g}, "
-        f"{res.tasks} tasks; e_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} vs theory {res.e_theory:.4g} "
-        f"(z = {res.z:+.2f})"
+        f"{res.teacher} ({res.error}): alpha={res.alpha:g} kappa={res.kappa:g} tau={res.tau:g} rho={res.rho:g}, "
+        f"{res.tasks} tasks, convention {res.convention['name']}; "
+        f"e_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} vs theory {res.e_theory:.4g} (z = {res.z:+.2f})"
     )
     return extrapolation_figure(
         title,
@@ -151,6 +180,8 @@ __all__ = [
     "plot_kernel_gap",
     "parse_features",
     "Extrapolation",
+    "KernelExtrapolation",
+    "ERRORS",
     "LADDER",
     "MODELS",
     "DEFAULT_N_TEST_KERNEL",

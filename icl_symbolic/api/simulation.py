@@ -6,16 +6,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from icl_symbolic.api._args import grid as _grid
-from icl_symbolic.api._args import number as _number
+from icl_symbolic.api._args import MAX_SIM_POINTS, settings_of
 from icl_symbolic.api._args import seeds_of as _seeds
 from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.engine.expr import check_float64, teacher
+from icl_symbolic.kernel_learner.simulation import (
+    DEFAULT_N_TEST_KERNEL,
+    KernelSimResult,
+    check_kernel_run,
+    kernel_setting,
+    simulate_kernel,
+)
+from icl_symbolic.model.gamma_error import check_teacher
+from icl_symbolic.model.setting import CONVENTIONS, PARAMETERS, Convention, Setting, resolve_convention
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
 from icl_symbolic.output.plotting import sweep_figure
 from icl_symbolic.output.rows import Rows
-from icl_symbolic.simulation.simulator import SimResult
-from icl_symbolic.simulation.simulator import simulate as _simulate
+from icl_symbolic.simulation.simulator import SimResult, memory_share, simulate_many
 from icl_symbolic.studies.compare import theory_grid, with_theory
 
 
@@ -78,37 +86,91 @@ def simulate(
     seed: int = 0,
     n_test: int | None = None,
     progress=None,
+    convention=None,
+    tasks: str | None = None,
+    features: str | None = None,
+    control: str | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
     **options,
 ):
     """Train the reduced linear-attention model on teacher ``f`` and measure its ICL error
     (Sec. 2, Eqs. (1)-(7), p. 2-3).
 
-    ``seeds`` is a count (seeds ``seed, seed+1, ...``) or a list of seeds.  With
-    scalars, a :class:`SimResult` (``.e``: exact test functional, mean and SE over
-    seeds; ``.e_idg``: the IDG error of the same Gamma on its k pretraining tasks;
-    ``.e_mc``: Monte-Carlo test error; ``.e_theory``, ``.z`` and ``.theory``: the comparison
-    with the d -> infinity theory, as ``simulate`` prints it); with a list for any of ``alpha,
-    kappa, tau``, a :class:`SimSweep`.  ``options`` go to
-    :func:`icl_symbolic.simulation.simulator.simulate` (``solver``, ``sampler``, ``exact``,
-    ``convention`` = ``"default"`` | ``"letey2024"`` | a dict of the convention fields, ...;
-    docs/conventions.md).
+    ``f`` is the teacher, with the setting's fields as keywords (a list for any of ``alpha, kappa,
+    tau`` sweeps their product), or a :class:`~icl_symbolic.model.setting.Setting` (then leave the
+    setting keywords at their defaults).  ``seeds`` is a count (seeds ``seed, seed+1, ...``) or a
+    list of seeds.  With one point, a :class:`SimResult` (``.e``: exact test functional, mean and SE
+    over seeds; ``.e_idg``: the IDG error of the same Gamma on its k pretraining tasks;
+    ``.e_mc``: Monte-Carlo test error; ``.e_theory``, ``.z`` and ``.theory`` (with
+    ``e_idg_theory``): the comparison with the d -> infinity theory, as ``simulate`` prints
+    it; ``.setting``); with a list, a :class:`SimSweep`.  ``convention`` = ``"default"`` |
+    ``"letey2024"`` | a dict of the convention fields (docs/conventions.md; ``tasks`` sets both
+    task laws).  ``features`` (``identity`` or ``hermite:K``) trains the kernel learner instead
+    (docs/kernel.md; alpha, kappa, tau are then ell/D, k/D, n/D^2; ``control``: its Gaussian-input
+    controls), giving ``KernelSimResult`` s.  The points' seeds run on ``jobs`` processes or a Dask
+    ``scheduler``, the same numbers for any ``jobs``.  ``options`` go to
+    :func:`icl_symbolic.simulation.simulator.simulate` (``solver``, ``sampler``, ``exact``, ...).
     """
-    grids = {k: np.atleast_1d(_grid(v, k)) for k, v in (("alpha", alpha), ("kappa", kappa), ("tau", tau))}
-    kw = dict(
-        rho=_number(rho, "rho"),
-        lam=_number(lam, "lam"),
+    kernel = features is not None or (isinstance(f, Setting) and f.features != "identity")
+    if control is not None and not kernel:
+        raise ICLError("a control needs the kernel learner's features (--control needs --features)")
+    check_simulable(f.f if isinstance(f, Setting) else f)
+    settings = settings_of(
+        f,
+        rho=rho,
+        alpha=alpha,
+        kappa=kappa,
+        tau=tau,
+        lam=lam,
+        d=d,
         C_train=C_train,
-        C_test=C_train if C_test is None else C_test,
-        seeds=_seeds(seeds, seed),
-        progress=progress,
-        **options,
+        C_test=C_test,
+        n_test=n_test,
+        convention=convention,
+        tasks=tasks,
+        **({} if features is None else {"features": features}),
     )
-    if n_test is not None:
-        kw["n_test"] = n_test
-    points = [(a, k, t) for a in grids["alpha"] for k in grids["kappa"] for t in grids["tau"]]
-    results = tuple(with_theory(_simulate(f, int(d), float(a), float(k), float(t), **kw)) for a, k, t in points)
+    seeds = _seeds(seeds, seed)
+    if kernel:
+        results = _simulate_kernel(settings, seeds, control, jobs, scheduler, progress, **options)
+    else:
+        specs = [dict(f=st, seeds=seeds, **options) for st in settings]
+        runs = simulate_many(specs, jobs=jobs, scheduler=scheduler, progress=progress)
+        results = tuple(with_theory(r, idg=True) for r in runs)
     swept = any(np.ndim(x) > 0 and not isinstance(x, str) for x in (alpha, kappa, tau))
     return SimSweep(results) if swept else results[0]
+
+
+def check_simulable(f) -> None:
+    """Refuse (ICLError) before anything is computed a teacher the simulator cannot take: not finite in
+    float64 arithmetic, or with E[f^4] infinite (poles such as 1/g), as the exact functional needs."""
+    t = teacher(f)
+    check_float64(t)
+    check_teacher(t)
+
+
+def _simulate_kernel(settings, seeds, control, jobs, scheduler, progress, solver="auto", **options):
+    """The kernel learner at every setting (``simulate(features=...)``); every point checked before the first run."""
+    if (
+        options.get("sampler", "fast") != "fast"
+        or not options.get("exact", True)
+        or set(options) - {"sampler", "exact"}
+    ):
+        raise ICLError(
+            "the kernel learner (--features) always uses the direct sampler and the query-exact error; "
+            "drop --sampler/--no-exact"
+        )
+    settings = [kernel_setting(st) for st in settings]
+    limit = memory_share(None, jobs, len(seeds), scheduler)
+    for st in settings:  # every point's sizes and memory, before the first run
+        check_kernel_run(st.d, st.alpha, st.kappa, st.tau, st.features, st.n_test, solver, limit)
+    return tuple(
+        simulate_kernel(
+            st, seeds=seeds, control=control, solver=solver, progress=progress, jobs=jobs, scheduler=scheduler
+        )
+        for st in settings
+    )
 
 
 def plot_simulation(sim, *, digits: int = D.DIGITS):
@@ -116,10 +178,27 @@ def plot_simulation(sim, *, digits: int = D.DIGITS):
     against the swept parameter, with the d -> infinity theory on its own dense grid and at the
     simulated points (the plot of ``simulate --plot``; the ridgeless tau = 1 marked as an asymptote)."""
     results = list(sim) if isinstance(sim, SimSweep) else [sim]
+    if results and all(isinstance(r, KernelSimResult) for r in results):  # the kernel learner: its own theory
+        return sweep_figure([r.to_json() for r in results])
     if not results or not all(isinstance(r, SimResult) for r in results):
         raise ICLError("plot_simulation takes a SimResult or a SimSweep (from simulate)")
     points = [(r if r.theory is not None else with_theory(r, digits)).to_json() for r in results]
     return sweep_figure(points, theory_grid(results[0].teacher, points, digits=digits))
 
 
-__all__ = ["simulate", "plot_simulation", "SimResult", "SimSweep"]
+__all__ = [
+    "simulate",
+    "plot_simulation",
+    "check_simulable",
+    "settings_of",
+    "SimResult",
+    "SimSweep",
+    "KernelSimResult",
+    "Setting",
+    "Convention",
+    "CONVENTIONS",
+    "resolve_convention",
+    "DEFAULT_N_TEST_KERNEL",
+    "MAX_SIM_POINTS",
+    "PARAMETERS",
+]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -22,24 +21,20 @@ import numpy as np
 from icl_symbolic import __version__
 from icl_symbolic.core import defaults  # noqa: F401  (the commands' defaults, re-exported)
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.numbers import is_integer_text, parse_float
 from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
 from icl_symbolic.engine.expr import parse_expr
+from icl_symbolic.model.setting import ASSIGNMENTS, CONVENTION_FIELDS, CONVENTIONS, ROUNDINGS, resolve_convention
 from icl_symbolic.output.io import json_safe, save_figure, write_csv, write_text  # noqa: F401  (the commands' writers)
-from icl_symbolic.simulation.simulator import ASSIGNMENTS, CONVENTIONS, ROUNDINGS, resolve_convention
 
 MAX_GRID = 100_000
-
-
-#: a decimal number in ASCII digits (like the expression language: no '１', no '1_000', no 'nan')
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 def parse_number(text: str, name: str) -> float:
     """A finite float from a command-line string, or an ICLError naming ``name``.
 
-    Only ASCII decimal notation is accepted (Python's ``float`` would also take
-    full-width digits, underscores, ``inf`` and ``nan``).
+    :func:`icl_symbolic.core.numbers.parse_float` (ASCII decimal notation only: Python's
+    ``float`` would also take full-width digits, underscores, ``inf`` and ``nan``).
 
     >>> parse_number("2.5e-3", "tau")
     0.0025
@@ -48,18 +43,7 @@ def parse_number(text: str, name: str) -> float:
     ...
     icl_symbolic.core.errors.ICLError: --tau: '1_000' is not a number (ASCII digits, e.g. 2, 0.5, 1e-3)
     """
-    stripped = str(text).strip()
-    if stripped.lower().lstrip("+-") in ("inf", "infinity", "nan"):
-        raise ICLError(f"--{name}: {text!r} is not finite")
-    if not _NUMBER.fullmatch(stripped):
-        raise ICLError(f"--{name}: {text!r} is not a number (ASCII digits, e.g. 2, 0.5, 1e-3)")
-    try:
-        value = float(stripped)
-    except ValueError:
-        raise ICLError(f"--{name}: {text!r} is not a number") from None
-    if not np.isfinite(value):
-        raise ICLError(f"--{name}: {text!r} is not finite")
-    return value
+    return parse_float(text, f"--{name}")
 
 
 def parse_grid(text: str, name: str, log: bool = False) -> np.ndarray:
@@ -80,7 +64,7 @@ def parse_grid(text: str, name: str, log: bool = False) -> np.ndarray:
         if len(parts) != 3:
             raise ICLError(f"--{name}: expected start:stop:count, got {text!r}")
         start, stop = parse_number(parts[0], name), parse_number(parts[1], name)
-        if not _INTEGER.fullmatch(parts[2].strip()):
+        if not is_integer_text(parts[2]):
             raise ICLError(f"--{name}: count {parts[2]!r} in {text!r} is not an integer")
         count = int(parts[2])
         if not 1 <= count <= MAX_GRID:
@@ -106,7 +90,7 @@ def split_list(text: str, name: str) -> list:
 
 def ascii_int(text: str) -> int:
     """argparse ``type=`` for integer options: ASCII digits only (``int`` accepts '１' and '1_000')."""
-    if not _INTEGER.fullmatch(str(text).strip()):
+    if not is_integer_text(text):
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer (ASCII digits)")
     return int(text)
 
@@ -385,3 +369,12 @@ def parse_convention(args):
         rounding=args.rounding,
         ridge_floor=floor,
     )
+
+
+#: the CSV columns of a convention (its name, then each field), for every command that writes one
+CONVENTION_COLUMNS = ("convention",) + CONVENTION_FIELDS
+
+
+def convention_row(conv: dict) -> list:
+    """The :data:`CONVENTION_COLUMNS` values of a convention's JSON (``Convention.to_json()``)."""
+    return [conv["name"]] + [conv[k] for k in CONVENTION_FIELDS]

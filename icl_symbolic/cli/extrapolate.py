@@ -2,14 +2,14 @@
 
     icl-symbolic extrapolate "sin(g)" --d 32,48,64,96,128 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 4 --json
 
-A thin layer over :mod:`icl_symbolic.studies.extrapolate` (the fit, the model choice,
-the z-score) and :mod:`icl_symbolic.simulation.simulator`.  ``--json`` prints one object
+A thin layer over :func:`icl_symbolic.api.extrapolation.extrapolate` (the ladder of
+simulations, the fit, the model choice, the z-score: :mod:`icl_symbolic.studies.extrapolate`).  ``--json`` prints one object
 with ``e_inf``, ``e_inf_se``, ``e_theory``, ``z``, ``z_limit``, ``holds``,
 ``model``, ``model_reason``, ``chi2``, ``dof``, ``tasks``, ``points``
 (``[{d, e_mean, e_se, seeds, seconds}]``) and the inputs.
 
 ``--features hermite:K`` (the kernel learner, our extension; docs/kernel.md) runs
-:func:`icl_symbolic.kernel_learner.ladder.extrapolate_kernel` instead: the per-seed gap
+:func:`icl_symbolic.kernel_learner.ladder.extrapolate_kernel` instead (through the same API function): the per-seed gap
 e_sim(d) - e_pred(d) fitted against 1/D, gap_inf tested against 0; ``--json``
 then has ``gap_inf``, ``gap_inf_se``, ``z``, ``z_limit``, ``holds``, ``model``,
 ``power_law`` and ``points`` (``[{d, D, e_mean, e_se, e_pred, gap_mean, gap_se, ...}]``).
@@ -19,14 +19,24 @@ then has ``gap_inf``, ``gap_inf_se``, ``z``, ``z_limit``, ``holds``, ``model``,
 from __future__ import annotations
 
 import argparse
-import time
 
-from icl_symbolic.api.extrapolation import plot_kernel_gap
+from icl_symbolic.api.extrapolation import (
+    DEFAULT_N_TEST_KERNEL,
+    ERRORS,
+    MODELS,
+    extrapolate,
+    parse_features,
+    plot_extrapolation,
+)
 from icl_symbolic.cli._args import (
+    CONVENTION_COLUMNS,
+    ICLError,
     add_convention_options,
     add_output_options,
     add_parallel_options,
     check_output_paths,
+    convention_row,
+    defaults,
     document,
     emit_json,
     epilog,
@@ -36,19 +46,10 @@ from icl_symbolic.cli._args import (
     parse_parallel,
     parse_parameter,
     progress_printer,
+    save_figure,
     split_list,
+    write_csv,
 )
-from icl_symbolic.core import defaults
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.kernel_learner.ladder import extrapolate_kernel
-from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
-from icl_symbolic.kernel_learner.theory import parse_features
-from icl_symbolic.output.io import save_figure, write_csv
-from icl_symbolic.output.plotting import extrapolation_figure
-from icl_symbolic.simulation.simulator import resolve_convention
-from icl_symbolic.studies.extrapolate import MODELS, extrapolate, ladder_memory_check, run_ladder, theory_value
-from icl_symbolic.theory.asymptotic import ERRORS
-from icl_symbolic.theory.peak import DIVERGES
 
 EPILOG = epilog(
     "0 the extrapolated e_inf agrees with the theory (|z| within the limit; with --features hermite:K: the "
@@ -149,8 +150,6 @@ def run(args) -> int:
         raise ICLError(f"--d: expected at least two distinct dimensions, got {args.d!r}")
     alpha, kappa, tau = _one(args.alpha, "alpha"), _one(args.kappa, "kappa"), _one(args.tau, "tau")
     rho, lam = _one(args.rho, "rho"), _one(args.lam, "lam")
-    if lam == 0 and tau == 1:
-        raise ICLError(f"--tau: {DIVERGES}; there is no finite e_inf to extrapolate to (use --lam > 0 or tau != 1)")
     n_seeds, seed0 = parse_int(args.seeds, "seeds", 2), parse_int(args.seed, "seed", 0)
     fm = parse_features(args.features) if args.features is not None else None
     kernel = fm is not None and not fm.is_identity
@@ -162,126 +161,93 @@ def run(args) -> int:
         raise ICLError("--false-alarm must be in (0, 1)")
     convention = parse_convention(args)
     check_output_paths(args)
-    if kernel:
-        if convention != resolve_convention() or args.error != "icl":
-            raise ICLError(
-                "--features hermite:K runs the default convention and the ICL error only "
-                "(drop --convention, the convention options and --error)"
-            )
-        return _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, scheduler, m, fa)
-    C_test = args.C_test if args.C_test is not None else args.C_train
-    # everything that can be refused is refused before the first simulation
-    e_th, th_note = theory_value(args.f, rho, alpha, kappa, tau, lam, args.C_train, C_test, d=max(ds), error=args.error)
-    ladder_memory_check(ds, alpha, kappa, tau, n_test)
-    progress = progress_printer(args.quiet)
-    t0 = time.monotonic()
-    points = run_ladder(
-        args.f,
-        ds,
-        alpha,
-        kappa,
-        tau,
-        rho,
-        lam,
-        seeds=range(seed0, seed0 + n_seeds),
-        C_train=args.C_train,
-        C_test=C_test,
-        jobs=jobs,
-        n_test=n_test,
-        progress=progress,
-        scheduler=scheduler,
-        convention=convention,
-        error=args.error,
-    )
-    meta = {
-        "teacher": args.f,
-        "tasks": convention.tasks,
-        "alpha": alpha,
-        "kappa": kappa,
-        "tau": tau,
-        "rho": rho,
-        "lam": lam,
-        "C_train": args.C_train,
-        "C_test": C_test,
-        "error": args.error,
-        "convention": convention,
-    }
     res = extrapolate(
-        points,
-        e_th,
+        args.f,
+        d=ds,
+        rho=rho,
+        alpha=alpha,
+        kappa=kappa,
+        tau=tau,
+        lam=lam,
+        C_train=args.C_train,
+        C_test=args.C_test,
+        seeds=n_seeds,
+        seed=seed0,
+        n_test=n_test,
         false_alarm=fa,
         m=m,
         model=args.model,
-        meta=meta,
-        theory_note=th_note,
-        seconds=time.monotonic() - t0,
+        jobs=jobs,
+        scheduler=scheduler,
+        progress=progress_printer(args.quiet),
+        convention=convention,
+        error=args.error,
+        features=None if fm is None or fm.is_identity else str(fm),
     )
     js = res.to_json()
     points = js.pop("points")
     doc = document("extrapolate", points, **js)
     if args.csv:
-        conv = res.convention
-        write_csv(
-            args.csv,
-            [
-                "d",
-                "e_mean",
-                "e_se",
-                "n_seeds",
-                "seeds",
-                "seconds",
-                "error",
-                "convention",
-                "assignment",
-                "train_tasks",
-                "test_tasks",
-                "rounding",
-                "ridge_floor",
-            ],
-            [
-                [
-                    p.d,
-                    repr(p.e_mean),
-                    repr(p.e_se),
-                    len(p.seeds),
-                    " ".join(map(str, p.seeds)),
-                    f"{p.seconds:.3f}",
-                    res.error,
-                    conv["name"],
-                    conv["assignment"],
-                    conv["train_tasks"],
-                    conv["test_tasks"],
-                    conv["rounding"],
-                    conv["ridge_floor"],
-                ]
-                for p in res.points
-            ],
-        )
+        write_csv(args.csv, *(_kernel_csv(res) if kernel else _csv(res)))
     if args.plot:
-        f = res.fit
-        title = (
-            f"{args.f} ({args.error}): alpha={alpha:g} kappa={kappa:g} tau={tau:g} rho={rho:g}, "
-            f"{convention.tasks} tasks, convention {convention.name}; "
-            f"e_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} vs theory {e_th:.4g} (z = {res.z:+.2f})"
-        )
-        save_figure(
-            extrapolation_figure(
-                title,
-                [p.d for p in res.points],
-                [p.e_mean for p in res.points],
-                [p.e_se for p in res.points],
-                f.coef,
-                e_th,
-                n_seeds,
-                e_inf_se=f.e_inf_se,
-                model=f.model,
-            ),
-            args.plot,
-        )
+        save_figure(plot_extrapolation(res), args.plot)
     emit_json(args, doc)
     if not args.json:
-        _print(res)
+        if kernel:
+            _print_kernel(res, js)
+        else:
+            _print(res)
     return 0 if res.holds else 1
+
+
+def _csv(res):
+    keys = [
+        "d",
+        "e_mean",
+        "e_se",
+        "n_seeds",
+        "seeds",
+        "seconds",
+        "error",
+        *CONVENTION_COLUMNS,
+    ]
+    rows = [
+        [
+            p.d,
+            repr(p.e_mean),
+            repr(p.e_se),
+            len(p.seeds),
+            " ".join(map(str, p.seeds)),
+            f"{p.seconds:.3f}",
+            res.error,
+            *convention_row(res.convention),
+        ]
+        for p in res.points
+    ]
+    return keys, rows
+
+
+def _kernel_csv(res):
+    keys = ["d", "D", "ell", "k", "n", "e_mean", "e_se", "e_pred", "gap_mean", "gap_se", "n_seeds", "seeds", "seconds"]
+    rows = [
+        [
+            p.d,
+            p.D,
+            p.ell,
+            p.k,
+            p.n,
+            repr(p.e_mean),
+            repr(p.e_se),
+            repr(p.e_pred),
+            repr(p.gap_mean),
+            repr(p.e_se),
+            len(p.seeds),
+            " ".join(map(str, p.seeds)),
+            f"{p.seconds:.3f}",
+        ]
+        for p in res.points
+    ]
+    return keys, rows
 
 
 def _print(res) -> None:
@@ -306,78 +272,6 @@ def _print(res) -> None:
     verdict = "agrees" if res.holds else "DISAGREES"
     print(f"  z = {res.z:+.2f}, limit {res.z_limit:.3g} (two-sided false alarm {res.false_alarm:g}): {verdict}")
     print(f"  {res.seconds:.1f} s")
-
-
-def _run_kernel(args, fm, ds, alpha, kappa, tau, rho, lam, n_seeds, seed0, n_test, jobs, scheduler, m, fa) -> int:
-    """``--features hermite:K``: the kernel learner's gap ladder (icl_symbolic.kernel_learner.ladder)."""
-    if args.tasks not in (None, "gaussian"):
-        raise ICLError("--features hermite:K simulates Gaussian tasks only (drop --tasks sphere)")
-    if args.C_train != "identity" or (args.C_test is not None and args.C_test != "identity"):
-        raise ICLError("--features hermite:K covers isotropic tasks only (C = I): drop --ctrain/--ctest")
-    res = extrapolate_kernel(
-        args.f,
-        ds,
-        alpha,
-        kappa,
-        tau,
-        rho,
-        lam,
-        fm,
-        range(seed0, seed0 + n_seeds),
-        n_test,
-        false_alarm=fa,
-        m=m,
-        model=args.model,
-        jobs=jobs,
-        scheduler=scheduler,
-        progress=progress_printer(args.quiet),
-    )
-    js = res.to_json()
-    points = js.pop("points")
-    doc = document("extrapolate", points, **js)
-    if args.csv:
-        write_csv(
-            args.csv,
-            [
-                "d",
-                "D",
-                "ell",
-                "k",
-                "n",
-                "e_mean",
-                "e_se",
-                "e_pred",
-                "gap_mean",
-                "gap_se",
-                "n_seeds",
-                "seeds",
-                "seconds",
-            ],
-            [
-                [
-                    p.d,
-                    p.D,
-                    p.ell,
-                    p.k,
-                    p.n,
-                    repr(p.e_mean),
-                    repr(p.e_se),
-                    repr(p.e_pred),
-                    repr(p.gap_mean),
-                    repr(p.e_se),
-                    len(p.seeds),
-                    " ".join(map(str, p.seeds)),
-                    f"{p.seconds:.3f}",
-                ]
-                for p in res.points
-            ],
-        )
-    if args.plot:
-        save_figure(plot_kernel_gap(res), args.plot)
-    emit_json(args, doc)
-    if not args.json:
-        _print_kernel(res, js)
-    return 0 if res.holds else 1
 
 
 def _print_kernel(res, js) -> None:

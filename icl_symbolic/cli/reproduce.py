@@ -3,8 +3,9 @@
     icl-symbolic reproduce docs/reproduce-example.csv --f "(g^2-1)/sqrt(2)" --alpha 2 --tau 2 --rho 0.1 \\
         --convention letey2024 --columns d=d,kappa=kappa,mean=icl_mean,spread=icl_std,runs=runs
 
-A thin layer over :mod:`icl_symbolic.studies.reproduce` (reading the table, the simulations,
-the z-scores with their false-alarm budget, the slips tried on disagreeing rows).
+A thin layer over :func:`icl_symbolic.api.reproduction.reproduce` (reading the table, the
+simulations, the z-scores with their false-alarm budget, the slips tried on disagreeing rows:
+:mod:`icl_symbolic.studies.reproduce`).
 ``--json`` prints one object with ``verdict``, ``reproduced``, ``convention``,
 ``false_alarm`` and ``points`` (one per row: the setting, ``ours``, ``ours_se``,
 ``theirs``, ``theirs_se``, ``z``, ``z_limit``, ``mde``, ``agrees``, ``e_theory``,
@@ -16,13 +17,23 @@ from __future__ import annotations
 import argparse
 import csv
 import io as _io
-from pathlib import Path
 
+from icl_symbolic.api.reproduction import (
+    ERRORS,
+    MIN_SEEDS,
+    PARAMS,
+    SPREADS,
+    parse_columns,
+    plot_reproduction,
+    reproduce,
+)
 from icl_symbolic.cli._args import (
+    ICLError,
     add_convention_options,
     add_output_options,
     add_parallel_options,
     check_output_paths,
+    defaults,
     document,
     emit_json,
     epilog,
@@ -31,25 +42,9 @@ from icl_symbolic.cli._args import (
     parse_number,
     parse_parallel,
     progress_printer,
+    save_figure,
+    write_text,
 )
-from icl_symbolic.core import defaults
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.stats import MIN_SEEDS
-from icl_symbolic.diagnosis.slips import read_text_limited
-from icl_symbolic.engine.expr import check_float64, teacher
-from icl_symbolic.model.gamma_error import check_teacher
-from icl_symbolic.output.io import save_figure, write_text
-from icl_symbolic.output.plotting import reproduce_figure
-from icl_symbolic.studies.reproduce import (
-    PARAMS,
-    SPREADS,
-    parse_columns,
-    read_table,
-    reproduce,
-    swept_name,
-    theory_curve,
-)
-from icl_symbolic.theory.asymptotic import ERRORS
 
 EXAMPLE = (
     'icl-symbolic reproduce docs/reproduce-example.csv --f "(g^2-1)/sqrt(2)" --alpha 2 --tau 2 --rho 0.1 '
@@ -154,9 +149,6 @@ CSV_KEYS = (
 
 
 def run(args) -> int:
-    t = teacher(args.f)
-    check_float64(t)  # before anything is computed (as simulate)
-    check_teacher(t)
     columns = parse_columns(args.columns)
     fixed = {k: parse_number(getattr(args, k), k) for k in PARAMS[1:]}  # a column overrides its option
     n_seeds = parse_int(args.seeds_per_row, "seeds-per-row", MIN_SEEDS)
@@ -169,20 +161,21 @@ def run(args) -> int:
     convention = parse_convention(args)
     jobs, scheduler = parse_parallel(args)
     check_output_paths(args)
-    if not Path(args.table).is_file():
-        raise ICLError(f"{args.table}: no such file")
-    rows = read_table(read_text_limited(args.table, 1 << 20, "the table"), columns, fixed, args.spread)
     res = reproduce(
-        rows,
-        args.f,
+        args.table,
+        columns=columns,
+        f=args.f,
+        spread=args.spread,
+        **fixed,
         convention=convention,
         error=args.error,
-        seeds=range(seed0, seed0 + n_seeds),
-        false_alarm=fa,
+        seeds=n_seeds,
+        seed=seed0,
         n_test=n_test,
+        false_alarm=fa,
+        slip_rows=slip_rows,
         jobs=jobs,
         scheduler=scheduler,
-        slip_rows=slip_rows,
         progress=progress_printer(args.quiet),
     )
     js = res.to_json()
@@ -190,16 +183,7 @@ def run(args) -> int:
     doc = document("reproduce", points, table=str(args.table), columns=columns, spread=args.spread, **js)
     # all computation is done: now write files (atomically) and print
     if args.plot:
-        xname = swept_name(res.rows)
-        save_figure(
-            reproduce_figure(
-                points,
-                xname,
-                theory_curve(res, xname),
-                f"{args.table}: f = {args.f}, {args.error}, convention {convention.name}; {res.verdict}",
-            ),
-            args.plot,
-        )
+        save_figure(plot_reproduction(res, table=args.table), args.plot)
     if args.csv:
         buf = _io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -210,7 +194,7 @@ def run(args) -> int:
                 [
                     pt.get(k)
                     if k not in ("best_slip", "convention")
-                    else (best if k == "best_slip" else convention.name)
+                    else (best if k == "best_slip" else res.convention.name)
                     for k in CSV_KEYS
                 ]
             )

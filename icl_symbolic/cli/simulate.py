@@ -1,4 +1,4 @@
-"""``icl-symbolic simulate``: a thin layer over :mod:`icl_symbolic.simulation.simulator`.
+"""``icl-symbolic simulate``: a thin layer over :func:`icl_symbolic.api.simulation.simulate`.
 
     icl-symbolic simulate "sin(g)" --d 64 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 5
     icl-symbolic simulate "tanh(g)" --d 32 --tau 0.5,2,4 --json
@@ -13,16 +13,19 @@ with ``e_theory_reason`` saying so), ``z``, ``gap_rel``, ``expected_gap_rel`` an
 
 from __future__ import annotations
 
-import itertools
 import textwrap
 
+from icl_symbolic.api.simulation import DEFAULT_N_TEST_KERNEL, PARAMETERS, plot_simulation, simulate
 from icl_symbolic.cli._args import (
+    CONVENTION_COLUMNS,
     EXIT_OK_BAD_INPUT,
     add_convention_options,
     add_output_options,
     add_parallel_options,
     check_output_paths,
     check_parameter,
+    convention_row,
+    defaults,
     document,
     emit_json,
     epilog,
@@ -32,23 +35,14 @@ from icl_symbolic.cli._args import (
     parse_parallel,
     parse_parameter,
     progress_printer,
+    save_figure,
+    write_csv,
 )
-from icl_symbolic.core import defaults
-from icl_symbolic.core.errors import ICLError
-from icl_symbolic.engine.expr import check_float64, teacher
-from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL, check_kernel_run, simulate_kernel
-from icl_symbolic.kernel_learner.theory import parse_features
-from icl_symbolic.model.gamma_error import check_teacher
-from icl_symbolic.output.io import save_figure, write_csv
-from icl_symbolic.output.plotting import sweep_figure
-from icl_symbolic.simulation.simulator import memory_share, resolve_convention, simulate_many
-from icl_symbolic.studies.compare import theory_at, theory_grid, with_theory
 
 #: command-line limits (docs/limits.md); the simulator refuses what does not fit in memory
 MAX_D = 100_000
 MAX_SEEDS = 10_000
 MAX_N_TEST = 10**8
-MAX_SIM_POINTS = 1000
 
 
 def register(subparsers) -> None:
@@ -142,11 +136,7 @@ CSV_KEYS = (
     "ell",
     "k",
     "n",
-    "alpha",
-    "kappa",
-    "tau",
-    "rho",
-    "lam",
+    *PARAMETERS,
     "C_train",
     "C_test",
     "e_mean",
@@ -156,12 +146,7 @@ CSV_KEYS = (
     "e_idg_mean",
     "e_idg_se",
     "e_idg_theory",
-    "convention",
-    "assignment",
-    "train_tasks",
-    "test_tasks",
-    "rounding",
-    "ridge_floor",
+    *CONVENTION_COLUMNS,
     "z",
     "expected_gap_rel",
     "e_theory",
@@ -169,12 +154,8 @@ CSV_KEYS = (
 
 
 def run(args) -> int:
-    t = teacher(args.f)
-    check_float64(t)  # before anything is computed: the simulator works in float64
-    check_teacher(t)  # E[f^4] finite (poles such as 1/g), as the exact functional needs
-    if args.features is not None or args.control is not None:
-        return run_kernel(args)
-    d = parse_int(args.d, "d", 2, MAX_D)
+    kernel = args.features is not None or args.control is not None
+    d = parse_int(args.d, "d", 2, None if kernel else MAX_D)
     alphas = parse_parameter(args.alpha, "alpha")
     kappas = parse_parameter(args.kappa, "kappa")
     taus = parse_parameter(args.tau, "tau")
@@ -182,79 +163,58 @@ def run(args) -> int:
     lam = parse_number(args.lam, "lam")
     check_parameter("rho", rho, args.rho)
     check_parameter("lam", lam, args.lam)
-    n_seeds = parse_int(args.seeds, "seeds", 1, MAX_SEEDS)
+    n_seeds = parse_int(args.seeds, "seeds", 1, None if kernel else MAX_SEEDS)
     seed0 = parse_int(args.seed, "seed", 0)
-    n_test = parse_int(args.n_test if args.n_test is not None else str(defaults.N_TEST), "n-test", 2, MAX_N_TEST)
+    n_test_default = DEFAULT_N_TEST_KERNEL if kernel else defaults.N_TEST
+    n_test = parse_int(args.n_test if args.n_test is not None else str(n_test_default), "n-test", 2, MAX_N_TEST)
     convention = parse_convention(args)
     check_output_paths(args)
-    C_test = args.C_test if args.C_test is not None else args.C_train
-    if alphas.size * kappas.size * taus.size > MAX_SIM_POINTS:
-        raise ICLError(
-            f"--alpha x --kappa x --tau is {alphas.size * kappas.size * taus.size} simulation points; "
-            f"limit {MAX_SIM_POINTS} (see docs/limits.md)"
-        )
     jobs, scheduler = parse_parallel(args)
-    points = list(itertools.product(alphas, kappas, taus))
-    progress = progress_printer(args.quiet)
-    specs = [
-        dict(
-            f=args.f,
-            d=d,
-            alpha=float(alpha),
-            kappa=float(kappa),
-            tau=float(tau),
-            rho=rho,
-            lam=lam,
-            C_train=args.C_train,
-            C_test=C_test,
-            seeds=range(seed0, seed0 + n_seeds),
-            n_test=n_test,
-            solver=args.solver,
-            sampler=args.sampler,
-            exact=not args.no_exact,
-            convention=convention,
-        )
-        for alpha, kappa, tau in points
-    ]
-    out = []
-    for res in simulate_many(specs, jobs=jobs, scheduler=scheduler, progress=progress):
-        obj = with_theory(res).to_json()
-        obj["e_idg_theory"] = theory_at(
-            args.f,
-            d=d,
-            alpha=obj["alpha"],
-            kappa=obj["kappa"],
-            tau=obj["tau"],
-            rho=rho,
-            lam=lam,
-            C_train=args.C_train,
-            C_test=C_test,
-            error="idg",
-        )
-        out.append(obj)
-        if not args.json:
-            _print_point(obj)
+    res = simulate(
+        args.f,
+        rho=rho,
+        alpha=alphas.tolist(),
+        kappa=kappas.tolist(),
+        tau=taus.tolist(),
+        lam=lam,
+        d=d,
+        C_train=args.C_train,
+        C_test=args.C_test,
+        seeds=n_seeds,
+        seed=seed0,
+        n_test=n_test,
+        progress=progress_printer(args.quiet),
+        convention=convention,
+        features=args.features,
+        control=args.control,
+        jobs=jobs,
+        scheduler=scheduler,
+        solver=args.solver,
+        sampler=args.sampler,
+        exact=not args.no_exact,
+    )
+    out = res.points()
+    if not args.json:
+        for o in out:
+            (_print_kernel_point if kernel else _print_point)(o)
     # all computation is done: now write files (atomically) and print
     if args.plot:
-        save_figure(sweep_figure(out, theory_grid(args.f, out)), args.plot)
+        save_figure(plot_simulation(res), args.plot)
     if args.csv:
-        rows = [
-            {**o, **{k: v for k, v in o["convention"].items() if k != "name"}, "convention": o["convention"]["name"]}
-            for o in out
-        ]
-        write_csv(
-            args.csv,
-            CSV_KEYS,
-            [
-                [
-                    "inf" if k in ("e_theory", "e_idg_theory") and o[k] is None else ("" if o[k] is None else o[k])
-                    for k in CSV_KEYS
-                ]
-                for o in rows
-            ],
-        )
-    emit_json(args, document("simulate", out, f=args.f))
+        write_csv(args.csv, KERNEL_CSV_KEYS if kernel else CSV_KEYS, [_csv_row(o, kernel) for o in out])
+    extra = dict(features=args.features, control=args.control) if kernel else {}
+    emit_json(args, document("simulate", out, f=args.f, **extra))
     return 0
+
+
+def _csv_row(o, kernel: bool) -> list:
+    if kernel:
+        return ["" if o[k] is None else o[k] for k in KERNEL_CSV_KEYS]
+    row = {**o, **dict(zip(CONVENTION_COLUMNS, convention_row(o["convention"])))}
+    return [
+        "inf" if k in ("e_theory", "e_idg_theory") and row[k] is None else ("" if row[k] is None else row[k])
+        for k in CSV_KEYS
+    ]
 
 
 def _fmt(x, se=None):
@@ -294,95 +254,37 @@ def _print_point(o):
     print(f"  {o['seconds']:.2f} s")
 
 
-def run_kernel(args) -> int:
-    """``simulate --features``: the kernel learner (:func:`icl_symbolic.kernel_learner.simulation.simulate_kernel`)."""
-    if args.features is None:
-        raise ICLError("--control needs --features")
-    if parse_convention(args) != resolve_convention():
-        raise ICLError(
-            "--features simulates the default convention only (drop --convention, --tasks and the convention options)"
+def _print_kernel_point(obj) -> None:
+    what = f"{obj['control']} control for " if obj["control"] else ""
+    print(
+        f"{what}kernel learner {obj['features']} on f = {obj['teacher']}: d={obj['d']} D={obj['D']} "
+        f"ell={obj['ell']} k={obj['k']} n={obj['n']} (ell/D={obj['alpha']:g}, k/D={obj['kappa']:g}, "
+        f"n/D^2={obj['tau']:g}), rho={obj['rho']:g}, lam={obj['lam']:g}, rho_eff={obj['rho_eff']:.6g}"
+    )
+    for r in obj["per_seed"]:
+        print(
+            f"  seed {r['seed']}: e = {_fmt(r['e'], r['e_se'])}  e_mc = {_fmt(r['e_mc'], r['e_mc_se'])}  "
+            f"[{r['solver']}, {r['seconds']:.2f} s]"
         )
-    if args.C_train != "identity" or (args.C_test not in (None, "identity")):
-        raise ICLError("--features supports isotropic tasks only (--ctrain/--ctest identity)")
-    if args.sampler != "fast" or args.no_exact:
-        raise ICLError("--features always uses the direct sampler and the query-exact error; drop --sampler/--no-exact")
-    parse_features(args.features)
-    check_output_paths(args)
-    d = parse_int(args.d, "d", 2)
-    grids = [parse_parameter(getattr(args, name), name) for name in ("alpha", "kappa", "tau")]
-    rho = parse_number(args.rho, "rho")
-    lam = parse_number(args.lam, "lam")
-    check_parameter("rho", rho, args.rho)
-    check_parameter("lam", lam, args.lam)
-    n_seeds = parse_int(args.seeds, "seeds", 1)
-    seed0 = parse_int(args.seed, "seed", 0)
-    n_test = parse_int(args.n_test if args.n_test is not None else str(DEFAULT_N_TEST_KERNEL), "n-test", 2)
-    jobs, scheduler = parse_parallel(args)
-    points = [tuple(float(x) for x in pt) for pt in itertools.product(*grids)]
-    limit = memory_share(None, jobs, n_seeds, scheduler)
-    for alpha, kappa, tau in points:  # every point's sizes and memory, before the first run
-        check_kernel_run(d, alpha, kappa, tau, args.features, n_test, args.solver, limit)
-    progress = progress_printer(args.quiet)
-    out = []
-    for alpha, kappa, tau in points:
-        res = simulate_kernel(
-            args.f,
-            d,
-            alpha,
-            kappa,
-            tau,
-            rho,
-            features=args.features,
-            lam=lam,
-            seeds=range(seed0, seed0 + n_seeds),
-            n_test=n_test,
-            control=args.control,
-            solver=args.solver,
-            progress=progress,
-            jobs=jobs,
-            scheduler=scheduler,
-        )
-        obj = res.to_json()
-        out.append(obj)
-        if not args.json:
-            what = f"{obj['control']} control for " if obj["control"] else ""
-            print(
-                f"{what}kernel learner {obj['features']} on f = {obj['teacher']}: d={obj['d']} D={obj['D']} "
-                f"ell={obj['ell']} k={obj['k']} n={obj['n']} (ell/D={obj['alpha']:g}, k/D={obj['kappa']:g}, "
-                f"n/D^2={obj['tau']:g}), rho={obj['rho']:g}, lam={obj['lam']:g}, rho_eff={obj['rho_eff']:.6g}"
-            )
-            for r in obj["per_seed"]:
-                print(
-                    f"  seed {r['seed']}: e = {_fmt(r['e'], r['e_se'])}  e_mc = {_fmt(r['e_mc'], r['e_mc_se'])}  "
-                    f"[{r['solver']}, {r['seconds']:.2f} s]"
-                )
-            print(f"  e (query-exact, mean over {len(obj['seeds'])} seeds) = {_fmt(obj['e_mean'], obj['e_se'])}")
-            print(f"  e_mc (Monte Carlo)                        = {_fmt(obj['e_mc_mean'], obj['e_mc_se'])}")
-            print(f"  e_theory (linear deterministic equivalent in D dims) = {_fmt(obj['e_theory'])}")
-    if args.plot:
-        save_figure(sweep_figure(out), args.plot)
-    if args.csv:
-        keys = (
-            "teacher",
-            "features",
-            "control",
-            "d",
-            "D",
-            "ell",
-            "k",
-            "n",
-            "alpha",
-            "kappa",
-            "tau",
-            "rho",
-            "lam",
-            "rho_eff",
-            "e_mean",
-            "e_se",
-            "e_mc_mean",
-            "e_mc_se",
-            "e_theory",
-        )
-        write_csv(args.csv, keys, [["" if o[k] is None else o[k] for k in keys] for o in out])
-    emit_json(args, document("simulate", out, f=args.f, features=args.features, control=args.control))
-    return 0
+    print(f"  e (query-exact, mean over {len(obj['seeds'])} seeds) = {_fmt(obj['e_mean'], obj['e_se'])}")
+    print(f"  e_mc (Monte Carlo)                        = {_fmt(obj['e_mc_mean'], obj['e_mc_se'])}")
+    print(f"  e_theory (linear deterministic equivalent in D dims) = {_fmt(obj['e_theory'])}")
+
+
+KERNEL_CSV_KEYS = (
+    "teacher",
+    "features",
+    "control",
+    "d",
+    "D",
+    "ell",
+    "k",
+    "n",
+    *PARAMETERS,
+    "rho_eff",
+    "e_mean",
+    "e_se",
+    "e_mc_mean",
+    "e_mc_se",
+    "e_theory",
+)

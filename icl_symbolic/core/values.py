@@ -347,8 +347,34 @@ def _seeds_of(*ops):
     return tuple(out) or None
 
 
-def _combine_exact(op, ea, eb):
+def combine_exact(op: str, ea, eb):
+    """``ea op eb`` for two closed forms (SymPy), ``op`` one of ``+ - * /``."""
     return {"+": lambda: ea + eb, "-": lambda: ea - eb, "*": lambda: ea * eb, "/": lambda: ea / eb}[op]()
+
+
+def bound_arithmetic(op: str, a, ea, b, eb):
+    """``(a op b, bound)``: the value and a rigorous absolute error bound of ``x op y`` for any x, y
+    with |x - a| <= ea, |y - b| <= eb (``op`` one of ``+ - * /``; mpmath numbers at the caller's
+    working precision).  The one implementation of bound propagation: :class:`Value` arithmetic
+    and the Hermite quantities (:mod:`icl_symbolic.engine.hermite`) use it.
+
+    * ``+``, ``-``: ea + eb;
+    * ``*``: |a| eb + |b| ea + ea eb;
+    * ``/``: (ea + |a/b| eb) / (|b| - eb) when eb < |b|, else no bound (``mpmath.inf``).
+
+    >>> bound_arithmetic("*", mpmath.mpf(2), mpmath.mpf("0.1"), mpmath.mpf(3), mpmath.mpf("0.1"))[1]
+    mpf('0.51000000000000001')
+    """
+    if op == "+":
+        return a + b, ea + eb
+    if op == "-":
+        return a - b, ea + eb
+    if op == "*":
+        return a * b, abs(a) * eb + abs(b) * ea + ea * eb
+    if not eb < abs(b):  # the divisor's bound reaches 0 (or is infinite): no bound
+        return a / b, mpmath.inf
+    val = a / b
+    return val, (ea + abs(val) * eb) / (abs(b) - eb)
 
 
 def _work_dps(*xs) -> int:
@@ -366,22 +392,18 @@ def _binary(x, y, op):
     if a.exact is not None and b.exact is not None:
         if op == "/" and b.exact == 0:
             raise ZeroDivisionError("division of a Value by an exact zero")
-        return Value.from_exact(_combine_exact(op, a.exact, b.exact), digits=digits)
+        return Value.from_exact(combine_exact(op, a.exact, b.exact), digits=digits)
     with mpmath.workdps(digits + 20):
         for o in (a, b):
             if o.val is None:
                 o.val = mpmath.mpf(str(sympy.N(o.exact, digits + 20)))
-        if op in "+-":
-            val = a.val + b.val if op == "+" else a.val - b.val
-            err = None if a.err is None or b.err is None else a.err + b.err
-        elif op == "*":
-            val = a.val * b.val
-            err = None if a.err is None or b.err is None else abs(a.val) * b.err + abs(b.val) * a.err + a.err * b.err
-        else:
-            if b.val == 0 or (b.err is not None and abs(b.val) <= b.err):
-                raise ZeroDivisionError(f"division by a Value that is zero within its error ({b.value!r})")
-            val = a.val / b.val
-            err = None if a.err is None or b.err is None else (a.err + abs(val) * b.err) / (abs(b.val) - b.err)
+        if op == "/" and (b.val == 0 or (b.err is not None and abs(b.val) <= b.err)):
+            raise ZeroDivisionError(f"division by a Value that is zero within its error ({b.value!r})")
+        known = a.err is not None and b.err is not None
+        zero = mpmath.mpf(0)
+        val, err = bound_arithmetic(op, a.val, a.err if known else zero, b.val, b.err if known else zero)
+        if not known:
+            err = None
         random = [o for o in (a, b) if o.stderr is not None]
         if random:
             return _random_result(a, b, op, val, err, random)

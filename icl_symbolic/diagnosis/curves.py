@@ -43,6 +43,7 @@ from scipy.optimize import least_squares
 from scipy.stats import chi2 as _chi2
 
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.numbers import parse_float
 from icl_symbolic.diagnosis.slips import CONTEXT_SYMBOLS, Catalogue, Context, SlipModel, catalogue, read_text_limited
 from icl_symbolic.theory.asymptotic import e_a1zero, e_linear_isotropic
 
@@ -97,13 +98,7 @@ def parse_curve(text: str, rel_err: float | None = None, where: str = "curve") -
         if len(r) != len(head):
             raise ICLError(f"--curve: {where}: data row {i - 1} has {len(r)} fields, expected {len(head)}")
         for h, v in zip(head, r):
-            try:
-                fv = float(v)
-            except ValueError:
-                raise ICLError(f"--curve: {where}: data row {i - 1}: {v.strip()!r} is not a number") from None
-            if not math.isfinite(fv):
-                raise ICLError(f"--curve: {where}: data row {i - 1}: {v.strip()!r} is not finite")
-            cols[h].append(fv)
+            cols[h].append(parse_float(v, f"--curve: {where}: data row {i - 1}"))
     x, e = np.array(cols[axes[0]]), np.array(cols["e"])
     if np.any(x <= 0):
         raise ICLError(f"--curve: {where}: {axes[0]} must be > 0 at every point")

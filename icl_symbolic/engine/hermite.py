@@ -41,7 +41,7 @@ from mpmath.libmp import to_fixed
 
 from icl_symbolic._version import __version__
 from icl_symbolic.core.errors import ICLError, ValidityError
-from icl_symbolic.core.values import Value, certified_digits
+from icl_symbolic.core.values import Value, bound_arithmetic, certified_digits, combine_exact
 from icl_symbolic.engine.expr import MAX_HERMITE_ORDER, Teacher, g, teacher
 from icl_symbolic.engine.gauss import (
     callable_digits,
@@ -73,7 +73,9 @@ PAPER = "arXiv:2610.10761, Sec. 2, Eq. (2) p. 2 and Eq. (8) p. 3"
 
 
 class _Q:
-    """A number with an absolute error and, when available, its closed form."""
+    """A number with an absolute error bound and, when available, its closed form; its arithmetic is
+    :func:`icl_symbolic.core.values.bound_arithmetic` (the bounds of :class:`Value`) and, on closed
+    forms, :func:`icl_symbolic.core.values.combine_exact` put in expanded form."""
 
     def __init__(self, val, err, exact=None):
         self.val, self.err, self.exact = val, err, exact
@@ -82,30 +84,22 @@ class _Q:
     def of(cls, v: Value):
         return cls(mpmath.mpf(v.value), mpmath.mpf(v.abs_err or 0), v.exact if v.method == "exact" else None)
 
-    def _ex(self, other, op):
-        if self.exact is not None and other.exact is not None:
-            return sympy.expand(op(self.exact, other.exact))
-        return None
+    def _op(self, o, op: str) -> "_Q":
+        val, err = bound_arithmetic(op, self.val, self.err, o.val, o.err)
+        both = self.exact is not None and o.exact is not None
+        return _Q(val, err, sympy.expand(combine_exact(op, self.exact, o.exact)) if both else None)
 
     def __add__(self, o):
-        return _Q(self.val + o.val, self.err + o.err, self._ex(o, lambda a, b: a + b))
+        return self._op(o, "+")
 
     def __sub__(self, o):
-        return _Q(self.val - o.val, self.err + o.err, self._ex(o, lambda a, b: a - b))
+        return self._op(o, "-")
 
     def __mul__(self, o):
-        return _Q(
-            self.val * o.val,
-            abs(self.val) * o.err + abs(o.val) * self.err + self.err * o.err,
-            self._ex(o, lambda a, b: a * b),
-        )
+        return self._op(o, "*")
 
     def __truediv__(self, o):
-        if not o.err < abs(o.val):  # the divisor's bound reaches 0 (or is infinite): no bound
-            return _Q(self.val / o.val, mpmath.inf, self._ex(o, lambda a, b: a / b))
-        val = self.val / o.val
-        err = (self.err + abs(val) * o.err) / (abs(o.val) - o.err)
-        return _Q(val, err, self._ex(o, lambda a, b: a / b))
+        return self._op(o, "/")
 
     def value(self, digits, note):
         if self.exact is not None:

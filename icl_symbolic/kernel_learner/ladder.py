@@ -61,10 +61,12 @@ from icl_symbolic.kernel_learner.simulation import (
     DEFAULT_N_TEST_KERNEL,
     check_kernel_run,
     kernel_prediction,
+    kernel_setting,
     simulate_kernel,
 )
 from icl_symbolic.kernel_learner.theory import parse_features
-from icl_symbolic.simulation.simulator import check_rho_lam, check_seeds, memory_share
+from icl_symbolic.model.setting import Setting, SettingView, setting_fields
+from icl_symbolic.simulation.simulator import check_seeds, memory_share
 from icl_symbolic.studies.extrapolate import (
     MODELS,
     Extrapolation,
@@ -393,8 +395,8 @@ def kernel_ladder_check(
 
 def _one_item(item):
     """One seed at one d (the unit of :func:`parallel.map_sweep`): (e_query, solver path, seconds)."""
-    f, d, seed, kw = item
-    r = simulate_kernel(f, d, seeds=(seed,), theory=False, **kw)
+    st, seed, max_memory = item
+    r = simulate_kernel(st, seeds=(seed,), theory=False, max_memory=max_memory)
     run = r.runs[0]
     return float(run.e_query), run.how, float(run.seconds)
 
@@ -402,14 +404,14 @@ def _one_item(item):
 def run_kernel_ladder(
     f,
     ds,
-    alpha: float,
-    kappa: float,
-    tau: float,
-    rho: float,
-    lam: float = 0.0,
-    features="hermite:2",
+    alpha: float | None = None,
+    kappa: float | None = None,
+    tau: float | None = None,
+    rho: float | None = None,
+    lam: float | None = None,
+    features=None,
     seeds: Sequence[int] = (0, 1, 2),
-    n_test: int = DEFAULT_N_TEST_KERNEL,
+    n_test: int | None = None,
     jobs: int = 1,
     scheduler: str | None = None,
     max_memory: int | None = None,
@@ -417,11 +419,14 @@ def run_kernel_ladder(
 ) -> list[GapPoint]:
     """Simulate the kernel learner at every (d, seed) (the same seeds at every d) and return the points.
 
-    Each run is ``simulate_kernel(f, d, ..., seeds=(seed,))`` (query-exact test error,
+    ``f``: a :class:`~icl_symbolic.model.setting.Setting` (its ``d`` is ignored: the ladder is ``ds``)
+    or the teacher with the setting's fields (:func:`~icl_symbolic.kernel_learner.simulation.kernel_setting`).
+    Each run is ``simulate_kernel(setting at d, seeds=(seed,))`` (query-exact test error,
     ``n_test`` fresh prompts); the prediction e_pred(d) is computed first, for every d
     (so a teacher the theory cannot handle is refused before any simulation).
     """
-    fm = parse_features(features)
+    st = kernel_setting(f, **setting_fields(locals())).replace(d=None)
+    fm = parse_features(st.features)
     if fm.is_identity:
         raise ICLError(
             "identity features are plain attention: use the plain ladder "
@@ -430,23 +435,19 @@ def run_kernel_ladder(
     seeds = check_seeds(seeds)
     if len(seeds) < 2:
         raise ICLError(f"need at least two seeds per d for a standard error, got {seeds}")
-    if is_peak(tau, lam):
+    if is_peak(st.tau, st.lam):
         raise ICLError("tau = 1 with lam = 0 is the interpolation peak: the prediction diverges there")
-    check_rho_lam(rho, lam)
-    szs = kernel_ladder_check(ds, alpha, kappa, tau, fm, n_test, jobs, len(seeds), max_memory, scheduler)
+    szs = kernel_ladder_check(ds, st.alpha, st.kappa, st.tau, fm, st.n_test, jobs, len(seeds), max_memory, scheduler)
     ds = list(szs)
-    T = teacher(f)
-    preds = {d: kernel_prediction(T, fm, d, alpha, kappa, tau, rho, lam) for d in ds}
-    spec = f if isinstance(f, str) else T
-    kw = dict(
-        alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, features=str(fm), n_test=int(n_test), max_memory=max_memory
-    )
+    T = teacher(st.f)
+    preds = {d: kernel_prediction(T, fm, d, st.alpha, st.kappa, st.tau, st.rho, st.lam) for d in ds}
+    st = st.replace(f=st.f if isinstance(st.f, str) else T)
     pairs = [(d, s) for d in ds for s in seeds]
     if progress is not None:
         progress(f"{len(pairs)} kernel-learner runs (d x seeds), {fm}, on {jobs} worker(s)")
     out = map_sweep(
         _one_item,
-        [(spec, d, s, kw) for d, s in pairs],
+        [(st.replace(d=d), s, max_memory) for d, s in pairs],
         jobs=int(jobs),
         scheduler=scheduler,
         progress=progress,
@@ -474,17 +475,12 @@ def run_kernel_ladder(
 
 
 @dataclass(frozen=True)
-class KernelExtrapolation:
-    """Result of :func:`extrapolate_kernel`: the ladder of gaps, their fit against D and the verdict."""
+class KernelExtrapolation(SettingView):
+    """Result of :func:`extrapolate_kernel`: the ladder of gaps, their fit against D and the verdict.
+    ``setting``: the :class:`~icl_symbolic.model.setting.Setting` of every rung (``d`` None); its
+    fields read as attributes too (``res.tau``, ``res.teacher`` the teacher's label)."""
 
-    teacher: str
-    features: str
-    alpha: float
-    kappa: float
-    tau: float
-    rho: float
-    lam: float
-    n_test: int
+    setting: Setting
     points: tuple
     gap: GapFit
     seconds: float
@@ -496,14 +492,9 @@ class KernelExtrapolation:
 
     def to_json(self) -> dict:
         return {
-            "teacher": self.teacher,
-            "features": self.features,
+            **self.setting_items("teacher", "features"),
             "tasks": "gaussian",
-            "alpha": self.alpha,
-            "kappa": self.kappa,
-            "tau": self.tau,
-            "rho": self.rho,
-            "lam": self.lam,
+            **self.setting_items(),
             "ratios": "alpha = ell/D, kappa = k/D, tau = n/D^2 (the learner's own)",
             "n_test": self.n_test,
             "extension": "kernel learner: our extension, not the paper's (docs/kernel.md)",
@@ -518,14 +509,14 @@ class KernelExtrapolation:
 def extrapolate_kernel(
     f,
     ds,
-    alpha: float,
-    kappa: float,
-    tau: float,
-    rho: float,
-    lam: float = 0.0,
-    features="hermite:2",
+    alpha: float | None = None,
+    kappa: float | None = None,
+    tau: float | None = None,
+    rho: float | None = None,
+    lam: float | None = None,
+    features=None,
     seeds: Sequence[int] = (0, 1, 2),
-    n_test: int = DEFAULT_N_TEST_KERNEL,
+    n_test: int | None = None,
     *,
     false_alarm: float = 1e-3,
     m: int = 1,
@@ -535,28 +526,18 @@ def extrapolate_kernel(
     max_memory: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> KernelExtrapolation:
-    """Run the ladder (:func:`run_kernel_ladder`) and fit its gaps against D (:func:`fit_gap`)."""
+    """Run the ladder (:func:`run_kernel_ladder`; ``f`` a Setting or the teacher with the setting's
+    fields) and fit its gaps against D (:func:`fit_gap`)."""
     if not 0 < false_alarm < 1 or int(m) != m or m < 1:
         raise ICLError("false-alarm budget must be in (0, 1) and m >= 1")
     if model not in ("auto",) + MODELS:
         raise ICLError(f"unknown model {model!r}; expected auto, {', '.join(MODELS)} (d standing for D)")
     if model == "c1/d+c2/d^2" and len(set(ds)) < 3:
         raise ICLError("the 1/D^2 model needs at least three dimensions")
+    st = kernel_setting(f, **setting_fields(locals())).replace(d=None)
     t0 = time.monotonic()
     pts = run_kernel_ladder(
-        f, ds, alpha, kappa, tau, rho, lam, features, seeds, n_test, jobs, scheduler, max_memory, progress
+        st, ds, seeds=seeds, jobs=jobs, scheduler=scheduler, max_memory=max_memory, progress=progress
     )
     gap = fit_gap([p.ladder_point() for p in pts], false_alarm=false_alarm, m=m, model=model)
-    return KernelExtrapolation(
-        teacher(f).label,
-        str(parse_features(features)),
-        float(alpha),
-        float(kappa),
-        float(tau),
-        float(rho),
-        float(lam),
-        int(n_test),
-        tuple(pts),
-        gap,
-        time.monotonic() - t0,
-    )
+    return KernelExtrapolation(st, tuple(pts), gap, time.monotonic() - t0)

@@ -63,10 +63,10 @@ from icl_symbolic.kernel_learner.theory import (
 )
 from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
 from icl_symbolic.model.prompts import sample_prompts
+from icl_symbolic.model.setting import Setting, SettingView, as_setting, resolve_convention, setting_fields
 from icl_symbolic.simulation.simulator import (
     Sizes,
     check_memory,
-    check_rho_lam,
     check_seeds,
     choose_solver,
     memory_share,
@@ -80,6 +80,7 @@ __all__ = [
     "KernelSeedRun",
     "KernelSimResult",
     "simulate_kernel",
+    "kernel_setting",
     "check_kernel_run",
     "kernel_prediction",
     "DEFAULT_N_TEST_KERNEL",
@@ -103,46 +104,42 @@ class KernelSeedRun:
 
 
 @dataclass(frozen=True)
-class KernelSimResult:
-    """A kernel-learner simulation: sizes, per-seed runs, means over seeds, and the prediction."""
+class KernelSimResult(SettingView):
+    """A kernel-learner simulation: its :class:`~icl_symbolic.model.setting.Setting` (``features``
+    normalised, ``n_test`` resolved; alpha, kappa, tau are the learner's ratios ell/D, k/D, n/D^2),
+    sizes, per-seed runs, means over seeds, and the prediction.  The setting's fields read as
+    attributes too (``res.tau``, ``res.teacher`` the teacher's label)."""
 
-    teacher: str
-    features: str
+    setting: Setting
     control: str | None
-    d: int
     D: int
     ell: int
     k: int
     n: int
-    alpha: float
-    kappa: float
-    tau: float
-    rho: float
-    lam: float
     rho_eff: float
     seeds: tuple
-    n_test: int
     runs: tuple
     e_query: Value
     e_mc: Value
     e_theory: float | None
     seconds: float
 
+    e = property(lambda self: self.e_query, doc="the query-exact error, mean over seeds (as SimResult.e)")
+
+    def points(self) -> list[dict]:
+        """``[to_json()]``: the one point of ``simulate --features --json`` for this setting."""
+        return [self.to_json()]
+
     def to_json(self) -> dict:
         def f(x):
             return None if x is None or not math.isfinite(x) else float(x)
 
         return {
-            "teacher": self.teacher,
-            "features": self.features,
+            **self.setting_items("teacher", "features"),
             "control": self.control,
             "d": self.d,
             "D": self.D,
-            "alpha": self.alpha,
-            "kappa": self.kappa,
-            "tau": self.tau,
-            "rho": self.rho,
-            "lam": self.lam,
+            **self.setting_items(),
             "ell": self.ell,
             "k": self.k,
             "n": self.n,
@@ -342,17 +339,35 @@ def _run_kernel_seed(task: _KernelSeedTask) -> KernelSeedRun:
     )
 
 
+def kernel_setting(f, **loose) -> Setting:
+    """The :class:`Setting` of a kernel-learner run: ``f`` a Setting, or the teacher with the loose fields
+    (``features`` default ``hermite:2``, ``n_test`` default :data:`DEFAULT_N_TEST_KERNEL`).  Refused
+    (ICLError) unless the setting is one the learner covers: Gaussian tasks in the default convention,
+    C_train = C_test = identity."""
+    if not isinstance(f, Setting) and loose.get("features") is None:
+        loose["features"] = "hermite:2"
+    st = as_setting(f, **loose)
+    if st.convention != resolve_convention():
+        raise ICLError(
+            "the kernel learner (--features) simulates the default convention only "
+            "(drop --convention, --tasks and the convention options)"
+        )
+    if st.C_train != "identity" or st.C_test != "identity":
+        raise ICLError("the kernel learner (--features) supports isotropic tasks only (--ctrain/--ctest identity)")
+    return st if st.n_test is not None else st.replace(n_test=DEFAULT_N_TEST_KERNEL)
+
+
 def simulate_kernel(
     f,
-    d: int,
-    alpha: float,
-    kappa: float,
-    tau: float,
-    rho: float,
-    features="hermite:2",
-    lam: float = 0.0,
+    d: int | None = None,
+    alpha: float | None = None,
+    kappa: float | None = None,
+    tau: float | None = None,
+    rho: float | None = None,
+    features=None,
+    lam: float | None = None,
     seeds: Sequence[int] = (0, 1, 2),
-    n_test: int = DEFAULT_N_TEST_KERNEL,
+    n_test: int | None = None,
     control: str | None = None,
     solver: str = "auto",
     theory: bool = True,
@@ -363,27 +378,32 @@ def simulate_kernel(
 ) -> KernelSimResult:
     """Train and test the kernel learner (or its Gaussian-feature control) on teacher f.
 
-    Parameters are those of :func:`icl_symbolic.simulation.simulator.simulate` with alpha, kappa,
+    ``f``: a :class:`~icl_symbolic.model.setting.Setting`, or the teacher with the setting's
+    fields as keywords (``features`` default ``hermite:2``, ``n_test`` default
+    ``DEFAULT_N_TEST_KERNEL``).  Parameters are those of
+    :func:`icl_symbolic.simulation.simulator.simulate` with alpha, kappa,
     tau the learner's ratios ell/D, k/D, n/D^2 (module docstring); ``features`` is
-    ``identity`` or ``hermite:K``; tasks are Gaussian, C = I.  ``theory=True`` adds
+    ``identity`` or ``hermite:K``; tasks are Gaussian, C = I (:func:`kernel_setting`).  ``theory=True`` adds
     the prediction of :func:`icl_symbolic.kernel_learner.theory.kernel_curve` (None at tau = 1, lam = 0).
     ``jobs`` / ``scheduler``: the seeds run through :func:`icl_symbolic.core.parallel.map_sweep`
     (BLAS pinned to one thread per seed, serially too: the same numbers for any ``jobs``);
     the memory check then allows for ``min(jobs, seeds)`` runs at once.
     """
-    fm = parse_features(features)
+    st = kernel_setting(f, **setting_fields(locals()))
+    fm = parse_features(st.features)
     if control not in CONTROLS:
         raise ICLError(f"unknown control {control!r}; expected one of features, gaussian")
     if control == "gaussian" and fm.K > 2:
         raise ICLError("the all-Gaussian control needs K <= 2")
-    check_rho_lam(rho, lam)
     seeds = check_seeds(seeds)
     address = resolve_scheduler(scheduler)
-    sz = check_kernel_run(d, alpha, kappa, tau, fm, n_test, solver, memory_share(max_memory, jobs, len(seeds), address))
-    d, n_test = int(d), int(n_test)
-    T = teacher(f)
-    spec = f if isinstance(f, str) else T
-    _setup(spec, str(fm), d, float(rho))  # parse and derive once, before the seeds
+    sz = check_kernel_run(
+        st.d, st.alpha, st.kappa, st.tau, fm, st.n_test, solver, memory_share(max_memory, jobs, len(seeds), address)
+    )
+    d, n_test, rho, lam = st.d, st.n_test, st.rho, st.lam
+    T = teacher(st.f)
+    spec = st.f if isinstance(st.f, str) else T
+    _setup(spec, str(fm), d, rho)  # parse and derive once, before the seeds
     serial = address is None and concurrent_runs(jobs, len(seeds)) == 1
     tasks = [
         _KernelSeedTask(
@@ -392,8 +412,8 @@ def simulate_kernel(
             control,
             d,
             sz,
-            float(rho),
-            float(lam),
+            rho,
+            lam,
             seed,
             n_test,
             solver,
@@ -410,25 +430,17 @@ def simulate_kernel(
         [float(r.e_query) for r in runs], seeds, "query-exact test error of each trained Gamma, mean over seeds"
     )
     e_mc = seed_mean([float(r.e_mc) for r in runs], seeds, f"Monte-Carlo test error ({n_test} prompts/seed)")
-    e_th = kernel_prediction(T, fm, d, alpha, kappa, tau, rho, lam) if theory else None
-    ks = _setup(spec, str(fm), d, float(rho))[2]
+    e_th = kernel_prediction(T, fm, d, st.alpha, st.kappa, st.tau, rho, lam) if theory else None
+    ks = _setup(spec, str(fm), d, rho)[2]
     return KernelSimResult(
-        T.label,
-        str(fm),
+        st.replace(f=spec),
         control,
-        d,
         sz.d,
         sz.ell,
         sz.k,
         sz.n,
-        float(alpha),
-        float(kappa),
-        float(tau),
-        float(rho),
-        float(lam),
         ks.rho_eff,
         seeds,
-        n_test,
         tuple(runs),
         e_query,
         e_mc,

@@ -99,6 +99,7 @@ from icl_symbolic.engine.expr import teacher
 from icl_symbolic.engine.gauss import float_expect
 from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.engine.orthopoly import h
+from icl_symbolic.model.setting import MAX_FEATURE_DEGREE, check_features
 from icl_symbolic.output.rows import Rows
 from icl_symbolic.theory import a1zero
 from icl_symbolic.theory.asymptotic import TaskSpectra, check_parameters, e_linear, e_nonlinear, teacher_moments
@@ -130,7 +131,7 @@ __all__ = [
     "MAX_D",
 ]
 
-MAX_K = 3
+MAX_K = MAX_FEATURE_DEGREE
 #: Largest feature dimension D the theory accepts (the spectrum is held as an array of length <= D).
 MAX_D = 4_000_000
 TASK_LAWS = ("gaussian", "sphere")
@@ -173,15 +174,8 @@ def parse_features(spec) -> FeatureMap:
     """
     if isinstance(spec, FeatureMap):
         return spec
-    text = str(spec).strip().lower()
-    if text == "identity":
-        return FeatureMap("identity", 1)
-    if text.startswith("hermite:"):
-        k = text.split(":", 1)[1]
-        if k.isdigit() and 1 <= int(k) <= MAX_K:
-            return FeatureMap(f"hermite:{int(k)}", int(k))
-        raise ICLError(f"--features {spec!r}: the degree K of hermite:K must be 1, 2 or 3")
-    raise ICLError(f"--features {spec!r}: expected identity or hermite:K (K = 1, 2, 3)")
+    name = check_features(spec)  # the one reading of the spec (icl_symbolic.model.setting)
+    return FeatureMap(name, 1 if name == "identity" else int(name.split(":")[1]))
 
 
 def feature_count(d: int, K: int) -> int:

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.numbers import parse_float
 
 FAMILIES = ("identity", "powerlaw:p", "spiked:f:r", "lowrank:r")
 _SYM_TOL = 1e-10
@@ -113,13 +114,7 @@ def _family(name: str, d: int) -> Covariance:
     kind = parts[0].lower()
 
     def number(text, what):
-        try:
-            value = float(text)
-        except ValueError:
-            raise ICLError(f"covariance {name!r}: {what} {text!r} is not a number") from None
-        if not np.isfinite(value):
-            raise ICLError(f"covariance {name!r}: {what} must be finite")
-        return value
+        return parse_float(text, f"covariance {name!r}: {what}")
 
     if kind == "identity" and len(parts) == 1:
         return Covariance(np.ones(d), None, "identity", "identity", ())

@@ -71,8 +71,26 @@ from icl_symbolic.core.stats import sample_se, seed_mean_se
 from icl_symbolic.core.values import Value
 from icl_symbolic.engine.expr import teacher
 from icl_symbolic.model import gamma_error
-from icl_symbolic.model.covariance import Covariance, check_task_law, resolve_covariance, sample_tasks
+from icl_symbolic.model.covariance import Covariance, resolve_covariance, sample_tasks
 from icl_symbolic.model.prompts import sample_prompts
+from icl_symbolic.model.setting import (  # noqa: F401  (the conventions, re-exported where they were defined first)
+    ASSIGNMENTS,
+    CONVENTION_FIELDS,
+    CONVENTIONS,
+    PARAMETERS,
+    ROUNDINGS,
+    Convention,
+    Setting,
+    SettingView,
+    as_setting,
+    check_dimension,
+    check_n_test,
+    check_nonnegative,
+    check_ratio,
+    check_rounding,
+    resolve_convention,
+    setting_fields,
+)
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
 from icl_symbolic.output.rows import Rows
 from icl_symbolic.simulation import matfree
@@ -104,142 +122,8 @@ TRAIN_TOL = 1e-6
 
 
 # ----------------------------------------------------------------------------
-# conventions: the integer and sampling choices the paper leaves open
+# conventions (icl_symbolic.model.setting, re-exported here where they were first defined)
 # ----------------------------------------------------------------------------
-ASSIGNMENTS = ("round-robin", "random")
-ROUNDINGS = ("paper", "floor-k")
-
-
-def check_rounding(rounding: str) -> str:
-    if rounding not in ROUNDINGS:
-        raise ICLError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}")
-    return rounding
-
-
-@dataclass(frozen=True)
-class Convention:
-    """The simulation choices the paper (Sec. 2, p. 2-3) leaves open, as named options.
-
-    * ``assignment``: ``round-robin`` (prompt mu uses task mu mod k: each task
-      floor(n/k) or ceil(n/k) times) or ``random`` (each prompt's task drawn
-      uniformly from the k, independently; the stream is the fifth child of the
-      seed's SeedSequence, so the other four streams are unchanged);
-    * ``train_tasks``, ``test_tasks``: the law of the pretraining and of the test
-      tasks, ``gaussian`` (w ~ N(0, C)) or ``sphere`` (rescaled to |w|^2 = tr C);
-    * ``rounding``: ``paper`` or ``floor-k`` (:func:`sizes`);
-    * ``ridge_floor``: the ridge actually used is max(lam, ridge_floor) (a "ridgeless"
-      solve with a tiny ridge).
-
-    Presets (:data:`CONVENTIONS`): ``default`` (ours) and ``letey2024`` (the authors'
-    simulations; docs/conventions.md says where each choice comes from).
-    """
-
-    name: str = "default"
-    assignment: str = "round-robin"
-    train_tasks: str = "gaussian"
-    test_tasks: str = "gaussian"
-    rounding: str = "paper"
-    ridge_floor: float = 0.0
-
-    def __post_init__(self):
-        if self.assignment not in ASSIGNMENTS:
-            raise ICLError(f"unknown task assignment {self.assignment!r}; expected one of {', '.join(ASSIGNMENTS)}")
-        check_task_law(self.train_tasks)
-        check_task_law(self.test_tasks)
-        check_rounding(self.rounding)
-        rf = self.ridge_floor
-        if not (isinstance(rf, (int, float, np.integer, np.floating)) and math.isfinite(rf) and rf >= 0):
-            raise ICLError(f"ridge floor must be a finite number >= 0, got {rf!r}")
-
-    def lam(self, lam: float) -> float:
-        """The ridge used in training: max(lam, ridge_floor)."""
-        return max(float(lam), float(self.ridge_floor))
-
-    @property
-    def tasks(self) -> str:
-        """One word for the task laws: the law, or ``train/test`` when they differ."""
-        return self.train_tasks if self.train_tasks == self.test_tasks else f"{self.train_tasks}/{self.test_tasks}"
-
-    def to_json(self) -> dict:
-        return {
-            "name": self.name,
-            "assignment": self.assignment,
-            "train_tasks": self.train_tasks,
-            "test_tasks": self.test_tasks,
-            "rounding": self.rounding,
-            "ridge_floor": float(self.ridge_floor),
-        }
-
-
-#: the named presets (``--convention NAME``)
-CONVENTIONS = {
-    "default": Convention(),
-    "letey2024": Convention(
-        "letey2024",
-        assignment="random",
-        train_tasks="sphere",
-        test_tasks="gaussian",
-        rounding="floor-k",
-        ridge_floor=1e-6,
-    ),
-}
-CONVENTION_FIELDS = ("assignment", "train_tasks", "test_tasks", "rounding", "ridge_floor")
-
-
-def resolve_convention(convention=None, tasks: str | None = None, **overrides) -> Convention:
-    """A :class:`Convention` from a preset name, a Convention or a dict, plus overrides.
-
-    ``tasks`` (the older single option) sets both task laws; ``overrides`` are
-    :data:`CONVENTION_FIELDS` (None = keep).  A preset changed by an override is
-    named ``<preset>+<field>=<value>,...`` so that outputs say what was run.
-
-    >>> resolve_convention("letey2024", rounding="paper").name
-    'letey2024+rounding=paper'
-    >>> resolve_convention(tasks="sphere").tasks
-    'sphere'
-    """
-    if convention is None:
-        base = CONVENTIONS["default"]
-    elif isinstance(convention, Convention):
-        base = convention
-    elif isinstance(convention, dict):
-        bad = set(convention) - set(CONVENTION_FIELDS) - {"name"}
-        if bad:
-            raise ICLError(
-                f"unknown convention field(s) {', '.join(sorted(bad))}; expected {', '.join(CONVENTION_FIELDS)}"
-            )
-        base = Convention(**{"name": "custom", **convention})
-    elif isinstance(convention, str) and convention in CONVENTIONS:
-        base = CONVENTIONS[convention]
-    else:
-        raise ICLError(f"unknown convention {convention!r}; expected one of {', '.join(CONVENTIONS)}")
-    bad = set(overrides) - set(CONVENTION_FIELDS)
-    if bad:
-        raise ICLError(f"unknown convention option(s) {', '.join(sorted(bad))}")
-    ch = {k: v for k, v in overrides.items() if v is not None}
-    if tasks is not None:
-        check_task_law(tasks)
-        ch.setdefault("train_tasks", tasks)
-        ch.setdefault("test_tasks", tasks)
-    ch = {k: v for k, v in ch.items() if getattr(base, k) != v}
-    if not ch:
-        return base
-    name = (
-        base.name
-        + "+"
-        + ",".join(f"{k}={ch[k]:g}" if k == "ridge_floor" else f"{k}={ch[k]}" for k in CONVENTION_FIELDS if k in ch)
-    )
-    if (
-        base.name == "default"
-        and set(ch) <= {"train_tasks", "test_tasks"}
-        and len({ch.get("train_tasks", "gaussian"), ch.get("test_tasks", "gaussian")}) == 1
-    ):
-        name = "default"  # --tasks sphere alone: the older option, recorded by the task laws
-    fields = {k: getattr(base, k) for k in CONVENTION_FIELDS}
-    fields.update(ch)
-    return Convention(name, **fields)
-
-
 def task_assignment(n: int, k: int, convention: Convention, rng: np.random.Generator | None) -> np.ndarray | None:
     """Task index of each of the n training prompts: None for round robin (mu mod k), else uniform draws."""
     if convention.assignment == "round-robin":
@@ -286,14 +170,8 @@ def sizes(d, alpha, kappa, tau, rounding: str = "paper") -> Sizes:
     (Sizes(d=20, ell=40, k=7, n=800), Sizes(d=20, ell=40, k=6, n=798))
     """
     check_rounding(rounding)
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) and not (isinstance(d, float) and d == int(d)):
-        raise ICLError(f"d must be an integer, got {d!r}")
-    d = int(d)
-    if d < 2:
-        raise ICLError(f"d must be at least 2, got {d}")
-    for name, value in (("alpha", alpha), ("kappa", kappa), ("tau", tau)):
-        if not (isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(value) and value > 0):
-            raise ICLError(f"{name} must be a positive finite number, got {value!r}")
+    d = check_dimension(d)
+    alpha, kappa, tau = (check_ratio(name, v) for name, v in (("alpha", alpha), ("kappa", kappa), ("tau", tau)))
     for name, value in (("alpha", alpha), ("kappa", kappa), ("tau", tau)):
         if value * d > 1e12 or (name == "tau" and value * d * d > 1e12):
             raise ICLError(f"{name} = {value:g} at d = {d} gives more than 1e12 items; reduce {name}")
@@ -882,31 +760,23 @@ class SeedRun:
 
 
 @dataclass(frozen=True)
-class SimResult(Rows):
-    """A simulation: inputs, per-seed runs, and means with SE over seeds (``Value(method="sim")``)."""
+class SimResult(SettingView, Rows):
+    """A simulation: its :class:`~icl_symbolic.model.setting.Setting` (as run: the covariances by
+    name, ``n_test`` resolved), the integer sizes, per-seed runs, and means with SE over seeds
+    (``Value(method="sim")``).  The setting's fields read as attributes too (``res.tau``,
+    ``res.teacher`` the teacher's label, ``res.convention``)."""
 
-    teacher: str
-    d: int
+    setting: Setting
     ell: int
     k: int
     n: int
-    alpha: float
-    kappa: float
-    tau: float
-    rho: float
-    lam: float
-    C_train: str
-    C_test: str
     seeds: tuple
-    n_test: int
     sampler: str
     runs: tuple
     e: Value | None
     e_mc: Value
     seconds: float
-    tasks: str = "gaussian"
     e_idg: Value | None = None
-    convention: Convention = field(default_factory=Convention)
     #: the comparison with the d -> infinity theory (``e_theory``, ``e_theory_reason``, ``z``, ``gap_rel``,
     #: ``expected_gap_rel``, ``comparison``), attached by icl_symbolic.studies.compare.with_theory (the
     #: simulation itself never computes the theory)
@@ -972,15 +842,7 @@ class SimResult(Rows):
             return None if x is None or not math.isfinite(x) else float(x)
 
         return {
-            "teacher": self.teacher,
-            "d": self.d,
-            "alpha": self.alpha,
-            "kappa": self.kappa,
-            "tau": self.tau,
-            "rho": self.rho,
-            "lam": self.lam,
-            "C_train": self.C_train,
-            "C_test": self.C_test,
+            **self.setting_items("teacher", "d", *PARAMETERS, "C_train", "C_test"),
             "ell": self.ell,
             "k": self.k,
             "n": self.n,
@@ -1113,9 +975,8 @@ def _run_seed(task: _SeedTask) -> SeedRun:
 
 def check_rho_lam(rho, lam) -> None:
     """Refuse (ICLError) a noise variance or ridge that is not a finite number >= 0."""
-    for name, value in (("rho", rho), ("lam", lam)):
-        if not (isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(value) and value >= 0):
-            raise ICLError(f"{name} must be a finite number >= 0, got {value!r}")
+    check_nonnegative("rho", rho)
+    check_nonnegative("lam", lam)
 
 
 def check_seeds(seeds) -> tuple:
@@ -1129,11 +990,10 @@ def check_seeds(seeds) -> tuple:
 def _check_common(rho, lam, seeds, n_test, sampler):
     check_rho_lam(rho, lam)
     seeds = check_seeds(seeds)
-    if int(n_test) != n_test or n_test < 2:
-        raise ICLError(f"n_test must be an integer >= 2, got {n_test}")
+    n_test = check_n_test(n_test)
     if sampler not in ("fast", "direct"):
         raise ICLError(f"unknown prompt sampler {sampler!r}; expected fast or direct")
-    return seeds, int(n_test)
+    return seeds, n_test
 
 
 #: simulate_many announces a run (memory and draws) above these sizes, before it starts
@@ -1146,8 +1006,9 @@ def simulate_many(
 ) -> list:
     """Several simulations, every (simulation, seed) pair one item of one parallel map.
 
-    ``specs``: dicts of :func:`simulate` keyword arguments (``f``, ``d``,
-    ``alpha``, ``kappa``, ``tau``, ``rho`` required; ``progress``, ``jobs``,
+    ``specs``: dicts of :func:`simulate` keyword arguments (``f`` a
+    :class:`~icl_symbolic.model.setting.Setting`, or the teacher with the setting's
+    fields; or ``setting=`` and the run options; ``progress``, ``jobs``,
     ``scheduler`` not allowed inside).  All inputs are validated and the memory
     of ``min(jobs, items)`` concurrent runs is checked before anything is
     computed.  Items run through :func:`icl_symbolic.core.parallel.map_sweep`
@@ -1227,46 +1088,23 @@ def simulate_many(
         secs = seconds if len(plans) == 1 else sum(x.seconds for x in rs)
         sz = pl["sz"]
         out.append(
-            SimResult(
-                pl["label"],
-                sz.d,
-                sz.ell,
-                sz.k,
-                sz.n,
-                pl["alpha"],
-                pl["kappa"],
-                pl["tau"],
-                pl["rho"],
-                pl["lam"],
-                pl["cov_train"].name,
-                pl["cov_test"].name,
-                seeds,
-                pl["n_test"],
-                pl["sampler"],
-                rs,
-                e_mean,
-                e_mc,
-                secs,
-                tasks=pl["convention"].tasks,
-                e_idg=e_idg,
-                convention=pl["convention"],
-            )
+            SimResult(pl["setting"], sz.ell, sz.k, sz.n, seeds, pl["sampler"], rs, e_mean, e_mc, secs, e_idg=e_idg)
         )
     return out
 
 
 def _plan(
-    f,
-    d,
-    alpha,
-    kappa,
-    tau,
-    rho,
-    lam=0.0,
-    C_train="identity",
-    C_test="identity",
+    f=None,
+    d=None,
+    alpha=None,
+    kappa=None,
+    tau=None,
+    rho=None,
+    lam=None,
+    C_train=None,
+    C_test=None,
     seeds=(0, 1, 2),
-    n_test=DEFAULT_N_TEST,
+    n_test=None,
     solver="auto",
     sampler="fast",
     exact=True,
@@ -1274,24 +1112,32 @@ def _plan(
     keep_gamma=False,
     tasks=None,
     convention=None,
+    setting=None,
 ) -> dict:
-    """Validate one simulation's inputs (no computation) and resolve sizes, covariances, teacher."""
-    conv = resolve_convention(convention, tasks)
-    sz = sizes(d, alpha, kappa, tau, conv.rounding)
-    seeds, n_test = _check_common(rho, lam, seeds, n_test, sampler)
-    check_memory(sz, solver, n_test, max_memory, conv.lam(float(lam)))  # before any array is allocated
-    cov_train = resolve_covariance(C_train, sz.d)
-    cov_test = resolve_covariance(C_test, sz.d)
-    T = _teacher(f)
+    """Validate one simulation's inputs (no computation) and resolve sizes, covariances, teacher.
+
+    The setting is ``setting`` (a :class:`Setting`) or ``f`` (a Setting, or the teacher with the
+    loose parameters); ``tasks`` sets both task laws of the convention."""
+    st = as_setting(f if setting is None else setting, **setting_fields(locals()))
+    if st.d is None:
+        raise ICLError("a simulation needs the dimension d")
+    if tasks is not None:
+        st = st.replace(convention=resolve_convention(st.convention, tasks))
+    conv = st.convention
+    sz = sizes(st.d, st.alpha, st.kappa, st.tau, conv.rounding)
+    seeds, n_test = _check_common(st.rho, st.lam, seeds, DEFAULT_N_TEST if st.n_test is None else st.n_test, sampler)
+    check_memory(sz, solver, n_test, max_memory, conv.lam(st.lam))  # before any array is allocated
+    cov_train = resolve_covariance(st.C_train, sz.d)
+    cov_test = resolve_covariance(st.C_test, sz.d)
+    T = _teacher(st.f)
+    spec = st.f if isinstance(st.f, str) else T
     return {
-        "spec": f if isinstance(f, str) else T,
-        "label": getattr(T, "label", str(f)),
+        "spec": spec,
+        # the setting as run: the covariances by name, n_test resolved
+        "setting": st.replace(f=spec, C_train=cov_train.name, C_test=cov_test.name, n_test=n_test),
         "sz": sz,
-        "alpha": float(alpha),
-        "kappa": float(kappa),
-        "tau": float(tau),
-        "rho": float(rho),
-        "lam": float(lam),
+        "lam": st.lam,
+        "rho": st.rho,
         "cov_train": cov_train,
         "cov_test": cov_test,
         "seeds": seeds,
@@ -1307,16 +1153,16 @@ def _plan(
 
 def simulate(
     f,
-    d: int,
-    alpha: float,
-    kappa: float,
-    tau: float,
-    rho: float,
-    lam: float = 0.0,
-    C_train="identity",
-    C_test="identity",
+    d: int | None = None,
+    alpha: float | None = None,
+    kappa: float | None = None,
+    tau: float | None = None,
+    rho: float | None = None,
+    lam: float | None = None,
+    C_train=None,
+    C_test=None,
     seeds: Sequence[int] = (0, 1, 2),
-    n_test: int = DEFAULT_N_TEST,
+    n_test: int | None = None,
     progress: Callable[[str], None] | None = None,
     solver: str = "auto",
     sampler: str = "fast",
@@ -1334,8 +1180,11 @@ def simulate(
 
     Parameters
     ----------
-    f : str, SymPy expression, callable or Teacher
-        The teacher (parsed by :func:`icl_symbolic.engine.expr.teacher`; never eval'd).
+    f : Setting, or str, SymPy expression, callable or Teacher
+        The :class:`~icl_symbolic.model.setting.Setting` to simulate (then ``d`` ... ``C_test``,
+        ``n_test`` and ``convention`` stay None), or the teacher (parsed by
+        :func:`icl_symbolic.engine.expr.teacher`; never eval'd) with the setting's fields as
+        keywords (None: the Setting's default).
     d : int
         Input dimension (>= 2).
     alpha, kappa, tau : float
@@ -1349,7 +1198,7 @@ def simulate(
     seeds : sequence of int
         One independent simulation per seed.
     n_test : int
-        Fresh test prompts for the Monte-Carlo error.
+        Fresh test prompts for the Monte-Carlo error (default ``DEFAULT_N_TEST``).
     progress : callable(str), optional
         Receives progress lines (the CLI prints them to stderr): one per seed,
         prompt generation every ~2 s, CG iterations and residual every ~2 s.
@@ -1385,24 +1234,5 @@ def simulate(
         k pretraining tasks), ``runs`` (per seed: solver path, iterations, certified
         residual), ``convention``.
     """
-    spec = dict(
-        f=f,
-        d=d,
-        alpha=alpha,
-        kappa=kappa,
-        tau=tau,
-        rho=rho,
-        lam=lam,
-        C_train=C_train,
-        C_test=C_test,
-        seeds=seeds,
-        n_test=n_test,
-        solver=solver,
-        sampler=sampler,
-        exact=exact,
-        max_memory=max_memory,
-        keep_gamma=keep_gamma,
-        tasks=tasks,
-        convention=convention,
-    )
+    spec = {k: v for k, v in locals().items() if k not in ("jobs", "scheduler", "progress")}
     return simulate_many([spec], jobs=jobs, scheduler=scheduler, progress=progress)[0]

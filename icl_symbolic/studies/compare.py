@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icl_symbolic.model.setting import Setting
 from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.theory.peak import AT_PEAK, DIVERGES, is_peak
 
@@ -51,24 +52,23 @@ class Comparison:
         }
 
 
-def theory_at(
-    f, *, d, alpha, kappa, tau, rho, lam, C_train="identity", C_test=None, digits: int = 30, error: str = "icl"
-):
-    """The d -> infinity error at one simulated point (``error``: ``icl`` or ``idg``, docs/idg.md),
-    or None at the ridgeless peak (where it diverges)."""
-    if is_peak(tau, lam):
+def theory_at(setting: Setting, digits: int = 30, error: str = "icl"):
+    """The d -> infinity error at one simulated :class:`~icl_symbolic.model.setting.Setting` (``error``:
+    ``icl`` or ``idg``, docs/idg.md), or None at the ridgeless peak (where it diverges)."""
+    st = setting
+    if is_peak(st.tau, st.lam):
         return None
     return float(
         theory.e_nonlinear(
-            f,
-            C_train,
-            C_train if C_test is None else C_test,
-            d=d,
-            rho=rho,
-            alpha=alpha,
-            kappa=kappa,
-            tau=tau,
-            lam=lam,
+            st.f,
+            st.C_train,
+            st.C_test,
+            d=st.d,
+            rho=st.rho,
+            alpha=st.alpha,
+            kappa=st.kappa,
+            tau=st.tau,
+            lam=st.lam,
             digits=digits,
             error=error,
         )
@@ -115,44 +115,34 @@ def branch_of(f, digits: int = 30) -> str:
     return "a1zero" if theory.teacher_moments(f, digits).a1_is_zero else "result1"
 
 
-def compare_point(
-    f, e, se, *, d, alpha, kappa, tau, rho, lam, C_train="identity", C_test=None, digits: int = 30
-) -> Comparison:
+def compare_point(setting: Setting, e, se, digits: int = 30) -> Comparison:
     """:func:`theory_at` and :func:`compare` for one simulated point."""
-    e_th = theory_at(
-        f, d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, C_train=C_train, C_test=C_test, digits=digits
-    )
+    e_th = theory_at(setting, digits)
     if e is None or (isinstance(e, float) and not math.isfinite(e)):
         return Comparison(e_th, None if e_th is not None else DIVERGES, None, None, None, "")
     return compare(
         float(e),
         None if se is None else float(se),
         e_th,
-        int(d),
-        branch_of(f, digits) if e_th is not None else "result1",
+        int(setting.d),
+        branch_of(setting.f, digits) if e_th is not None else "result1",
     )
 
 
-def with_theory(res, digits: int = 30):
+def with_theory(res, digits: int = 30, idg: bool = False):
     """``res`` (a :class:`~icl_symbolic.simulation.simulator.SimResult`) carrying its comparison with the
-    d -> infinity theory (:func:`compare_point`; its ``e_theory``, ``z``, ... and ``to_json()`` show it)."""
-    use_mc = res.e is None
-    e = res.e_mc if use_mc else res.e
+    d -> infinity theory (:func:`compare_point`; its ``e_theory``, ``z``, ... and ``to_json()`` show it);
+    ``idg=True`` adds ``e_idg_theory``, the d -> infinity IDG error at the point (docs/idg.md)."""
+    e = res.e_mc if res.e is None else res.e
     c = compare_point(
-        res.teacher,
+        res.setting,
         None if e.value is None else float(e.value),
         None if e.stderr is None else float(e.stderr),
-        d=res.d,
-        alpha=res.alpha,
-        kappa=res.kappa,
-        tau=res.tau,
-        rho=res.rho,
-        lam=res.lam,
-        C_train=res.C_train,
-        C_test=res.C_test,
-        digits=digits,
-    )
-    return dataclasses.replace(res, theory=c.to_json())
+        digits,
+    ).to_json()
+    if idg:
+        c["e_idg_theory"] = theory_at(res.setting, digits, error="idg")
+    return dataclasses.replace(res, theory=c)
 
 
 def theory_grid(f, points: list, n: int = 160, digits: int = 30):

@@ -47,6 +47,7 @@ planted ladders (tests/test_extrapolate.py).
 from __future__ import annotations
 
 import math
+import types
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -56,6 +57,7 @@ from scipy import stats
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.core.stats import grouped_jackknife_se, sample_se, seed_mean_se, t_limit
+from icl_symbolic.model.setting import PARAMETERS, Setting, SettingView, as_setting, setting_fields
 from icl_symbolic.simulation.simulator import check_memory, resolve_convention, simulate, sizes
 from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
 
@@ -64,6 +66,8 @@ P_MODEL = 0.05
 #: chi^2_1 quantile the extra 1/d^2 term must beat (likelihood ratio at 5 %).
 LR_CHI2_1 = float(stats.chi2.isf(P_MODEL, 1))
 MODELS = ("c1/d", "c1/d+c2/d^2")
+#: Monte-Carlo test prompts per seed of a ladder run (the exact functional is what is fitted)
+LADDER_N_TEST = 2000
 
 
 @dataclass(frozen=True)
@@ -376,19 +380,33 @@ def bonferroni_z(false_alarm: float, m: int = 1) -> float:
     return float(stats.norm.isf(false_alarm / (2 * m)))
 
 
-@dataclass(frozen=True)
-class Extrapolation:
-    """Result of :func:`extrapolate`: the ladder, the fit, the theory and the z-score."""
+#: what an Extrapolation of bare numbers (no Setting) reports as its setting
+BARE = types.SimpleNamespace(
+    label="",
+    d=None,
+    alpha=math.nan,
+    kappa=math.nan,
+    tau=math.nan,
+    rho=math.nan,
+    lam=0.0,
+    C_train="identity",
+    C_test="identity",
+    features="identity",
+    n_test=None,
+    tasks="gaussian",
+    convention=resolve_convention(),
+)
 
-    teacher: str
-    tasks: str
-    alpha: float
-    kappa: float
-    tau: float
-    rho: float
-    lam: float
-    C_train: str
-    C_test: str
+
+@dataclass(frozen=True)
+class Extrapolation(SettingView):
+    """Result of :func:`extrapolate`: the ladder, the fit, the theory and the z-score.
+
+    ``setting``: the :class:`~icl_symbolic.model.setting.Setting` of every rung (``d`` None: the
+    ladder's dimensions are in ``points``), or None for a ladder given as bare numbers; its
+    fields read as attributes too (``res.tau``, ``res.teacher``; ``res.convention`` as a dict)."""
+
+    setting: Setting | None
     points: tuple
     fit: Fit
     e_theory: float | None
@@ -400,7 +418,12 @@ class Extrapolation:
     estimator: str = "exact"
     extra: dict = field(default_factory=dict)
     error: str = "icl"
-    convention: dict = field(default_factory=lambda: resolve_convention().to_json())
+
+    def view(self):
+        """The stored setting, or for bare numbers the fields of none (teacher "", NaN ratios)."""
+        return BARE if self.setting is None else self.setting
+
+    convention = property(lambda self: self.view().convention.to_json(), doc="the convention, as a dict")
 
     @property
     def holds(self) -> bool | None:
@@ -415,17 +438,7 @@ class Extrapolation:
             return None if x is None or not math.isfinite(x) else float(x)
 
         return {
-            "teacher": self.teacher,
-            "tasks": self.tasks,
-            "error": self.error,
-            "convention": self.convention,
-            "alpha": self.alpha,
-            "kappa": self.kappa,
-            "tau": self.tau,
-            "rho": self.rho,
-            "lam": self.lam,
-            "C_train": self.C_train,
-            "C_test": self.C_test,
+            **self.setting_items("teacher", "tasks", "error", "convention", *PARAMETERS, "C_train", "C_test"),
             "estimator": self.estimator,
             "e_inf": num(f.e_inf),
             "e_inf_se": num(f.e_inf_se),
@@ -467,10 +480,11 @@ def extrapolate(
     points: Sequence[LadderPoint],
     e_theory: float | None = None,
     *,
+    setting: Setting | None = None,
+    error: str = "icl",
     false_alarm: float = 1e-3,
     m: int = 1,
     model: str = "auto",
-    meta: dict | None = None,
     theory_note: str = "",
     seconds: float = 0.0,
     estimator: str = "exact",
@@ -479,25 +493,16 @@ def extrapolate(
 
     ``false_alarm``: two-sided false-alarm budget, split over ``m`` comparisons
     (Bonferroni); the normal quantile is converted to Student t at the fit's
-    Welch-Satterthwaite dof.  ``meta``: teacher, tasks, alpha, ..., ``error`` (icl, idg,
-    gap) and ``convention`` (a preset name, dict or Convention) for the output.
+    Welch-Satterthwaite dof.  ``setting``: the :class:`Setting` of the ladder (for the
+    output; None for bare numbers), ``error``: ``icl``, ``idg`` or ``gap``.
     """
     fit = fit_ladder(points, model)
-    meta = dict(meta or {})
     z = zl = None
     if e_theory is not None:
         z = (fit.e_inf - e_theory) / fit.e_inf_se
         zl = t_limit(bonferroni_z(false_alarm, m), fit.e_inf_dof)
     return Extrapolation(
-        teacher=str(meta.get("teacher", "")),
-        tasks=str(meta.get("tasks", "gaussian")),
-        alpha=float(meta.get("alpha", math.nan)),
-        kappa=float(meta.get("kappa", math.nan)),
-        tau=float(meta.get("tau", math.nan)),
-        rho=float(meta.get("rho", math.nan)),
-        lam=float(meta.get("lam", 0.0)),
-        C_train=str(meta.get("C_train", "identity")),
-        C_test=str(meta.get("C_test", meta.get("C_train", "identity"))),
+        setting=setting,
         points=tuple(sorted(points, key=lambda p: p.d)),
         fit=fit,
         e_theory=e_theory,
@@ -507,12 +512,7 @@ def extrapolate(
         false_alarm=false_alarm,
         seconds=seconds,
         estimator=estimator,
-        error=check_error(str(meta.get("error", "icl"))),
-        convention=(
-            resolve_convention(meta["convention"])
-            if meta.get("convention") is not None
-            else resolve_convention(tasks=meta.get("tasks"))
-        ).to_json(),
+        error=check_error(str(error)),
     )
 
 
@@ -528,8 +528,12 @@ def check_ladder(ds) -> list[int]:
 
 
 def _one_item(item):
-    """:func:`_one_run` on one ``(f, d, seed, kw)`` item (the unit of :func:`parallel.map_sweep`)."""
-    return _one_run(*item)
+    """One seed at one d (the unit of :func:`parallel.map_sweep`): (per-seed error, how, seconds);
+    the exact functional where available."""
+    st, seed, error = item
+    run = simulate(st, seeds=(seed,)).runs[0]
+    value, how = seed_error(run, error)
+    return value, how, float(run.seconds)
 
 
 def seed_error(run, error: str = "icl") -> tuple:
@@ -545,16 +549,6 @@ def seed_error(run, error: str = "icl") -> tuple:
     return float(run.e.value) - float(run.e_idg.value), "exact"
 
 
-def _one_run(f, d, seed, kw):
-    """One seed at one d: (per-seed error, how, seconds); the exact functional where available."""
-    kw = dict(kw)
-    error = kw.pop("error", "icl")
-    res = simulate(f, d=d, seeds=(seed,), **kw)
-    run = res.runs[0]
-    value, how = seed_error(run, error)
-    return value, how, float(run.seconds)
-
-
 def ladder_memory_check(ds, alpha, kappa, tau, n_test: int = 2000) -> None:
     """Refuse (ICLError) before any work when the largest d of the ladder would not fit in memory."""
     check_memory(sizes(max(ds), alpha, kappa, tau), n_test=n_test)
@@ -563,17 +557,17 @@ def ladder_memory_check(ds, alpha, kappa, tau, n_test: int = 2000) -> None:
 def run_ladder(
     f,
     ds,
-    alpha,
-    kappa,
-    tau,
-    rho,
-    lam=0.0,
+    alpha=None,
+    kappa=None,
+    tau=None,
+    rho=None,
+    lam=None,
     seeds=(0, 1, 2, 3),
     tasks=None,
-    C_train="identity",
+    C_train=None,
     C_test=None,
     jobs: int = 1,
-    n_test: int = 2000,
+    n_test: int | None = None,
     progress: Callable[[str], None] | None = None,
     per_seed: bool = False,
     scheduler: str | None = None,
@@ -582,6 +576,8 @@ def run_ladder(
 ):
     """Simulate every (d, seed) of the ladder (the same seeds at every d) and return the points.
 
+    ``f``: a :class:`~icl_symbolic.model.setting.Setting` (its ``d`` is ignored: the ladder is
+    ``ds``), or the teacher with the setting's fields as keywords (``n_test`` default 2000).
     Each seed is an independent :func:`icl_symbolic.simulation.simulator.simulate` run
     (its random streams depend only on the seed), so running the pairs in
     ``jobs`` worker processes or on a Dask ``scheduler`` (:func:`parallel.map_sweep`,
@@ -590,37 +586,24 @@ def run_ladder(
     (else its Monte-Carlo estimate); the point is the mean over seeds with
     SE = std/sqrt(S) and keeps the per-seed values (so :func:`fit_ladder` can use
     the jackknife over seeds).  ``per_seed=True`` also returns ``{d: [values]}``.
-    ``convention`` (:func:`icl_symbolic.simulation.simulator.resolve_convention`) is the same at
-    every d; ``error``: ``icl`` (default), ``idg`` (the same Gamma on its k pretraining
-    tasks) or ``gap`` (icl - idg per seed).
+    The convention (:func:`icl_symbolic.simulation.simulator.resolve_convention`; ``tasks`` sets
+    both task laws) is the same at every d; ``error``: ``icl`` (default), ``idg`` (the same
+    Gamma on its k pretraining tasks) or ``gap`` (icl - idg per seed).
     """
     check_error(error)
-    resolve_convention(convention, tasks)
+    st = ladder_setting(f, tasks, **setting_fields(locals()))
     ds = check_ladder(ds)
     seeds = tuple(int(s) for s in seeds)
     if len(seeds) < 2:
         raise ICLError("need at least two seeds per d for a standard error")
     if isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
         raise ICLError(f"jobs must be an integer >= 1, got {jobs!r}")
-    kw = dict(
-        alpha=alpha,
-        kappa=kappa,
-        tau=tau,
-        rho=rho,
-        lam=lam,
-        C_train=C_train,
-        C_test=C_train if C_test is None else C_test,
-        n_test=n_test,
-        tasks=tasks,
-        convention=convention,
-        error=error,
-    )
     pairs = [(d, s) for d in ds for s in seeds]
     if progress is not None and jobs > 1:
         progress(f"{len(pairs)} runs (d x seeds) on {jobs} workers")
     out = map_sweep(
         _one_item,
-        [(f, d, s, kw) for d, s in pairs],
+        [(st.replace(d=d), s, error) for d, s in pairs],
         jobs=int(jobs),
         scheduler=scheduler,
         progress=progress,
@@ -636,6 +619,18 @@ def run_ladder(
     return (points, values) if per_seed else points
 
 
+def ladder_setting(f, tasks=None, **loose) -> Setting:
+    """The :class:`Setting` of a ladder (``d`` None; ``n_test`` default 2000): ``f`` a Setting, or the
+    teacher with the loose fields; ``tasks`` sets both task laws of its convention."""
+    st = as_setting(f, **loose)
+    st = st.replace(
+        d=None,
+        n_test=LADDER_N_TEST if st.n_test is None else st.n_test,
+        convention=resolve_convention(st.convention, tasks),
+    )
+    return st
+
+
 __all__ = [
     "LadderPoint",
     "Fit",
@@ -648,6 +643,7 @@ __all__ = [
     "check_ladder",
     "extrapolate",
     "run_ladder",
+    "ladder_setting",
     "ladder_memory_check",
     "theory_value",
     "P_MODEL",

@@ -43,9 +43,11 @@ from typing import Callable, Sequence
 import numpy as np
 
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.numbers import parse_float
 from icl_symbolic.core.stats import MIN_SEEDS, mde_abs, seed_mean_se, t_limit
 from icl_symbolic.diagnosis import slips
-from icl_symbolic.simulation.simulator import CONVENTION_FIELDS, Convention, resolve_convention, simulate_many
+from icl_symbolic.model.setting import CONVENTION_FIELDS, Convention, Setting, resolve_convention
+from icl_symbolic.simulation.simulator import simulate_many
 from icl_symbolic.studies.extrapolate import bonferroni_z, seed_error, welch_dof
 from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
 
@@ -123,14 +125,7 @@ def read_table(text: str, columns: dict, fixed: dict, spread: str = "std") -> li
             raise ICLError(f"the table has more than {MAX_ROWS} rows")
 
         def num(key, rec=rec, i=i):
-            raw = (rec.get(columns[key]) or "").strip()
-            try:
-                v = float(raw)
-            except ValueError:
-                raise ICLError(f"row {i}: column {columns[key]!r} is not a number: {raw!r}") from None
-            if not math.isfinite(v):
-                raise ICLError(f"row {i}: column {columns[key]!r} is not finite: {raw!r}")
-            return v
+            return parse_float(rec.get(columns[key]) or "", f"row {i}: column {columns[key]!r}")
 
         params = {k: (num(k) if k in columns else float(fixed[k])) for k in PARAMS}
         d = params["d"]
@@ -283,8 +278,7 @@ def convention_slips(conv: Convention, params: dict) -> list:
 
 
 def _sim_specs(f, params, seeds, conv, n_test):
-    p = {k: params[k] for k in PARAMS}
-    return dict(f=f, seeds=seeds, n_test=n_test, convention=conv, **p)
+    return dict(f=Setting(f, convention=conv, n_test=n_test, **{k: params[k] for k in PARAMS}), seeds=seeds)
 
 
 def _row_values(res, error):

@@ -15,8 +15,9 @@ from icl_symbolic.core.stats import t_limit
 from icl_symbolic.core.values import Value
 from icl_symbolic.diagnosis.scale import diagnose_value, slip_report
 from icl_symbolic.engine.hermite import hermite_coeffs
+from icl_symbolic.model.setting import FIELD_DOCS, Setting
 from icl_symbolic.theory.a1zero import derive
-from icl_symbolic.verification.registry import param_text
+from icl_symbolic.verification.registry import Param, param_text
 
 
 def pretty(e) -> str:
@@ -131,3 +132,37 @@ def lazy_family(claim):
         return box[0]
 
     return get
+
+
+def setting_params(dimension: tuple, *, middle: dict | None = None, learner: bool = False, lam_doc: str = "") -> dict:
+    """The claim keys of a setting (``f``, ``rho``, the dimension, ``alpha``, ``kappa``, ``tau``, ``lam``),
+    documented from :data:`icl_symbolic.model.setting.FIELD_DOCS` (one table for every simulation kind).
+
+    ``dimension``: ``(key, Param)``, e.g. ``("d", Param("int", True, doc="dimension"))`` or the ladder
+    ``("d_list", ...)``; ``middle``: keys placed between ``rho`` and the dimension (the kernel learner's
+    ``features``); ``learner``: the ratios are the kernel learner's own (ell/D, k/D, n/D^2).
+    """
+    own = " (the kernel learner's own ratio: d stands for D)" if learner else ""
+    return {
+        "f": Param("teacher", True, doc=FIELD_DOCS["f"]),
+        "rho": Param("const", True, doc=FIELD_DOCS["rho"]),
+        **(middle or {}),
+        dimension[0]: dimension[1],
+        **{k: Param("number", True, doc=FIELD_DOCS[k] + own) for k in ("alpha", "kappa", "tau")},
+        "lam": Param("number", False, 0.0, lam_doc or FIELD_DOCS["lam"]),
+    }
+
+
+def claim_setting(claim, **fields) -> Setting:
+    """The :class:`~icl_symbolic.model.setting.Setting` of a claim's parsed setting keys (``rho`` read at 17
+    digits), with ``fields`` (``d``, ``features``, ``C_train``, ``n_test``, ...) on top."""
+    p = claim.parsed
+    return Setting(
+        param_text(claim.params["f"]),
+        rho=float(sympy.N(p["rho"], 17)),
+        alpha=p["alpha"],
+        kappa=p["kappa"],
+        tau=p["tau"],
+        lam=p["lam"],
+        **fields,
+    )

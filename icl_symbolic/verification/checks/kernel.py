@@ -20,7 +20,7 @@ from icl_symbolic.kernel_learner.ladder import POWER, extrapolate_kernel, judge_
 from icl_symbolic.kernel_learner.simulation import simulate_kernel
 from icl_symbolic.kernel_learner.theory import kernel_curve, kernel_spectrum
 from icl_symbolic.theory.asymptotic import e_nonlinear
-from icl_symbolic.verification.checks.common import lazy_family, numeric_value, pretty
+from icl_symbolic.verification.checks.common import claim_setting, lazy_family, numeric_value, pretty, setting_params
 from icl_symbolic.verification.registry import Outcome, Param, check_kind, param_text
 
 QUANTITIES = ("rho_eff", "captured_power", "e")
@@ -107,21 +107,20 @@ def _sim(f, rho, d, alpha, kappa, tau, lam, features, control, seeds, n_test, pr
 @check_kind(
     "kernel_simulation",
     params={
-        "f": Param("teacher", True, doc="teacher"),
-        "rho": Param("const", True, doc="label noise variance"),
-        "features": Param("str", True, doc="identity or hermite:K"),
-        "control": Param(
-            "str",
-            False,
-            "",
-            "'' (the learner), 'features' or 'gaussian' (Gaussian-input controls)",
-            choices=("", "features", "gaussian"),
+        **setting_params(
+            ("d", Param("int", True, doc="input dimension")),
+            middle={
+                "features": Param("str", True, doc="identity or hermite:K"),
+                "control": Param(
+                    "str",
+                    False,
+                    "",
+                    "'' (the learner), 'features' or 'gaussian' (Gaussian-input controls)",
+                    choices=("", "features", "gaussian"),
+                ),
+            },
+            learner=True,
         ),
-        "d": Param("int", True, doc="input dimension"),
-        "alpha": Param("number", True, doc="ell/D"),
-        "kappa": Param("number", True, doc="k/D"),
-        "tau": Param("number", True, doc="n/D^2"),
-        "lam": Param("number", False, 0.0, "ridge"),
         "n_seeds": Param("seed_count", False, MIN_SEEDS, f"seeds (seed0, seed0 + 1, ...), at least {MIN_SEEDS}"),
         "seed0": Param("int", False, 20261007, "first seed"),
         "n_test": Param("int", False, 2000, "test prompts per seed"),
@@ -205,14 +204,11 @@ def check_kernel_simulation(claim, progress=None) -> Outcome:
 @check_kind(
     "kernel_gap_decay",
     params={
-        "f": Param("teacher", True, doc="teacher"),
-        "rho": Param("const", True, doc="label noise variance"),
-        "features": Param("str", True, doc="hermite:K"),
-        "d_list": Param("int_list", True, doc="the ladder of input dimensions, e.g. [4, 6, 8, 10]"),
-        "alpha": Param("number", True, doc="ell/D"),
-        "kappa": Param("number", True, doc="k/D"),
-        "tau": Param("number", True, doc="n/D^2"),
-        "lam": Param("number", False, 0.0, "ridge"),
+        **setting_params(
+            ("d_list", Param("int_list", True, doc="the ladder of input dimensions, e.g. [4, 6, 8, 10]")),
+            middle={"features": Param("str", True, doc="hermite:K")},
+            learner=True,
+        ),
         "n_seeds": Param(
             "seed_count", False, MIN_SEEDS, f"seeds per dimension (seed0, seed0 + 1, ...), at least {MIN_SEEDS}"
         ),
@@ -235,13 +231,10 @@ def check_kernel_gap_decay(claim, progress=None) -> Outcome:
     resolves with 90 % power.
     """
     p = claim.parsed
-    f = param_text(claim.params["f"])
-    rho = float(sympy.N(p["rho"], 17))
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
     ds = sorted(set(p["d_list"]))
-    res = extrapolate_kernel(
-        f, ds, p["alpha"], p["kappa"], p["tau"], rho, p["lam"], p["features"], seeds, p["n_test"], progress=progress
-    )
+    setting = claim_setting(claim, d=None, features=p["features"], n_test=p["n_test"])
+    res = extrapolate_kernel(setting, ds, seeds=seeds, progress=progress)
     dec = judge_gap_decay([q.ladder_point() for q in res.points], p["rate_min"], p["rate_max"], claim.tolerance.value)
     pl, fit, js = dec.power_law, res.gap.core.fit, res.gap.to_json()
     pts = ", ".join(f"D={q.D}: {q.gap_mean:.4g}+-{q.e_se:.2g} (D x gap {q.D * q.gap_mean:.3g})" for q in res.points)

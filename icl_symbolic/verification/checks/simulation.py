@@ -25,7 +25,13 @@ from icl_symbolic.simulation.simulator import seed_mean, simulate
 from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder, seed_error
 from icl_symbolic.theory.asymptotic import e_nonlinear
 from icl_symbolic.theory.finite_d import e_nonlinear_finite
-from icl_symbolic.verification.checks.common import ladder_limit_and_fit, lazy_family, numeric_value, pretty
+from icl_symbolic.verification.checks.common import (
+    ladder_limit_and_fit,
+    lazy_family,
+    numeric_value,
+    pretty,
+    setting_params,
+)
 from icl_symbolic.verification.judge import detectable
 from icl_symbolic.verification.registry import HERMITE_NAMES, Outcome, Param, check_kind, param_text, parse_claim_expr
 
@@ -123,13 +129,7 @@ def _per_seed(
 @check_kind(
     "simulation",
     params={
-        "f": Param("teacher", True, doc="teacher of the simulated side"),
-        "rho": Param("const", True, doc="noise variance of the simulated side"),
-        "d": Param("int", True, doc="dimension"),
-        "alpha": Param("number", True, doc="ell/d"),
-        "kappa": Param("number", True, doc="k/d"),
-        "tau": Param("number", True, doc="n/d^2"),
-        "lam": Param("number", False, 0.0, "ridge lam (0: the ridgeless limit, min-norm solution)"),
+        **setting_params(("d", Param("int", True, doc="dimension"))),
         "n_seeds": Param("seed_count", False, MIN_SEEDS, f"number of seeds (seed0, seed0 + 1, ...; >= {MIN_SEEDS})"),
         "seed0": Param("int", False, 20261007, "first seed"),
         "n_test": Param("int", False, 2000, "test prompts per seed"),
@@ -245,13 +245,7 @@ def check_simulation(claim, progress=None) -> Outcome:
 @check_kind(
     "simulation_extrapolated",
     params={
-        "f": Param("teacher", True, doc="teacher"),
-        "rho": Param("const", True, doc="noise variance"),
-        "d_list": Param("int_list", True, doc="the ladder of dimensions, e.g. [16, 24, 32, 48]"),
-        "alpha": Param("number", True, doc="ell/d"),
-        "kappa": Param("number", True, doc="k/d"),
-        "tau": Param("number", True, doc="n/d^2"),
-        "lam": Param("number", False, 0.0, "ridge lam"),
+        **setting_params(("d_list", Param("int_list", True, doc="the ladder of dimensions, e.g. [16, 24, 32, 48]"))),
         "tasks": Param(
             "str",
             False,
@@ -501,12 +495,10 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
 @check_kind(
     "simulation_finite_d",
     params={
-        "f": Param("teacher", True, doc="teacher"),
-        "rho": Param("const", True, doc="noise variance"),
-        "d": Param("int", True, doc="the one finite dimension simulated and predicted"),
-        "alpha": Param("number", True, doc="ell/d"),
-        "kappa": Param("number", True, doc="k/d"),
-        "tau": Param("number", True, doc="n/d^2"),
+        **setting_params(
+            ("d", Param("int", True, doc="the one finite dimension simulated and predicted")),
+            lam_doc="ridge; the finite-d theory covers only the ridgeless fit, so it must be 0",
+        ),
         "n_seeds": Param("seed_count", False, MIN_SEEDS, f"number of seeds (seed0, seed0 + 1, ...; >= {MIN_SEEDS})"),
         "seed0": Param("int", False, 20261007, "first seed"),
         "n_test": Param("int", False, 2000, "test prompts per seed"),
@@ -529,6 +521,8 @@ def check_simulation_finite_d(claim, progress=None) -> Outcome:
     detectable error, fails it (docs/finite-d.md).
     """
     p = claim.parsed
+    if p["lam"] != 0:
+        raise ICLError(f"lam = {p['lam']}: the finite-d theory covers only the ridgeless fit (lam = 0)")
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
     rho_value = float(sympy.N(p["rho"], 17))
     ftxt = param_text(claim.params["f"])

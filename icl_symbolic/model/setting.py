@@ -1,0 +1,472 @@
+"""One setting of the model: the teacher, the paper's parameters, the simulation conventions.
+
+A :class:`Setting` is what the simulation (:func:`icl_symbolic.simulation.simulator.simulate`),
+the ladders in d (:func:`icl_symbolic.studies.extrapolate.run_ladder`), the kernel learner
+(:func:`icl_symbolic.kernel_learner.simulation.simulate_kernel`) and the API functions
+(``ics.simulate``, ``ics.extrapolate``) take instead of a dozen loose parameters, and what
+their results (``SimResult``, ``KernelSimResult``, ``Extrapolation``) store once.  Its fields
+carry the paper's names (Sec. 2, p. 2-3): ``alpha = ell/d``, ``kappa = k/d``, ``tau =
+n/d^2``, ``rho`` the label-noise variance, ``lam`` the ridge, ``C_train`` and ``C_test`` the
+task covariances.  It is frozen; :meth:`Setting.replace` gives a changed copy, and
+``Setting.from_json(s.to_json()) == s`` exactly.
+
+>>> s = Setting("sin(g)", d=32, tau=4)
+>>> s.replace(kappa=0.5).kappa, s.tasks, s.convention.name
+(0.5, 'gaussian', 'default')
+>>> Setting.from_json(s.to_json()) == s
+True
+>>> Setting("sin(g)", alpha=-1)
+Traceback (most recent call last):
+...
+icl_symbolic.core.errors.ICLError: alpha must be a positive finite number, got -1
+
+The conventions (:class:`Convention`): the integer and sampling choices the paper leaves
+open (docs/conventions.md), as named options with the presets :data:`CONVENTIONS`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from dataclasses import dataclass, field
+from numbers import Real
+
+import numpy as np
+
+from icl_symbolic.core import defaults as D
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.numbers import is_integer_text, parse_float
+from icl_symbolic.engine.expr import teacher
+from icl_symbolic.model.covariance import Covariance, check_task_law
+
+# ----------------------------------------------------------------------------
+# conventions: the integer and sampling choices the paper leaves open
+# ----------------------------------------------------------------------------
+ASSIGNMENTS = ("round-robin", "random")
+ROUNDINGS = ("paper", "floor-k")
+
+
+def check_rounding(rounding: str) -> str:
+    if rounding not in ROUNDINGS:
+        raise ICLError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}")
+    return rounding
+
+
+@dataclass(frozen=True)
+class Convention:
+    """The simulation choices the paper (Sec. 2, p. 2-3) leaves open, as named options.
+
+    * ``assignment``: ``round-robin`` (prompt mu uses task mu mod k: each task
+      floor(n/k) or ceil(n/k) times) or ``random`` (each prompt's task drawn
+      uniformly from the k, independently; the stream is the fifth child of the
+      seed's SeedSequence, so the other four streams are unchanged);
+    * ``train_tasks``, ``test_tasks``: the law of the pretraining and of the test
+      tasks, ``gaussian`` (w ~ N(0, C)) or ``sphere`` (rescaled to |w|^2 = tr C);
+    * ``rounding``: ``paper`` or ``floor-k`` (:func:`icl_symbolic.simulation.simulator.sizes`);
+    * ``ridge_floor``: the ridge actually used is max(lam, ridge_floor) (a "ridgeless"
+      solve with a tiny ridge).
+
+    Presets (:data:`CONVENTIONS`): ``default`` (ours) and ``letey2024`` (the authors'
+    simulations; docs/conventions.md says where each choice comes from).
+    """
+
+    name: str = "default"
+    assignment: str = "round-robin"
+    train_tasks: str = "gaussian"
+    test_tasks: str = "gaussian"
+    rounding: str = "paper"
+    ridge_floor: float = 0.0
+
+    def __post_init__(self):
+        if self.assignment not in ASSIGNMENTS:
+            raise ICLError(f"unknown task assignment {self.assignment!r}; expected one of {', '.join(ASSIGNMENTS)}")
+        check_task_law(self.train_tasks)
+        check_task_law(self.test_tasks)
+        check_rounding(self.rounding)
+        rf = self.ridge_floor
+        if not (isinstance(rf, (int, float, np.integer, np.floating)) and math.isfinite(rf) and rf >= 0):
+            raise ICLError(f"ridge floor must be a finite number >= 0, got {rf!r}")
+
+    def lam(self, lam: float) -> float:
+        """The ridge used in training: max(lam, ridge_floor)."""
+        return max(float(lam), float(self.ridge_floor))
+
+    @property
+    def tasks(self) -> str:
+        """One word for the task laws: the law, or ``train/test`` when they differ."""
+        return self.train_tasks if self.train_tasks == self.test_tasks else f"{self.train_tasks}/{self.test_tasks}"
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "assignment": self.assignment,
+            "train_tasks": self.train_tasks,
+            "test_tasks": self.test_tasks,
+            "rounding": self.rounding,
+            "ridge_floor": float(self.ridge_floor),
+        }
+
+
+#: the named presets (``--convention NAME``)
+CONVENTIONS = {
+    "default": Convention(),
+    "letey2024": Convention(
+        "letey2024",
+        assignment="random",
+        train_tasks="sphere",
+        test_tasks="gaussian",
+        rounding="floor-k",
+        ridge_floor=1e-6,
+    ),
+}
+CONVENTION_FIELDS = ("assignment", "train_tasks", "test_tasks", "rounding", "ridge_floor")
+
+
+def resolve_convention(convention=None, tasks: str | None = None, **overrides) -> Convention:
+    """A :class:`Convention` from a preset name, a Convention or a dict, plus overrides.
+
+    ``tasks`` (the older single option) sets both task laws; ``overrides`` are
+    :data:`CONVENTION_FIELDS` (None = keep).  A preset changed by an override is
+    named ``<preset>+<field>=<value>,...`` so that outputs say what was run.
+
+    >>> resolve_convention("letey2024", rounding="paper").name
+    'letey2024+rounding=paper'
+    >>> resolve_convention(tasks="sphere").tasks
+    'sphere'
+    """
+    if convention is None:
+        base = CONVENTIONS["default"]
+    elif isinstance(convention, Convention):
+        base = convention
+    elif isinstance(convention, dict):
+        bad = set(convention) - set(CONVENTION_FIELDS) - {"name"}
+        if bad:
+            raise ICLError(
+                f"unknown convention field(s) {', '.join(sorted(bad))}; expected {', '.join(CONVENTION_FIELDS)}"
+            )
+        base = Convention(**{"name": "custom", **convention})
+    elif isinstance(convention, str) and convention in CONVENTIONS:
+        base = CONVENTIONS[convention]
+    else:
+        raise ICLError(f"unknown convention {convention!r}; expected one of {', '.join(CONVENTIONS)}")
+    bad = set(overrides) - set(CONVENTION_FIELDS)
+    if bad:
+        raise ICLError(f"unknown convention option(s) {', '.join(sorted(bad))}")
+    ch = {k: v for k, v in overrides.items() if v is not None}
+    if tasks is not None:
+        check_task_law(tasks)
+        ch.setdefault("train_tasks", tasks)
+        ch.setdefault("test_tasks", tasks)
+    ch = {k: v for k, v in ch.items() if getattr(base, k) != v}
+    if not ch:
+        return base
+    name = (
+        base.name
+        + "+"
+        + ",".join(f"{k}={ch[k]:g}" if k == "ridge_floor" else f"{k}={ch[k]}" for k in CONVENTION_FIELDS if k in ch)
+    )
+    if (
+        base.name == "default"
+        and set(ch) <= {"train_tasks", "test_tasks"}
+        and len({ch.get("train_tasks", "gaussian"), ch.get("test_tasks", "gaussian")}) == 1
+    ):
+        name = "default"  # --tasks sphere alone: the older option, recorded by the task laws
+    fields = {k: getattr(base, k) for k in CONVENTION_FIELDS}
+    fields.update(ch)
+    return Convention(name, **fields)
+
+
+# ----------------------------------------------------------------------------
+# one check per parameter (the same wording wherever a parameter is refused)
+# ----------------------------------------------------------------------------
+def _real(value, name: str):
+    """A float from a real number or an ASCII decimal string; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return parse_float(value, name)
+    if isinstance(value, (Real, np.integer, np.floating)):
+        return float(value)
+    return None
+
+
+def check_ratio(name: str, value) -> float:
+    """alpha, kappa, tau: a positive finite number (ICLError otherwise)."""
+    x = _real(value, name)
+    if x is None or not (math.isfinite(x) and x > 0):
+        raise ICLError(f"{name} must be a positive finite number, got {value!r}")
+    return x
+
+
+def check_nonnegative(name: str, value) -> float:
+    """rho, lam: a finite number >= 0 (ICLError otherwise)."""
+    x = _real(value, name)
+    if x is None or not (math.isfinite(x) and x >= 0):
+        raise ICLError(f"{name} must be a finite number >= 0, got {value!r}")
+    return x
+
+
+def check_dimension(d) -> int:
+    """d: an integer >= 2 (ICLError otherwise)."""
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) and not (isinstance(d, float) and d == int(d)):
+        raise ICLError(f"d must be an integer, got {d!r}")
+    if int(d) < 2:
+        raise ICLError(f"d must be at least 2, got {int(d)}")
+    return int(d)
+
+
+def check_n_test(n_test) -> int:
+    """n_test: an integer >= 2 (ICLError otherwise)."""
+    if isinstance(n_test, bool) or not isinstance(n_test, (int, np.integer, float)) or int(n_test) != n_test:
+        raise ICLError(f"n_test must be an integer >= 2, got {n_test}")
+    if n_test < 2:
+        raise ICLError(f"n_test must be an integer >= 2, got {n_test}")
+    return int(n_test)
+
+
+#: the largest Hermite degree K of the kernel learner's features ``hermite:K``
+MAX_FEATURE_DEGREE = 3
+
+
+def check_features(spec) -> str:
+    """``identity`` or ``hermite:K`` (K = 1..3, ASCII digits), normalised; one-line ICLError otherwise.
+
+    >>> check_features(" Hermite:2 "), check_features("identity")
+    ('hermite:2', 'identity')
+    """
+    text = str(spec).strip().lower()
+    if text == "identity":
+        return text
+    if text.startswith("hermite:"):
+        k = text.split(":", 1)[1]
+        if is_integer_text(k) and 1 <= int(k) <= MAX_FEATURE_DEGREE:
+            return f"hermite:{int(k)}"
+        raise ICLError(f"--features {spec!r}: the degree K of hermite:K must be 1, 2 or 3")
+    raise ICLError(f"--features {spec!r}: expected identity or hermite:K (K = 1, 2, 3)")
+
+
+def _check_covariance(name: str, spec):
+    if isinstance(spec, (str, Covariance, np.ndarray)):
+        return spec.strip() if isinstance(spec, str) else spec
+    raise ICLError(f"{name} must be a covariance name (identity, powerlaw:p, ...), a .npy path or an array")
+
+
+# ----------------------------------------------------------------------------
+# the setting
+# ----------------------------------------------------------------------------
+def _doc(text: str, default=dataclasses.MISSING, **kw):
+    return field(default=default, metadata={"doc": text}, **kw)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of the model (Sec. 2, Eqs. (1)-(7), p. 2-3): the teacher, the paper's
+    parameters and the simulation conventions.  Validated on construction (one-line
+    :class:`~icl_symbolic.core.errors.ICLError` per field); ``replace(**changes)``,
+    ``to_json()``, ``Setting.from_json(obj)`` (exact round trip).  Defaults are those of
+    every command (:mod:`icl_symbolic.core.defaults`).
+
+    Fields:
+    """
+
+    f: object = _doc(
+        'the teacher f(g): an expression of the input language ("sin(g)", docs/input-language.md), '
+        "a SymPy expression, a Teacher or a Python callable (only a string has a JSON form)",
+        "g",
+    )
+    rho: float = _doc("rho, the label-noise variance (Sec. 2, p. 2), >= 0", float(D.RHO))
+    alpha: float = _doc("alpha = ell/d, the context length per dimension (> 0)", D.ALPHA)
+    kappa: float = _doc("kappa = k/d, the task diversity: pretraining tasks per dimension (> 0)", D.KAPPA)
+    tau: float = _doc("tau = n/d^2, the pretraining prompts per parameter (> 0); tau = 1 is the peak", D.TAU)
+    lam: float = _doc("lam, the ridge of Eq. (6) (regulariser (n/d) lam; 0: the min-norm solution), >= 0", D.LAM)
+    d: int | None = _doc(
+        "d, the input dimension (an integer >= 2); None where no single d applies (a ladder in d)", D.D
+    )
+    C_train: object = _doc(
+        "C_train, the covariance of the pretraining tasks w ~ N(0, C_train): identity, powerlaw:p, "
+        "spiked:f:r, lowrank:r, a .npy path (docs/covariance.md)",
+        D.C_TRAIN,
+    )
+    C_test: object = _doc("C_test, the covariance of the test tasks (None: the same as C_train)", None)
+    convention: Convention = _doc(
+        "the finite-d choices the paper leaves open (docs/conventions.md): a preset name "
+        "(default, letey2024), a dict of the convention fields or a Convention",
+        None,
+    )
+    features: str = _doc(
+        "the kernel learner's feature map (docs/kernel.md): identity (plain attention) or hermite:K", "identity"
+    )
+    n_test: int | None = _doc(
+        "fresh test prompts per seed for the Monte-Carlo error (None: the default of the function "
+        f"that runs the setting: {D.N_TEST} for a simulation, fewer for the kernel learner)",
+        None,
+    )
+
+    def __post_init__(self):
+        teacher(self.f)  # parses (one-line ParseError) and checks the teacher
+        put = object.__setattr__
+        put(self, "rho", check_nonnegative("rho", self.rho))
+        for name in ("alpha", "kappa", "tau"):
+            put(self, name, check_ratio(name, getattr(self, name)))
+        put(self, "lam", check_nonnegative("lam", self.lam))
+        if self.d is not None:
+            put(self, "d", check_dimension(self.d))
+        put(self, "C_train", _check_covariance("C_train", self.C_train))
+        put(self, "C_test", self.C_train if self.C_test is None else _check_covariance("C_test", self.C_test))
+        put(self, "convention", resolve_convention(self.convention))
+        put(self, "features", check_features(self.features))
+        if self.n_test is not None:
+            put(self, "n_test", check_n_test(self.n_test))
+
+    # -- derived -------------------------------------------------------------
+    @functools.cached_property
+    def label(self) -> str:
+        """The teacher as printed (its text, or the callable's name)."""
+        return teacher(self.f).label
+
+    @property
+    def tasks(self) -> str:
+        """The task laws in one word (:attr:`Convention.tasks`)."""
+        return self.convention.tasks
+
+    def replace(self, **changes) -> "Setting":
+        """A copy with ``changes`` (validated like a new Setting); a new ``C_train`` moves ``C_test``
+        along when the two were equal (C_test = C_train is the default).
+
+        >>> Setting("g", tau=2).replace(tau=4, convention="letey2024").convention.rounding
+        'floor-k'
+        """
+        unknown = sorted(set(changes) - set(FIELDS))
+        if unknown:
+            raise ICLError(f"Setting has no field {', '.join(unknown)}; fields: {', '.join(FIELDS)}")
+        if "C_train" in changes and "C_test" not in changes and self.C_test == self.C_train:
+            changes["C_test"] = None  # C_test followed C_train: keep following it
+        return dataclasses.replace(self, **changes)
+
+    # -- JSON ----------------------------------------------------------------
+    def to_json(self) -> dict:
+        """Every field, the convention as its dict (:meth:`Convention.to_json`); refused (ICLError)
+        for a teacher or covariance that is not a string (a callable has no JSON form)."""
+        for name in ("f", "C_train", "C_test"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise ICLError(
+                    f"Setting.to_json: {name} must be a string to be written as JSON, got {type(value).__name__}"
+                )
+        return {
+            "f": self.f,
+            "rho": self.rho,
+            "alpha": self.alpha,
+            "kappa": self.kappa,
+            "tau": self.tau,
+            "lam": self.lam,
+            "d": self.d,
+            "C_train": self.C_train,
+            "C_test": self.C_test,
+            "convention": self.convention.to_json(),
+            "features": self.features,
+            "n_test": self.n_test,
+        }
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "Setting":
+        """The Setting of :meth:`to_json` (exactly: ``Setting.from_json(s.to_json()) == s``)."""
+        if not isinstance(obj, dict):
+            raise ICLError(f"a Setting is read from a JSON object, got {type(obj).__name__}")
+        unknown = sorted(set(obj) - set(FIELDS))
+        if unknown:
+            raise ICLError(f"Setting has no field {', '.join(unknown)}; fields: {', '.join(FIELDS)}")
+        kw = dict(obj)
+        conv = kw.get("convention")
+        if isinstance(conv, dict):
+            bad = sorted(set(conv) - set(CONVENTION_FIELDS) - {"name"})
+            if bad:
+                raise ICLError(f"unknown convention field(s) {', '.join(bad)}")
+            kw["convention"] = Convention(**conv)
+        return cls(**kw)
+
+
+#: the field names, in order
+FIELDS = tuple(f.name for f in dataclasses.fields(Setting))
+#: field name -> its documentation
+FIELD_DOCS = {f.name: f.metadata["doc"] for f in dataclasses.fields(Setting)}
+Setting.__doc__ += "".join(f"\n    * ``{name}``: {doc}" for name, doc in FIELD_DOCS.items()) + "\n"
+
+
+#: the paper's parameters of a setting besides the dimension, in the order of every JSON output
+PARAMETERS = ("alpha", "kappa", "tau", "rho", "lam")
+
+
+class SettingView:
+    """The fields of the :class:`Setting` a result stores once (as ``setting``), read as its own
+    attributes (``res.tau``, ``res.teacher`` the teacher's label): the names results had before
+    they stored a Setting."""
+
+    def view(self):
+        """What the attributes read: the stored ``setting``."""
+        return self.setting
+
+    teacher = property(lambda self: self.view().label, doc="the teacher's label")
+    d = property(lambda self: self.view().d, doc="the input dimension")
+    alpha = property(lambda self: self.view().alpha, doc="alpha = ell/d (the kernel learner: ell/D)")
+    kappa = property(lambda self: self.view().kappa, doc="kappa = k/d (the kernel learner: k/D)")
+    tau = property(lambda self: self.view().tau, doc="tau = n/d^2 (the kernel learner: n/D^2)")
+    rho = property(lambda self: self.view().rho, doc="the label-noise variance")
+    lam = property(lambda self: self.view().lam, doc="the ridge")
+    C_train = property(lambda self: self.view().C_train, doc="the pretraining-task covariance")
+    C_test = property(lambda self: self.view().C_test, doc="the test-task covariance")
+    features = property(lambda self: self.view().features, doc="the kernel learner's feature map")
+    n_test = property(lambda self: self.view().n_test, doc="Monte-Carlo test prompts per seed")
+    tasks = property(lambda self: self.view().tasks, doc="the task laws in one word")
+    convention = property(lambda self: self.view().convention, doc="the Convention")
+
+    def setting_items(self, *names) -> dict:
+        """``{name: self.<name>}`` for the attributes ``names`` (default :data:`PARAMETERS`), in that order:
+        the setting's keys of a result's JSON."""
+        return {k: getattr(self, k) for k in names or PARAMETERS}
+
+
+def setting_fields(arguments: dict) -> dict:
+    """The Setting fields among a function's ``arguments`` (``locals()`` at its top), without ``f``: the
+    loose keywords that :func:`as_setting` turns into a Setting."""
+    return {k: v for k, v in arguments.items() if k in FIELDS and k != "f"}
+
+
+def as_setting(f, **loose) -> Setting:
+    """``f`` itself when it is a :class:`Setting` (then every value of ``loose`` must be None), else
+    ``Setting(f, **loose)`` with the None values left at the Setting's defaults: the one
+    place where the loose keyword signatures of the simulation functions become a Setting."""
+    given = {k: v for k, v in loose.items() if v is not None}
+    if isinstance(f, Setting):
+        if given:
+            raise ICLError(
+                f"a Setting was given: change it with .replace({', '.join(f'{k}=...' for k in sorted(given))}) "
+                "instead of passing those as well"
+            )
+        return f
+    return Setting(f, **given)
+
+
+__all__ = [
+    "Setting",
+    "FIELDS",
+    "FIELD_DOCS",
+    "as_setting",
+    "setting_fields",
+    "SettingView",
+    "PARAMETERS",
+    "Convention",
+    "CONVENTIONS",
+    "CONVENTION_FIELDS",
+    "ASSIGNMENTS",
+    "ROUNDINGS",
+    "resolve_convention",
+    "check_rounding",
+    "check_ratio",
+    "check_nonnegative",
+    "check_dimension",
+    "check_n_test",
+    "check_features",
+    "MAX_FEATURE_DEGREE",
+]
