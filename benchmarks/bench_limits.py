@@ -16,7 +16,7 @@ seconds per unit of work of each kind: exact kink integrals, theory grid points,
 prompt entries, simulation draws and flops) on small instances, wall clock with one BLAS
 thread, and prints the table to paste into core/cost.py.
 
-``--announce`` runs each of the long commands of issue 21 (``tests/_long_commands.py``, the one
+``--announce`` runs each of the long commands (``tests/_long_commands.py``, the one
 list) as a subprocess and reports when it printed its estimate line or its refusal (killed
 then; the work itself is not waited for): the record in docs/benchmarks.md.
 """

@@ -1,4 +1,4 @@
-"""The long commands of issue 21 ("bounded work is announced"), in one place.
+"""The long commands that once ran silently ("bounded work is announced"), in one place.
 
 Each ran for more than 30 s without a word before; each must now, within a few seconds,
 either exit 2 with one refusal line or print its estimate line on stderr
@@ -49,12 +49,13 @@ class Announcement:
     stderr: str
 
 
-def first_announcement(argv, limit: float = 30.0) -> Announcement:
-    """Run ``icl-symbolic argv`` and stop it at its estimate line (or when it exits, or at ``limit``)."""
+def first_announcement(argv, limit: float = 30.0, program=None) -> Announcement:
+    """Run ``icl-symbolic argv`` (or ``program``) and stop it at its estimate line (or when it
+    exits, or at ``limit``)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     t0 = time.monotonic()
     p = subprocess.Popen(
-        [sys.executable, "-m", "icl_symbolic", *argv],
+        [*(program or [sys.executable, "-m", "icl_symbolic"]), *argv],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -1,4 +1,4 @@
-"""Issue 21, item 3: bounded work is announced.
+"""Bounded work is announced: every long command refuses or prints its estimate first.
 
 Every long command of the issue (``tests/_long_commands.py``, the one list) must, within a few
 seconds, either exit 2 with one refusal line or print its estimate line on stderr
@@ -9,6 +9,8 @@ in the default test run.  The unit tests below pin the cost model and the progre
 """
 
 from __future__ import annotations
+
+import sys
 
 import mpmath
 import numpy as np
@@ -55,11 +57,16 @@ def test_every_long_command_refuses_or_announces(argv):
 
 
 def test_the_check_can_fail():
-    """A command that runs long without a word is 'silent' (the checker is not vacuous)."""
-    res = first_announcement(["coeffs", "tanh(g)", "--digits", "1000", "--quiet"], 3.0)
+    """A program that runs long without a word is 'silent', one that prints the line is found
+    (the checker is not vacuous)."""
+    res = first_announcement([], 1.0, program=[sys.executable, "-c", "import time; time.sleep(30)"])
     assert res.kind == "silent" and res.stderr == ""
     with pytest.raises(AssertionError):
         assert res.kind in ("estimate", "refused")
+    line = cost.Estimate(50, 1, "x", "w", "r").line()
+    code = f"import sys, time; print({line!r}, file=sys.stderr, flush=True); time.sleep(30)"
+    res = first_announcement([], 10.0, program=[sys.executable, "-c", code])
+    assert res.kind == "estimate" and res.line == line and res.seconds < 10
 
 
 # -- the cost model -----------------------------------------------------------------------------

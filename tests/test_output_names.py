@@ -1,4 +1,4 @@
-"""Issue 21, item 6: output names with control characters, and ``figure --out`` as docs/limits.md says.
+"""Output names with control characters, and ``figure --out`` as docs/limits.md says.
 
 A file or folder name with a control character (newline, escape, \\x01, DEL, C1), a Unicode
 line/paragraph separator or a bidirectional control is refused with ONE line and exit 2,
@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import pytest
 
+import icl_symbolic.cli.coeffs
+import icl_symbolic.cli.moments
+import icl_symbolic.cli.simulate
+import icl_symbolic.cli.theory  # noqa: F401  (imported before the patches below bind their names)
 from icl_symbolic.cli import main
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output import io
@@ -93,7 +97,7 @@ def test_figure_out_missing_folder_is_created_only_after_the_computation(tmp_pat
     assert "stopped after the check" in capsys.readouterr().err
 
 
-@pytest.mark.sim
+@pytest.mark.slow
 def test_figure_out_nested_folder_receives_the_three_files(tmp_path):
     out = tmp_path / "a" / "b"
     meta = figures.make_figure("1", out, quick=True, seeds=(0,), d=6, taus=[0.5, 3.0], n_test=500)
