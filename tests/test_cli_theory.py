@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from icl_symbolic.cli import main
+from icl_symbolic.core import cost
 from icl_symbolic.theory import asymptotic as T
 
 
@@ -95,10 +96,14 @@ def test_npy_covariance(tmp_path, capsys):
     assert doc["points"][0]["e"] == pytest.approx(T.e_linear(C, None, 0.1, 2, 2, 3), rel=1e-13)
 
 
-def test_progress_for_long_grids(capsys):
-    rc = main(["theory", "g", "--tau", "0.1:0.9:400", "--json"])
-    assert rc == 0
-    assert "theory: 400/400 points" in capsys.readouterr().err
+def test_progress_for_long_grids(capsys, monkeypatch):
+    """A sweep estimated above a few seconds is announced (cost.Estimate), then reports its progress."""
+    assert main(["theory", "g", "--tau", "0.1:0.9:400", "--json"]) == 0
+    assert capsys.readouterr().err == ""  # 400 points: well under a second, nothing to announce
+    monkeypatch.setattr(cost, "ANNOUNCE_SECONDS", 0.0)
+    assert main(["theory", "g", "--tau", "0.1:0.9:400", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "theory: 400 points: estimated" in err and "theory: 400 points: done (400/400 points)" in err
 
 
 def test_tau_one_is_a_diverging_point_not_a_refusal(tmp_path, capsys):

@@ -343,16 +343,18 @@ def test_long_context_memory_is_estimated_and_announced_before_the_run(monkeypat
         simulation.simulate_many(
             [dict(f="tanh(g)", d=64, alpha=1e6, kappa=2, tau=2, rho=0.1, seeds=[0])], progress=lines.append
         )
-    assert len(lines) == 1 and "GiB" in lines[0] and "context tokens" in lines[0] and "--alpha" in lines[0]
+    # memory first, then the time the cost model estimates (tests/test_limits_announce.py)
+    assert len(lines) == 2 and "GiB" in lines[0] and "context tokens" in lines[0] and "--alpha" in lines[0]
+    assert "estimated" in lines[1]
 
 
 def test_long_quadrature_reports_progress_with_an_eta(monkeypatch):
-    import icl_symbolic.engine.gauss as gauss
+    import icl_symbolic.core.cost as cost
 
-    monkeypatch.setattr(gauss, "ANNOUNCE_SECONDS", 0.0)
-    monkeypatch.setattr(gauss, "PROGRESS_EVERY", 0.0)
+    monkeypatch.setattr(cost, "ANNOUNCE_SECONDS", 0.0)
+    monkeypatch.setattr(cost, "PROGRESS_EVERY", 0.0)
     lines = []
     hermite_coeffs("tanh(g)", M=2, digits=20, progress=lines.append)
-    assert "estimated up to" in lines[0] and "--digits" in lines[0]  # before starting
-    assert "quadrature at 20 digits" in lines[1]
-    assert any("s left" in x for x in lines[1:]) and lines[-1].startswith("E[") and "100%" in lines[-1]
+    # before starting: the estimate, with the option that shortens it
+    assert "quadrature at 20 digits" in lines[0] and "estimated " in lines[0] and "--digits" in lines[0]
+    assert any("s left" in x for x in lines[1:]) and lines[-1].startswith("E[") and "done" in lines[-1]

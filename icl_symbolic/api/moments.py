@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from icl_symbolic.core import defaults as D
-from icl_symbolic.model.moments import MEANING, Moments, finite_ell_gaps, leading_order, mc_moments
+from icl_symbolic.model.moments import (
+    MAX_MC_WORK,
+    MAX_PROMPT_BYTES,
+    MEANING,
+    Moments,
+    finite_ell_gaps,
+    leading_order,
+    mc_estimate,
+    mc_moments,
+)
 from icl_symbolic.model.moments import conditional_moments as _conditional_moments
 from icl_symbolic.output.plotting import finite_ell_figure
 
@@ -27,6 +36,9 @@ __all__ = [
     "Moments",
     "leading_order",
     "mc_moments",
+    "mc_estimate",
+    "MAX_MC_WORK",
+    "MAX_PROMPT_BYTES",
     "finite_ell_gaps",
     "plot_finite_ell",
     "MEANING",

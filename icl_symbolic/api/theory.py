@@ -8,9 +8,18 @@ import numpy as np
 
 from icl_symbolic.api._args import grid as _grid
 from icl_symbolic.core import defaults as D
+from icl_symbolic.core.cost import announced
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.plotting import theory_curve_figure
-from icl_symbolic.theory.asymptotic import ERRORS, MAX_POINTS, TheoryCurve, appendix_a_warnings, curve, teacher_moments
+from icl_symbolic.theory.asymptotic import (
+    ERRORS,
+    MAX_POINTS,
+    TheoryCurve,
+    appendix_a_warnings,
+    curve,
+    sweep_estimate,
+    teacher_moments,
+)
 from icl_symbolic.theory.asymptotic import e_nonlinear as _e_nonlinear
 from icl_symbolic.theory.finite_d import TERMS as FINITE_D_TERMS
 from icl_symbolic.theory.finite_d import e_nonlinear_finite
@@ -99,16 +108,21 @@ def theory_sweep(
     and the Appendix A warnings of the covariances.  Refuses a product over :data:`MAX_POINTS`, and
     resolves the covariances, before the teacher's coefficients are computed.  ``error``: ``icl``,
     ``idg`` or ``gap`` (docs/idg.md); ``progress`` reports the sweep, ``moments_progress`` the
-    teacher's coefficients (a long quadrature announces its estimate there)."""
+    teacher's coefficients (a long quadrature announces its estimate there).
+
+    ``progress``, a callable taking one line: a sweep estimated above a few seconds
+    (:func:`icl_symbolic.theory.asymptotic.sweep_estimate`) is announced there before anything
+    is computed, then reports its progress with an ETA."""
     grids = {"rho": rho, "alpha": alpha, "kappa": kappa, "tau": tau, "lam": lam}
     n = math.prod(int(np.size(g)) for g in grids.values())
-    if n > MAX_POINTS:
-        raise ICLError(
-            f"the sweep has {n:.3g} points (the product of the grids); limit {MAX_POINTS} (see docs/limits.md)"
-        )
+    est = sweep_estimate(n, C_train, C_test, d)  # refuses past MAX_POINTS, with the estimate
     warnings = appendix_a_warnings(C_train, C_train if C_test is None else C_test, d)
+    watch = announced(progress, est, total=n, unit="points")
     moments = teacher_moments(f, digits, progress=moments_progress)
-    return curve(moments, C_train, C_test, d=d, digits=digits, progress=progress, error=error, **grids), warnings
+    cv = curve(
+        moments, C_train, C_test, d=d, digits=digits, progress=lambda i, k: watch.update(i, k), error=error, **grids
+    )
+    return cv, warnings
 
 
 def e_finite_d(f, *, rho, alpha, kappa, tau, d: int, order: int = 1, terms=None):

@@ -164,7 +164,8 @@ def main(argv=None) -> int:
         previous = signal.signal(signal.SIGTERM, _sigterm)
     os.environ["MPLBACKEND"] = "Agg"  # the one backend selection of the package (see above)
     try:
-        argv = rewrite_legacy(sys.argv[1:] if argv is None else argv)
+        notes = []  # deprecation notes, printed once the arguments are accepted
+        argv = rewrite_legacy(sys.argv[1:] if argv is None else argv, notes)
         if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
             raise ICLError(
                 f"unknown command {argv[0]!r}{did_you_mean(argv[0], COMMANDS)}; the commands are {', '.join(COMMANDS)}"
@@ -177,6 +178,8 @@ def main(argv=None) -> int:
             parser.print_help()
             return 2
         check_output_options(args)
+        for note in notes:
+            print(note, file=sys.stderr)
         announce = None if getattr(args, "quiet", False) else _announce
         with transaction(announce):  # every requested output file, or none
             return int(args.func(args) or 0)

@@ -296,18 +296,21 @@ def _legacy(command, argv):
     return out, notes
 
 
-def rewrite_legacy(argv) -> list:
+def rewrite_legacy(argv, notes: list | None = None) -> list:
     """``argv`` with the previous release's output spellings rewritten to the convention,
-    each with a deprecation note on stderr (they will be removed in the next release)."""
+    each with a deprecation note on stderr (they will be removed in the next release).
+    With a list ``notes`` the note lines are appended to it instead of printed (the command
+    line prints them once the arguments are accepted: a refusal stays one line)."""
     argv = list(argv)
     if not argv or argv[0].startswith("-"):
         return argv
-    rest, notes = _legacy(argv[0], argv[1:])
-    for note in notes:
-        print(
-            f"icl-symbolic: note: deprecated: {note}; the old spelling will be removed in the next release",
-            file=sys.stderr,
-        )
+    rest, found = _legacy(argv[0], argv[1:])
+    for note in found:
+        line = f"icl-symbolic: note: deprecated: {note}; the old spelling will be removed in the next release"
+        if notes is None:
+            print(line, file=sys.stderr)
+        else:
+            notes.append(line)
     return [argv[0]] + rest
 
 

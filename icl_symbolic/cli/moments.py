@@ -15,6 +15,7 @@ from icl_symbolic.api.moments import (
     conditional_moments,
     finite_ell_gaps,
     leading_order,
+    mc_estimate,
     mc_moments,
     plot_finite_ell,
 )
@@ -30,6 +31,7 @@ from icl_symbolic.cli._args import (
     document,
     emit_json,
     epilog,
+    progress_printer,
     save_figure,
     write_text,
 )
@@ -39,11 +41,6 @@ JSON_KEYS = ("E_y2", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s2")
 #: The table rows (the JSON keys plus the other coefficients of Lemma 1).
 TABLE_KEYS = ("E_y2", "E_yx", "E_u", "E_uuT_I", "E_uuT_w", "E_us", "E_s", "E_s2", "E_yH_ww", "E_yH_w")
 DEFAULT_SEED = 20261129
-
-
-#: Monte-Carlo limits (docs/limits.md)
-MAX_PROMPT_BYTES = 2 * 10**9
-MAX_MC_WORK = 10**12
 
 
 def register(subparsers) -> None:
@@ -98,21 +95,10 @@ def _check_args(args):
         raise ICLError(f"--mc must be between 2 and 10^9 prompts, got {args.mc}")
     if args.seed < 0:
         raise ICLError(f"--seed must be >= 0, got {args.seed}")
-    if args.mc is not None:
-        # one prompt is an ell x d float64 array; the draws cost ~ mc * ell * d operations
-        mem = 8 * args.ell * args.d
-        if mem > MAX_PROMPT_BYTES:
-            raise ICLError(
-                f"--mc: one prompt of ell x d = {args.ell} x {args.d} needs {mem / 1e9:.3g} GB "
-                f"(limit {MAX_PROMPT_BYTES / 1e9:g} GB, see docs/limits.md)"
-            )
-        work = args.mc * args.ell * args.d
-        if work > MAX_MC_WORK:
-            raise ICLError(
-                f"--mc: {args.mc} prompts of ell x d = {args.ell} x {args.d} is ~{work:.2g} "
-                f"operations (limit {MAX_MC_WORK:.0e}, see docs/limits.md)"
-            )
     check_output_paths(args)
+    if args.mc is not None:
+        # refused past the documented limits (one line), else announced when long, before any work
+        mc_estimate(args.d, args.ell, args.mc, args.expr).announce(progress_printer(args.quiet))
 
 
 def _task(d, omega, seed):
@@ -142,7 +128,8 @@ def compute(args) -> dict:
             w,
             args.mc,
             rng,
-            progress=not args.quiet and args.mc * args.ell * args.d > 5 * 10**7,
+            progress=progress_printer(args.quiet),
+            announce=False,
         )
     return out
 

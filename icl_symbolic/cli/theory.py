@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import csv
 import io as _io
-import math
 import sys
-import time
 
 import numpy as np
 
@@ -118,20 +116,6 @@ def _needs_d(spec) -> bool:
     return str(spec).strip().lower() != "identity" and not _is_npy(spec)
 
 
-def _progress_printer(n, quiet):
-    if n < 400 or quiet:
-        return None
-    state = {"t": time.monotonic()}
-
-    def progress(i, total):
-        now = time.monotonic()
-        if i == total or now - state["t"] > 1.0:
-            state["t"] = now
-            print(f"theory: {i}/{total} points", file=sys.stderr, flush=True)
-
-    return progress
-
-
 def run(args) -> int:
 
     _check_args(args)
@@ -142,7 +126,6 @@ def run(args) -> int:
     specs = [args.ctrain] + ([args.ctest] if args.ctest is not None else [])
     if d is None and any(_needs_d(sp) for sp in specs) and not any(_is_npy(sp) for sp in specs):
         d = defaults.D  # a .npy file sets d for a named family next to it
-    n = math.prod(g.size for g in grids.values())
     # the grid's size and the covariances are checked (one-line errors) before anything is computed
     cv, warnings = theory_sweep(
         args.expr,
@@ -151,7 +134,7 @@ def run(args) -> int:
         d=d,
         digits=args.digits,
         error=args.error,
-        progress=_progress_printer(n, args.quiet),
+        progress=progress_printer(args.quiet),
         moments_progress=progress_printer(args.quiet),
         **grids,
     )

@@ -28,6 +28,7 @@ The limits themselves (:data:`icl_symbolic.engine.expr.MAX_DEGREE`,
 
 from __future__ import annotations
 
+import time
 from math import comb
 
 import sympy
@@ -118,3 +119,146 @@ def composed_hermite_cost(m: int, x) -> tuple[int, int]:
     for j in range(m, -1, -2):
         terms = _cap(terms + (comb(t + j - 1, j) if t < 10_000 else CAP))
     return m * d, terms
+
+
+# ---------------------------------------------------------------------------
+# Time estimates: every command says what its work will take before it starts
+# ---------------------------------------------------------------------------
+#: an estimate above this many seconds is printed (one stderr line) and the work shows progress
+ANNOUNCE_SECONDS = 3.0
+#: at most one progress line per this many seconds
+PROGRESS_EVERY = 5.0
+
+#: Seconds per unit of work (wall clock), measured on the shared 2-core machine of the project
+#: (x86_64, one BLAS thread, load average 6-7 from other jobs: a quiet machine is about twice
+#: as fast) on 2026-12-02 by ``python benchmarks/bench_limits.py --calibrate``, which times
+#: small instances of each kind of work and prints this table to paste here (docs/limits.md,
+#: "Announced work").  The estimates are meant to be right within a factor of about 2.
+SECONDS_PER = {
+    # coeffs, exact path with kinks: one unit of gauss.exact_work (an interval x (degree + M + 1)
+    # closed-form integrals), the simplification of a_0..a_M and E[f^2] included
+    "exact_unit": 1.9e-2,
+    # theory: one grid point of Result 1 (validation included), identity covariances
+    "theory_point": 9.1e-4,
+    # theory: one grid point per eigenvalue of a non-identity covariance
+    "theory_point_eig": 8.2e-7,
+    # moments --mc: one prompt entry (ell x d per prompt: sampling and the estimators)
+    "mc_entry": 3.0e-8,
+    # simulate, one seed: a fixed part (teacher tables, the exact test functional), one context
+    # token drawn (the sampler), one flop of the training solve (simulation.cost_flops)
+    "sim_seed": 0.74,
+    "sim_draw": 7.7e-8,
+    "sim_flop": 6.2e-11,
+}
+
+
+def duration(seconds: float) -> str:
+    """``2 min 10 s``, ``1 h 05 min``, ``3.4 s``, ``12 d 3 h``: a duration as a person reads it.
+
+    >>> duration(130), duration(3.44), duration(3900), duration(86400 * 12.2), duration(0.05)
+    ('2 min 10 s', '3.4 s', '1 h 05 min', '12 d 5 h', '0.05 s')
+    """
+    s = float(seconds)
+    if s != s or s == float("inf"):
+        return "unbounded"
+    if s < 1:
+        return f"{s:.2g} s"
+    if s < 10:
+        return f"{s:.1f} s"
+    if s < 60:
+        return f"{s:.0f} s"
+    if s < 3600:
+        m, r = divmod(int(round(s)), 60)
+        return f"{m} min {r} s"
+    if s < 86400:
+        h, r = divmod(int(round(s / 60)), 60)
+        return f"{h} h {r:02d} min"
+    d, r = divmod(int(round(s / 3600)), 24)
+    return f"{d} d {r} h"
+
+
+class Estimate:
+    """What a piece of work will cost: ``seconds`` (from :data:`SECONDS_PER` or a measurement),
+    the ``work`` in its own ``unit`` (flops, prompt entries, integrals, ...), ``what`` it is and
+    the option(s) that ``reduce`` it.
+
+    >>> e = Estimate(130.0, 1.2e9, "flops", "simulate: 10 seeds", "--seeds")
+    >>> e.line()
+    'simulate: 10 seeds: estimated 2 min 10 s (1.2e+09 flops); progress below (shorter: --seeds)'
+    """
+
+    __slots__ = ("seconds", "work", "unit", "what", "reduce")
+
+    def __init__(self, seconds: float, work: float, unit: str, what: str, reduce: str):
+        self.seconds, self.work, self.unit, self.what, self.reduce = float(seconds), work, unit, what, reduce
+
+    def __repr__(self) -> str:
+        return f"Estimate({self.what!r}, {duration(self.seconds)}, {self.work:.3g} {self.unit})"
+
+    @property
+    def long(self) -> bool:
+        """True when the work is worth announcing (more than :data:`ANNOUNCE_SECONDS`)."""
+        return self.seconds > ANNOUNCE_SECONDS
+
+    def line(self) -> str:
+        """The one stderr line printed before long work starts."""
+        return (
+            f"{self.what}: estimated {duration(self.seconds)} ({self.work:.2g} {self.unit}); "
+            f"progress below (shorter: {self.reduce})"
+        )
+
+    def refusal(self, limit: str) -> str:
+        """The one-line refusal of work past a documented maximum (docs/limits.md)."""
+        return (
+            f"{self.what}: ~{self.work:.2g} {self.unit}, estimated {duration(self.seconds)}; "
+            f"limit {limit} (see docs/limits.md; shorter: {self.reduce})"
+        )
+
+    def announce(self, say) -> bool:
+        """Print :meth:`line` through ``say`` when the work is long; True when printed."""
+        if say is not None and self.long:
+            say(self.line())
+            return True
+        return False
+
+
+class Progress:
+    """Progress lines with an ETA, at most one per :data:`PROGRESS_EVERY` seconds.
+
+    ``update(done, total)`` reports ``done`` of ``total`` units (any unit; the ETA is the time
+    so far extrapolated linearly).  Quiet while the work is short: a line is printed only once
+    an announced estimate was above :data:`ANNOUNCE_SECONDS` (``announced=True``) or once the
+    work has run that long anyway.  ``say=None`` (``--quiet``) prints nothing.
+    """
+
+    def __init__(self, say, what: str, total: float = 1.0, announced: bool = False, unit: str = ""):
+        self.say, self.what, self.total, self.unit = say, what, float(total), unit
+        self.announced = announced
+        self.t0 = time.monotonic()
+        self.last = self.t0
+
+    def update(self, done: float, total: float | None = None) -> None:
+        if self.say is None:
+            return
+        if total is not None:
+            self.total = float(total)
+        now = time.monotonic()
+        elapsed = now - self.t0
+        finished = done >= self.total
+        if not self.announced and elapsed < ANNOUNCE_SECONDS:
+            return
+        if not finished and now - self.last < PROGRESS_EVERY:
+            return
+        self.last = now
+        frac = min(max(done / self.total, 0.0), 1.0) if self.total > 0 else 1.0
+        count = f" ({done:.0f}/{self.total:.0f}{' ' + self.unit if self.unit else ''})" if self.unit else ""
+        if finished:
+            self.say(f"{self.what}: done{count} in {duration(elapsed)}")
+            return
+        eta = elapsed / frac * (1 - frac) if frac > 0 else float("inf")
+        self.say(f"{self.what}: {100 * frac:.0f}%{count} after {duration(elapsed)}, about {duration(eta)} left")
+
+
+def announced(say, estimate: Estimate, total: float = 1.0, unit: str = "") -> Progress:
+    """Announce ``estimate`` through ``say`` (when long) and return the :class:`Progress` of that work."""
+    return Progress(say, estimate.what, total, estimate.announce(say), unit)

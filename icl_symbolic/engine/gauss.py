@@ -65,7 +65,7 @@ import sympy
 from mpmath.calculus.quadrature import TanhSinh
 
 from icl_symbolic.core.caches import memoize
-from icl_symbolic.core.cost import expand_terms, poly_degree
+from icl_symbolic.core.cost import Estimate, announced, expand_terms, poly_degree
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.core.values import Value, certified_digits
 from icl_symbolic.engine import scales
@@ -95,6 +95,7 @@ __all__ = [
     "check_panels",
     "exact_expectation",
     "exact_moments",
+    "exact_work",
     "mp_expect_vector",
     "mp_value",
     "check_integrable",
@@ -465,69 +466,112 @@ def _piecewise_polynomial(e) -> bool:
     return True
 
 
-def exact_moments(F, M=0, omega=1, bps=None):
+def _split_kinks(F, M, bps):
+    """(smooth part, [(kinky term, its breakpoints)], work) of F for :func:`exact_moments`.
+
+    Terms free of kinks are integrated over the whole line (so that erf(g) + abs(g)
+    does not put erf on half-lines); by linearity each kinky term is split at its own
+    breakpoints only (300 terms abs(g - k/100) give 600 intervals, not 300 x 301).
+    ``work`` counts (interval x (degree + M + 1)) closed-form integrals: the cost model of
+    the exact path (:data:`MAX_EXACT_WORK`; ``cost.SECONDS_PER["exact_unit"]``).
+    """
+    kinky = (sympy.Abs, sympy.sign, sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise)
+    smooth_part, kink_part = sympy.S.Zero, sympy.S.Zero
+    for t in sympy.Add.make_args(F):
+        if t.has(*kinky):
+            kink_part += t
+        else:
+            smooth_part += t
+    if kink_part == 0:
+        return smooth_part, [], 0
+    groups = (
+        [(kink_part, tuple(bps))]
+        if len(sympy.Add.make_args(kink_part)) == 1
+        else [(t, breakpoints_of(t)) for t in sympy.Add.make_args(kink_part)]
+    )
+    work = 0
+    for t, tb in groups:
+        per_piece = (poly_degree(t) + M + 1) if _piecewise_polynomial(t) else expand_terms(t, trig=2) * (M + 1)
+        work += (len(tb) + 1) * per_piece
+    return smooth_part, groups, work
+
+
+def _exact_input(F, omega, bps):
+    F = parse_expr(F) if isinstance(F, str) else sympy.S(F)  # never sympify a raw string
+    F, omega = _prepared(ae_simplify(F), omega)
+    if bps is None:
+        bps = breakpoints_of(F)
+    elif omega != 1:
+        bps = tuple(sympy.nsimplify(b) / sympy.sqrt(omega) for b in bps)
+    return F, bps
+
+
+def exact_work(F, M=0, omega=1) -> int:
+    """The number of closed-form integrals of the kink split of :func:`exact_moments` (0 without
+    kinks, or when F is outside the exact rules): what the exact path will cost, known before it runs.
+
+    >>> exact_work(sum(abs(g - sympy.Rational(k, 37)) for k in range(1, 71)), 8)
+    1260
+    """
+    try:
+        F, bps = _exact_input(F, omega, None)
+        return _split_kinks(F, M, bps)[2]
+    except (_Unsupported, KinkError, RecursionError):
+        return 0
+
+
+def _integrate_piece(acc, lo, hi, smooth, M):
+    """Append the closed forms of int_lo^hi g^j smooth(g) phi(g) dg, j = 0..M, to ``acc[j]``."""
+    if smooth == 0:
+        return
+    if smooth.is_polynomial(g) and not (smooth.free_symbols - {g}):
+        # polynomial piece: sum_k c_k int_lo^hi g^(k+j) phi (no expansion into terms)
+        p = sympy.Poly(smooth, g)
+        J = _trunc_moments(p.degree() + M, lo, hi)
+        for (k,), c in p.terms():
+            for j in range(M + 1):
+                acc[j].append(c * J[k + j])
+        return
+    for term in _terms(smooth):
+        coef, k, a, b, erfs, frac = _decompose_term(term)
+        for j in range(M + 1):
+            if frac is None:
+                acc[j].append(coef * _term_integral(k + j, a, b, erfs, lo, hi))
+            else:
+                acc[j].append(coef * _frac_integral(k + j, frac, a, b, erfs, lo, hi))
+
+
+def exact_moments(F, M=0, omega=1, bps=None, on_piece=None):
     """Closed forms of E[g^j F(g)] for j = 0..M under g ~ N(0, 1) after z = sqrt(omega) g.
 
     Returns a list of SymPy expressions, or None when F is outside the exact
     rules (then use the mpmath path).  Raises ValidityError for provably
-    divergent integrals.
+    divergent integrals.  ``on_piece(units)`` is called after each interval of the kink
+    split with its share of :func:`exact_work` (progress of a long exact integration).
 
     >>> exact_moments(sympy.sin(g), 3)
     [0, exp(-1/2), 0, 2*exp(-1/2)]
     """
-    F = parse_expr(F) if isinstance(F, str) else sympy.S(F)  # never sympify a raw string
-    F, omega = _prepared(ae_simplify(F), omega)
     try:
-        if bps is None:
-            bps = breakpoints_of(F)
-        elif omega != 1:
-            bps = tuple(sympy.nsimplify(b) / sympy.sqrt(omega) for b in bps)
-        # terms free of kinks are integrated over the whole line (so that erf(g) + abs(g)
-        # does not put erf on half-lines); the rest is split at the breakpoints
-        kinky = (sympy.Abs, sympy.sign, sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise)
-        smooth_part, kink_part = sympy.S.Zero, sympy.S.Zero
-        for t in sympy.Add.make_args(F):
-            if t.has(*kinky):
-                kink_part += t
-            else:
-                smooth_part += t
-        pieces = [(-sympy.oo, sympy.oo, smooth_part)]
-        if kink_part != 0:
-            # by linearity each kinky term is split at its own breakpoints only (300 terms
-            # abs(g - k/100) give 600 intervals, not 300 x 301)
-            groups = (
-                [(kink_part, tuple(bps))]
-                if len(sympy.Add.make_args(kink_part)) == 1
-                else [(t, breakpoints_of(t)) for t in sympy.Add.make_args(kink_part)]
-            )
-            work = 0
-            for t, tb in groups:
-                per_piece = (poly_degree(t) + M + 1) if _piecewise_polynomial(t) else expand_terms(t, trig=2) * (M + 1)
-                work += (len(tb) + 1) * per_piece
-            if work > MAX_EXACT_WORK:
-                raise _Unsupported("too many intervals x terms")
-            for t, tb in groups:
-                pieces += _regions(t, tb)
+        F, bps = _exact_input(F, omega, bps)
+        smooth_part, groups, work = _split_kinks(F, M, bps)
+        if work > MAX_EXACT_WORK:
+            raise _Unsupported("too many intervals x terms")
+        pieces = [(-sympy.oo, sympy.oo, smooth_part, 0)]
+        for t, tb in groups:
+            per = work / 2 / max(1, sum(len(b) + 1 for _, b in groups))  # half the work: the intervals
+            pieces += [(lo, hi, e, per) for lo, hi, e in _regions(t, tb)]
         acc = [[] for _ in range(M + 1)]  # summed once at the end (repeated += is quadratic)
-        for lo, hi, smooth in pieces:
-            if smooth == 0:
-                continue
-            if smooth.is_polynomial(g) and not (smooth.free_symbols - {g}):
-                # polynomial piece: sum_k c_k int_lo^hi g^(k+j) phi (no expansion into terms)
-                p = sympy.Poly(smooth, g)
-                J = _trunc_moments(p.degree() + M, lo, hi)
-                for (k,), c in p.terms():
-                    for j in range(M + 1):
-                        acc[j].append(c * J[k + j])
-                continue
-            for term in _terms(smooth):
-                coef, k, a, b, erfs, frac = _decompose_term(term)
-                for j in range(M + 1):
-                    if frac is None:
-                        acc[j].append(coef * _term_integral(k + j, a, b, erfs, lo, hi))
-                    else:
-                        acc[j].append(coef * _frac_integral(k + j, frac, a, b, erfs, lo, hi))
-        return [_finish(sympy.Add(*x)) for x in acc]
+        for lo, hi, smooth, units in pieces:
+            _integrate_piece(acc, lo, hi, smooth, M)
+            if on_piece is not None and units:
+                on_piece(units)
+        out = []
+        for x in acc:  # the other half: simplifying each sum
+            out.append(_finish(sympy.Add(*x)))
+            if on_piece is not None and work:
+                on_piece(work / 2 / (M + 1))
+        return out
     except _Unsupported:
         return None
     except RecursionError:
@@ -750,57 +794,19 @@ def _estimate_error(rule, results, prec, eps, extra_bits):
     return mpmath.ldexp(rule.estimate_error(rs, prec, mpmath.ldexp(eps, extra_bits)), -extra_bits)
 
 
-#: a quadrature running longer than this announces itself and reports progress with an ETA
-ANNOUNCE_SECONDS = 3.0
 #: CPU time of a pass over the time of its integrand calls alone (tanh at 200 digits, He_200 tanh)
 NODE_OVERHEAD = 3
-#: at most one progress line per this many seconds
-PROGRESS_EVERY = 5.0
-
-
-class PanelProgress:
-    """Progress of the two tanh-sinh passes, panel by panel, with an ETA measured as it goes.
-
-    Quiet for quick integrals; once :data:`ANNOUNCE_SECONDS` have passed it prints
-    (through ``say``) what is being computed and then, every :data:`PROGRESS_EVERY`
-    seconds, the panels done and the time left, extrapolated from the time per
-    panel so far (the second pass, at 10 more digits, is counted 1.5 times).
-    """
-
-    def __init__(self, say, label, panels, digits):
-        self.say, self.label, self.panels, self.digits = say, label, panels, digits
-        self.t0 = time.monotonic()
-        self.last = None
-        self.done = 0.0
-        self.total = 2.5 * panels
-
-    def panel(self, pass_index):
-        self.done += 1.0 if pass_index == 0 else 1.5
-        now = time.monotonic()
-        elapsed = now - self.t0
-        if self.say is None or elapsed < ANNOUNCE_SECONDS:
-            return
-        if self.last is None:
-            self.say(
-                f"E[{self.label}]: quadrature at {self.digits} digits on {self.panels} panels, two passes "
-                "(use --digits, --M or fewer kinks to make it shorter)"
-            )
-        if self.last is None or now - self.last >= PROGRESS_EVERY:
-            self.last = now
-            eta = elapsed / self.done * (self.total - self.done)
-            self.say(
-                f"E[{self.label}]: {100 * self.done / self.total:.0f}% after {elapsed:.0f} s, about {eta:.0f} s left"
-            )
 
 
 def _announce_estimate(fs, n, omega, digits, breakpoints, fixed, extra_bits, say, label):
-    """Say, before starting, how long the two passes may take when that is more than a few seconds.
+    """The :class:`~icl_symbolic.core.cost.Progress` of the two passes, after saying, before they
+    start, how long they may take when that is more than a few seconds.
 
     The cost of one node (the integrands, times the weight) is measured at the
     second pass's precision on a few points; the estimate is that times the
     worst-case node count (every panel to the rule's last level, both passes),
     times :data:`NODE_OVERHEAD` (node generation, the fixed-point sums).  It is
-    rough: smooth panels stop earlier, a busy machine runs slower.
+    an upper estimate: smooth panels stop earlier; a busy machine runs slower.
     """
     dps = digits + 20
     with mpmath.workdps(dps):
@@ -817,13 +823,16 @@ def _announce_estimate(fs, n, omega, digits, breakpoints, fixed, extra_bits, say
             except Exception:  # the real pass reports errors; the estimate just skips the point
                 pass
         per_node = (time.perf_counter() - t0) / len(xs)
-    seconds = NODE_OVERHEAD * per_node * nodes * panels * 2
-    if seconds > ANNOUNCE_SECONDS:
-        say(
-            f"E[{label}]: {digits} digits on {panels} panels; estimated up to {seconds:.0f} s "
-            f"({panels} panels x up to {nodes} nodes x 2 passes, {per_node * 1e3:.2g} ms per node); "
-            "--digits (or --M, fewer kinks) makes it shorter"
-        )
+    evaluations = nodes * panels * 2
+    est = Estimate(
+        NODE_OVERHEAD * per_node * evaluations,
+        evaluations,
+        f"integrand evaluations at {per_node * 1e3:.2g} ms",
+        f"E[{label}]: quadrature at {digits} digits on {panels} panels, two passes",
+        "fewer --digits, a smaller --M, fewer kinks",
+    )
+    # the second pass, at 10 more digits, is counted 1.5 times
+    return announced(say, est, total=2.5 * panels)
 
 
 def _vector_pass(fscaled, n, points, dps, density, fixed=False, far=None, extra_bits=0, on_panel=None):
@@ -907,7 +916,7 @@ def mp_expect_vector(
     it is ``fvec(z, s, Q)`` returning integers ``s * F_i(z) * 2**Q`` (see
     :func:`_vector_pass`; ``extra_bits`` more fractional bits, from :func:`magnitude_bits`).
     ``progress``: a callable taking one line; long integrals report through it
-    (:class:`PanelProgress`).
+    (:class:`~icl_symbolic.core.cost.Progress`).
 
     Returns a list of ``(value, abs_err, certified_digits)``; ``abs_err`` is the
     larger of mpmath's error estimate and the difference between the runs at
@@ -920,14 +929,20 @@ def mp_expect_vector(
     fs = fvec if scaled else (lambda x, s: [s * v for v in fvec(x)])
     watch = None
     if progress is not None:
-        _announce_estimate(fs, n, omega, digits, breakpoints, fixed, extra_bits, progress, label)
+        watch = _announce_estimate(fs, n, omega, digits, breakpoints, fixed, extra_bits, progress, label)
+    done = [0.0]
+
+    def on_panel(pass_index):
+        done[0] += 1.0 if pass_index == 0 else 1.5
+        if watch is not None:
+            watch.update(done[0])
+
     for pass_index, extra in enumerate((10, 20)):
         dps = digits + extra
         with mpmath.workdps(dps):
             om = mpmath.mpf(str(sympy.N(to_rational(omega), dps + 5)))
             norm = 1 / mpmath.sqrt(2 * mpmath.pi * om)
             pts = _points(breakpoints, om)
-            watch = watch or PanelProgress(progress, label, len(pts) - 1, digits)
 
             def density(t, om=om, norm=norm):
                 return mpmath.exp(-t * t / (2 * om)) * norm
@@ -942,7 +957,7 @@ def mp_expect_vector(
                     fixed=fixed,
                     far=64 * mpmath.sqrt(om),
                     extra_bits=extra_bits,
-                    on_panel=lambda i=pass_index: watch.panel(i),
+                    on_panel=lambda i=pass_index: on_panel(i),
                 )
             )
     (v1, e1), (v2, e2) = runs

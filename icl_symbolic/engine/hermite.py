@@ -40,6 +40,7 @@ import sympy
 from mpmath.libmp import to_fixed
 
 from icl_symbolic._version import __version__
+from icl_symbolic.core.cost import SECONDS_PER, Estimate, announced
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.core.values import Value, bound_arithmetic, certified_digits, combine_exact
 from icl_symbolic.engine.expr import MAX_HERMITE_ORDER, Teacher, g, teacher
@@ -48,6 +49,7 @@ from icl_symbolic.engine.gauss import (
     check_integrable,
     exact_expectation,
     exact_moments,
+    exact_work,
     magnitude_bits,
     mp_expect_vector,
     mp_value,
@@ -72,6 +74,10 @@ PAPER = "arXiv:2610.10761, Sec. 2, Eq. (2) p. 2 and Eq. (8) p. 3"
 # ---------------------------------------------------------------------------
 
 
+#: a product of two closed forms is kept exact only while it has at most this many terms
+MAX_DERIVED_TERMS = 500
+
+
 class _Q:
     """A number with an absolute error bound and, when available, its closed form; its arithmetic is
     :func:`icl_symbolic.core.values.bound_arithmetic` (the bounds of :class:`Value`) and, on closed
@@ -82,12 +88,27 @@ class _Q:
 
     @classmethod
     def of(cls, v: Value):
-        return cls(mpmath.mpf(v.value), mpmath.mpf(v.abs_err or 0), v.exact if v.method == "exact" else None)
+        val = mpmath.mpf(v.value)
+        if v.method == "exact":
+            # Value.from_exact evaluates to digits + 5 significant digits: the bound used when the
+            # closed form is dropped (_ex) and the number is carried on in mpmath
+            return cls(val, abs(val) * mpmath.mpf(10) ** -((v.digits or 15) + 4), v.exact)
+        return cls(val, mpmath.mpf(v.abs_err or 0), None)
 
     def _op(self, o, op: str) -> "_Q":
         val, err = bound_arithmetic(op, self.val, self.err, o.val, o.err)
-        both = self.exact is not None and o.exact is not None
-        return _Q(val, err, sympy.expand(combine_exact(op, self.exact, o.exact)) if both else None)
+        return _Q(val, err, self._ex(o, op))
+
+    def _ex(self, other, op: str):
+        if self.exact is not None and other.exact is not None:
+            n = len(sympy.Add.make_args(self.exact)) * len(sympy.Add.make_args(other.exact))
+            if n > MAX_DERIVED_TERMS:
+                # a1^2 of a 280-term closed form (70 kinks) expands into 78 400 terms, for every
+                # a_m of the Parseval sum: minutes of SymPy for a form nobody reads; the number is
+                # carried on in mpmath with the bound of its evaluation instead
+                return None
+            return sympy.expand(combine_exact(op, self.exact, other.exact))
+        return None
 
     def __add__(self, o):
         return self._op(o, "+")
@@ -396,16 +417,41 @@ def hermite_coeffs(f, M: int = 8, rho=0, digits: int = 30, exact: bool = True, *
     M_out, M = M, max(M, 1)  # a1 is always computed (needed for Eq. 8)
     a_vals = E_f2 = None
     if exact and T.expr is not None:
-        mom = exact_moments(T.expr, M)
+        # the exact path with kinks: its work is counted before it starts (gauss.exact_work) and a
+        # long one is announced with its estimate, then reports its progress (cost.Progress)
+        work = exact_work(T.expr, M)
+        watch = None
+        if work:
+            est = Estimate(
+                work * SECONDS_PER["exact_unit"],
+                work,
+                "closed-form integrals",
+                f"E[f h_m, m <= {M}] in closed form, split at the kinks",
+                "a smaller --M, fewer kinks",
+            )
+            watch = announced(progress, est, total=1.5 * work)
+        done = [0.0]
+
+        def step(units):
+            done[0] += units
+            if watch is not None:
+                watch.update(done[0])
+
+        mom = exact_moments(T.expr, M, on_piece=step if watch is not None else None)
         if mom is not None:
             rows = _hermite_matrix(M)
-            a_vals = [
-                Value.from_exact(_simplify(sum(c * mu for c, mu in zip(row, mom))), digits, note=f"a_{m} = E[f h_{m}]")
-                for m, row in enumerate(rows)
-            ]
+            a_vals = []
+            for m, row in enumerate(rows):
+                a_vals.append(
+                    Value.from_exact(
+                        _simplify(sum(c * mu for c, mu in zip(row, mom))), digits, note=f"a_{m} = E[f h_{m}]"
+                    )
+                )
+                step(0.4 * work / (M + 1))
         ef2 = exact_expectation(T.expr**2)
         if ef2 is not None:
             E_f2 = Value.from_exact(_simplify(ef2), digits, note="E[f^2]")
+        step(0.1 * work)
     if a_vals is None or E_f2 is None:
         res = _mp_coefficients(T, M, digits, need_f2=E_f2 is None, progress=progress)
         cap = callable_digits(T)

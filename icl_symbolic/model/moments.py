@@ -58,6 +58,7 @@ import sympy
 from sympy.printing.numpy import NumPyPrinter
 
 from icl_symbolic.core.caches import memoize, store
+from icl_symbolic.core.cost import SECONDS_PER, Estimate, Progress, announced
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.propagation import evaluate_at
 from icl_symbolic.core.stats import sample_se
@@ -837,6 +838,40 @@ def finite_ell_gaps(
 
 #: Prompts per block in :func:`mc_moments` are about this many floats / (ell d).
 MC_BLOCK_FLOATS = 1 << 23
+#: Monte-Carlo limits (docs/limits.md): one prompt's bytes (8 ell d), and the draws' work (n ell d)
+MAX_PROMPT_BYTES = 2 * 10**9
+MAX_MC_WORK = 10**12
+
+
+def mc_estimate(d: int, ell: int, n: int, f=None) -> Estimate:
+    """What :func:`mc_moments` with ``n`` prompts of ell x d costs (``cost.SECONDS_PER["mc_entry"]``
+    per prompt entry: sampling and the estimators); refused, with the estimate, past
+    :data:`MAX_PROMPT_BYTES` or :data:`MAX_MC_WORK`.  With the teacher ``f``, it is parsed and
+    checked first (a bad expression is refused before a long run is announced).
+
+    >>> mc_estimate(1000, 1000, 10**6).work
+    1000000000000
+    """
+    if f is not None:
+        teacher(f)
+    d, ell, n = int(d), int(ell), int(n)
+    work = n * ell * d
+    est = Estimate(
+        work * SECONDS_PER["mc_entry"],
+        work,
+        "prompt entries",
+        f"Monte Carlo: {n} prompts of ell x d = {ell} x {d}",
+        "a smaller --mc, --ell or --d",
+    )
+    mem = 8 * ell * d
+    if mem > MAX_PROMPT_BYTES:
+        raise ICLError(
+            f"--mc: one prompt of ell x d = {ell} x {d} needs {mem / 1e9:.3g} GB "
+            f"(limit {MAX_PROMPT_BYTES / 1e9:g} GB, see docs/limits.md)"
+        )
+    if work > MAX_MC_WORK:
+        raise ICLError("--mc: " + est.refusal(f"{MAX_MC_WORK:.0e} prompt entries (n ell d)"))
+    return est
 
 
 def rng_and_seeds(rng):
@@ -900,7 +935,7 @@ def mc_estimators(P, w) -> dict:
     return out
 
 
-def mc_moments(f, rho, d, ell, w, n, rng, progress: bool = False) -> dict:
+def mc_moments(f, rho, d, ell, w, n, rng, progress=None, announce: bool = True) -> dict:
     """Monte-Carlo estimates of the conditional moments for the fixed task w.
 
     Prompts come from :func:`icl_symbolic.model.prompts.sample_prompts` (the direct
@@ -916,8 +951,13 @@ def mc_moments(f, rho, d, ell, w, n, rng, progress: bool = False) -> dict:
     n : int
         Number of prompts.
     rng : numpy.random.Generator or int seed
-    progress : bool
-        Print progress to stderr.
+    progress : callable or bool, optional
+        A callable taking one line: a run estimated above a few seconds (:func:`mc_estimate`)
+        is announced there before the first prompt, then reports its progress with an ETA.
+        ``True`` prints those lines to stderr.
+    announce : bool
+        False when the caller has already printed the estimate (``moments`` does, before the
+        exact moments are computed); progress is then reported from the start.
 
     Returns
     -------
@@ -942,7 +982,12 @@ def mc_moments(f, rho, d, ell, w, n, rng, progress: bool = False) -> dict:
         raise ICLError(f"number of Monte-Carlo prompts must be an integer >= 2, got {n}")
     rho_value = float(rho) if not isinstance(rho, str) else float(to_rational(rho, "rho"))
     n, ell_i = int(n), int(ell)
-    block = max(1, MC_BLOCK_FLOATS // (ell_i * int(d)))
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if progress is True else (progress or None)
+    est = mc_estimate(d, ell_i, n)
+    watch = (
+        announced(say, est, total=n, unit="prompts") if announce else Progress(say, est.what, n, est.long, "prompts")
+    )
+    block = max(1, MC_BLOCK_FLOATS // (ell_i * int(d)))  # about 8e6 floats: progress after each block
     acc = _Accumulator()
     done = 0
     while done < n:
@@ -950,8 +995,7 @@ def mc_moments(f, rho, d, ell, w, n, rng, progress: bool = False) -> dict:
         P = sample_prompts(t.numpy, np.broadcast_to(w, (m, w.shape[0])), ell_i, rho_value, gen)
         acc.add(mc_estimators(P, w))
         done += m
-        if progress:
-            print(f"mc_moments: {done}/{n} prompts", file=sys.stderr, flush=True)
+        watch.update(done)
     out = {}
     for k in COEFFICIENTS:
         if k in acc.mean:

@@ -28,6 +28,7 @@ import math
 import os
 import stat
 import tempfile
+import unicodedata
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -103,7 +104,7 @@ def check_output_path(path, option: str = "output", suffixes=None) -> Path:
     icl_symbolic.core.errors.ICLError: --csv: '/tmp' is a directory
     """
     text = str(path)
-    _check_name(text, option)
+    check_name(text, option)
     if not text or text.endswith(os.sep):
         raise ICLError(f"{option}: {text!r} is a directory name, not a file")
     p = Path(text)
@@ -126,9 +127,18 @@ def check_output_path(path, option: str = "output", suffixes=None) -> Path:
     return p
 
 
-def _check_name(text: str, option: str) -> None:
-    """ICLError for a file name with control characters (a newline in a name breaks every log)."""
-    bad = [c for c in text if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0]
+#: bidirectional-text controls: they make a name display as another (``a\u202egpj.json``)
+_BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)}
+
+
+def check_name(text: str, option: str) -> None:
+    """ICLError for a file name with control characters: C0/C1 controls and DEL (a newline in a
+    name breaks every log), the Unicode line and paragraph separators, and bidirectional controls."""
+    bad = [
+        c
+        for c in text
+        if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or unicodedata.category(c) in ("Zl", "Zp") or c in _BIDI
+    ]
     if bad:
         raise ICLError(f"{option}: {text!r} contains a control character ({bad[0]!r}); refusing it as a file name")
 
@@ -141,7 +151,7 @@ def check_output_folder(path, option: str = "--out") -> Path:
     :func:`atomic_path`, so its nearest existing ancestor must be a writable folder.
     """
     text = str(path)
-    _check_name(text, option)
+    check_name(text, option)
     if not text:
         raise ICLError(f"{option}: empty folder name")
     p = Path(text)

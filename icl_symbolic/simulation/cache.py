@@ -33,6 +33,7 @@ from pathlib import Path
 from icl_symbolic._version import __version__
 from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.output.io import check_name
 
 #: Modules whose source determines a simulated number (digested into every key).
 SIMULATOR_MODULES = (
@@ -83,6 +84,7 @@ class SeedCache:
     """
 
     def __init__(self, folder):
+        check_name(str(folder), "--cache")  # a control character in a folder name: refused, nothing created
         self.folder = Path(folder)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)

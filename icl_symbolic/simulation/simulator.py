@@ -65,6 +65,7 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import blas, lapack
 
+from icl_symbolic.core.cost import SECONDS_PER, Estimate, announced
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import check_jobs, concurrent_runs, map_sweep, resolve_scheduler
 from icl_symbolic.core.stats import sample_se, seed_mean_se
@@ -1001,6 +1002,32 @@ ANNOUNCE_BYTES = 1 << 30
 ANNOUNCE_DRAWS = 10**9
 
 
+def seed_cost(sz: Sizes, solver: str = "auto", n_test: int = DEFAULT_N_TEST, lam: float = 0.0) -> tuple:
+    """``(seconds, flops, draws)`` of one seed: the context tokens drawn (training prompts, their
+    tasks, the test prompts), the training solve's flops (:func:`cost_flops` of the solver ``auto``
+    picks) and a fixed part (the teacher's tables, the exact test functional), each with its
+    measured constant ``cost.SECONDS_PER`` (``sim_draw``, ``sim_flop``, ``sim_seed``)."""
+    draws = sz.n * (sz.ell + sz.k + 2) + n_test * (sz.ell + 2)
+    flops = cost_flops(sz, choose_solver(sz, solver, lam), lam)
+    seconds = SECONDS_PER["sim_seed"] + draws * SECONDS_PER["sim_draw"] + flops * SECONDS_PER["sim_flop"]
+    return seconds, flops, draws
+
+
+def run_estimate(plans, jobs: int = 1, scheduler: str | None = None) -> Estimate:
+    """What a list of planned simulations costs: the sum of :func:`seed_cost` over every
+    (simulation, seed), divided by the runs that go on at once here."""
+    seconds = flops = draws = 0.0
+    seeds = 0
+    for pl in plans:
+        s, fl, dr = seed_cost(pl["sz"], pl["solver"], pl["n_test"], pl["lam"])
+        n = len(pl["seeds"])
+        seconds, flops, draws, seeds = seconds + s * n, flops + fl * n, draws + dr * n, seeds + n
+    at_once = concurrent_runs(jobs, seeds, scheduler)
+    what = f"simulate: {seeds} seed run(s)" + (f" on {at_once} processes" if at_once > 1 else "")
+    unit = f"context tokens drawn, {flops:.2g} flops of training"
+    return Estimate(seconds / at_once, draws, unit, what, "fewer --seeds, a smaller --d, --alpha or --tau")
+
+
 def simulate_many(
     specs: Sequence[dict], jobs: int = 1, scheduler: str | None = None, progress: Callable[[str], None] | None = None
 ) -> list:
@@ -1059,9 +1086,17 @@ def simulate_many(
                     pl["convention"],
                 )
             )
+    # the time, estimated from the cost model before the first seed, then progress with an ETA
+    watch = announced(progress, run_estimate(plans, jobs, address), total=len(tasks), unit="seed runs")
     t_start = time.monotonic()
     runs = map_sweep(
-        _run_seed, tasks, jobs=jobs, scheduler=address, progress=None if serial else progress, label="seed run"
+        _run_seed,
+        tasks,
+        jobs=jobs,
+        scheduler=address,
+        progress=None if serial else progress,
+        label="seed run",
+        on_item=lambda i, _: watch.update(i + 1),
     )
     seconds = time.monotonic() - t_start
     out, at = [], 0

@@ -1,0 +1,187 @@
+"""Bounded work is announced: every long command refuses or prints its estimate first.
+
+Every long command of the issue (``tests/_long_commands.py``, the one list) must, within a few
+seconds, either exit 2 with one refusal line or print its estimate line on stderr
+(``...: estimated 2 min 10 s (...); progress below (shorter: ...)``); the test kills it then and
+does not wait for the work.  The whole list is ``slow`` (``ICL_SYMBOLIC_XSLOW=1``; also
+``benchmarks/bench_limits.py --announce``, recorded in docs/benchmarks.md); a fast subset runs
+in the default test run.  The unit tests below pin the cost model and the progress lines.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import mpmath
+import numpy as np
+import pytest
+import sympy
+
+from icl_symbolic.cli import main
+from icl_symbolic.core import cost
+from icl_symbolic.engine.expr import teacher
+from icl_symbolic.engine.gauss import exact_work
+from icl_symbolic.engine.hermite import hermite_coeffs
+from icl_symbolic.model.moments import MAX_MC_WORK, mc_estimate, mc_moments
+from icl_symbolic.simulation import simulator
+from icl_symbolic.theory.asymptotic import MAX_POINTS, curve, sweep_estimate
+
+from _long_commands import ESTIMATE, FAST, LONG_COMMANDS, first_announcement
+
+#: seconds a command may take to print its estimate or refusal (start-up on a busy 2-core machine
+#: is 2-8 s; the issue's bound is 30 s)
+WITHIN = 25.0
+
+
+def _check(argv):
+    res = first_announcement(argv, WITHIN)
+    assert res.kind in ("estimate", "refused"), f"{argv[:2]}: {res.kind} after {res.seconds:.1f} s:\n{res.stderr}"
+    if res.kind == "refused":
+        assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+        assert "estimated" in res.stderr and "docs/limits.md" in res.stderr
+    else:
+        assert ESTIMATE.search(res.line) and "shorter:" in res.line, res.line
+    return res
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("argv", FAST, ids=lambda a: " ".join(a[:1] + a[2:])[:50])
+def test_long_commands_announce_fast_subset(argv):
+    _check(argv)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv", LONG_COMMANDS, ids=lambda a: " ".join(a[:1] + a[2:])[:50])
+def test_every_long_command_refuses_or_announces(argv):
+    _check(argv)
+
+
+def test_the_check_can_fail():
+    """A program that runs long without a word is 'silent', one that prints the line is found
+    (the checker is not vacuous)."""
+    res = first_announcement([], 1.0, program=[sys.executable, "-c", "import time; time.sleep(30)"])
+    assert res.kind == "silent" and res.stderr == ""
+    with pytest.raises(AssertionError):
+        assert res.kind in ("estimate", "refused")
+    line = cost.Estimate(50, 1, "x", "w", "r").line()
+    code = f"import sys, time; print({line!r}, file=sys.stderr, flush=True); time.sleep(30)"
+    res = first_announcement([], 10.0, program=[sys.executable, "-c", code])
+    assert res.kind == "estimate" and res.line == line and res.seconds < 10
+
+
+# -- the cost model -----------------------------------------------------------------------------
+def test_estimate_line_and_refusal_wording():
+    e = cost.Estimate(130.0, 1.2e9, "flops", "simulate: 10 seeds", "--seeds")
+    assert ESTIMATE.search(e.line()) and e.line().endswith("(shorter: --seeds)")
+    assert "estimated 2 min 10 s" in e.refusal("1e9") and "limit 1e9" in e.refusal("1e9")
+    lines = []
+    assert not cost.Estimate(0.5, 1, "x", "w", "r").announce(lines.append) and lines == []
+    assert cost.Estimate(50, 1, "x", "w", "r").announce(lines.append) and len(lines) == 1
+    assert not cost.Estimate(50, 1, "x", "w", "r").announce(None)  # --quiet
+
+
+def test_progress_has_an_eta_and_is_quiet_when_short(monkeypatch):
+    monkeypatch.setattr(cost, "PROGRESS_EVERY", 0.0)
+    lines = []
+    p = cost.Progress(lines.append, "work", total=4, announced=True, unit="items")
+    p.update(1)
+    p.update(4)
+    assert "25% (1/4 items)" in lines[0] and "left" in lines[0] and "done" in lines[-1]
+    quiet = []
+    q = cost.Progress(quiet.append, "work", total=4)  # not announced, and short: silent
+    q.update(1)
+    q.update(4)
+    assert quiet == []
+    cost.Progress(None, "work", 4, True).update(1)  # --quiet: nothing, no error
+
+
+def test_exact_path_with_many_kinks_is_counted_and_announced():
+    expr = "+".join(f"abs(g - {k}/37)" for k in range(1, 71))
+    assert exact_work(teacher(expr).expr, 8) == 70 * 2 * 9
+    assert exact_work(teacher("tanh(g)").expr, 8) == 0
+    lines = []
+    r = hermite_coeffs("+".join(f"abs(g - {k}/37)" for k in range(1, 9)), M=2, progress=lines.append)
+    assert r.a1.method == "exact"
+    assert lines == []  # 8 kinks: short, not announced
+    est = cost.Estimate(exact_work(teacher(expr).expr, 8) * cost.SECONDS_PER["exact_unit"], 1, "", "", "")
+    assert est.long  # 70 kinks at M = 8: announced
+
+
+def test_derived_closed_forms_too_long_are_carried_in_mpmath():
+    """a1^2 of a 280-term closed form was expanded into 78 400 terms (minutes, silently): the
+    product is dropped past hermite.MAX_DERIVED_TERMS and carried in mpmath with its bound."""
+    expr = "+".join(f"abs(g - {k}/37)" for k in range(1, 31))
+    r = hermite_coeffs(expr, M=2, rho="0.1", digits=20)
+    assert r.a1.method == "exact" and r.E_f2.method == "exact"
+    assert r.a1_sq.method == "mpmath" and r.rho_nonlinear.digits == 20
+    # reference: the closed forms combined by SymPy at 40 digits
+    ref = sympy.N(sympy.Rational(1, 10) + r.E_f2.exact - r.a1.exact**2, 40)
+    with mpmath.workdps(40):
+        assert abs(mpmath.mpf(str(ref)) - r.rho_nonlinear.value) <= r.rho_nonlinear.abs_err
+    assert r.rho_nonlinear.abs_err < abs(r.rho_nonlinear.value) * 1e-20
+
+
+def test_theory_sweep_estimate_enforces_the_documented_cap():
+    assert sweep_estimate(MAX_POINTS).long
+    with pytest.raises(Exception, match="estimated .*limit 1000000 points"):
+        sweep_estimate(MAX_POINTS + 1)
+    assert not sweep_estimate(400).long
+
+
+def test_theory_grid_validation_is_separable_and_keeps_the_first_failing_row():
+    """The product is validated in sum-of-sizes checks; the error is that of the first failing
+    row in product order (tau innermost), as the row-by-row loop gave."""
+    with pytest.raises(Exception, match="tau = 2e\\+09"):
+        curve(a1=0.5, rho_nonlinear=0.1, rho=0.1, alpha=[1, 2e9], tau=[1.5, 2e9])
+    with pytest.raises(Exception, match="alpha = 2e\\+09"):
+        curve(a1=0.5, rho_nonlinear=0.1, rho=0.1, alpha=[1, 2e9], tau=[1.5, 2])
+    cv = curve(a1=0.5, rho_nonlinear=0.1, rho=0.1, alpha=[1, 2], tau=[1.5, 2])
+    assert len(cv) == 4 and np.all(np.isfinite(cv.e))
+
+
+def test_theory_cli_announces_a_long_sweep(monkeypatch, capsys):
+    monkeypatch.setattr(cost, "ANNOUNCE_SECONDS", 0.0)
+    monkeypatch.setattr(cost, "PROGRESS_EVERY", 0.0)
+    assert main(["theory", "g", "--tau", "0.1:0.9:50", "--json"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert ESTIMATE.search(err[0]) and "50 points" in err[0]
+    assert "done (50/50 points)" in err[-1]
+    assert main(["theory", "g", "--tau", "0.1:0.9:50", "--json", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_mc_estimate_enforces_the_documented_cap_and_announces(monkeypatch, capsys):
+    assert mc_estimate(1000, 1000, MAX_MC_WORK // 10**6).long
+    with pytest.raises(Exception, match="estimated .*limit 1e\\+12"):
+        mc_estimate(1000, 1000, MAX_MC_WORK // 10**6 + 1)
+    monkeypatch.setattr(cost, "ANNOUNCE_SECONDS", 0.0)
+    monkeypatch.setattr(cost, "PROGRESS_EVERY", 0.0)
+    lines = []
+    mc_moments("g", 0.1, 3, 4, np.ones(3), 200, 1, progress=lines.append)
+    assert ESTIMATE.search(lines[0]) and "done (200/200 prompts)" in lines[-1]
+    # the command: a bad teacher is refused before a long run is announced
+    assert main(["moments", "tanh(g", "--mc", "1000000", "--d", "1000", "--ell", "1000"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_simulate_announces_memory_then_time_before_the_first_seed(monkeypatch):
+    lines = []
+
+    def stop(*a, **k):
+        raise KeyboardInterrupt  # the run itself is not wanted here
+
+    monkeypatch.setattr(simulator, "map_sweep", stop)
+    with pytest.raises(KeyboardInterrupt):
+        simulator.simulate_many(
+            [dict(f="tanh(g)", d=64, alpha=1e6, kappa=2, tau=2, rho=0.1, seeds=[0])], progress=lines.append
+        )
+    assert len(lines) == 2 and "GiB" in lines[0] and "--alpha" in lines[0]  # memory first
+    assert ESTIMATE.search(lines[1]) and ("estimated 1 d" in lines[1] or " h " in lines[1])
+    lines.clear()
+    with pytest.raises(KeyboardInterrupt):
+        simulator.simulate_many(
+            [dict(f="tanh(g)", d=64, alpha=2, kappa=2, tau=2, rho=0.1, seeds=range(10000))], progress=lines.append
+        )
+    assert len(lines) == 1 and ESTIMATE.search(lines[0]) and "10000 seed run(s)" in lines[0]
+    sec, flops, draws = simulator.seed_cost(simulator.sizes(64, 2, 2, 2))
+    assert 0.5 < sec < 30 and flops > 1e9 and draws > 1e6
