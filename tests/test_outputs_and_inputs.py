@@ -158,7 +158,7 @@ def test_json_is_strict():
         (["simulate", "g", "--seeds", "1e15"], "limit"),
         (["simulate", "g", "--d", "1e9"], "limit"),
         (["moments", "g", "--d", "100000", "--ell", "100000", "--mc", "10"], "GB"),
-        (["moments", "g", "--d", "1000", "--ell", "10000", "--mc", "1000000"], "operations"),
+        (["moments", "g", "--d", "1000", "--ell", "10000", "--mc", "1000000"], "prompt entries"),
         (["coeffs", "g**1e" + "9" * 5000], "exponent"),
         (["coeffs", "g+\uff13"], "unexpected character"),
     ],
