@@ -46,7 +46,7 @@ def no_work(monkeypatch):
         ("icl_symbolic.simulation.simulator", "simulate_many"),
         ("icl_symbolic.api.coeffs", "hermite_coeffs"),
         ("icl_symbolic.api.theory", "theory_sweep"),
-        ("icl_symbolic.cli.simulate", "simulate_many"),
+        ("icl_symbolic.api.simulation", "simulate_many"),
         ("icl_symbolic.cli.theory", "theory_sweep"),
         ("icl_symbolic.cli.coeffs", "hermite_coeffs"),
         ("icl_symbolic.cli.moments", "conditional_moments"),
