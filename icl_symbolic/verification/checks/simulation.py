@@ -351,8 +351,10 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     if p["error"] != "icl" and versus != "theory":
         raise ICLError(f"error = {p['error']!r} is compared with the theory only (versus = 'theory')")
     extra_ok, extra_why, extra_txt = True, "", ""
-    if versus == "theory":
-        th = float(
+
+    def theory(error):
+        """The d -> infinity theory of this setting (Result 1 / Eq. (10)) for ``error``."""
+        return float(
             e_nonlinear(
                 ftxt,
                 rho=rho_value,
@@ -363,9 +365,12 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
                 C_train=p["C_train"],
                 C_test=C_test,
                 d=max(ds),
-                error=p["error"],
+                error=error,
             ).value
         )
+
+    if versus == "theory":
+        th = theory(p["error"])
         what = {"icl": "e", "idg": "e_IDG", "gap": "e_ICL - e_IDG"}[p["error"]]
         ref, ref_note = (
             th,
@@ -422,19 +427,7 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     if versus == "other_law":
         # a difference claimed to vanish: its power is stated relative to the error itself (the
         # theory's limit), i.e. the smallest difference between the two laws' limits it would catch
-        th = float(
-            e_nonlinear(
-                ftxt,
-                rho=rho_value,
-                alpha=p["alpha"],
-                kappa=p["kappa"],
-                tau=p["tau"],
-                lam=p["lam"],
-                C_train=p["C_train"],
-                C_test=C_test,
-                d=max(ds),
-            ).value
-        )
+        th = theory("icl")
         _, mde_rel, how = detectable(computed, claimed, claim.tolerance, scale=th)
         mde_note = f"{how}; relative to the d -> infinity error {th:.6g} of either law"
     figs = []
