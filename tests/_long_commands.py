@@ -14,11 +14,22 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
 
 KINKS_70 = "+".join(f"abs(g - {k}/37)" for k in range(1, 71))
+#: the shipped example table of ``reproduce`` (docs/reproduce.md), and where killed figures would go
+_DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs")
+_TMP = os.path.join(tempfile.gettempdir(), "icl-symbolic-announce")
+REPRODUCE = [
+    "reproduce",
+    os.path.join(_DOCS, "reproduce-example.csv"),
+    *("--f", "(g^2-1)/sqrt(2)", "--alpha", "2", "--tau", "2", "--rho", "0.1", "--convention", "letey2024"),
+    *("--columns", "d=d,kappa=kappa,mean=icl_mean,spread=icl_std,runs=runs", "--seeds-per-row", "400"),
+    *("--json-out", os.path.join(_TMP, "reproduce.json")),
+]
 
 #: argv after ``icl-symbolic``; the comment says what the command does now
 LONG_COMMANDS = [
@@ -32,10 +43,19 @@ LONG_COMMANDS = [
     ["moments", "tanh(g)", "--d", "1000", "--ell", "1000", "--mc", "1000001"],  # past the cap: refused
     ["simulate", "tanh(g)", "--seeds", "10000"],  # the largest allowed --seeds: estimate, ETA per seed
     ["simulate", "tanh(g)", "--d", "64", "--alpha", "1e6", "--seeds", "1"],  # 2.5 GiB: memory, then time
+    ["simulate", "tanh(g)", "--features", "hermite:2", "--d", "16", "--seeds", "50"],  # kernel learner, ETA per seed
+    ["extrapolate", "tanh(g)", "--seeds", "20"],  # the default ladder: estimate, ETA per (d, seed)
+    ["extrapolate", "tanh(g)", "--features", "hermite:2", "--d", "8,10,12", "--seeds", "20"],  # kernel ladder
+    ["figure", "1", "--out", os.path.join(_TMP, "fig1")],  # paper-size figures: estimate of all points
+    ["figure", "2", "--out", os.path.join(_TMP, "fig2")],
+    ["figure", "a1zero", "--out", os.path.join(_TMP, "fig_a1zero")],
+    REPRODUCE,  # one simulation per table row: estimate of all rows
+    ["verify", "--full"],  # sum of the simulation claims' cost (schedule.claim_cost)
+    ["verify", "--tier", "deep"],
 ]
 
 #: a fast subset for the default test run (each reaches its line in ~2-7 s of start-up)
-FAST = [LONG_COMMANDS[i] for i in (4, 7, 8)]
+FAST = [LONG_COMMANDS[i] for i in (4, 7, 8, 11, 17)]
 
 ESTIMATE = re.compile(r": estimated [0-9][^()]* \([^)]*\); progress below")
 

@@ -185,3 +185,86 @@ def test_simulate_announces_memory_then_time_before_the_first_seed(monkeypatch):
     assert len(lines) == 1 and ESTIMATE.search(lines[0]) and "10000 seed run(s)" in lines[0]
     sec, flops, draws = simulator.seed_cost(simulator.sizes(64, 2, 2, 2))
     assert 0.5 < sec < 30 and flops > 1e9 and draws > 1e6
+
+
+# -- the simulation commands: ladders, the kernel learner, figures, tables, verify ---------------
+def test_ladder_estimate_is_the_simulators_cost_over_every_d_and_seed():
+    from icl_symbolic.studies.extrapolate import ladder_estimate
+
+    one = ladder_estimate([8, 16], 2, 2, 2, n_seeds=4)
+    per_seed = [simulator.seed_cost(simulator.sizes(d, 2, 2, 2), n_test=2000)[0] for d in (8, 16)]
+    assert one.seconds == pytest.approx(4 * sum(per_seed))  # no second cost model
+    assert ladder_estimate([8, 16], 2, 2, 2, n_seeds=8).seconds == pytest.approx(2 * one.seconds)
+    assert ladder_estimate([8, 64], 2, 2, 2, n_seeds=4).seconds > one.seconds  # grows with d
+    assert ladder_estimate([8, 16], 2, 2, 2, n_seeds=4, jobs=2).seconds == pytest.approx(one.seconds / 2)
+    assert "8 seed run(s)" in one.line() and "--seeds" in one.reduce and "--d" in one.reduce
+
+
+def test_kernel_estimate_counts_the_learner_in_its_feature_dimension():
+    from icl_symbolic.kernel_learner.simulation import check_kernel_run, kernel_estimate
+
+    k2 = check_kernel_run(8, 2, 2, 2, "hermite:2")
+    k3 = check_kernel_run(8, 2, 2, 2, "hermite:3")
+    assert k2.d == 44 and k3.d > k2.d  # D = C(d + K, K) - 1
+    e2 = kernel_estimate([k2], 3)
+    assert e2.seconds == pytest.approx(3 * simulator.seed_cost(k2, n_test=e2_n_test())[0])
+    assert kernel_estimate([k3], 3).seconds > e2.seconds  # grows with K (through D)
+    assert kernel_estimate([k2], 6).seconds == pytest.approx(2 * e2.seconds)  # and with seeds
+    assert kernel_estimate([k2, k3], 3).seconds == pytest.approx(e2.seconds + kernel_estimate([k3], 3).seconds)
+
+
+def e2_n_test():
+    from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
+
+    return DEFAULT_N_TEST_KERNEL
+
+
+def test_verify_estimate_is_the_sum_over_the_simulation_claims():
+    from icl_symbolic.verification.claimfile import TIERS, load_claims
+    from icl_symbolic.verification.schedule import claim_cost, run_estimate
+
+    claims = load_claims()
+    full = [c for c in claims if TIERS.index(c.tier) <= TIERS.index("full")]
+    deep = [c for c in claims if TIERS.index(c.tier) <= TIERS.index("deep")]
+    est = run_estimate(full)
+    flops = sum(claim_cost(c) for c in full if c.tier == "full")
+    assert flops > 0 and est.work == pytest.approx(flops)
+    assert est.seconds == pytest.approx(flops * cost.SECONDS_PER["sim_flop"])
+    assert est.long and run_estimate(deep).seconds > est.seconds  # the deep tier adds the paper-scale ladders
+    quick = [c for c in claims if c.tier == "quick"]
+    assert run_estimate(quick).work == 0 and not run_estimate(quick).long  # the quick tier: seconds, not announced
+    assert run_estimate(full, jobs=2).seconds < est.seconds
+
+
+def test_ladder_announces_and_reports_an_eta(monkeypatch, capsys):
+    from icl_symbolic.studies.extrapolate import run_ladder
+
+    monkeypatch.setattr(cost, "ANNOUNCE_SECONDS", 0.0)
+    monkeypatch.setattr(cost, "PROGRESS_EVERY", 0.0)
+    lines = []
+    run_ladder("g", [4, 6], alpha=1, kappa=1, tau=2, rho=0.1, seeds=(0, 1), n_test=20, progress=lines.append)
+    assert ESTIMATE.search(lines[0]) and "extrapolate: 4 seed run(s)" in lines[0]
+    assert any("left" in x for x in lines) and any("done (4/4 runs (d, seed))" in x for x in lines)
+    argv = ["extrapolate", "g", "--d", "4,6", "--seeds", "2", "--alpha", "1", "--kappa", "1", "--tau", "2"]
+    argv += ["--n-test", "20", "--json"]
+    main(argv)
+    assert ESTIMATE.search(capsys.readouterr().err)
+    main([*argv, "--quiet"])
+    assert capsys.readouterr().err == ""  # --quiet: no estimate, no progress
+
+
+def test_simulate_many_names_the_command_in_its_estimate(monkeypatch):
+    def stop(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(simulator, "map_sweep", stop)
+    lines = []
+    with pytest.raises(KeyboardInterrupt):
+        simulator.simulate_many(
+            [dict(f="tanh(g)", d=64, alpha=2, kappa=2, tau=2, rho=0.1, seeds=range(1000))],
+            progress=lines.append,
+            what="reproduce (1 table rows)",
+            reduce="fewer --seeds-per-row",
+        )
+    assert lines[0].startswith("reproduce (1 table rows): 1000 seed run(s): estimated ")
+    assert lines[0].endswith("(shorter: fewer --seeds-per-row)")

@@ -53,6 +53,7 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import stats
 
+from icl_symbolic.core.cost import announced
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.core.stats import seed_mean_se
@@ -60,6 +61,7 @@ from icl_symbolic.engine.expr import teacher
 from icl_symbolic.kernel_learner.simulation import (
     DEFAULT_N_TEST_KERNEL,
     check_kernel_run,
+    kernel_estimate,
     kernel_prediction,
     kernel_setting,
     simulate_kernel,
@@ -443,6 +445,10 @@ def run_kernel_ladder(
     preds = {d: kernel_prediction(T, fm, d, st.alpha, st.kappa, st.tau, st.rho, st.lam) for d in ds}
     st = st.replace(f=st.f if isinstance(st.f, str) else T)
     pairs = [(d, s) for d in ds for s in seeds]
+    est = kernel_estimate(
+        szs.values(), len(seeds), st.n_test, st.lam or 0.0, jobs, scheduler, f"extrapolate --features {fm}"
+    )
+    watch = announced(progress, est, total=len(pairs), unit="runs (d, seed)")
     if progress is not None:
         progress(f"{len(pairs)} kernel-learner runs (d x seeds), {fm}, on {jobs} worker(s)")
     out = map_sweep(
@@ -452,6 +458,7 @@ def run_kernel_ladder(
         scheduler=scheduler,
         progress=progress,
         label="run (d, seed)",
+        on_item=lambda i, _: watch.update(i + 1),
     )
     points = []
     for d in ds:

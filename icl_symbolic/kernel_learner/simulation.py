@@ -48,6 +48,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from icl_symbolic.core.caches import memoize
+from icl_symbolic.core.cost import Estimate, announced
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import concurrent_runs, map_sweep, resolve_scheduler
 from icl_symbolic.core.stats import sample_se
@@ -70,7 +71,9 @@ from icl_symbolic.simulation.simulator import (
     check_seeds,
     choose_solver,
     memory_share,
+    run_estimate,
     seed_mean,
+    sized_plan,
     sizes,
     train,
 )
@@ -239,6 +242,20 @@ def check_kernel_run(
             f"n_test * ell * D = {n_test * sz.ell * D:.3g} feature evaluations for the test set; reduce n_test"
         )
     return sz
+
+
+#: what shortens a kernel learner's run (the options of ``simulate --features``)
+KERNEL_REDUCE = "fewer --seeds, a smaller --d or K of --features hermite:K, a smaller --alpha or --tau"
+
+
+def kernel_estimate(
+    szs, n_seeds: int, n_test: int = DEFAULT_N_TEST_KERNEL, lam: float = 0.0, jobs: int = 1, scheduler=None, what=None
+) -> Estimate:
+    """What ``n_seeds`` seeds of the kernel learner at each of ``szs`` (its sizes in D, from
+    :func:`check_kernel_run`) cost: the simulator's cost model
+    (:func:`icl_symbolic.simulation.simulator.run_estimate`) with d -> D."""
+    plans = [sized_plan(sz, n_seeds, n_test, lam) for sz in szs]
+    return run_estimate(plans, jobs, scheduler, what or "simulate --features", KERNEL_REDUCE)
 
 
 @memoize(maxsize=8)
@@ -422,9 +439,17 @@ def simulate_kernel(
         )
         for i, seed in enumerate(seeds)
     ]
+    est = kernel_estimate([sz], len(seeds), n_test, lam or 0.0, jobs, address, f"simulate --features {fm}")
+    watch = announced(progress, est, total=len(tasks), unit="seed runs")
     t_start = time.monotonic()
     runs = map_sweep(
-        _run_kernel_seed, tasks, jobs=jobs, scheduler=address, progress=None if serial else progress, label="seed run"
+        _run_kernel_seed,
+        tasks,
+        jobs=jobs,
+        scheduler=address,
+        progress=None if serial else progress,
+        label="seed run",
+        on_item=lambda i, _: watch.update(i + 1),
     )
     e_query = seed_mean(
         [float(r.e_query) for r in runs], seeds, "query-exact test error of each trained Gamma, mean over seeds"

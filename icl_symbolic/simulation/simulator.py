@@ -1013,9 +1013,17 @@ def seed_cost(sz: Sizes, solver: str = "auto", n_test: int = DEFAULT_N_TEST, lam
     return seconds, flops, draws
 
 
-def run_estimate(plans, jobs: int = 1, scheduler: str | None = None) -> Estimate:
+#: what shortens a run of simulations (the options of ``simulate``)
+SIM_REDUCE = "fewer --seeds, a smaller --d, --alpha or --tau"
+
+
+def run_estimate(
+    plans, jobs: int = 1, scheduler: str | None = None, what: str = "simulate", reduce: str = SIM_REDUCE
+) -> Estimate:
     """What a list of planned simulations costs: the sum of :func:`seed_cost` over every
-    (simulation, seed), divided by the runs that go on at once here."""
+    (simulation, seed), divided by the runs that go on at once here.  ``plans``: dicts with
+    ``sz`` (:class:`Sizes`), ``seeds``, ``solver``, ``n_test``, ``lam`` (:func:`sized_plan`);
+    ``what`` names the command, ``reduce`` the options that shorten it."""
     seconds = flops = draws = 0.0
     seeds = 0
     for pl in plans:
@@ -1023,13 +1031,23 @@ def run_estimate(plans, jobs: int = 1, scheduler: str | None = None) -> Estimate
         n = len(pl["seeds"])
         seconds, flops, draws, seeds = seconds + s * n, flops + fl * n, draws + dr * n, seeds + n
     at_once = concurrent_runs(jobs, seeds, scheduler)
-    what = f"simulate: {seeds} seed run(s)" + (f" on {at_once} processes" if at_once > 1 else "")
+    what = f"{what}: {seeds} seed run(s)" + (f" on {at_once} processes" if at_once > 1 else "")
     unit = f"context tokens drawn, {flops:.2g} flops of training"
-    return Estimate(seconds / at_once, draws, unit, what, "fewer --seeds, a smaller --d, --alpha or --tau")
+    return Estimate(seconds / at_once, draws, unit, what, reduce)
+
+
+def sized_plan(sz: Sizes, n_seeds: int, n_test: int = DEFAULT_N_TEST, lam: float = 0.0, solver: str = "auto") -> dict:
+    """A plan for :func:`run_estimate` from sizes alone (a ladder's rung, a kernel learner's run in D)."""
+    return dict(sz=sz, seeds=range(int(n_seeds)), solver=solver, n_test=int(n_test), lam=float(lam or 0.0))
 
 
 def simulate_many(
-    specs: Sequence[dict], jobs: int = 1, scheduler: str | None = None, progress: Callable[[str], None] | None = None
+    specs: Sequence[dict],
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    what: str = "simulate",
+    reduce: str = SIM_REDUCE,
 ) -> list:
     """Several simulations, every (simulation, seed) pair one item of one parallel map.
 
@@ -1041,7 +1059,8 @@ def simulate_many(
     computed.  Items run through :func:`icl_symbolic.core.parallel.map_sweep`
     (``jobs`` processes or a Dask ``scheduler``; BLAS pinned to one thread per
     item in the serial loop too, so the numbers do not depend on ``jobs``).
-    Returns one :class:`SimResult` per spec, in order.
+    The time estimate (:func:`run_estimate`, named ``what``, shortened by ``reduce``) goes to
+    ``progress`` before the first seed when it is long.  Returns one :class:`SimResult` per spec, in order.
     """
     check_jobs(jobs)
     address = resolve_scheduler(scheduler)
@@ -1087,7 +1106,7 @@ def simulate_many(
                 )
             )
     # the time, estimated from the cost model before the first seed, then progress with an ETA
-    watch = announced(progress, run_estimate(plans, jobs, address), total=len(tasks), unit="seed runs")
+    watch = announced(progress, run_estimate(plans, jobs, address, what, reduce), total=len(tasks), unit="seed runs")
     t_start = time.monotonic()
     runs = map_sweep(
         _run_seed,

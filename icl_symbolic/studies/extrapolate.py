@@ -54,11 +54,19 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy import stats
 
+from icl_symbolic.core.cost import Estimate, announced
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.core.stats import grouped_jackknife_se, sample_se, seed_mean_se, t_limit
 from icl_symbolic.model.setting import PARAMETERS, Setting, SettingView, as_setting, setting_fields
-from icl_symbolic.simulation.simulator import check_memory, resolve_convention, simulate, sizes
+from icl_symbolic.simulation.simulator import (
+    check_memory,
+    resolve_convention,
+    run_estimate,
+    simulate,
+    sized_plan,
+    sizes,
+)
 from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
 
 #: p-value below which a fit model is rejected (model choice, Birge inflation).
@@ -554,6 +562,28 @@ def ladder_memory_check(ds, alpha, kappa, tau, n_test: int = 2000) -> None:
     check_memory(sizes(max(ds), alpha, kappa, tau), n_test=n_test)
 
 
+#: what shortens a ladder (the options of ``extrapolate``)
+LADDER_REDUCE = "fewer --seeds, fewer or smaller --d, a smaller --alpha or --tau"
+
+
+def ladder_estimate(
+    ds,
+    alpha,
+    kappa,
+    tau,
+    n_seeds: int,
+    n_test: int = 2000,
+    lam: float = 0.0,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    what: str = "extrapolate",
+) -> Estimate:
+    """What a ladder costs before it starts: :func:`icl_symbolic.simulation.simulator.run_estimate`
+    of ``n_seeds`` seeds at every d of ``ds`` (the simulator's cost model, ``cost.SECONDS_PER``)."""
+    plans = [sized_plan(sizes(int(d), alpha, kappa, tau), n_seeds, n_test, lam) for d in ds]
+    return run_estimate(plans, jobs, scheduler, what, LADDER_REDUCE)
+
+
 def run_ladder(
     f,
     ds,
@@ -599,6 +629,9 @@ def run_ladder(
     if isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
         raise ICLError(f"jobs must be an integer >= 1, got {jobs!r}")
     pairs = [(d, s) for d in ds for s in seeds]
+    # the time, estimated from the simulator's cost model before the first run, then an ETA
+    est = ladder_estimate(ds, st.alpha, st.kappa, st.tau, len(seeds), st.n_test, st.lam or 0.0, jobs, scheduler)
+    watch = announced(progress, est, total=len(pairs), unit="runs (d, seed)")
     if progress is not None and jobs > 1:
         progress(f"{len(pairs)} runs (d x seeds) on {jobs} workers")
     out = map_sweep(
@@ -608,6 +641,7 @@ def run_ladder(
         scheduler=scheduler,
         progress=progress,
         label="run (d, seed)",
+        on_item=lambda i, _: watch.update(i + 1),
     )
     points, values = [], {}
     for d in ds:
@@ -643,6 +677,8 @@ __all__ = [
     "check_ladder",
     "extrapolate",
     "run_ladder",
+    "ladder_estimate",
+    "LADDER_REDUCE",
     "ladder_setting",
     "ladder_memory_check",
     "theory_value",

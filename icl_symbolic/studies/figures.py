@@ -198,7 +198,12 @@ class _Runner:
                 self.progress(f"[figure {self.tag}] {msg}")
 
         self.results = simulate_many(
-            self.specs, jobs=self.jobs, scheduler=self.scheduler, progress=emit if self.progress is not None else None
+            self.specs,
+            jobs=self.jobs,
+            scheduler=self.scheduler,
+            progress=emit if self.progress is not None else None,
+            what="simulations",
+            reduce="--quick, fewer --seeds, a smaller --d",
         )
         return self.results
 

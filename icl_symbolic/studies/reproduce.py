@@ -330,7 +330,14 @@ def reproduce(
         raise ICLError("no rows to reproduce")
     zb = bonferroni_z(false_alarm, len(rows))
     specs = [_sim_specs(f, r.params, seeds, conv, n_test) for r in rows]
-    sims = simulate_many(specs, jobs=jobs, scheduler=scheduler, progress=progress)  # validates every row first
+    sims = simulate_many(  # validates every row first; announces the estimate of all rows
+        specs,
+        jobs=jobs,
+        scheduler=scheduler,
+        progress=progress,
+        what=f"reproduce ({len(specs)} table rows)",
+        reduce="fewer --seeds-per-row, a smaller --n-test; --slip-rows N limits the slip search after it",
+    )
     out = []
     for row, res in zip(rows, sims):
         ours, se, n, z, lim, dof, comb = _judge(_row_values(res, error), row, zb)
@@ -368,7 +375,12 @@ def reproduce(
             if progress is not None:
                 progress(f"row {rr.row.index} disagrees (z = {rr.z:+.2f}): trying {len(cands)} slips")
             alt = simulate_many(
-                [_sim_specs(f, p, seeds, c, n_test) for _, c, p in cands], jobs=jobs, scheduler=scheduler
+                [_sim_specs(f, p, seeds, c, n_test) for _, c, p in cands],
+                jobs=jobs,
+                scheduler=scheduler,
+                progress=progress,
+                what=f"reproduce (row {rr.row.index}: {len(cands)} slips)",
+                reduce="--slip-rows N (the N worst rows only; 0: none), fewer --seeds-per-row",
             )
             tried = []
             for (name, c, p), res in zip(cands, alt):

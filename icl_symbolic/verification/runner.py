@@ -18,6 +18,7 @@ import textwrap
 import time
 from dataclasses import dataclass, field
 
+from icl_symbolic.core.cost import announced
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import check_jobs, map_sweep, resolve_scheduler
 from icl_symbolic.diagnosis.scale import expected_diagnosis_ok
@@ -25,7 +26,7 @@ from icl_symbolic.simulation.cache import SeedCache, use_cache
 from icl_symbolic.verification.checks import REGISTRY
 from icl_symbolic.verification.claimfile import TIERS, Claim, load_claims, select
 from icl_symbolic.verification.judge import compare, detectable
-from icl_symbolic.verification.schedule import schedule
+from icl_symbolic.verification.schedule import claim_cost, run_estimate, schedule
 
 
 @dataclass
@@ -304,6 +305,18 @@ def run_claims(
         else:
             todo.append(i)
     emitted = 0
+    # the simulations' time, estimated from the claims' cost (schedule.claim_cost) before any
+    # claim runs, then progress with an ETA weighted by that cost
+    costs = {i: claim_cost(claims[i]) for i in todo}
+    est = run_estimate([claims[i] for i in todo], jobs, address, f"verify --tier {TIERS[rank]}")
+    watch = announced(say, est, total=sum(costs.values()) or 1.0)
+    finished = 0.0
+
+    def tick(indices):
+        nonlocal finished
+        finished += sum(costs[i] for i in indices)
+        if any(costs[i] > 0 for i in indices):
+            watch.update(finished)
 
     def emit_ready():
         nonlocal emitted
@@ -320,6 +333,7 @@ def run_claims(
     def done(j, result):
         results[todo[j]] = result
         emit_ready()
+        tick([todo[j]])
 
     emit_ready()
     if serial:
@@ -336,6 +350,7 @@ def run_claims(
             for i, result in zip(groups[j], group_results):
                 results[i] = result
             emit_ready()
+            tick(groups[j])
 
         map_sweep(
             functools.partial(run_claim_group, cache=cache),

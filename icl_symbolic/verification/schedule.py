@@ -25,7 +25,9 @@ from __future__ import annotations
 
 from math import comb
 
+from icl_symbolic.core.cost import SECONDS_PER, Estimate
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.parallel import concurrent_runs
 from icl_symbolic.simulation.simulator import choose_solver, cost_flops, sizes
 
 #: Flops charged per drawn prompt scalar (ell labels and projections, d query entries) by the
@@ -71,6 +73,27 @@ def claim_cost(claim) -> float:
     return total
 
 
+def run_estimate(claims, jobs: int = 1, scheduler: str | None = None, what: str = "verify") -> Estimate:
+    """What the simulations of ``claims`` cost before the first one runs: the sum of
+    :func:`claim_cost` (flops) over the simulation claims (tier ``full`` or ``deep``; the quick
+    tier's checks take seconds, whatever sizes their claims name), at the simulator's calibrated speed
+    (``cost.SECONDS_PER["sim_flop"]``, as :func:`icl_symbolic.simulation.simulator.run_estimate`),
+    divided by the work items that go on at once (claims sharing a simulation are one item)."""
+    claims = [c for c in claims if c.tier != "quick"]
+    flops = sum(claim_cost(c) for c in claims)
+    heavy = sum(1 for g in schedule(claims, range(len(claims))) if any(claim_cost(claims[i]) > 0 for i in g))
+    at_once = concurrent_runs(jobs, max(heavy, 1), scheduler)
+    sims = sum(1 for c in claims if claim_cost(c) > 0)
+    what = f"{what}: {sims} simulation claim(s)" + (f" on {at_once} processes" if at_once > 1 else "")
+    return Estimate(
+        flops * SECONDS_PER["sim_flop"] / at_once,
+        flops,
+        "flops of simulation",
+        what,
+        "--only CLAIM, a cheaper --tier, --jobs N, --cache DIR",
+    )
+
+
 def share_key(claim):
     """Claims with equal keys simulate a common setting (teacher, rho, alpha, kappa, tau, lam, C_train)."""
     p = claim.parsed
@@ -111,4 +134,4 @@ def schedule(claims, indices) -> list[list[int]]:
     return cheap + [groups[k] for k in heavy]
 
 
-__all__ = ["schedule", "claim_cost", "share_key", "SAMPLE_FLOPS"]
+__all__ = ["schedule", "claim_cost", "run_estimate", "share_key", "SAMPLE_FLOPS"]
