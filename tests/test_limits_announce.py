@@ -268,3 +268,27 @@ def test_simulate_many_names_the_command_in_its_estimate(monkeypatch):
         )
     assert lines[0].startswith("reproduce (1 table rows): 1000 seed run(s): estimated ")
     assert lines[0].endswith("(shorter: fewer --seeds-per-row)")
+
+
+def test_verify_announces_the_sum_first_then_an_eta(monkeypatch):
+    """run_claims announces the tier's estimate before the first claim and reports progress weighted
+    by the claims' cost (the claims themselves are stubbed: only the announcement is tested)."""
+    from icl_symbolic.verification import runner
+    from icl_symbolic.verification.claimfile import load_claims
+
+    monkeypatch.setattr(cost, "PROGRESS_EVERY", 0.0)
+    ran = []
+
+    def stub(claim, progress=None, cache=None):
+        ran.append(claim.id)
+        return runner.ClaimResult(claim, "skipped", True, "stub")
+
+    monkeypatch.setattr(runner, "run_claim", stub)
+    claims = load_claims()
+    lines = []
+    runner.run_claims(claims, tier="full", progress=lines.append, on_result=lambda r: None)
+    assert ESTIMATE.search(lines[0]) and lines[0].startswith("verify --tier full: ") and ran
+    assert any("left" in x for x in lines) and "done" in lines[-1]
+    quiet = []
+    runner.run_claims(claims, tier="quick", progress=quiet.append, on_result=lambda r: None)
+    assert quiet == []  # the quick tier: no estimate, no progress

@@ -307,7 +307,7 @@ def run_claims(
     emitted = 0
     # the simulations' time, estimated from the claims' cost (schedule.claim_cost) before any
     # claim runs, then progress with an ETA weighted by that cost
-    costs = {i: claim_cost(claims[i]) for i in todo}
+    costs = {i: claim_cost(claims[i]) if claims[i].tier != "quick" else 0.0 for i in todo}  # as run_estimate
     est = run_estimate([claims[i] for i in todo], jobs, address, f"verify --tier {TIERS[rank]}")
     watch = announced(say, est, total=sum(costs.values()) or 1.0)
     finished = 0.0
