@@ -28,7 +28,6 @@ REPRODUCE = [
     os.path.join(_DOCS, "reproduce-example.csv"),
     *("--f", "(g^2-1)/sqrt(2)", "--alpha", "2", "--tau", "2", "--rho", "0.1", "--convention", "letey2024"),
     *("--columns", "d=d,kappa=kappa,mean=icl_mean,spread=icl_std,runs=runs", "--seeds-per-row", "400"),
-    *("--json-out", os.path.join(_TMP, "reproduce.json")),
 ]
 
 #: argv after ``icl-symbolic``; the comment says what the command does now
