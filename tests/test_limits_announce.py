@@ -292,3 +292,16 @@ def test_verify_announces_the_sum_first_then_an_eta(monkeypatch):
     quiet = []
     runner.run_claims(claims, tier="quick", progress=quiet.append, on_result=lambda r: None)
     assert quiet == []  # the quick tier: no estimate, no progress
+
+
+@pytest.mark.slow  # ~9 s (the learner's set-up): under ICL_SYMBOLIC_XSLOW=1
+def test_kernel_learner_cli_announces_and_quiet_silences(monkeypatch, capsys):
+    monkeypatch.setattr(cost, "ANNOUNCE_SECONDS", 0.0)
+    monkeypatch.setattr(cost, "PROGRESS_EVERY", 0.0)
+    argv = ["simulate", "tanh(g)", "--features", "hermite:2", "--d", "4", "--seeds", "2", "--json"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert ESTIMATE.search(err) and "simulate --features hermite:2: 2 seed run(s)" in err
+    assert "done (2/2 seed runs)" in err
+    assert main([*argv, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
