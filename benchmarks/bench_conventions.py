@@ -14,7 +14,9 @@ limit) within its SE.
 
 Setting: alpha = 2, kappa = 0.3 (so that k = kappa d is not an integer and the two
 roundings differ at some d), tau = 2, rho = 0.1, C = I.  About 6 minutes on one core.
-Prints a Markdown table (docs/conventions.md holds the measured one).
+Prints a Markdown table (docs/conventions.md holds the measured one).  Runs at other
+dimensions (or one teacher at a time) are joined by ``--merge A.json B.json ... --json OUT``,
+which redoes each extrapolation over all d from the per-d means and SEs.
 """
 
 from __future__ import annotations
@@ -87,6 +89,59 @@ def table(out: dict) -> str:
     return "\n".join(lines)
 
 
+def _refit(row: dict, seeds: int) -> None:
+    """The d -> infinity extrapolation of a row's per-d paired differences (each error), in place.
+
+    From the stored per-d means and SEs (Welch dof, ``seeds`` per point): a merged table
+    (``--merge``) has no per-seed values for every d."""
+    for err in ("icl", "idg"):
+        live = [
+            LadderPoint(p["d"], p["diff"], p["se"], tuple(range(seeds)))
+            for p in sorted(row["per_d"], key=lambda p: p["d"])
+            if p["error"] == err and p["se"]
+        ]
+        if len(live) < 2:
+            row[f"{err}_inf"] = None
+            continue
+        fit = fit_ladder(live)
+        row[f"{err}_inf"] = {
+            "diff_inf": fit.e_inf,
+            "se": fit.e_inf_se,
+            "z": fit.e_inf / fit.e_inf_se,
+            "model": fit.model,
+            "d": [p.d for p in live],
+            "se_method": fit.se_method,
+        }
+
+
+def merge(docs: list) -> dict:
+    """One table from runs of the same setting at different d (e.g. d = 16-64 and d = 96, 128, one
+    teacher each): the per-d rows joined by (teacher, option), each extrapolation redone over all d."""
+    first = docs[0]["setting"]
+    for doc in docs[1:]:
+        other = {k: v for k, v in doc["setting"].items() if k != "d"}
+        if other != {k: v for k, v in first.items() if k != "d"}:
+            raise SystemExit(f"bench_conventions: cannot merge different settings: {first} vs {doc['setting']}")
+    rows: dict = {}
+    for doc in docs:
+        for row in doc["rows"]:
+            key = (row["teacher"], row["variant"])
+            if key not in rows:
+                rows[key] = {k: v for k, v in row.items() if k not in ("icl_inf", "idg_inf")}
+                rows[key]["per_d"] = []
+            seen = {(p["error"], p["d"]) for p in rows[key]["per_d"]}
+            rows[key]["per_d"] += [p for p in row["per_d"] if (p["error"], p["d"]) not in seen]
+    for row in rows.values():
+        _refit(row, first["seeds"])
+    ds = sorted({p["d"] for row in rows.values() for p in row["per_d"]})
+    return {
+        "setting": dict(first, d=ds),
+        "rows": sorted(rows.values(), key=lambda r: (TEACHERS.index(r["teacher"]), list(VARIANTS).index(r["variant"]))),
+        "seconds": sum(doc.get("seconds", 0) for doc in docs),
+        "merged_from": len(docs),
+    }
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--d", default="16,24,32,48,64")
@@ -98,7 +153,19 @@ def main(argv=None) -> int:
     ap.add_argument("--table-from", default=None, help="print the table of a stored --json file and stop")
     ap.add_argument("--teachers", default=",".join(TEACHERS), help="comma list (default g,sin(g))")
     ap.add_argument("--variants", default=None, help="comma list of option names to run (default: all)")
+    ap.add_argument("--merge", nargs="+", default=None, help="join stored --json runs (other d) into one table")
     args = ap.parse_args(argv)
+    if args.merge:
+        docs = []
+        for name in args.merge:
+            with open(name) as fh:
+                docs.append(json.load(fh))
+        out = merge(docs)
+        print(table(out))
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump(out, fh, indent=1)
+        return 0
     if args.table_from:
         with open(args.table_from) as fh:
             print(table(json.load(fh)))
