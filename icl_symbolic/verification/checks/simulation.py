@@ -40,6 +40,14 @@ from icl_symbolic.verification.registry import HERMITE_NAMES, Outcome, Param, ch
 _SIM_CACHE = store(__name__ + "._SIM_CACHE", kind="simulation")
 
 
+def _seed_figures(claim, seeds, per_seed, reference, label, what) -> list:
+    """The per-seed figure of a single-d simulation claim (when the claim asks for ``plot``)."""
+    if not claim.parsed["plot"]:
+        return []
+    fig = seed_figure(claim.id, seeds, per_seed, reference, label, what)
+    return [(f"{claim.id}: per-seed simulated errors", png_bytes(fig))]
+
+
 def _per_seed(
     f,
     rho,
@@ -222,23 +230,8 @@ def check_simulation(claim, progress=None) -> Outcome:
             d.slips = slip_report_sweep([(x, y, abs(y) * tol_r / abs(r))], ftxt, p["rho"], 0)
         return d
 
-    figs = []
-    if p["plot"]:
-        figs.append(
-            (
-                f"{claim.id}: per-seed simulated errors",
-                png_bytes(
-                    seed_figure(
-                        claim.id,
-                        seeds,
-                        per_seed,
-                        other_seed if p["versus"] == "simulation" else [float(other.value)] * len(seeds),
-                        f"e_sim({ftxt}, rho={rho_value:g})",
-                        what,
-                    )
-                ),
-            )
-        )
+    reference = other_seed if p["versus"] == "simulation" else [float(other.value)] * len(seeds)
+    figs = _seed_figures(claim, seeds, per_seed, reference, f"e_sim({ftxt}, rho={rho_value:g})", what)
     return Outcome(mine, other, detail, diagnosis_fn=diag_fn, figures=figs)
 
 
@@ -549,23 +542,14 @@ def check_simulation_finite_d(claim, progress=None) -> Outcome:
         f"{fd.corrected:.5g}" + (f" (MC SE {fd.stderr:.2g})" if fd.stderr else "") + f" (limit {fd.limit:.5g}, "
         f"{100 * (float(mine.value) / fd.limit - 1):+.2f} % from it)"
     )
-    figs = []
-    if p["plot"]:
-        figs.append(
-            (
-                f"{claim.id}: per-seed simulated errors",
-                png_bytes(
-                    seed_figure(
-                        claim.id,
-                        seeds,
-                        per_seed,
-                        [fd.corrected] * len(seeds),
-                        f"e_sim({ftxt}, rho={rho_value:g})",
-                        f"finite-d theory, d = {p['d']}",
-                    )
-                ),
-            )
-        )
+    figs = _seed_figures(
+        claim,
+        seeds,
+        per_seed,
+        [fd.corrected] * len(seeds),
+        f"e_sim({ftxt}, rho={rho_value:g})",
+        f"finite-d theory, d = {p['d']}",
+    )
     return Outcome(mine, other, detail, figures=figs)
 
 
