@@ -475,7 +475,7 @@ def test_schedule_groups_claims_that_share_simulations_and_puts_the_largest_firs
     sharing a simulated setting (run in one worker, so each seed is simulated once), largest
     estimated cost first; every claim appears exactly once."""
     from icl_symbolic.verification.claimfile import TIERS, load_claims
-    from icl_symbolic.verification.schedule import claim_cost, schedule
+    from icl_symbolic.verification.schedule import claim_cost, group_cost, schedule
 
     claims = load_claims(None)
     todo = [i for i, c in enumerate(claims) if TIERS.index(c.tier) <= TIERS.index("full")]
@@ -491,7 +491,7 @@ def test_schedule_groups_claims_that_share_simulations_and_puts_the_largest_firs
     assert {"result1.sim_sin_tau4", "fig1.sim_result1_normalised", "fig1.sim_unnormalised"} <= set(
         ids["result1.sim_sin_tau4"]
     )
-    costs = [sum(claim_cost(claims[i]) for i in g) for g in groups]
+    costs = [group_cost([claims[i] for i in g]) for g in groups]
     first_heavy = next(j for j, c in enumerate(costs) if c > 0)
     assert all(c == 0 for c in costs[:first_heavy])
     assert costs[first_heavy:] == sorted(costs[first_heavy:], reverse=True)

@@ -219,17 +219,30 @@ def e2_n_test():
     return DEFAULT_N_TEST_KERNEL
 
 
-def test_verify_estimate_is_the_sum_over_the_simulation_claims():
+def test_verify_estimate_is_the_sum_over_the_work_items_with_shared_simulations_once():
     from icl_symbolic.verification.claimfile import TIERS, load_claims
-    from icl_symbolic.verification.schedule import claim_cost, run_estimate
+    from icl_symbolic.verification.schedule import claim_cost, group_cost, marginal_costs, run_estimate, schedule
 
     claims = load_claims()
     full = [c for c in claims if TIERS.index(c.tier) <= TIERS.index("full")]
     deep = [c for c in claims if TIERS.index(c.tier) <= TIERS.index("deep")]
     est = run_estimate(full)
-    flops = sum(claim_cost(c) for c in full if c.tier == "full")
+    sims = [c for c in full if c.tier == "full"]
+    flops = sum(group_cost([sims[i] for i in g]) for g in schedule(sims, range(len(sims))))
     assert flops > 0 and est.work == pytest.approx(flops)
     assert est.seconds == pytest.approx(flops * cost.SECONDS_PER["sim_flop"])
+    # claims that simulate the same seeds count them once: the full tier's shared settings (Result 1
+    # at tau = 4 with both Fig. 1 ratios, the a1 = 0 teacher's two laws) make the per-claim sum larger
+    assert sum(claim_cost(c) for c in sims) > 1.2 * flops
+    by_id = {c.id: c for c in claims}
+    sin4 = by_id["result1.sim_sin_tau4"]
+    unnorm = by_id["fig1.sim_unnormalised"]  # its sin side is a subset of sin4's seeds, its linear side is new
+    assert group_cost([sin4, unnorm]) == pytest.approx(claim_cost(sin4) + claim_cost(unnorm) / 2)
+    laws = [by_id[k] for k in ("a1zero.sim_tau2_gaussian", "a1zero.sim_tau2_sphere", "a1zero.sim_laws_same_limit")]
+    assert group_cost(laws) == pytest.approx(claim_cost(laws[2]))  # the difference simulates both laws
+    assert group_cost(laws) == pytest.approx(claim_cost(laws[0]) + claim_cost(laws[1]))
+    # the ETA's per-claim shares add up to the estimate
+    assert sum(marginal_costs(sims, range(len(sims))).values()) == pytest.approx(flops)
     assert est.long and run_estimate(deep).seconds > est.seconds  # the deep tier adds the paper-scale ladders
     quick = [c for c in claims if c.tier == "quick"]
     assert run_estimate(quick).work == 0 and not run_estimate(quick).long  # the quick tier: seconds, not announced

@@ -26,7 +26,7 @@ from icl_symbolic.simulation.cache import SeedCache, use_cache
 from icl_symbolic.verification.checks import REGISTRY
 from icl_symbolic.verification.claimfile import TIERS, Claim, load_claims, select
 from icl_symbolic.verification.judge import compare, detectable
-from icl_symbolic.verification.schedule import claim_cost, run_estimate, schedule
+from icl_symbolic.verification.schedule import marginal_costs, run_estimate, schedule
 
 
 @dataclass
@@ -307,7 +307,8 @@ def run_claims(
     emitted = 0
     # the simulations' time, estimated from the claims' cost (schedule.claim_cost) before any
     # claim runs, then progress with an ETA weighted by that cost
-    costs = {i: claim_cost(claims[i]) if claims[i].tier != "quick" else 0.0 for i in todo}  # as run_estimate
+    heavy = [i for i in todo if claims[i].tier != "quick"]  # as run_estimate: shared simulations once
+    costs = {i: 0.0 for i in todo} | marginal_costs(claims, heavy)
     est = run_estimate([claims[i] for i in todo], jobs, address, f"verify --tier {TIERS[rank]}")
     watch = announced(say, est, total=sum(costs.values()) or 1.0)
     finished = 0.0

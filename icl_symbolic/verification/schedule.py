@@ -47,15 +47,35 @@ def _feature_dim(d: int, features) -> int:
     return d
 
 
-def claim_cost(claim) -> float:
-    """Estimated flops of a claim's simulations (0 for a claim that simulates nothing)."""
+def _sides(claim) -> list[tuple]:
+    """What a claim simulates at each (d, seed): its own teacher on its task law, plus the other
+    side of a relation (the linear-equivalent teacher, the other task law, a second teacher)."""
+    p = claim.parsed
+    tasks = str(p.get("tasks") or "gaussian")
+    versus = p.get("versus")
+    if versus == "other_law":
+        return [("main", "gaussian"), ("main", "sphere")]
+    if versus == "linear_equivalent":
+        return [("main", tasks), ("linear_equivalent", tasks)]  # the scale multiplies, it is not simulated
+    if versus not in (None, "", "theory"):
+        return [("main", tasks), ("versus", str(claim.params.get("versus_f")), str(claim.params.get("versus_rho")))]
+    return [("main", tasks)]
+
+
+def sim_units(claim) -> dict:
+    """The simulations a claim runs, one entry per (side, d, seed) with its estimated flops.
+
+    Claims of one work item (:func:`share_key`) that name the same unit simulate it once, so a
+    work item costs the flops of the union of its claims' units (:func:`group_cost`)."""
     p = claim.parsed
     if not all(k in p for k in ("alpha", "kappa", "tau")) or not ("d_list" in p or "d" in p):
-        return 0.0
+        return {}
     ds = list(p["d_list"]) if p.get("d_list") else [p.get("d")]
     counts = p.get("n_seeds") or 1
     counts = counts if isinstance(counts, list) else [counts] * len(ds)
-    total = 0.0
+    seed0 = int(p.get("seed0", 0) or 0)
+    key = share_key_of(claim)
+    units = {}
     for d, n_seeds in zip(ds, counts):
         if not isinstance(d, int) or d < 2:
             continue
@@ -68,9 +88,37 @@ def claim_cost(claim) -> float:
         # the direct sampler (feature maps) draws every context input; the fast one O(ell + d) per prompt
         drawn = sz.ell * D if D != d else sz.ell + d
         one = solve + SAMPLE_FLOPS * sz.n * drawn
-        sides = 2 if p.get("versus") not in (None, "", "theory") else 1
-        total += sides * int(n_seeds) * (one if one == one and one != float("inf") else 0.0)
-    return total
+        one = one if one == one and one != float("inf") else 0.0
+        for side in _sides(claim):
+            for s in range(seed0, seed0 + int(n_seeds)):
+                units[(key, side, d, s)] = one
+    return units
+
+
+def claim_cost(claim) -> float:
+    """Estimated flops of a claim's simulations run alone (0 for a claim that simulates nothing)."""
+    return float(sum(sim_units(claim).values()))
+
+
+def group_cost(claims) -> float:
+    """Estimated flops of a work item: each (side, d, seed) its claims share is simulated once."""
+    units = {}
+    for c in claims:
+        units.update(sim_units(c))
+    return float(sum(units.values()))
+
+
+def marginal_costs(claims, indices) -> dict:
+    """Per claim (position in ``claims``), the flops of the simulations it adds to those of the claims
+    before it in its work item: the ETA of a run counts each shared simulation once."""
+    out = {}
+    for group in schedule(claims, indices):
+        seen: set = set()
+        for i in group:
+            units = sim_units(claims[i])
+            out[i] = float(sum(v for k, v in units.items() if k not in seen))
+            seen.update(units)
+    return out
 
 
 def run_estimate(claims, jobs: int = 1, scheduler: str | None = None, what: str = "verify") -> Estimate:
@@ -78,10 +126,12 @@ def run_estimate(claims, jobs: int = 1, scheduler: str | None = None, what: str 
     :func:`claim_cost` (flops) over the simulation claims (tier ``full`` or ``deep``; the quick
     tier's checks take seconds, whatever sizes their claims name), at the simulator's calibrated speed
     (``cost.SECONDS_PER["sim_flop"]``, as :func:`icl_symbolic.simulation.simulator.run_estimate`),
-    divided by the work items that go on at once (claims sharing a simulation are one item)."""
+    divided by the work items that go on at once (claims sharing a simulation are one item, and
+    a simulation they share is counted once: :func:`group_cost`)."""
     claims = [c for c in claims if c.tier != "quick"]
-    flops = sum(claim_cost(c) for c in claims)
-    heavy = sum(1 for g in schedule(claims, range(len(claims))) if any(claim_cost(claims[i]) > 0 for i in g))
+    groups = schedule(claims, range(len(claims)))
+    flops = sum(group_cost([claims[i] for i in g]) for g in groups)
+    heavy = sum(1 for g in groups if any(claim_cost(claims[i]) > 0 for i in g))
     at_once = concurrent_runs(jobs, max(heavy, 1), scheduler)
     sims = sum(1 for c in claims if claim_cost(c) > 0)
     what = f"{what}: {sims} simulation claim(s)" + (f" on {at_once} processes" if at_once > 1 else "")
@@ -96,9 +146,14 @@ def run_estimate(claims, jobs: int = 1, scheduler: str | None = None, what: str 
 
 def share_key(claim):
     """Claims with equal keys simulate a common setting (teacher, rho, alpha, kappa, tau, lam, C_train)."""
-    p = claim.parsed
     if claim_cost(claim) == 0.0:
         return None
+    return share_key_of(claim)
+
+
+def share_key_of(claim):
+    """The setting part of :func:`share_key`, for any claim (whether or not it simulates)."""
+    p = claim.parsed
     f = claim.params.get("f")
     return (
         str(f),
@@ -128,10 +183,19 @@ def schedule(claims, indices) -> list[list[int]]:
             groups[key] = []
             order.append(key)
         groups[key].append(i)
-    cost = {k: sum(claim_cost(claims[i]) for i in groups[k]) for k in order}
+    cost = {k: group_cost([claims[i] for i in groups[k]]) for k in order}
     cheap = [groups[k] for k in order if cost[k] == 0.0]
     heavy = sorted((k for k in order if cost[k] > 0.0), key=lambda k: -cost[k])
     return cheap + [groups[k] for k in heavy]
 
 
-__all__ = ["schedule", "claim_cost", "run_estimate", "share_key", "SAMPLE_FLOPS"]
+__all__ = [
+    "schedule",
+    "claim_cost",
+    "group_cost",
+    "marginal_costs",
+    "sim_units",
+    "run_estimate",
+    "share_key",
+    "SAMPLE_FLOPS",
+]
