@@ -86,7 +86,8 @@ def register(subparsers) -> None:
         "--terms",
         default=None,
         help="with --order 1: comma list of finite-d terms to switch on "
-        "(default all: sizes, param_count, task_norm, bank_resolvent, radial, wishart)",
+        "(default all: sizes, param_count, task_norm, bank_resolvent, radial, population, min_norm_metric, "
+        "wishart; docs/finite-d.md)",
     )
     p.add_argument(
         "--error",

@@ -109,6 +109,24 @@ error when it is switched on after the ones before it):
     there).  Not applied to a1 = 0 (there Gamma* = 0 and ``radial`` already agrees with the
     simulations; the bank-whitened variant overshoots, docs/finite-d.md) nor to n < p (the
     min-norm fit does not converge to a population fit).
+``min_norm_metric`` (derived here; a1 = 0, n < p only)
+    Below the peak the ridgeless fit is the minimum-norm interpolator of the *raw* parameters
+    Gamma = [A, b] (the lam -> 0 limit of the penalty lam |Gamma|_F^2, paper Eq. (6)), not of the
+    whitened ones that ``radial`` assumes.  The two differ because the raw feature covariance
+    E[h h^T] = E[x x^T] (x) E[v v^T] is not a multiple of the identity: E[v v^T] = c_u I (+) E[s^2]
+    (the u-s block vanishes by the symmetry x -> -x), and s = (1/ell) sum y_i^2 is not centred,
+    so E[s^2]/c_u is large (about 11 at d = 32, alpha = 8, for the a1 = 0 teacher): the d
+    parameters b are cheap for the min-norm fit.  With h = r Sigma^1/2 z the min-norm fit on h is
+    the min-norm fit on Sigma^1/2 z with targets y/r, whose variance for a design of covariance
+    Sigma with eigenvalues s_i is E[(y/r)^2] df2/(n - df2), df2 = sum s_i^2/(s_i + k)^2, k from
+    n = sum s_i/(s_i + k) (Hastie, Montanari, Rosset and Tibshirani, Ann. Statist. 50 (2022) 949,
+    the ridgeless variance with a general covariance); with equal s_i this is n/(p - n), the
+    ``radial`` factor.  The eigenvalues are those of E[v v^T] (from the ``radial`` Monte Carlo),
+    each d times.  Found by brute force: min-norm fits on sampled prompts in the raw metric
+    reproduce the simulator (d = 32: 2.506 +- 0.024 against 2.5075 +- 0.0145), in the whitened
+    metric they reproduce the terms before this one (2.429 +- 0.022 against 2.443);
+    docs/finite-d.md.  Not applied with a1 != 0 (the signal part's dependence on the metric is not
+    derived) nor above the peak (least squares does not depend on the metric).
 ``wishart`` (classical, exact for Gaussian features)
     Exact finite-n inverse-Wishart means E[W^-1] = I/(m - q - 1): the min-norm
     and least-squares variance factors n/(p - n) and p/(n - p) become
@@ -134,7 +152,7 @@ from icl_symbolic.theory.linear_recipe import linear_error
 from icl_symbolic.theory.stieltjes import stieltjes_isotropic
 
 #: The correction terms, in the order they are applied.
-TERMS = ("sizes", "param_count", "task_norm", "bank_resolvent", "radial", "population", "wishart")
+TERMS = ("sizes", "param_count", "task_norm", "bank_resolvent", "radial", "population", "min_norm_metric", "wishart")
 
 SOURCES = {
     "sizes": "exact: the simulator's integer sizes ell, k, n (simulation.sizes)",
@@ -149,6 +167,9 @@ SOURCES = {
     "population": "derived here: least squares (n > p) = exact finite-d population fit on the bank (Lemma 1 "
     "moments at finite d, ell; Appendix B, Eqs. (12)-(14)) + elliptical leave-one-out variance of its residual; "
     "banks and prompts by Monte Carlo",
+    "min_norm_metric": "derived here: the ridgeless fit interpolates with the least Frobenius norm of the raw "
+    "Gamma, whose feature covariance E[x x^T] (x) E[v v^T] has two levels (x (x) u and x (x) s); min-norm variance "
+    "of a design with a general covariance (Hastie, Montanari, Rosset & Tibshirani, Ann. Statist. 50 (2022) 949)",
     "wishart": "classical: exact inverse-Wishart means, n/(p-n-1) and p/(n-p-1) (a1 = 0 branch)",
 }
 
@@ -436,6 +457,7 @@ class RadialMoments:
     ell: int
     note: str
     rx2: np.ndarray | None = None  # |x_test|^2 (r^2 = rx2 rv2); None for synthetic laws
+    sv_eigs: np.ndarray | None = None  # eigenvalues of E[v v^T], v = [u; s] (the raw metric); None: synthetic
 
     def mean_se(self, values: np.ndarray, batches: int = 50) -> tuple:
         """Mean and batch-means SE of per-prompt values."""
@@ -478,6 +500,7 @@ def radial_moments(
         ell,
         f"Monte Carlo over {n} prompts (seed {seed}), {law} tasks, exact fast sampler",
         rx2,
+        np.linalg.eigvalsh(Sv),
     )
 
 
@@ -486,7 +509,26 @@ def _radial_cached(f: str, rho: float, d: int, ell: int, n: int, law: str = "gau
     return radial_moments(f, rho, d, ell, n=n, law=law)
 
 
-def e_radial(rm: RadialMoments, n: int, p: int, wishart: bool = False, Ey2: float | None = None) -> tuple:
+def min_norm_factor(spectrum, n: int) -> float:
+    """Variance factor of the minimum-norm interpolator of n < p samples whose features have
+    covariance eigenvalues ``spectrum`` (length p): df2/(n - df2), df2 = sum s^2/(s + k)^2, k > 0
+    from n = sum s/(s + k) (module docstring, ``min_norm_metric``).  Equal eigenvalues give n/(p - n).
+
+    >>> round(min_norm_factor([1.0] * 10, 4), 12)
+    0.666666666667
+    """
+    s = np.asarray(spectrum, dtype=float)
+    if s.ndim != 1 or n <= 0 or n >= s.size or np.any(s <= 0):
+        raise ICLError(f"min_norm_factor needs 0 < n < p positive eigenvalues, got n = {n}, p = {s.size}")
+    lo, hi = 1e-300, float(s.max()) * s.size
+    kap = brentq(lambda k: float(np.sum(s / (s + k))) - n, lo, hi, rtol=1e-14)
+    df2 = float(np.sum(s * s / (s + kap) ** 2))
+    return df2 / (n - df2)
+
+
+def e_radial(
+    rm: RadialMoments, n: int, p: int, wishart: bool = False, Ey2: float | None = None, spectrum=None
+) -> tuple:
     """The a1 = 0 error with elliptical features (module docstring): (value, MC SE).
 
     n < p: E[y^2] + n E[y^2/r^2]/(p - n [- 1]);  n > p: delta from E[1/(1 + r^2 delta)] = 1 - p/n,
@@ -495,6 +537,8 @@ def e_radial(rm: RadialMoments, n: int, p: int, wishart: bool = False, Ey2: floa
     terms y^2 (w(r) - 1) are averaged by Monte Carlo (a control variate: E[y^2 w] = Ey2 + E[y^2 (w - 1)]),
     which cuts the SE several-fold.  SE by batch means over the prompt samples (delta held at its
     estimate, whose own MC error enters through the weights only at second order).
+    ``spectrum`` (n < p only): the raw feature covariance's eigenvalues; the min-norm factor
+    n/(p - n) becomes :func:`min_norm_factor` (``min_norm_metric``).
     """
     r2, y2 = rm.r2, rm.y2
     if n == p:
@@ -502,6 +546,8 @@ def e_radial(rm: RadialMoments, n: int, p: int, wishart: bool = False, Ey2: floa
     if n < p:
         wgt = 1.0 / r2
         factor = n / (p - n - (1 if wishart else 0))
+        if spectrum is not None:
+            factor *= min_norm_factor(spectrum, n) * (p - n) / n
     else:
         target = 1.0 - p / n
         fun = lambda dl: float(np.mean(1.0 / (1.0 + r2 * dl))) - target  # noqa: E731  decreasing
@@ -701,14 +747,24 @@ def e_nonlinear_finite(
         if a1_zero:
             if ta == 1.0:
                 raise ICLError("the ridgeless a1 = 0 error (Eq. (10)) diverges at n = p: no finite value")
+            spectrum = None
+            if "min_norm_metric" in on and n < p:
+                eigs = _radial_cached(str(f), float(rho), d, ell, int(mc_prompts)).sv_eigs
+                spectrum = np.repeat(eigs, d)  # E[x x^T] (x) E[v v^T], E[x x^T] isotropic
             if "radial" in on:
                 rm = _radial_cached(str(f), float(rho), d, ell, int(mc_prompts))
                 Ey2 = task_norm_moments(f, rho, d)[1]  # a1 = 0: E[y^2] = E f^2 + rho, exact
-                return e_radial(rm, n, p, wishart="wishart" in on, Ey2=Ey2)
+                return e_radial(rm, n, p, wishart="wishart" in on, Ey2=Ey2, spectrum=spectrum)
             # Eq. (10): pure noise fitting; wishart: exact inverse-Wishart factors at (n, p)
-            if "wishart" in on:
-                return _eq10_wishart(rnl, ta, p), 0.0
-            return (rnl / (1.0 - ta) if ta < 1 else rnl * ta / (ta - 1.0)), 0.0
+            val = (
+                _eq10_wishart(rnl, ta, p)
+                if "wishart" in on
+                else (rnl / (1.0 - ta) if ta < 1 else rnl * ta / (ta - 1.0))
+            )
+            if spectrum is not None:  # n < p: the variance part rnl x factor, factor rescaled to the raw metric
+                nn = ta * p
+                val = rnl + (val - rnl) * min_norm_factor(spectrum, n) * (p - nn) / nn
+            return val, 0.0
         if "population" in on and n > p:
             po = _population_cached(str(f), float(rho), d, ell, k, n, banks)
             return po.value, po.stderr
@@ -727,6 +783,8 @@ def e_nonlinear_finite(
             continue  # O(1/d^2); applied to the a1 = 0 branch only
         if t == "population" and (a1_zero or n <= p):
             continue  # least squares with a1 != 0 only (module docstring)
+        if t == "min_norm_metric" and (not a1_zero or n >= p):
+            continue  # a1 = 0 below the peak only (module docstring)
         on = on + (t,)
         val, se = evaluate(on)
         if t == "population":
@@ -753,6 +811,7 @@ def _eq10_wishart(rnl: float, tau_eff: float, p: int) -> float:
 
 
 __all__ = [
+    "min_norm_factor",
     "TERMS",
     "SOURCES",
     "Term",
