@@ -42,6 +42,7 @@ _API = (
     "e_nonlinear",
     "e_linear",
     "e_finite_d",
+    "finite_d_theory",
     "conditional_moments",
     "simulate",
     "extrapolate",

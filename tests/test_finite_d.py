@@ -545,3 +545,56 @@ def test_intercept_shift_is_the_b_column_of_the_exact_population_fit(kappa):
     shift = FD.intercept_shift(rho, alpha, kappa, d)
     assert abs(m - shift) <= 4 * se, (m, se, shift)
     assert m > 4 * se
+
+
+# ----------------------------------------------------------------------------
+# simulate --order 1: the corrected theory next to the simulation
+# ----------------------------------------------------------------------------
+@pytest.mark.sim
+def test_simulate_order1_prints_writes_and_plots_the_corrected_theory(tmp_path, capsys):
+    import csv
+    import json
+
+    from icl_symbolic.cli import main
+
+    out_json, out_csv, out_png = tmp_path / "s.json", tmp_path / "s.csv", tmp_path / "s.png"
+    args = ["simulate", "sin(g)", "--d", "8", "--tau", "0.5", "--seeds", "2", "--n-test", "50", "--order", "1"]
+    code = main([*args, "--json-out", str(out_json), "--csv", str(out_csv), "--plot", str(out_png), "--quiet"])
+    assert code == 0
+    text = capsys.readouterr().out
+    want = FD.e_nonlinear_finite("sin(g)", 0.1, 2.0, 2.0, 0.5, d=8)
+    assert "O(1/d) terms at d = 8" in text
+    (pt,) = json.loads(out_json.read_text())["points"]
+    assert pt["e_theory_finite_d"] == pytest.approx(want.corrected, rel=1e-12)
+    assert pt["e_theory_finite_d"] != pytest.approx(pt["e_theory"], rel=1e-3)  # the terms move it
+    assert set(pt["finite_d_terms"]) == {t.name for t in want.terms}
+    (row,) = list(csv.DictReader(out_csv.open()))
+    assert float(row["e_theory_finite_d"]) == pytest.approx(want.corrected, rel=1e-12)
+    assert out_png.stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "extra,why",
+    [
+        (["--lam", "0.1"], "lam = 0"),
+        (["--C-train", "powerlaw:1"], "identity covariances"),
+        (["--convention", "letey2024"], "default convention"),
+        (["--features", "hermite:2"], "plain attention"),
+    ],
+)
+def test_simulate_order1_refuses_outside_its_scope_before_any_work(tmp_path, capsys, extra, why):
+    from icl_symbolic.cli import main
+
+    out = tmp_path / "s.json"
+    code = main(["simulate", "sin(g)", "--d", "8", "--seeds", "2", "--order", "1", *extra, "--json-out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and why in err, err
+    assert not out.exists()
+
+
+def test_finite_d_theory_api_refuses_a_ridge_result():
+    from icl_symbolic.api.simulation import finite_d_theory, simulate
+
+    r = simulate("sin(g)", d=6, tau=0.5, lam=0.1, seeds=2, n_test=20)
+    with pytest.raises(ICLError, match="lam = 0"):
+        finite_d_theory(r)

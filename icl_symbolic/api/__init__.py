@@ -46,6 +46,7 @@ NAMES = {
     "Moments": "moments",
     "simulate": "simulation",
     "plot_simulation": "simulation",
+    "finite_d_theory": "simulation",
     "SimResult": "simulation",
     "SimSweep": "simulation",
     "Setting": "simulation",

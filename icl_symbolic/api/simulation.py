@@ -25,6 +25,7 @@ from icl_symbolic.output.plotting import sweep_figure
 from icl_symbolic.output.rows import Rows
 from icl_symbolic.simulation.simulator import SimResult, memory_share, simulate_many
 from icl_symbolic.studies.compare import theory_grid, with_theory
+from icl_symbolic.theory.finite_d import e_nonlinear_finite
 
 
 @dataclass(frozen=True)
@@ -173,22 +174,72 @@ def _simulate_kernel(settings, seeds, control, jobs, scheduler, progress, solver
     )
 
 
-def plot_simulation(sim, *, digits: int = D.DIGITS):
+def check_finite_d_scope(*, lam=0.0, C_train=None, C_test=None, convention=None, features=None) -> None:
+    """Refuse (ICLError) a simulation outside the finite-d theory's scope (docs/finite-d.md): identity
+    covariances, ridgeless (lam = 0), Gaussian tasks with the default convention, plain attention."""
+    why = []
+    if float(lam) != 0.0:
+        why.append("lam = 0 (ridgeless)")
+    if str(C_train or "identity") != "identity" or str(C_test or "identity") != "identity":
+        why.append("identity covariances")
+    if convention is not None and resolve_convention(convention) != Convention():
+        why.append("the default convention (Gaussian tasks, round-robin assignment)")
+    if features not in (None, "identity"):
+        why.append("plain attention (no --features, no --control)")
+    if why:
+        raise ICLError("the finite-d theory (--order 1, docs/finite-d.md) covers only " + ", ".join(why))
+
+
+def finite_d_theory(sim, *, terms=None) -> list:
+    """The d -> infinity theory plus its O(1/d) terms (:mod:`icl_symbolic.theory.finite_d`, docs/finite-d.md)
+    at each simulated point's own d: one :class:`~icl_symbolic.theory.finite_d.FiniteD` per point (the
+    limit, the corrected value with its Monte-Carlo SE, each term), what ``simulate --order 1`` prints.
+    Refuses points outside the theory's scope (:func:`check_finite_d_scope`)."""
+    results = list(sim) if isinstance(sim, SimSweep) else [sim]
+    if not results or not all(isinstance(r, SimResult) for r in results):
+        raise ICLError("finite_d_theory takes a SimResult or a SimSweep (from simulate)")
+    for r in results:
+        st = r.setting
+        check_finite_d_scope(lam=st.lam, C_train=st.C_train, C_test=st.C_test, convention=st.convention)
+    return [
+        e_nonlinear_finite(
+            r.teacher,
+            rho=r.setting.rho,
+            alpha=r.setting.alpha,
+            kappa=r.setting.kappa,
+            tau=r.setting.tau,
+            d=r.setting.d,
+            terms=terms,
+        )
+        for r in results
+    ]
+
+
+def plot_simulation(sim, *, digits: int = D.DIGITS, finite_d=None):
     """Simulated ICL error (mean +- SE over seeds) of a :class:`SimResult` or :class:`SimSweep`
     against the swept parameter, with the d -> infinity theory on its own dense grid and at the
-    simulated points (the plot of ``simulate --plot``; the ridgeless tau = 1 marked as an asymptote)."""
+    simulated points (the plot of ``simulate --plot``; the ridgeless tau = 1 marked as an asymptote).
+    ``finite_d``: the :func:`finite_d_theory` of the same points, drawn at the simulated points
+    (``simulate --order 1 --plot``)."""
     results = list(sim) if isinstance(sim, SimSweep) else [sim]
     if results and all(isinstance(r, KernelSimResult) for r in results):  # the kernel learner: its own theory
         return sweep_figure([r.to_json() for r in results])
     if not results or not all(isinstance(r, SimResult) for r in results):
         raise ICLError("plot_simulation takes a SimResult or a SimSweep (from simulate)")
     points = [(r if r.theory is not None else with_theory(r, digits)).to_json() for r in results]
+    if finite_d is not None:
+        if len(finite_d) != len(points):
+            raise ICLError("plot_simulation: finite_d must have one entry per simulated point")
+        for p, fd in zip(points, finite_d):
+            p["e_theory_finite_d"], p["e_theory_finite_d_se"] = fd.corrected, fd.stderr
     return sweep_figure(points, theory_grid(results[0].teacher, points, digits=digits))
 
 
 __all__ = [
     "simulate",
     "plot_simulation",
+    "finite_d_theory",
+    "check_finite_d_scope",
     "check_simulable",
     "settings_of",
     "SimResult",

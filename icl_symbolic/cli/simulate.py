@@ -15,7 +15,14 @@ from __future__ import annotations
 
 import textwrap
 
-from icl_symbolic.api.simulation import DEFAULT_N_TEST_KERNEL, PARAMETERS, plot_simulation, simulate
+from icl_symbolic.api.simulation import (
+    DEFAULT_N_TEST_KERNEL,
+    PARAMETERS,
+    check_finite_d_scope,
+    finite_d_theory,
+    plot_simulation,
+    simulate,
+)
 from icl_symbolic.cli._args import (
     CONVENTION_COLUMNS,
     EXIT_OK_BAD_INPUT,
@@ -108,6 +115,15 @@ def register(subparsers) -> None:
         help="prompt sampler: fast (conditional Gaussian) or direct (docs/simulation.md)",
     )
     p.add_argument("--no-exact", action="store_true", help="skip the exact test functional (Monte Carlo only)")
+    p.add_argument(
+        "--order",
+        type=int,
+        default=0,
+        choices=(0, 1),
+        help="1: also the theory plus its O(1/d) terms at this d (icl_symbolic.theory.finite_d, docs/finite-d.md; "
+        "identity covariances, ridgeless, Gaussian tasks, the default convention), printed next to the limit, "
+        "as e_theory_finite_d in the JSON/CSV and drawn in --plot",
+    )
     add_output_options(
         p,
         csv="write one row per point (inputs, e_mean, e_se, e_mc_mean, e_mc_se, e_theory) as CSV",
@@ -168,6 +184,11 @@ def run(args) -> int:
     n_test_default = DEFAULT_N_TEST_KERNEL if kernel else defaults.N_TEST
     n_test = parse_int(args.n_test if args.n_test is not None else str(n_test_default), "n-test", 2, MAX_N_TEST)
     convention = parse_convention(args)
+    if args.order == 1:  # the kernel learner and its controls are outside the finite-d theory
+        features = args.features if args.control is None else f"{args.features} with the {args.control} control"
+        check_finite_d_scope(
+            lam=lam, C_train=args.C_train, C_test=args.C_test, convention=convention, features=features
+        )
     check_output_paths(args)
     jobs, scheduler = parse_parallel(args)
     res = simulate(
@@ -194,26 +215,32 @@ def run(args) -> int:
         exact=not args.no_exact,
     )
     out = res.points()
+    fds = finite_d_theory(res) if args.order == 1 else None
+    if fds is not None:
+        for o, fd in zip(out, fds):
+            o["e_theory_finite_d"], o["e_theory_finite_d_se"] = fd.corrected, fd.stderr
+            o["finite_d_terms"] = {t.name: t.delta for t in fd.terms}
     if not args.json:
         for o in out:
             (_print_kernel_point if kernel else _print_point)(o)
     # all computation is done: now write files (atomically) and print
     if args.plot:
-        save_figure(plot_simulation(res), args.plot)
+        save_figure(plot_simulation(res, finite_d=fds), args.plot)
     if args.csv:
-        write_csv(args.csv, KERNEL_CSV_KEYS if kernel else CSV_KEYS, [_csv_row(o, kernel) for o in out])
+        keys = KERNEL_CSV_KEYS if kernel else CSV_KEYS + (("e_theory_finite_d",) if fds is not None else ())
+        write_csv(args.csv, keys, [_csv_row(o, kernel, keys) for o in out])
     extra = dict(features=args.features, control=args.control) if kernel else {}
     emit_json(args, document("simulate", out, f=args.f, **extra))
     return 0
 
 
-def _csv_row(o, kernel: bool) -> list:
+def _csv_row(o, kernel: bool, keys) -> list:
     if kernel:
-        return ["" if o[k] is None else o[k] for k in KERNEL_CSV_KEYS]
+        return ["" if o[k] is None else o[k] for k in keys]
     row = {**o, **dict(zip(CONVENTION_COLUMNS, convention_row(o["convention"])))}
     return [
         "inf" if k in ("e_theory", "e_idg_theory") and row[k] is None else ("" if row[k] is None else row[k])
-        for k in CSV_KEYS
+        for k in keys
     ]
 
 
@@ -243,6 +270,12 @@ def _print_point(o):
     print(f"  e_mc (Monte Carlo, {o['n_test']} fresh prompts/seed)     = {_fmt(o['e_mc_mean'], o['e_mc_se'])}")
     theory_text = _fmt(o["e_theory"]) if o["e_theory"] is not None else "inf (the interpolation peak)"
     print(f"  e_theory (d -> infinity, Result 1 / Eq. (10))         = {theory_text}")
+    if o.get("e_theory_finite_d") is not None:
+        se = o["e_theory_finite_d_se"]
+        print(
+            f"  e_theory + O(1/d) terms at d = {o['d']} (docs/finite-d.md) = {_fmt(o['e_theory_finite_d'])}"
+            + (f" (Monte-Carlo SE {se:.1e})" if se else "")
+        )
     if o["e_idg_mean"] is not None:
         idg_th = _fmt(o["e_idg_theory"]) if o["e_idg_theory"] is not None else "inf"
         print(

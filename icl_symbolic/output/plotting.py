@@ -200,6 +200,21 @@ def sweep_figure(points: list, theory=None):
     th = [(xi, p["e_theory"]) for xi, p in zip(x, points) if p.get("e_theory") is not None]
     if th:
         ax.plot(*zip(*th), "s", mfc="none", color="C1", ms=7, zorder=4, label="theory at the simulated points")
+    fd = [(xi, p.get("e_theory_finite_d"), p.get("e_theory_finite_d_se") or 0.0) for xi, p in zip(x, points)]
+    fd = [t for t in fd if t[1] is not None]
+    if fd:
+        ax.errorbar(
+            [t[0] for t in fd],
+            [t[1] for t in fd],
+            yerr=[t[2] for t in fd],
+            fmt="D",
+            mfc="none",
+            color="C2",
+            ms=6,
+            capsize=2,
+            zorder=4,
+            label=f"theory + O(1/d) terms at d = {points[0]['d']} (docs/finite-d.md)",
+        )
     for xi, p in zip(x, points):
         if p.get("e_theory") is None and p.get("e_theory_reason"):
             _asymptote(ax, xi)
