@@ -314,6 +314,19 @@ def rewrite_legacy(argv, notes: list | None = None) -> list:
     return [argv[0]] + rest
 
 
+def add_order_option(p, what: str) -> None:
+    """``--order {0,1}``: 1 adds the O(1/d) finite-d terms (icl_symbolic.theory.finite_d, docs/finite-d.md;
+    identity covariances, ridgeless, Gaussian tasks); ``what`` says where the corrected value goes."""
+    p.add_argument(
+        "--order",
+        type=ascii_int,
+        default=0,
+        choices=(0, 1),
+        help="1: add the O(1/d) finite-d terms (icl_symbolic.theory.finite_d, docs/finite-d.md; identity "
+        f"covariances, ridgeless, Gaussian tasks, the default convention) and {what}",
+    )
+
+
 def add_parallel_options(p, what: str) -> None:
     """``--jobs`` and ``--scheduler`` (:func:`icl_symbolic.core.parallel.map_sweep`), one spelling for every command."""
     p.add_argument(

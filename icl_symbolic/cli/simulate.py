@@ -27,6 +27,7 @@ from icl_symbolic.cli._args import (
     CONVENTION_COLUMNS,
     EXIT_OK_BAD_INPUT,
     add_convention_options,
+    add_order_option,
     add_output_options,
     add_parallel_options,
     check_output_paths,
@@ -115,14 +116,9 @@ def register(subparsers) -> None:
         help="prompt sampler: fast (conditional Gaussian) or direct (docs/simulation.md)",
     )
     p.add_argument("--no-exact", action="store_true", help="skip the exact test functional (Monte Carlo only)")
-    p.add_argument(
-        "--order",
-        type=int,
-        default=0,
-        choices=(0, 1),
-        help="1: also the theory plus its O(1/d) terms at this d (icl_symbolic.theory.finite_d, docs/finite-d.md; "
-        "identity covariances, ridgeless, Gaussian tasks, the default convention), printed next to the limit, "
-        "as e_theory_finite_d in the JSON/CSV and drawn in --plot",
+    add_order_option(
+        p,
+        "print the corrected value at this d next to the limit, as e_theory_finite_d in the JSON/CSV and drawn in --plot",
     )
     add_output_options(
         p,

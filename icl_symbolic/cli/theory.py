@@ -16,6 +16,7 @@ from icl_symbolic.api.theory import DIVERGES, ERRORS, e_finite_d, plot_theory, t
 from icl_symbolic.cli._args import (
     EXIT_OK_BAD_INPUT,
     ICLError,
+    add_order_option,
     add_output_options,
     ascii_int,
     check_int,
@@ -74,14 +75,7 @@ def register(subparsers) -> None:
         f"identity theory does not depend on d)",
     )
     p.add_argument("--digits", type=ascii_int, default=defaults.DIGITS, help="digits for the Hermite coefficients")
-    p.add_argument(
-        "--order",
-        type=ascii_int,
-        default=0,
-        choices=(0, 1),
-        help="1: add the O(1/d) finite-d terms at dimension --d (icl_symbolic.theory.finite_d; identity "
-        "covariances, ridgeless, Gaussian tasks) and print the corrected value next to the limit",
-    )
+    add_order_option(p, "print the corrected value at dimension --d next to the limit")
     p.add_argument(
         "--terms",
         default=None,
