@@ -89,6 +89,19 @@ def table(out: dict) -> str:
     return "\n".join(lines)
 
 
+def _extrapolated(live) -> dict:
+    """The option's difference extrapolated to d -> infinity (fit_ladder over the d with a nonzero SE)."""
+    fit = fit_ladder(live)
+    return {
+        "diff_inf": fit.e_inf,
+        "se": fit.e_inf_se,
+        "z": fit.e_inf / fit.e_inf_se,
+        "model": fit.model,
+        "d": [p.d for p in live],
+        "se_method": fit.se_method,
+    }
+
+
 def _refit(row: dict, seeds: int) -> None:
     """The d -> infinity extrapolation of a row's per-d paired differences (each error), in place.
 
@@ -103,15 +116,7 @@ def _refit(row: dict, seeds: int) -> None:
         if len(live) < 2:
             row[f"{err}_inf"] = None
             continue
-        fit = fit_ladder(live)
-        row[f"{err}_inf"] = {
-            "diff_inf": fit.e_inf,
-            "se": fit.e_inf_se,
-            "z": fit.e_inf / fit.e_inf_se,
-            "model": fit.model,
-            "d": [p.d for p in live],
-            "se_method": fit.se_method,
-        }
+        row[f"{err}_inf"] = _extrapolated(live)
 
 
 def merge(docs: list) -> dict:
@@ -245,14 +250,7 @@ def main(argv=None) -> int:
                 if len(live) < 2:
                     row[f"{err}_inf"] = None
                     continue
-                fit = fit_ladder(live)
-                row[f"{err}_inf"] = {
-                    "diff_inf": fit.e_inf,
-                    "se": fit.e_inf_se,
-                    "z": fit.e_inf / fit.e_inf_se,
-                    "model": fit.model,
-                    "d": [p.d for p in live],
-                }
+                row[f"{err}_inf"] = _extrapolated(live)
             out["rows"].append(row)
     out["seconds"] = round(time.monotonic() - t0, 1)
     print(table(out))

@@ -19,6 +19,7 @@ from icl_symbolic.api.simulation import (
     DEFAULT_N_TEST_KERNEL,
     PARAMETERS,
     check_finite_d_scope,
+    finite_d_fields,
     finite_d_theory,
     plot_simulation,
     simulate,
@@ -181,7 +182,7 @@ def run(args) -> int:
     n_test = parse_int(args.n_test if args.n_test is not None else str(n_test_default), "n-test", 2, MAX_N_TEST)
     convention = parse_convention(args)
     if args.order == 1:  # the kernel learner and its controls are outside the finite-d theory
-        features = args.features if args.control is None else f"{args.features} with the {args.control} control"
+        features = args.features if args.control is None else "control"
         check_finite_d_scope(
             lam=lam, C_train=args.C_train, C_test=args.C_test, convention=convention, features=features
         )
@@ -214,8 +215,7 @@ def run(args) -> int:
     fds = finite_d_theory(res) if args.order == 1 else None
     if fds is not None:
         for o, fd in zip(out, fds):
-            o["e_theory_finite_d"], o["e_theory_finite_d_se"] = fd.corrected, fd.stderr
-            o["finite_d_terms"] = {t.name: t.delta for t in fd.terms}
+            o.update(finite_d_fields(fd))
     if not args.json:
         for o in out:
             (_print_kernel_point if kernel else _print_point)(o)
@@ -267,11 +267,10 @@ def _print_point(o):
     theory_text = _fmt(o["e_theory"]) if o["e_theory"] is not None else "inf (the interpolation peak)"
     print(f"  e_theory (d -> infinity, Result 1 / Eq. (10))         = {theory_text}")
     if o.get("e_theory_finite_d") is not None:
-        se = o["e_theory_finite_d_se"]
-        print(
-            f"  e_theory + O(1/d) terms at d = {o['d']} (docs/finite-d.md) = {_fmt(o['e_theory_finite_d'])}"
-            + (f" (Monte-Carlo SE {se:.1e})" if se else "")
-        )
+        x, se, how = o["e_theory_finite_d"], o["e_theory_finite_d_se"], o["e_theory_finite_d_method"]
+        value = _fmt(x, se) if se else (f"{x:.4g}" if "4 significant digits" in how else _fmt(x))
+        print(f"  e_theory + O(1/d) terms at d = {o['d']}                = {value}")
+        print(textwrap.fill(how, 100, initial_indent="    (", subsequent_indent="     ") + ")")
     if o["e_idg_mean"] is not None:
         idg_th = _fmt(o["e_idg_theory"]) if o["e_idg_theory"] is not None else "inf"
         print(

@@ -48,9 +48,9 @@ from typing import Callable, Sequence
 import numpy as np
 
 from icl_symbolic.core.caches import memoize
-from icl_symbolic.core.cost import Estimate, announced
+from icl_symbolic.core.cost import Estimate
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.parallel import concurrent_runs, map_sweep, resolve_scheduler
+from icl_symbolic.core.parallel import concurrent_runs, resolve_scheduler
 from icl_symbolic.core.stats import sample_se
 from icl_symbolic.core.values import Value
 from icl_symbolic.engine.expr import teacher
@@ -72,6 +72,7 @@ from icl_symbolic.simulation.simulator import (
     choose_solver,
     memory_share,
     run_estimate,
+    run_seed_tasks,
     seed_mean,
     sized_plan,
     sizes,
@@ -440,17 +441,7 @@ def simulate_kernel(
         for i, seed in enumerate(seeds)
     ]
     est = kernel_estimate([sz], len(seeds), n_test, lam or 0.0, jobs, address, f"simulate --features {fm}")
-    watch = announced(progress, est, total=len(tasks), unit="seed runs")
-    t_start = time.monotonic()
-    runs = map_sweep(
-        _run_kernel_seed,
-        tasks,
-        jobs=jobs,
-        scheduler=address,
-        progress=None if serial else progress,
-        label="seed run",
-        on_item=lambda i, _: watch.update(i + 1),
-    )
+    runs, seconds = run_seed_tasks(_run_kernel_seed, tasks, est, jobs, address, progress, serial)
     e_query = seed_mean(
         [float(r.e_query) for r in runs], seeds, "query-exact test error of each trained Gamma, mean over seeds"
     )
@@ -470,5 +461,5 @@ def simulate_kernel(
         e_query,
         e_mc,
         e_th,
-        time.monotonic() - t_start,
+        seconds,
     )

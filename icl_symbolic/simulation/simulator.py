@@ -1041,6 +1041,24 @@ def sized_plan(sz: Sizes, n_seeds: int, n_test: int = DEFAULT_N_TEST, lam: float
     return dict(sz=sz, seeds=range(int(n_seeds)), solver=solver, n_test=int(n_test), lam=float(lam or 0.0))
 
 
+def run_seed_tasks(fn, tasks, estimate, jobs, address, progress, serial) -> tuple:
+    """Run the seed tasks through :func:`icl_symbolic.core.parallel.map_sweep` after announcing
+    ``estimate`` (then progress with an ETA; per-item progress only when the runs go in parallel):
+    ``(runs, wall seconds)``.  Shared by the model's simulation and the kernel learner's."""
+    watch = announced(progress, estimate, total=len(tasks), unit="seed runs")
+    t_start = time.monotonic()
+    runs = map_sweep(
+        fn,
+        tasks,
+        jobs=jobs,
+        scheduler=address,
+        progress=None if serial else progress,
+        label="seed run",
+        on_item=lambda i, _: watch.update(i + 1),
+    )
+    return runs, time.monotonic() - t_start
+
+
 def simulate_many(
     specs: Sequence[dict],
     jobs: int = 1,
@@ -1106,18 +1124,9 @@ def simulate_many(
                 )
             )
     # the time, estimated from the cost model before the first seed, then progress with an ETA
-    watch = announced(progress, run_estimate(plans, jobs, address, what, reduce), total=len(tasks), unit="seed runs")
-    t_start = time.monotonic()
-    runs = map_sweep(
-        _run_seed,
-        tasks,
-        jobs=jobs,
-        scheduler=address,
-        progress=None if serial else progress,
-        label="seed run",
-        on_item=lambda i, _: watch.update(i + 1),
+    runs, seconds = run_seed_tasks(
+        _run_seed, tasks, run_estimate(plans, jobs, address, what, reduce), jobs, address, progress, serial
     )
-    seconds = time.monotonic() - t_start
     out, at = [], 0
     for pl in plans:
         seeds = pl["seeds"]
