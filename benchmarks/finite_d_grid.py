@@ -37,3 +37,37 @@ def setting_of(pt, d):
         "n_test": N_TEST,
         "exact": True,
     }
+
+
+def pool(n0, mean0, se0, values):
+    """Pooled (mean, SE, count) of a stored summary (n0 seeds 0..n0-1: mean0, SE se0 = sd/sqrt n0) and the
+    per-seed values of further seeds n0, n0+1, ... (exact: the pooled sample variance, ddof = 1)."""
+    import math
+
+    vals = [float(v) for v in values]
+    n1 = len(vals)
+    if n1 == 0:
+        return float(mean0), float(se0), int(n0)
+    n = n0 + n1
+    m1 = sum(vals) / n1
+    ss1 = sum((v - m1) ** 2 for v in vals)
+    ss0 = (se0 * se0 * n0) * (n0 - 1)  # (n0 - 1) * sample variance
+    mean = (n0 * mean0 + n1 * m1) / n
+    ss = ss0 + ss1 + n0 * n1 / n * (mean0 - m1) ** 2
+    return float(mean), float(math.sqrt(ss / (n - 1) / n)), int(n)
+
+
+def stored_rows(path):
+    """The rows of a previous finite_d_theory.py output, keyed by (teacher, d, alpha, kappa, tau, rho)."""
+    import json
+
+    p = Path(path)
+    if not p.exists():
+        return {}
+    return {
+        (r["teacher"], r["d"], r["alpha"], r["kappa"], r["tau"], r["rho"]): r for r in json.loads(p.read_text())["rows"]
+    }
+
+
+def key_of(pt, d):
+    return (pt["f"], int(d), pt["alpha"], pt["kappa"], pt["tau"], pt["rho"])

@@ -8,6 +8,9 @@ go to an icl_symbolic.simulation.cache.SeedCache folder, so the report script
 
 Run (2-core shared machine):
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python benchmarks/finite_d_sims.py --d 32,64
+
+To add seeds to the points of a stored table (seeds 0..S-1 kept as its summary, new seeds from S on):
+    python benchmarks/finite_d_sims.py --d 32,64,128 --top-up benchmarks/results/finite-d-base.json --target 0.0028 --max-seeds 800
 """
 
 from __future__ import annotations
@@ -21,15 +24,16 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from finite_d_grid import CACHE_DIR, GRID, N_TEST, setting_of  # noqa: E402
+from finite_d_grid import CACHE_DIR, GRID, N_TEST, key_of, pool, setting_of, stored_rows  # noqa: E402
 
 from icl_symbolic.simulation.cache import SeedCache  # noqa: E402
 from icl_symbolic.simulation.simulator import simulate_many  # noqa: E402
 
 
-def cached_values(cache, setting, max_seeds):
+def cached_values(cache, setting, max_seeds, start=0):
+    """Per-seed values of seeds start, start+1, ... up to the first seed not cached."""
     out = []
-    for s in range(max_seeds):
+    for s in range(start, max_seeds):
         rec = cache.get(setting, s)
         if rec is None:
             break
@@ -37,16 +41,24 @@ def cached_values(cache, setting, max_seeds):
     return out
 
 
-def run_point(cache, pt, d, target, max_seeds, min_seeds, batch, jobs):
+def run_point(cache, pt, d, target, max_seeds, min_seeds, batch, jobs, base=None):
+    """Simulate seeds until the relative SE is <= target.  ``base``: a stored summary (seeds, sim, sim_se) of
+    seeds 0..seeds-1 (a previous docs/finite-d.json row) that the new seeds, numbered from there, top up."""
     setting = setting_of(pt, d)
-    vals = cached_values(cache, setting, max_seeds)
-    while len(vals) < max_seeds:
-        if len(vals) >= min_seeds:
-            se = np.std(vals, ddof=1) / math.sqrt(len(vals)) / abs(np.mean(vals))
-            if se <= target:
+    n0, m0, se0 = (0, 0.0, 0.0) if base is None else (int(base["seeds"]), float(base["sim"]), float(base["sim_se"]))
+    vals = cached_values(cache, setting, max_seeds, start=n0)
+    while n0 + len(vals) < max_seeds:
+        if n0 + len(vals) >= min_seeds:
+            m, se, _ = (
+                pool(n0, m0, se0, vals) if n0 else (np.mean(vals), np.std(vals, ddof=1) / math.sqrt(len(vals)), 0)
+            )
+            if se / abs(m) <= target:
                 break
-        s0 = len(vals)
-        seeds = tuple(range(s0, min(max_seeds, s0 + batch)))
+        s0 = n0 + len(vals)
+        step = batch
+        if s0 >= min_seeds:  # the seeds the current spread says are still needed, at least one batch
+            step = max(batch, math.ceil(s0 * (se / abs(m) / target) ** 2) - s0)
+        seeds = tuple(range(s0, min(max_seeds, s0 + step)))
         spec = dict(
             f=pt["f"],
             d=d,
@@ -65,10 +77,10 @@ def run_point(cache, pt, d, target, max_seeds, min_seeds, batch, jobs):
                 run.seed,
                 {"e": float(run.e.value), "e_mc": float(run.e_mc.value), "solver": run.solver, "seconds": run.seconds},
             )
-        vals = cached_values(cache, setting, max_seeds)
-    m = float(np.mean(vals))
-    se = float(np.std(vals, ddof=1) / math.sqrt(len(vals)))
-    return m, se, len(vals)
+        vals = cached_values(cache, setting, max_seeds, start=n0)
+    if n0:
+        return pool(n0, m0, se0, vals)
+    return float(np.mean(vals)), float(np.std(vals, ddof=1) / math.sqrt(len(vals))), len(vals)
 
 
 def main(argv=None):
@@ -82,8 +94,17 @@ def main(argv=None):
     ap.add_argument("--only", default=None, help="comma-separated teacher names")
     ap.add_argument("--taus", default=None)
     ap.add_argument("--kappas", default=None)
+    ap.add_argument(
+        "--top-up",
+        default=None,
+        metavar="JSON",
+        help="a previous finite_d_theory.py output (e.g. docs/finite-d.json): each point's stored seeds 0..S-1 "
+        "are kept as its summary (mean, SE, S) and new seeds S, S+1, ... are added until the pooled SE meets "
+        "--target (finite_d_theory.py --sims-from JSON pools them the same way)",
+    )
     a = ap.parse_args(argv)
     cache = SeedCache(CACHE_DIR)
+    stored = stored_rows(a.top_up) if a.top_up else {}
     for d in [int(x) for x in a.d.split(",")]:
         for pt in GRID:
             if a.only and pt["f"] not in a.only.split(","):
@@ -93,7 +114,10 @@ def main(argv=None):
             if a.kappas and pt["kappa"] not in [float(x) for x in a.kappas.split(",")]:
                 continue
             t = time.time()
-            m, se, S = run_point(cache, pt, d, a.target, a.max_seeds, a.min_seeds, a.batch, a.jobs)
+            base = stored.get(key_of(pt, d))
+            if a.top_up and base is None:
+                continue  # --top-up tops up the stored points only
+            m, se, S = run_point(cache, pt, d, a.target, a.max_seeds, a.min_seeds, a.batch, a.jobs, base)
             print(
                 f"d={d} {pt['f']:>16} alpha={pt['alpha']:g} kappa={pt['kappa']:g} tau={pt['tau']:g}: "
                 f"{m:.5f} +- {se:.5f} ({100 * se / m:.2f} %, {S} seeds, {time.time() - t:.0f} s)",

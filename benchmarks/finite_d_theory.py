@@ -28,15 +28,16 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from finite_d_grid import CACHE_DIR, GRID, ROOT, setting_of  # noqa: E402
+from finite_d_grid import CACHE_DIR, GRID, ROOT, key_of, pool, setting_of, stored_rows  # noqa: E402
 
 from icl_symbolic.simulation.cache import SeedCache  # noqa: E402
 from icl_symbolic.theory.finite_d import e_nonlinear_finite  # noqa: E402
 
 
-def cached(cache, setting, max_seeds=1000):
+def cached(cache, setting, start=0, max_seeds=5000):
+    """Per-seed values of seeds start, start+1, ... up to the first seed not cached."""
     vals = []
-    for s in range(max_seeds):
+    for s in range(start, max_seeds):
         rec = cache.get(setting, s)
         if rec is None:
             break
@@ -53,9 +54,9 @@ def main(argv=None):
     ap.add_argument(
         "--sims-from",
         default=None,
-        help="read the simulation mean, SE and seed count of each point from this JSON (a previous output, e.g. "
-        "docs/finite-d.json) instead of the seed cache; default: the cache, falling back to docs/finite-d.json "
-        "for points the cache does not hold",
+        help="read the simulation mean, SE and seed count S of each point from this JSON (a previous output, e.g. "
+        "docs/finite-d.json) and pool them with the cached seeds S, S+1, ... (finite_d_sims.py --top-up); points "
+        "the JSON does not hold come from the cache alone; default: the cache alone",
     )
     ap.add_argument(
         "--teachers",
@@ -72,27 +73,24 @@ def main(argv=None):
             raise SystemExit(f"finite_d_theory: --teachers not in the grid: {unknown}")
         kept = [r for r in json.loads(Path(a.json).read_text())["rows"] if r["teacher"] not in only]
     cache = SeedCache(CACHE_DIR)
-    stored = {}
-    src = Path(a.sims_from) if a.sims_from else ROOT / "docs" / "finite-d.json"
-    if src.exists():
-        for r in json.loads(src.read_text())["rows"]:
-            stored[(r["teacher"], r["d"], r["alpha"], r["kappa"], r["tau"], r["rho"])] = r
+    stored = stored_rows(a.sims_from) if a.sims_from else {}
     rows = list(kept)
     t0 = time.time()
     for d in [int(x) for x in a.d.split(",")]:
         for pt in GRID:
             if only is not None and pt["f"] not in only:
                 continue
-            vals = [] if a.sims_from else cached(cache, setting_of(pt, d))
-            key = (pt["f"], d, pt["alpha"], pt["kappa"], pt["tau"], pt["rho"])
-            if len(vals) >= 2:
+            base = stored.get(key_of(pt, d))
+            if base is not None:  # seeds 0..S-1 as stored, pooled with the cached seeds S, S+1, ...
+                n0 = int(base["seeds"])
+                sim, se, nseeds = pool(n0, base["sim"], base["sim_se"], cached(cache, setting_of(pt, d), start=n0))
+            else:
+                vals = cached(cache, setting_of(pt, d))
+                if len(vals) < 2:
+                    continue
                 sim = float(np.mean(vals))
                 se = float(np.std(vals, ddof=1) / math.sqrt(len(vals)))
                 nseeds = len(vals)
-            elif key in stored:
-                sim, se, nseeds = stored[key]["sim"], stored[key]["sim_se"], stored[key]["seeds"]
-            else:
-                continue
             t1 = time.time()
             fd = e_nonlinear_finite(
                 pt["f"],

@@ -116,3 +116,36 @@ def test_interrupted_figure_leaves_no_files(tmp_path, monkeypatch):
 def test_unknown_figure():
     with pytest.raises(ICLError, match="unknown figure"):
         figures.make_figure("3", "/nonexistent")
+
+
+@pytest.mark.sim
+def test_figure_order1_draws_the_finite_d_theory_at_each_simulated_point(tmp_path):
+    """--order 1: one theory_finite_d row per simulated point, each the finite-d module's number at the
+    figure's d (the a1^2 scaling of Fig. 1's panel (b) included), the caption says what they are."""
+    from icl_symbolic.theory.finite_d import e_nonlinear_finite
+
+    meta = figures.make_figure("1", tmp_path, quick=True, seeds=(0,), d=8, taus=[0.5], n_test=200, order=1)
+    rows = _rows(tmp_path / "figure1.csv")
+    sims = [r for r in rows if r["kind"] == "sim"]
+    fdr = [r for r in rows if r["kind"] == "theory_finite_d"]
+    assert len(fdr) == len(sims) == 5 and meta["order"] == 1
+    for r in fdr:
+        want = e_nonlinear_finite(r["teacher"], float(r["rho"]), 2.0, 2.0, float(r["tau"]), d=8)
+        scale = math.exp(-1) if r["panel"] == "b" and r["teacher"] == "sin(g)" else 1.0
+        assert float(r["e"]) == pytest.approx(want.corrected / scale, rel=1e-12)
+        assert float(r["e"]) != pytest.approx(want.limit / scale, rel=1e-3)  # the terms move it
+    assert "O(1/d) terms" in meta["caption"]
+    no = figures.make_figure(
+        "a1zero", tmp_path / "o0", quick=True, seeds=(0,), d=6, taus=[0.5], ak=[(2.0, 2.0)], n_test=200
+    )
+    assert not [r for r in no["points"] if r["kind"] == "theory_finite_d"] and "O(1/d)" not in no["caption"]
+
+
+def test_figure_order1_refuses_sphere_tasks_before_any_work(tmp_path, capsys):
+    from icl_symbolic.cli import main
+
+    out = tmp_path / "f"
+    assert main(["figure", "a1zero", "--quick", "--order", "1", "--tasks", "sphere", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "Gaussian tasks only" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists() or not any(out.iterdir())

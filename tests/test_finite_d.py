@@ -517,7 +517,28 @@ def test_cli_theory_order1(capsys):
         fd.corrected, rel=1e-12
     )
     assert set(pt["terms"]) == {"param_count", "bank_resolvent"}
+    assert pt["corrected_text"] == f"{fd.corrected:.6g}" and "deterministic" in pt["corrected_method"]
     assert main(["theory", "g", "--order", "1", "--tau", "2"]) != 0  # needs --d
+
+
+def _fd_with(terms, stderr, corrected=0.5392512345):
+    return FD.FiniteD(32, 0.52, corrected, tuple(FD.Term(t, 0.001, "") for t in terms), stderr=stderr)
+
+
+@pytest.mark.parametrize(
+    "terms,stderr,text",
+    [
+        (("param_count", "population"), 4.8e-4, "0.53925 +- 0.0005"),  # to the SE's place, SE one digit
+        (("param_count", "population"), 0.012, "0.539 +- 0.01"),
+        (("param_count", "radial"), 0.0, "0.5393"),  # radial prompt MC: 4 significant digits
+        (("param_count", "bank_resolvent"), 0.0, "0.539251"),  # deterministic: 6 significant digits
+    ],
+)
+def test_corrected_value_is_printed_with_the_digits_its_method_has(terms, stderr, text):
+    fd = _fd_with(terms, stderr)
+    assert fd.value_text() == text
+    assert ("Monte-Carlo SE" in fd.method) == bool(stderr)
+    assert ("4 significant digits" in fd.method) == (stderr == 0 and "radial" in terms)
 
 
 @pytest.mark.heavy
@@ -598,3 +619,28 @@ def test_finite_d_theory_api_refuses_a_ridge_result():
     r = simulate("sin(g)", d=6, tau=0.5, lam=0.1, seeds=2, n_test=20)
     with pytest.raises(ICLError, match="lam = 0"):
         finite_d_theory(r)
+
+
+def test_many_points_announce_their_estimate_then_report_each_point(monkeypatch):
+    """e_finite_d_many (what simulate/figure --order 1 run): the estimate line first when the work is long
+    (population points above the peak dominate it), a line per finished point, results in order."""
+    import re
+
+    specs = [dict(f="sin(g)", rho=0.1, alpha=2.0, kappa=2.0, tau=t, d=64) for t in (0.5, 3.0, 4.0)]
+    slow = FD.evaluation_seconds("sin(g)", 0.1, 2.0, 2.0, 3.0, 64)
+    fast = FD.evaluation_seconds("sin(g)", 0.1, 2.0, 2.0, 0.5, 64)
+    assert slow > 40 > fast  # the population term (a1 != 0, n > p) is the cost
+    assert FD.evaluation_seconds("(g^2-1)/sqrt(2)", 0.1, 2.0, 2.0, 3.0, 64) < 40  # a1 = 0: no population term
+    monkeypatch.setattr(FD, "_finite_d_item", lambda spec: spec["tau"])  # the bookkeeping, not the numbers
+    lines = []
+    out = FD.e_finite_d_many(specs, progress=lines.append)
+    assert out == [0.5, 3.0, 4.0]
+    want = sum(FD.evaluation_seconds(s["f"], 0.1, 2.0, 2.0, s["tau"], 64) for s in specs)
+    assert 150 < want < 170  # 2 x (40 + 0.1 x 3 x 64 + 0.2 x 64) + (1 + 0.2 x 64)
+    assert re.search(r"^finite-d theory \(--order 1\): estimated 2 min [0-9]+ s \(3 points\); progress below", lines[0])
+    assert len(lines) == 4 and all(
+        ln.startswith(f"finite-d theory: point {i}/3 done") for i, ln in zip((1, 2, 3), lines[1:])
+    )
+    quiet = []
+    small = [dict(specs[0], d=8)]  # 1 + 0.2 x 8 s: below the announcement threshold (3 s)
+    assert FD.e_finite_d_many(small, progress=quiet.append) == [0.5] and quiet == []  # short: no lines

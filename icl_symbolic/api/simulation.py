@@ -25,7 +25,7 @@ from icl_symbolic.output.plotting import sweep_figure
 from icl_symbolic.output.rows import Rows
 from icl_symbolic.simulation.simulator import SimResult, memory_share, simulate_many
 from icl_symbolic.studies.compare import theory_grid, with_theory
-from icl_symbolic.theory.finite_d import e_nonlinear_finite
+from icl_symbolic.theory.finite_d import e_finite_d_many
 
 
 @dataclass(frozen=True)
@@ -190,20 +190,21 @@ def check_finite_d_scope(*, lam=0.0, C_train=None, C_test=None, convention=None,
         raise ICLError("the finite-d theory (--order 1, docs/finite-d.md) covers only " + ", ".join(why))
 
 
-def finite_d_theory(sim, *, terms=None) -> list:
+def finite_d_theory(sim, *, terms=None, jobs: int = 1, scheduler=None, progress=None) -> list:
     """The d -> infinity theory plus its O(1/d) terms (:mod:`icl_symbolic.theory.finite_d`, docs/finite-d.md)
     at each simulated point's own d: one :class:`~icl_symbolic.theory.finite_d.FiniteD` per point (the
     limit, the corrected value with its Monte-Carlo SE, each term), what ``simulate --order 1`` prints.
-    Refuses points outside the theory's scope (:func:`check_finite_d_scope`)."""
+    Refuses points outside the theory's scope (:func:`check_finite_d_scope`).  ``jobs``/``scheduler``:
+    the points in parallel; ``progress``: the time estimate when long, then a line per point."""
     results = list(sim) if isinstance(sim, SimSweep) else [sim]
     if not results or not all(isinstance(r, SimResult) for r in results):
         raise ICLError("finite_d_theory takes a SimResult or a SimSweep (from simulate)")
     for r in results:
         st = r.setting
         check_finite_d_scope(lam=st.lam, C_train=st.C_train, C_test=st.C_test, convention=st.convention)
-    return [
-        e_nonlinear_finite(
-            r.teacher,
+    specs = [
+        dict(
+            f=r.teacher,
             rho=r.setting.rho,
             alpha=r.setting.alpha,
             kappa=r.setting.kappa,
@@ -213,24 +214,18 @@ def finite_d_theory(sim, *, terms=None) -> list:
         )
         for r in results
     ]
+    return e_finite_d_many(specs, jobs=jobs, scheduler=scheduler, progress=progress, reduce="fewer points, smaller d")
 
 
 def finite_d_fields(fd) -> dict:
     """The JSON fields of one point's finite-d theory (a :class:`~icl_symbolic.theory.finite_d.FiniteD`):
-    the corrected value, its Monte-Carlo SE, how it was obtained, and each term."""
-    if fd.stderr:
-        how = f"limit + O(1/d) terms (docs/finite-d.md), Monte-Carlo SE {fd.stderr:.1e}"
-    elif any(t.name == "radial" for t in fd.terms):
-        how = (
-            "limit + O(1/d) terms (docs/finite-d.md); the radial term averages one prompt's law by Monte Carlo "
-            "(spread below 0.02 %, not in an SE): good to 4 significant digits"
-        )
-    else:
-        how = "limit + O(1/d) terms (docs/finite-d.md), deterministic"
+    the corrected value, its Monte-Carlo SE, how it was obtained, the value printed with the digits it
+    has (``e_theory_finite_d_text``), and each term."""
     return {
         "e_theory_finite_d": fd.corrected,
         "e_theory_finite_d_se": fd.stderr,
-        "e_theory_finite_d_method": how,
+        "e_theory_finite_d_method": fd.method,
+        "e_theory_finite_d_text": fd.value_text(),
         "finite_d_terms": {t.name: t.delta for t in fd.terms},
     }
 

@@ -10,6 +10,7 @@ from icl_symbolic.api.figures import CSV_COLUMNS, FIGURES, figure
 from icl_symbolic.cli._args import (
     EXIT_OK_BAD_INPUT,
     ICLError,
+    add_order_option,
     add_output_options,
     add_parallel_options,
     check_output_paths,
@@ -48,7 +49,10 @@ def register(subparsers) -> None:
         choices=("gaussian", "sphere"),
         help="task law: gaussian w ~ N(0, C) (the paper's) or sphere (|w|^2 = d exactly)",
     )
-    add_parallel_options(q, "the simulation runs")
+    add_order_option(
+        q, "draw the corrected theory at each simulated point (open diamonds; rows of kind theory_finite_d)"
+    )
+    add_parallel_options(q, "the simulation runs and the finite-d theory points")
     add_output_options(q, csv="also write the plotted rows (the folder's figureN.csv) to FILE.csv")
     q.set_defaults(func=run, folder_options=("out",))
 
@@ -70,6 +74,7 @@ def run(args) -> int:
         seeds=seeds,
         progress=progress_printer(args.quiet),
         tasks=args.tasks,
+        order=args.order,
         **overrides,
     )
     points = meta.pop("points")

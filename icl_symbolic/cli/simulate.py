@@ -212,7 +212,11 @@ def run(args) -> int:
         exact=not args.no_exact,
     )
     out = res.points()
-    fds = finite_d_theory(res) if args.order == 1 else None
+    fds = (
+        finite_d_theory(res, jobs=jobs, scheduler=scheduler, progress=progress_printer(args.quiet))
+        if args.order == 1
+        else None
+    )
     if fds is not None:
         for o, fd in zip(out, fds):
             o.update(finite_d_fields(fd))
@@ -267,8 +271,7 @@ def _print_point(o):
     theory_text = _fmt(o["e_theory"]) if o["e_theory"] is not None else "inf (the interpolation peak)"
     print(f"  e_theory (d -> infinity, Result 1 / Eq. (10))         = {theory_text}")
     if o.get("e_theory_finite_d") is not None:
-        x, se, how = o["e_theory_finite_d"], o["e_theory_finite_d_se"], o["e_theory_finite_d_method"]
-        value = _fmt(x, se) if se else (f"{x:.4g}" if "4 significant digits" in how else _fmt(x))
+        value, how = o["e_theory_finite_d_text"], o["e_theory_finite_d_method"]
         print(f"  e_theory + O(1/d) terms at d = {o['d']}                = {value}")
         print(textwrap.fill(how, 100, initial_indent="    (", subsequent_indent="     ") + ")")
     if o["e_idg_mean"] is not None:

@@ -149,6 +149,12 @@ SECONDS_PER = {
     "sim_seed": 0.74,
     "sim_draw": 7.7e-8,
     "sim_flop": 6.2e-11,
+    # finite-d theory (theory.finite_d), one point: the population term (a1 != 0, n > p; 2048/d banks of
+    # 60 000 prompts): a fixed part and a part per context token and dimension, (alpha + 1) d; the radial
+    # term's prompt Monte Carlo per unit of d
+    "finite_d_population": 40.0,
+    "finite_d_population_token": 0.1,
+    "finite_d_radial_per_d": 0.2,
 }
 
 

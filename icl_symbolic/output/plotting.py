@@ -136,6 +136,22 @@ def paper_figure(fd):
             ax.errorbar(
                 [r["x"] for r in rows], y, yerr=err, fmt="o", ms=4, capsize=2, color=colors[i % len(colors)], label=name
             )
+        # the finite-d theory at the simulated points (order 1): open diamonds, the sims' colours, in order;
+        # on a tau axis the line is broken at the interpolation peak (no value is drawn across it)
+        for i, (name, rows) in enumerate(_series(fd.rows, panel, "theory_finite_d").items()):
+            rows = sorted(rows, key=lambda r: r["x"])
+            sides = [rows] if fd.name == "2" else [[r for r in rows if r["x"] < 1], [r for r in rows if r["x"] > 1]]
+            for j, side in enumerate(s for s in sides if s):
+                ax.plot(
+                    [r["x"] for r in side],
+                    [r["e"] for r in side],
+                    marker="D",
+                    ms=5,
+                    mfc="none",
+                    lw=0.7,
+                    color=colors[i % len(colors)],
+                    label=name if j == 0 else None,
+                )
         ax.set_yscale("log")
         ax.set_xscale("log")
         lo, hi = ax.get_xlim()

@@ -56,6 +56,7 @@ from icl_symbolic.output.io import atomic_path, check_output_folder, transaction
 from icl_symbolic.output.plotting import paper_figure
 from icl_symbolic.simulation.simulator import check_memory, resolve_convention, simulate_many, sizes
 from icl_symbolic.theory.asymptotic import curve
+from icl_symbolic.theory.finite_d import e_finite_d_many
 
 FIGURES = ("1", "2", "a1zero")
 DEFAULT_DIRS = {"1": "fig1", "2": "fig2", "a1zero": "fig_a1zero"}
@@ -167,6 +168,64 @@ def _precheck(d, points, n_test):
         check_memory(sizes(d, alpha, kappa, tau), n_test=n_test)
 
 
+def _check_order(order, tasks) -> int:
+    """``order`` 0 or 1; 1 (the finite-d theory) needs Gaussian tasks (docs/finite-d.md).  Checked before any work."""
+    if order not in (0, 1):
+        raise ICLError(f"order must be 0 or 1, got {order!r}")
+    if order == 1 and check_task_law(tasks) != "gaussian":
+        raise ICLError(
+            "the finite-d theory (--order 1, docs/finite-d.md) covers Gaussian tasks only, not --tasks sphere"
+        )
+    return int(order)
+
+
+#: What the finite-d overlay is, in every caption that draws it.
+FINITE_D_CAPTION = (
+    " Open diamonds on thin lines: the limit plus the O(1/d) terms at the simulated d and points "
+    "(icl_symbolic.theory.finite_d; docs/finite-d.md measures it within 1 % of simulations at d = 32-128 on "
+    "alpha = 2 (8 for a1 = 0), kappa = 0.5, 2, tau = 0.5, 3; elsewhere, and within 0.3 of the peak, unmeasured)."
+)
+
+
+def _finite_d_rows(entries, d, jobs, scheduler, progress, tag) -> list:
+    """CSV rows (kind ``theory_finite_d``) of the finite-d theory at the simulated points.  ``entries``:
+    (panel, series, teacher, x, scale, spec), ``spec`` the keyword arguments of
+    :func:`icl_symbolic.theory.finite_d.e_nonlinear_finite` without ``d``; points shared by two panels are
+    computed once.  ``e_se``: the Monte-Carlo SE of the population term (0 when it does not enter)."""
+    keys = list(dict.fromkeys(tuple(sorted(e[5].items())) for e in entries))
+
+    def say(msg):
+        if progress is not None:
+            progress(f"[figure {tag}] {msg}")
+
+    fds = e_finite_d_many(
+        [dict(k, d=d) for k in keys], jobs=jobs, scheduler=scheduler, progress=say, reduce="--quick, a smaller --d"
+    )
+    by_key = dict(zip(keys, fds))
+    rows = []
+    for panel, series, teacher, x, scale, spec in entries:
+        fd = by_key[tuple(sorted(spec.items()))]
+        rows.append(
+            {
+                "panel": panel,
+                "series": series,
+                "kind": "theory_finite_d",
+                "teacher": teacher,
+                "x": float(x),
+                "e": fd.corrected / scale,
+                "e_se": fd.stderr / scale if fd.stderr else None,
+                "e_mc": None,
+                "e_mc_se": None,
+                "n_seeds": None,
+                "seconds": None,
+                "d": d,
+                "lam": 0.0,
+                **{k: spec[k] for k in ("rho", "alpha", "kappa", "tau")},
+            }
+        )
+    return rows
+
+
 class _Runner:
     """Plans the simulation jobs of a figure, then runs them all at once (``jobs`` processes or a Dask
     scheduler, :func:`icl_symbolic.simulation.simulator.simulate_many`) with progress lines and timing."""
@@ -212,9 +271,20 @@ class _Runner:
 # Fig. 1
 # ----------------------------------------------------------------------------
 def figure1_data(
-    quick=False, seeds=None, progress=None, d=None, taus=None, n_test=None, tasks="gaussian", jobs=1, scheduler=None
+    quick=False,
+    seeds=None,
+    progress=None,
+    d=None,
+    taus=None,
+    n_test=None,
+    tasks="gaussian",
+    jobs=1,
+    scheduler=None,
+    order=0,
 ) -> FigureData:
-    """Fig. 1 (p. 4): sin vs linear teachers, tau across the peak; raw and a1^2-normalised."""
+    """Fig. 1 (p. 4): sin vs linear teachers, tau across the peak; raw and a1^2-normalised.
+    ``order=1`` adds the finite-d theory at the simulated points (:func:`_finite_d_rows`)."""
+    order = _check_order(order, tasks)
 
     d = d or (16 if quick else 64)
     seeds = tuple(seeds) if seeds is not None else tuple(range(SEEDS))
@@ -244,15 +314,22 @@ def figure1_data(
         for tau in taus
     }
     results = run.execute()
+    fd_entries = []
     for label, f, r in series:
         for tau in taus:
             res = results[idx[(label, tau)]]
             sims[(label, tau)] = res
             fd.rows.append(_sim_row("a", label, f, res, float(tau)))
+            spec = dict(f=f, rho=r, alpha=alpha, kappa=kappa, tau=float(tau))
+            fd_entries.append(("a", f"theory + O(1/d): {label}", f, tau, 1.0, spec))
             if f == "sin(g)":
                 fd.rows.append(_sim_row("b", "sin(g)/a1^2, rho=0.1", f, res, float(tau), scale=a1sq))
+                fd_entries.append(("b", "theory + O(1/d): sin(g)/a1^2, rho=0.1", f, tau, a1sq, spec))
             elif r == rho_norm:
                 fd.rows.append(_sim_row("b", label, f, res, float(tau)))
+                fd_entries.append(("b", f"theory + O(1/d): {label}", f, tau, 1.0, spec))
+    if order == 1:
+        fd.rows += _finite_d_rows(fd_entries, d, jobs, scheduler, progress, "1")
     grid = _tau_theory_grid(min(taus) * 0.8, max(taus) * 1.25)
     th_sin = curve("sin(g)", rho=rho, alpha=alpha, kappa=kappa, tau=grid).e
     th_lin = curve(None, rho=rho, alpha=alpha, kappa=kappa, tau=grid).e
@@ -290,7 +367,7 @@ def figure1_data(
         + f". Best match: {best}. The raw sin MSE is a1^2 = {a1sq:.4f} times the normalised "
         "linear curve (panel a), so a plot of raw sin MSE on top of the rho=0.447 linear curve "
         "requires dividing by a1^2 (panel b)."
-    )
+    ) + (FINITE_D_CAPTION if order == 1 else "")
     fd.meta = {
         "seeds": list(seeds),
         "tasks": tasks,
@@ -331,8 +408,11 @@ def figure2_data(
     tasks="gaussian",
     jobs=1,
     scheduler=None,
+    order=0,
 ) -> FigureData:
-    """Fig. 2 (p. 4): tanh, rho = 0.1, tau = alpha/2, kappa on a log axis across 1."""
+    """Fig. 2 (p. 4): tanh, rho = 0.1, tau = alpha/2, kappa on a log axis across 1.
+    ``order=1`` adds the finite-d theory at the simulated points (:func:`_finite_d_rows`)."""
+    order = _check_order(order, tasks)
 
     d = d or (16 if quick else 32)
     seeds = tuple(seeds) if seeds is not None else tuple(range(SEEDS))
@@ -353,12 +433,15 @@ def figure2_data(
         for kappa in kappas
     }
     results = run.execute()
+    fd_entries = []
     for alpha in alphas:
         tau = alpha / 2
         label = f"tanh, alpha={alpha:g}, tau={tau:g}"
         for kappa in kappas:
             res = results[idx[(alpha, kappa)]]
             fd.rows.append(_sim_row("a", label, "tanh(g)", res, float(kappa)))
+            spec = dict(f="tanh(g)", rho=rho, alpha=alpha, kappa=float(kappa), tau=tau)
+            fd_entries.append(("a", f"theory + O(1/d): {label}", "tanh(g)", kappa, 1.0, spec))
         th = curve("tanh(g)", rho=rho, alpha=alpha, kappa=grid, tau=tau).e
         rows = _theory_rows("a", f"theory {label}", "tanh(g)", grid, th, rho=rho, alpha=alpha, tau=tau)
         for r_, k in zip(rows, grid):
@@ -368,11 +451,13 @@ def figure2_data(
         "a", "floor rho_nonlinear", "tanh(g)", [min(grid), max(grid)], [rho_nl, rho_nl], rho=rho, tau=None
     )
     fd.rows += _theory_rows("a", "rho", "tanh(g)", [min(grid), max(grid)], [rho, rho], rho=rho, tau=None)
+    if order == 1:
+        fd.rows += _finite_d_rows(fd_entries, d, jobs, scheduler, progress, "2")
     fd.caption = (
         f"Fig. 2 (p. 4) at d={d}, tanh, rho=0.1, tau=alpha/2, {len(seeds)} seeds, ridgeless. "
         f"a1 = {float(hc.a1):.6f}, rho_nonlinear = {rho_nl:.6f} (green floor; Eq. (11): the limit "
         "for kappa > 1 as alpha, tau -> infinity), rho = 0.1 (grey dotted)."
-    )
+    ) + (FINITE_D_CAPTION if order == 1 else "")
     fd.meta = {
         "seeds": list(seeds),
         "tasks": tasks,
@@ -412,8 +497,11 @@ def figure_a1zero_data(
     tasks="gaussian",
     jobs=1,
     scheduler=None,
+    order=0,
 ) -> FigureData:
-    """Eq. (10), p. 3: f = (g^2 - 1)/sqrt(2), double descent in tau, independent of alpha, kappa."""
+    """Eq. (10), p. 3: f = (g^2 - 1)/sqrt(2), double descent in tau, independent of alpha, kappa.
+    ``order=1`` adds the finite-d theory at the simulated points (:func:`_finite_d_rows`)."""
+    order = _check_order(order, tasks)
 
     d = d or (16 if quick else 40)
     seeds = tuple(seeds) if seeds is not None else tuple(range(SEEDS))
@@ -435,11 +523,18 @@ def figure_a1zero_data(
         for tau in taus
     }
     results = run.execute()
+    fd_entries = []
     for alpha, kappa in ak:
         label = f"sim alpha={alpha:g}, kappa={kappa:g}"
         for tau in taus:
             res = results[idx[(alpha, kappa, tau)]]
             fd.rows.append(_sim_row("a", label, A1ZERO_TEACHER, res, float(tau)))
+            spec = dict(f=A1ZERO_TEACHER, rho=rho, alpha=alpha, kappa=kappa, tau=float(tau))
+            fd_entries.append(
+                ("a", f"theory + O(1/d): alpha={alpha:g}, kappa={kappa:g}", A1ZERO_TEACHER, tau, 1.0, spec)
+            )
+    if order == 1:
+        fd.rows += _finite_d_rows(fd_entries, d, jobs, scheduler, progress, "a1zero")
     grid = _tau_theory_grid(min(taus) * 0.8, max(taus) * 1.25)
     th = curve(A1ZERO_TEACHER, rho=rho, alpha=2.0, kappa=2.0, tau=grid).e
     fd.rows += _theory_rows("a", "Eq. (10)", A1ZERO_TEACHER, grid, th, rho=rho, alpha=None, kappa=None)
@@ -454,7 +549,7 @@ def figure_a1zero_data(
         f"d={d}, {len(seeds)} seeds, ridgeless; several (alpha, kappa) on one curve. The simulation "
         "sits above Eq. (10) by a gap that shrinks like 1/d and is smaller for longer contexts "
         "(docs/simulation.md)."
-    )
+    ) + (FINITE_D_CAPTION if order == 1 else "")
     fd.meta = {
         "seeds": list(seeds),
         "tasks": tasks,
@@ -514,6 +609,7 @@ def make_figure(
         {
             "figure": name,
             "quick": bool(quick),
+            "order": int(overrides.get("order", 0)),
             "caption": fd.caption,
             "seconds": round(seconds, 2),
             "versions": _versions(),
