@@ -289,6 +289,9 @@ def test_eq10_exact_factor_is_eq10_at_the_simulated_sizes_over_its_limit(tasks):
         rnl = 1.1 + (3.0 / d if tasks == "gaussian" else 0.0)
         assert got[d] == pytest.approx(rnl * (1 + q / (n - q - 1)) / (1.1 * 2.0), rel=1e-12)
     assert got[16] > got[48] > got[192] > 1.0
+    # other_law (the difference of the two laws) divides each law by its own factor: same numbers
+    both = dict(p, versus="other_law", tasks="gaussian")
+    assert eq10_exact_factors("(g^2-1)/sqrt(2)", 0.1, both, [16], "identity", tasks)[16] == got[16]
     with pytest.raises(ICLError, match="a1 = 0 only"):
         eq10_exact_factors("tanh(g)", 0.1, p, [16], "identity")
     with pytest.raises(ICLError, match="C = I"):

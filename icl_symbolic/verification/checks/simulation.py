@@ -235,19 +235,18 @@ def check_simulation(claim, progress=None) -> Outcome:
     return Outcome(mine, other, detail, diagnosis_fn=diag_fn, figures=figs)
 
 
-def eq10_exact_factors(f, rho: float, p: dict, ds, C_test) -> dict:
+def eq10_exact_factors(f, rho: float, p: dict, ds, C_test, tasks: str | None = None) -> dict:
     """F(d)/F(infinity) per d for ``finite_d_factor = "eq10_exact"``: Eq. (10) with the simulator's integer
     sizes, n/(d(d+1)), the Gaussian task-norm noise rho_nonlinear + 3/d (Gaussian tasks only) and the exact
     inverse-Wishart means (:func:`icl_symbolic.theory.finite_d.e_nonlinear_finite` with only these exact
     terms), over the same formula at d -> infinity.  Refuses settings it does not describe."""
-    if p["versus"] != "theory" or p["error"] != "icl":
-        raise ICLError("finite_d_factor = eq10_exact needs versus = 'theory' and error = 'icl'")
+    if p["versus"] not in ("theory", "other_law") or p["error"] != "icl":
+        raise ICLError("finite_d_factor = eq10_exact needs versus = 'theory' or 'other_law' and error = 'icl'")
+    tasks = p["tasks"] if tasks is None else tasks
     if float(p["lam"] or 0.0) != 0.0 or str(p["C_train"]) != "identity" or str(C_test) != "identity":
         raise ICLError("finite_d_factor = eq10_exact describes the ridgeless fit with C = I only")
     terms = (
-        ("sizes", "param_count", "task_norm", "wishart")
-        if p["tasks"] == "gaussian"
-        else ("sizes", "param_count", "wishart")
+        ("sizes", "param_count", "task_norm", "wishart") if tasks == "gaussian" else ("sizes", "param_count", "wishart")
     )
     out = {}
     for d in ds:
@@ -428,8 +427,18 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
         ref, ref_note = 1.0, "Result 1 with homogeneity: e_f = a1^2 e_linear(rho_nonlinear/a1^2)"
         what = f"e_f / ({pretty(p['scale'])} e_linear(rho = {rho_lin:.6g})) per seed"
     else:
-        series = {d: per_seed(ftxt, rho_value, d, "gaussian") - per_seed(ftxt, rho_value, d, "sphere") for d in ds}
-        ref, ref_note, what = 0.0, "both task laws have the same d -> infinity limit", "e_gaussian - e_sphere per seed"
+        fg = fs = dict.fromkeys(ds, 1.0)
+        what = "e_gaussian - e_sphere per seed"
+        if p["finite_d_factor"] == "eq10_exact":
+            fg = eq10_exact_factors(ftxt, rho_value, p, ds, C_test, "gaussian")
+            fs = eq10_exact_factors(ftxt, rho_value, p, ds, C_test, "sphere")
+            what = "e_gaussian / F_gaussian(d) - e_sphere / F_sphere(d) per seed"
+            extra_txt = "; each law divided by its exact finite-d factor of Eq. (10), F(d)/F(inf)"
+        series = {
+            d: per_seed(ftxt, rho_value, d, "gaussian") / fg[d] - per_seed(ftxt, rho_value, d, "sphere") / fs[d]
+            for d in ds
+        }
+        ref, ref_note = 0.0, "both task laws have the same d -> infinity limit"
     # per-seed values go with each point: with one seed count at every d, fit_ladder's SE is the
     # delete-one-seed jackknife (the Welch SE under-covers on planted ladders, docs/power.md)
     points = [
@@ -443,7 +452,7 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     if versus == "other_law":
         z1 = fit.coef[1] / fit.coef_se[1]
         extra_ok = abs(z1) > zq
-        extra_txt = (
+        extra_txt += (
             f"; the laws differ at finite d: c1 = {fit.coef[1]:.3g} +- {fit.coef_se[1]:.2g} "
             f"(z = {z1:+.1f}; at d = {points[0].d} the difference is {points[0].e_mean:.4g})"
         )
