@@ -320,3 +320,26 @@ def test_eq10_exact_factor_takes_the_derived_curvature_out_and_keeps_the_power(t
     r = run_claim(c)
     assert r.verdict == verdict, r.detail
     assert "F(d)/F(inf)" in r.detail and r.mde_rel is not None and r.mde_rel < 0.01
+
+
+def test_a_single_work_item_lends_the_workers_to_its_seeds(tmp_path, monkeypatch):
+    """verify --jobs 2 with one work item (one claim, or claims sharing simulations): the seeds of its
+    simulations run on the two workers (core.parallel.seed_jobs inside the check is 2, 1 again after)."""
+    from icl_symbolic.core.parallel import seed_jobs
+    from icl_symbolic.verification.checks import simulation as checks_simulation
+    from icl_symbolic.verification.runner import run_claims
+
+    seen = []
+
+    def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, **kw):
+        seen.append(seed_jobs())
+        z = np.random.default_rng(d).standard_normal(len(seeds))
+        return 2.2 * (1 + 0.5 / d) * (1 + 0.001 * z)
+
+    monkeypatch.setattr(checks_simulation, "_per_seed", fake)
+    one = tmp_path / "one.toml"
+    one.write_text(A1ZERO_CLAIM.format(cid="one", tasks="gaussian", factor=""))
+    (c,) = claimfile.load_file(str(one))
+    (r,) = run_claims([c], tier="deep", jobs=2)
+    assert r.verdict in ("holds", "mismatch") and seen and set(seen) == {2}
+    assert seed_jobs() == 1  # restored after the block

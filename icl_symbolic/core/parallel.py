@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Sequence
 
 import joblib
@@ -48,6 +49,28 @@ def concurrent_runs(jobs: int, n_items: int, scheduler: str | None = None) -> in
     (2, 3, 1)
     """
     return 1 if resolve_scheduler(scheduler) is not None else max(1, min(check_jobs(jobs), int(n_items)))
+
+
+#: worker processes the seeds of one simulation may use (:func:`use_seed_jobs`); 1 outside such a block
+_seed_jobs = 1
+
+
+@contextmanager
+def use_seed_jobs(jobs: int):
+    """Inside the block, :func:`seed_jobs` is ``jobs``: a caller that runs a single work item (e.g. the
+    verification runner with one group of claims) lends its workers to that item's seeds.  The numbers
+    do not depend on it (every seed pins BLAS to one thread, :func:`map_sweep`)."""
+    global _seed_jobs
+    before, _seed_jobs = _seed_jobs, check_jobs(jobs)
+    try:
+        yield _seed_jobs
+    finally:
+        _seed_jobs = before
+
+
+def seed_jobs() -> int:
+    """Worker processes for the seeds of a simulation run inside :func:`use_seed_jobs` (else 1)."""
+    return _seed_jobs
 
 
 def resolve_scheduler(scheduler: str | None) -> str | None:

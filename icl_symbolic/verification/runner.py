@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from icl_symbolic.core.cost import announced
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.parallel import check_jobs, map_sweep, resolve_scheduler
+from icl_symbolic.core.parallel import check_jobs, map_sweep, resolve_scheduler, use_seed_jobs
 from icl_symbolic.diagnosis.scale import expected_diagnosis_ok
 from icl_symbolic.simulation.cache import SeedCache, use_cache
 from icl_symbolic.verification.checks import REGISTRY
@@ -341,10 +341,12 @@ def run_claims(
         map_sweep(run_one, todo, on_item=done)
     else:
         groups = schedule(claims, todo)
+        lend = address is None and len(groups) == 1  # one work item: its seeds get the workers instead
         if say is not None:
             say(
                 f"{len(todo)} claims in {len(groups)} work items (claims sharing simulations together, "
                 f"largest first) on {'the Dask cluster ' + address if address else f'{jobs} workers'}"
+                + (f"; one work item, so its seeds run on the {jobs} workers" if lend else "")
             )
 
         def group_done(j, group_results):
@@ -353,6 +355,12 @@ def run_claims(
             emit_ready()
             tick(groups[j])
 
+        if lend:
+            inner = None if say is None or on_result is not None else (lambda line: say(f"    {line}"))
+            with use_seed_jobs(jobs):
+                group_done(0, [run_claim(claims[i], progress=inner, cache=cache) for i in groups[0]])
+            emit_ready()
+            return results
         map_sweep(
             functools.partial(run_claim_group, cache=cache),
             [[claims[i] for i in g] for g in groups],

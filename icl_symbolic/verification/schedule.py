@@ -132,7 +132,8 @@ def run_estimate(claims, jobs: int = 1, scheduler: str | None = None, what: str 
     groups = schedule(claims, range(len(claims)))
     flops = sum(group_cost([claims[i] for i in g]) for g in groups)
     heavy = sum(1 for g in groups if any(claim_cost(claims[i]) > 0 for i in g))
-    at_once = concurrent_runs(jobs, max(heavy, 1), scheduler)
+    # one heavy work item lends its workers to its seeds (runner.run_claims, core.parallel.use_seed_jobs)
+    at_once = concurrent_runs(jobs, jobs if heavy == 1 else max(heavy, 1), scheduler)
     sims = sum(1 for c in claims if claim_cost(c) > 0)
     what = f"{what}: {sims} simulation claim(s)" + (f" on {at_once} processes" if at_once > 1 else "")
     return Estimate(

@@ -16,6 +16,7 @@ import sympy
 
 from icl_symbolic.core.caches import store
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.parallel import seed_jobs
 from icl_symbolic.core.stats import MIN_SEEDS, sample_se, t_limit
 from icl_symbolic.core.values import Value
 from icl_symbolic.diagnosis.scale import explain_ratio, slip_report_sweep
@@ -115,6 +116,7 @@ def _per_seed(
             tasks=tasks,
             C_train=C_train,
             C_test=C_test,
+            jobs=seed_jobs(),
         )
         for r in sim.runs:
             value, how = seed_error(r, error)
