@@ -644,3 +644,40 @@ def test_many_points_announce_their_estimate_then_report_each_point(monkeypatch)
     quiet = []
     small = [dict(specs[0], d=8)]  # 1 + 0.2 x 8 s: below the announcement threshold (3 s)
     assert FD.e_finite_d_many(small, progress=quiet.append) == [0.5] and quiet == []  # short: no lines
+
+
+def test_cli_theory_order1_announces_long_work_and_keeps_the_peak_row(monkeypatch, capsys):
+    """theory --order 1 runs its points through e_finite_d_many: the estimate line first when the points
+    are long (here two population points at d = 64, 2 x 72 s estimated; evaluated with one cheap term so the
+    test is quick), and a point without a value (n = d(d+1)) keeps its row with the reason."""
+    import json
+
+    from icl_symbolic.cli import main
+
+    cheap = FD._finite_d_item_or_error
+    monkeypatch.setattr(FD, "_finite_d_item_or_error", lambda spec: cheap(dict(spec, terms=("param_count",))))
+    code = main(
+        [
+            "theory",
+            "sin(g)",
+            "--d",
+            "64",
+            "--order",
+            "1",
+            "--alpha",
+            "2",
+            "--kappa",
+            "2",
+            "--tau",
+            "3,4,1.015625",
+            "--json",
+        ]
+    )
+    assert code == 0
+    cap = capsys.readouterr()
+    assert "finite-d theory (--order 1): estimated 2 min" in cap.err
+    pts = json.loads(cap.out)["points"]
+    assert [p["corrected"] is None for p in pts] == [False, False, True]
+    assert "diverges" in pts[2]["reason"]
+    want = FD.e_nonlinear_finite("sin(g)", 0.1, 2.0, 2.0, 3.0, d=64, terms=("param_count",))
+    assert pts[0]["corrected"] == pytest.approx(want.corrected, rel=1e-12)

@@ -7,6 +7,7 @@ formula (a one-sided quantile, a forgotten Student-t, a bias budget left out) fa
 """
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -343,3 +344,14 @@ def test_a_single_work_item_lends_the_workers_to_its_seeds(tmp_path, monkeypatch
     (r,) = run_claims([c], tier="deep", jobs=2)
     assert r.verdict in ("holds", "mismatch") and seen and set(seen) == {2}
     assert seed_jobs() == 1  # restored after the block
+    # with a claim that simulates nothing beside it (its own work item, seconds): the same
+    quick = [
+        q
+        for q in claimfile.load_file(
+            str(Path(__file__).resolve().parents[1] / "derivations" / "07_task_diversity_eq11.toml")
+        )
+        if q.id == "eq11.limit_kappa2"
+    ]
+    seen.clear()
+    rq, rs = run_claims(quick + [c], tier="deep", jobs=2)
+    assert rq.ok and rq.verdict == "holds" and rs.verdict == r.verdict and set(seen) == {2}

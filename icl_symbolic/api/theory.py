@@ -22,7 +22,7 @@ from icl_symbolic.theory.asymptotic import (
 )
 from icl_symbolic.theory.asymptotic import e_nonlinear as _e_nonlinear
 from icl_symbolic.theory.finite_d import TERMS as FINITE_D_TERMS
-from icl_symbolic.theory.finite_d import e_nonlinear_finite
+from icl_symbolic.theory.finite_d import e_finite_d_many, e_nonlinear_finite
 from icl_symbolic.theory.peak import DIVERGES
 
 
@@ -132,12 +132,24 @@ def e_finite_d(f, *, rho, alpha, kappa, tau, d: int, order: int = 1, terms=None)
     return e_nonlinear_finite(f, rho=rho, alpha=alpha, kappa=kappa, tau=tau, d=d, order=order, terms=terms)
 
 
+def e_finite_d_points(f, points, *, d: int, terms=None, progress=None) -> list:
+    """:func:`e_finite_d` at each ``(rho, alpha, kappa, tau)`` of ``points``, what ``theory --d D --order 1``
+    prints: one :class:`~icl_symbolic.theory.finite_d.FiniteD` per point, or the :class:`ICLError` that says
+    why the point has no value.  The time estimate goes to ``progress`` first when the work is long (the
+    ``population`` term costs 40-70 s a point above the peak), then a line per point."""
+    specs = [dict(f=f, rho=r, alpha=a, kappa=k, tau=t, d=d, terms=terms) for r, a, k, t in points]
+    return e_finite_d_many(
+        specs, progress=progress, reduce="fewer points, --terms without population", keep_errors=True
+    )
+
+
 __all__ = [
     "e_nonlinear",
     "e_linear",
     "theory_sweep",
     "plot_theory",
     "e_finite_d",
+    "e_finite_d_points",
     "TheoryCurve",
     "DIVERGES",
     "MAX_POINTS",

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from icl_symbolic.api.theory import DIVERGES, ERRORS, e_finite_d, plot_theory, theory_sweep
+from icl_symbolic.api.theory import DIVERGES, ERRORS, e_finite_d_points, plot_theory, theory_sweep
 from icl_symbolic.cli._args import (
     EXIT_OK_BAD_INPUT,
     ICLError,
@@ -173,10 +173,9 @@ def _run_finite_d(args, grids) -> int:
     if len(pts) > MAX_FINITE_D_POINTS:
         raise ICLError(f"--order 1 evaluates at most {MAX_FINITE_D_POINTS} points, the grid has {len(pts)}")
     rows = []
-    for rho, alpha, kappa, tau in pts:
-        try:
-            fd = e_finite_d(args.expr, rho=rho, alpha=alpha, kappa=kappa, tau=tau, d=args.d, order=1, terms=terms)
-        except ICLError as exc:
+    fds = e_finite_d_points(args.expr, pts, d=args.d, terms=terms, progress=progress_printer(args.quiet))
+    for (rho, alpha, kappa, tau), fd in zip(pts, fds):
+        if isinstance(fd, ICLError):  # no value at this point (e.g. the peak): the row says why
             rows.append(
                 {
                     "rho": rho,
@@ -185,7 +184,7 @@ def _run_finite_d(args, grids) -> int:
                     "tau": tau,
                     "limit": None,
                     "corrected": None,
-                    "reason": str(exc),
+                    "reason": str(fd),
                 }
             )
             continue

@@ -618,7 +618,15 @@ def make_figure(
             "files": files,
             "csv_columns": list(CSV_COLUMNS),
             "note": "sim points: exact test functional of each trained Gamma (gamma_error), mean over seeds, "
-            "error bar = SE over seeds; e_mc: Monte-Carlo test error on fresh prompts.",
+            "error bar = SE over seeds; e_mc: Monte-Carlo test error on fresh prompts."
+            + (
+                " theory_finite_d rows (--order 1): the limit plus the O(1/d) terms at the simulated d "
+                "(theory.finite_d); e_se = the population term's Monte-Carlo SE over banks, empty where none "
+                "enters (then good to 4 significant digits where the radial term's prompt Monte Carlo enters, "
+                "deterministic otherwise)."
+                if int(overrides.get("order", 0)) == 1
+                else ""
+            ),
         }
     )
     # all three files are renamed into place only after all three are complete

@@ -844,11 +844,21 @@ def _finite_d_item(spec: dict) -> "FiniteD":
     return e_nonlinear_finite(**spec)
 
 
-def e_finite_d_many(specs, *, jobs: int = 1, scheduler=None, progress=None, reduce: str = "fewer points") -> list:
+def _finite_d_item_or_error(spec: dict):
+    try:
+        return e_nonlinear_finite(**spec)
+    except ICLError as exc:
+        return exc
+
+
+def e_finite_d_many(
+    specs, *, jobs: int = 1, scheduler=None, progress=None, reduce: str = "fewer points", keep_errors: bool = False
+) -> list:
     """:func:`e_nonlinear_finite` at several points (``specs``: dicts of its keyword arguments, ``f`` and
     ``d`` included), in order, on ``jobs`` processes or a Dask ``scheduler``
     (:func:`icl_symbolic.core.parallel.map_sweep`).  The time estimate goes to ``progress`` first when the
-    work is long, then a line per finished point."""
+    work is long, then a line per finished point.  ``keep_errors``: a point without a value (e.g. at
+    the peak) gives its :class:`ICLError` in its place instead of stopping the batch."""
     specs = [dict(s) for s in specs]
     if not specs:
         return []
@@ -867,7 +877,8 @@ def e_finite_d_many(specs, *, jobs: int = 1, scheduler=None, progress=None, redu
         def say(msg):
             progress(f"finite-d theory: {msg}")
 
-    return map_sweep(_finite_d_item, specs, jobs=jobs, scheduler=scheduler, progress=say, label="point")
+    item = _finite_d_item_or_error if keep_errors else _finite_d_item
+    return map_sweep(item, specs, jobs=jobs, scheduler=scheduler, progress=say, label="point")
 
 
 def _eq10_wishart(rnl: float, tau_eff: float, p: int) -> float:

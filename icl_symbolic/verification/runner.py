@@ -341,12 +341,16 @@ def run_claims(
         map_sweep(run_one, todo, on_item=done)
     else:
         groups = schedule(claims, todo)
-        lend = address is None and len(groups) == 1  # one work item: its seeds get the workers instead
+        # one work item that simulates (the rest take seconds): its seeds get the workers instead, after
+        # the others (as schedule.run_estimate assumes)
+        heavy_groups = [j for j, g in enumerate(groups) if any(costs[i] > 0 for i in g)]
+        lent = heavy_groups[0] if address is None and len(heavy_groups) == 1 else None
+        rest = [j for j in range(len(groups)) if j != lent]
         if say is not None:
             say(
                 f"{len(todo)} claims in {len(groups)} work items (claims sharing simulations together, "
                 f"largest first) on {'the Dask cluster ' + address if address else f'{jobs} workers'}"
-                + (f"; one work item, so its seeds run on the {jobs} workers" if lend else "")
+                + (f"; one of them simulates, so its seeds run on the {jobs} workers" if lent is not None else "")
             )
 
         def group_done(j, group_results):
@@ -355,21 +359,19 @@ def run_claims(
             emit_ready()
             tick(groups[j])
 
-        if lend:
-            inner = None if say is None or on_result is not None else (lambda line: say(f"    {line}"))
-            with use_seed_jobs(jobs):
-                group_done(0, [run_claim(claims[i], progress=inner, cache=cache) for i in groups[0]])
-            emit_ready()
-            return results
         map_sweep(
             functools.partial(run_claim_group, cache=cache),
-            [[claims[i] for i in g] for g in groups],
+            [[claims[i] for i in groups[j]] for j in rest],
             jobs=jobs,
             scheduler=address,
-            on_item=group_done,
+            on_item=lambda k, group_results: group_done(rest[k], group_results),
             progress=None if (say is None or on_result is not None) else say,
             label="work item",
         )
+        if lent is not None:
+            inner = None if say is None or on_result is not None else (lambda line: say(f"    {line}"))
+            with use_seed_jobs(jobs):
+                group_done(lent, [run_claim(claims[i], progress=inner, cache=cache) for i in groups[lent]])
     emit_ready()
     return results
 
