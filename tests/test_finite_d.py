@@ -269,6 +269,23 @@ def test_theory_help_names_every_term(capsys):
         assert t in out, t
 
 
+def test_theory_order_1_unknown_term_exits_2_before_any_point(capsys, monkeypatch):
+    """An unknown --terms name is bad input: one error line, exit 2, and no point evaluated (a grid of
+    two points whose first would be valid still runs nothing)."""
+    from icl_symbolic.cli import main
+
+    calls = []
+    monkeypatch.setattr(FD, "e_nonlinear_finite", lambda *a, **k: calls.append(a))
+    argv = ["theory", "tanh(g)", "--d", "32", "--order", "1", "--terms", "sizes,bogus"]
+    rc = main(argv + ["--rho", "0.1", "--alpha", "2", "--tau", "0.5", "--kappa", "2,3"])
+    assert rc == 2
+    cap = capsys.readouterr()
+    assert cap.out == ""
+    err = [ln for ln in cap.err.splitlines() if ln.strip()]
+    assert len(err) == 1 and "unknown finite-d term(s) ['bogus']" in err[0], cap.err
+    assert calls == []
+
+
 def test_min_norm_factor_equal_eigenvalues_and_refusals():
     assert FD.min_norm_factor(np.full(600, 2.5), 250) == pytest.approx(250 / 350, rel=1e-12)
     for bad in [(np.ones(10), 10), (np.ones(10), 0), (np.r_[np.ones(9), 0.0], 4)]:
@@ -513,11 +530,13 @@ def test_cli_theory_order1(capsys):
     doc = json.loads(capsys.readouterr().out)
     (pt,) = doc["points"]
     fd = FD.e_nonlinear_finite("sin(g)", 0.1, 2.0, 2.0, 3.0, d=64, terms=("param_count", "bank_resolvent"))
-    assert pt["limit"] == pytest.approx(fd.limit, rel=1e-12) and pt["corrected"] == pytest.approx(
+    assert pt["e_theory"] == pytest.approx(fd.limit, rel=1e-12) and pt["e_theory_finite_d"] == pytest.approx(
         fd.corrected, rel=1e-12
     )
-    assert set(pt["terms"]) == {"param_count", "bank_resolvent"}
-    assert pt["corrected_text"] == f"{fd.corrected:.6g}" and "deterministic" in pt["corrected_method"]
+    assert set(pt["finite_d_terms"]) == set(pt["finite_d_sources"]) == {"param_count", "bank_resolvent"}
+    assert pt["e_theory_finite_d_text"] == f"{fd.corrected:.6g}"
+    assert "deterministic" in pt["e_theory_finite_d_method"]
+    assert pt["finite_d_gap_pct"] == pytest.approx(100 * (fd.corrected / fd.limit - 1), rel=1e-9)
     assert main(["theory", "g", "--order", "1", "--tau", "2"]) != 0  # needs --d
 
 
@@ -589,6 +608,8 @@ def test_simulate_order1_prints_writes_and_plots_the_corrected_theory(tmp_path, 
     assert pt["e_theory_finite_d"] == pytest.approx(want.corrected, rel=1e-12)
     assert pt["e_theory_finite_d"] != pytest.approx(pt["e_theory"], rel=1e-3)  # the terms move it
     assert set(pt["finite_d_terms"]) == {t.name for t in want.terms}
+    # the same finite-d keys as theory --order 1 (FiniteD.json_fields), the limit being the point's own
+    assert set(want.json_fields()) <= set(pt) and pt["e_theory"] == pytest.approx(want.limit, rel=1e-9)
     (row,) = list(csv.DictReader(out_csv.open()))
     assert float(row["e_theory_finite_d"]) == pytest.approx(want.corrected, rel=1e-12)
     assert out_png.stat().st_size > 0
@@ -677,7 +698,7 @@ def test_cli_theory_order1_announces_long_work_and_keeps_the_peak_row(monkeypatc
     cap = capsys.readouterr()
     assert "finite-d theory (--order 1): estimated 2 min" in cap.err
     pts = json.loads(cap.out)["points"]
-    assert [p["corrected"] is None for p in pts] == [False, False, True]
+    assert [p["e_theory_finite_d"] is None for p in pts] == [False, False, True]
     assert "diverges" in pts[2]["reason"]
     want = FD.e_nonlinear_finite("sin(g)", 0.1, 2.0, 2.0, 3.0, d=64, terms=("param_count",))
-    assert pts[0]["corrected"] == pytest.approx(want.corrected, rel=1e-12)
+    assert pts[0]["e_theory_finite_d"] == pytest.approx(want.corrected, rel=1e-12)

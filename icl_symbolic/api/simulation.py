@@ -218,16 +218,13 @@ def finite_d_theory(sim, *, terms=None, jobs: int = 1, scheduler=None, progress=
 
 
 def finite_d_fields(fd) -> dict:
-    """The JSON fields of one point's finite-d theory (a :class:`~icl_symbolic.theory.finite_d.FiniteD`):
-    the corrected value, its Monte-Carlo SE, how it was obtained, the value printed with the digits it
-    has (``e_theory_finite_d_text``), and each term."""
-    return {
-        "e_theory_finite_d": fd.corrected,
-        "e_theory_finite_d_se": fd.stderr,
-        "e_theory_finite_d_method": fd.method,
-        "e_theory_finite_d_text": fd.value_text(),
-        "finite_d_terms": {t.name: t.delta for t in fd.terms},
-    }
+    """The JSON fields of one point's finite-d theory (a :class:`~icl_symbolic.theory.finite_d.FiniteD`),
+    :meth:`~icl_symbolic.theory.finite_d.FiniteD.json_fields` without ``e_theory`` (a simulated point has
+    its own): the corrected value, its Monte-Carlo SE, how it was obtained, the value printed with the
+    digits it has (``e_theory_finite_d_text``), the gap and each term with its source."""
+    fields = fd.json_fields()
+    fields.pop("e_theory")
+    return fields
 
 
 def plot_simulation(sim, *, digits: int = D.DIGITS, finite_d=None):

@@ -182,28 +182,13 @@ def _run_finite_d(args, grids) -> int:
                     "alpha": alpha,
                     "kappa": kappa,
                     "tau": tau,
-                    "limit": None,
-                    "corrected": None,
+                    "e_theory": None,
+                    "e_theory_finite_d": None,
                     "reason": str(fd),
                 }
             )
             continue
-        rows.append(
-            {
-                "rho": rho,
-                "alpha": alpha,
-                "kappa": kappa,
-                "tau": tau,
-                "limit": fd.limit,
-                "corrected": fd.corrected,
-                "corrected_mc_se": fd.stderr,
-                "corrected_text": fd.value_text(),
-                "corrected_method": fd.method,
-                "gap_pct": 100 * fd.gap,
-                "terms": {t.name: t.delta for t in fd.terms},
-                "sources": {t.name: t.source for t in fd.terms},
-            }
-        )
+        rows.append({"rho": rho, "alpha": alpha, "kappa": kappa, "tau": tau, **fd.json_fields()})
     doc = document(
         "theory",
         rows,
@@ -213,7 +198,7 @@ def _run_finite_d(args, grids) -> int:
         method="d -> infinity limit (Result 1, Eq. (9); Eq. (10) for a1 = 0) plus the O(1/d) terms "
         "of icl_symbolic.theory.finite_d (docs/finite-d.md); ridgeless, C = I, Gaussian tasks; the "
         "radial term averages over one prompt's law by Monte Carlo (good to 4 significant digits), the "
-        "population term over banks (corrected_mc_se); corrected_text holds the digits each value has",
+        "population term over banks (e_theory_finite_d_se); e_theory_finite_d_text holds the digits each value has",
     )
     emit_json(args, doc)
     if not args.json:
@@ -223,16 +208,16 @@ def _run_finite_d(args, grids) -> int:
         )
         print(f"{'rho':>6} {'alpha':>7} {'kappa':>7} {'tau':>7} {'limit':>10} {'corrected':>18} {'gap %':>8}  terms")
         for r in rows:
-            if r["corrected"] is None:
+            if r["e_theory_finite_d"] is None:
                 print(
                     f"{r['rho']:6g} {r['alpha']:7g} {r['kappa']:7g} {r['tau']:7g} {'-':>10} {'-':>18} {'-':>8}  "
                     f"{r['reason']}"
                 )
                 continue
-            terms_txt = ", ".join(f"{k} {v:+.4f}" for k, v in r["terms"].items())
+            terms_txt = ", ".join(f"{k} {v:+.4f}" for k, v in r["finite_d_terms"].items())
             print(
-                f"{r['rho']:6g} {r['alpha']:7g} {r['kappa']:7g} {r['tau']:7g} {r['limit']:10.6f} "
-                f"{r['corrected_text']:>18} {r['gap_pct']:+8.2f}  {terms_txt}"
+                f"{r['rho']:6g} {r['alpha']:7g} {r['kappa']:7g} {r['tau']:7g} {r['e_theory']:10.6f} "
+                f"{r['e_theory_finite_d_text']:>18} {r['finite_d_gap_pct']:+8.2f}  {terms_txt}"
             )
         print(
             "corrected: +- is the population term's Monte-Carlo SE over banks; without +-, 4 significant "

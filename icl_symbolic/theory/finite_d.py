@@ -227,6 +227,22 @@ class FiniteD:
             return f"{x:#.4g}"
         return f"{x:#.6g}"
 
+    def json_fields(self) -> dict:
+        """The JSON fields of this point, the same keys in ``theory --order 1`` and ``simulate --order 1``:
+        the limit (``e_theory``), the corrected value, its Monte-Carlo SE, how it was obtained, the value
+        with the digits it has (``e_theory_finite_d_text``), the gap in percent of the limit, and each term
+        with its source."""
+        return {
+            "e_theory": self.limit,
+            "e_theory_finite_d": self.corrected,
+            "e_theory_finite_d_se": self.stderr,
+            "e_theory_finite_d_method": self.method,
+            "e_theory_finite_d_text": self.value_text(),
+            "finite_d_gap_pct": 100 * self.gap,
+            "finite_d_terms": {t.name: t.delta for t in self.terms},
+            "finite_d_sources": {t.name: t.source for t in self.terms},
+        }
+
     def table(self) -> str:
         """A plain-text table of the terms."""
         rows = [f"d -> infinity limit           {self.limit:.6f}"]
@@ -862,6 +878,8 @@ def e_finite_d_many(
     specs = [dict(s) for s in specs]
     if not specs:
         return []
+    for s in specs:  # a bad order or term name is bad input: refuse the batch before any point runs
+        _resolve_terms(s.get("order", 1), s.get("terms"))
     seconds = sum(
         evaluation_seconds(
             s["f"], s.get("rho", 0.1), s.get("alpha", 1.0), s.get("kappa", 1.0), s.get("tau", 0.5), s["d"]
