@@ -10,6 +10,7 @@ in the default test run.  The unit tests below pin the cost model and the progre
 
 from __future__ import annotations
 
+import copy
 import sys
 
 import mpmath
@@ -201,13 +202,22 @@ def test_ladder_estimate_is_the_simulators_cost_over_every_d_and_seed():
 
 
 def test_kernel_estimate_counts_the_learner_in_its_feature_dimension():
-    from icl_symbolic.kernel_learner.simulation import check_kernel_run, kernel_estimate
+    from icl_symbolic.kernel_learner.simulation import (
+        check_kernel_run,
+        feature_entries,
+        feature_seconds,
+        kernel_estimate,
+    )
 
     k2 = check_kernel_run(8, 2, 2, 2, "hermite:2")
     k3 = check_kernel_run(8, 2, 2, 2, "hermite:3")
     assert k2.d == 44 and k3.d > k2.d  # D = C(d + K, K) - 1
     e2 = kernel_estimate([k2], 3)
-    assert e2.seconds == pytest.approx(3 * simulator.seed_cost(k2, n_test=e2_n_test())[0])
+    # the simulator's cost in D plus the feature maps: (n + n_test) ell D entries at their calibrated price
+    assert feature_entries(k2, e2_n_test()) == (k2.n + e2_n_test()) * k2.ell * 44
+    one = simulator.seed_cost(k2, n_test=e2_n_test())[0] + feature_seconds(k2, e2_n_test())
+    assert e2.seconds == pytest.approx(3 * one)
+    assert feature_seconds(k2, e2_n_test()) > cost.SECONDS_PER["sim_feature_seed"]
     assert kernel_estimate([k3], 3).seconds > e2.seconds  # grows with K (through D)
     assert kernel_estimate([k2], 6).seconds == pytest.approx(2 * e2.seconds)  # and with seeds
     assert kernel_estimate([k2, k3], 3).seconds == pytest.approx(e2.seconds + kernel_estimate([k3], 3).seconds)
@@ -220,8 +230,16 @@ def e2_n_test():
 
 
 def test_verify_estimate_is_the_sum_over_the_work_items_with_shared_simulations_once():
+    from icl_symbolic.simulation.simulator import seed_cost, sizes
     from icl_symbolic.verification.claimfile import TIERS, load_claims
-    from icl_symbolic.verification.schedule import claim_cost, group_cost, marginal_costs, run_estimate, schedule
+    from icl_symbolic.verification.schedule import (
+        claim_cost,
+        group_cost,
+        marginal_costs,
+        run_estimate,
+        schedule,
+        sim_units,
+    )
 
     claims = load_claims()
     full = [c for c in claims if TIERS.index(c.tier) <= TIERS.index("full")]
@@ -229,8 +247,16 @@ def test_verify_estimate_is_the_sum_over_the_work_items_with_shared_simulations_
     est = run_estimate(full)
     sims = [c for c in full if c.tier == "full"]
     flops = sum(group_cost([sims[i] for i in g]) for g in schedule(sims, range(len(sims))))
-    assert flops > 0 and est.work == pytest.approx(flops)
-    assert est.seconds == pytest.approx(flops * cost.SECONDS_PER["sim_flop"])
+    assert flops > 0 and est.seconds == pytest.approx(flops)
+    # each (setting, d, seed) is counted once, at what simulate announces for it (simulator.seed_cost)
+    units = {}
+    for c in sims:
+        units.update(sim_units(c))
+    assert est.work == len(units)
+    (key, side, d, seed), one = next(iter(units.items()))
+    c = next(c for c in sims if (key, side, d, seed) in sim_units(c))
+    sz = sizes(d, float(c.parsed["alpha"]), float(c.parsed["kappa"]), float(c.parsed["tau"]))
+    assert one == pytest.approx(seed_cost(sz, "auto", int(c.parsed["n_test"]), float(c.parsed["lam"] or 0))[0])
     # claims that simulate the same seeds count them once: the full tier's shared settings (Result 1
     # at tau = 4 with both Fig. 1 ratios, the a1 = 0 teacher's two laws) make the per-claim sum larger
     assert sum(claim_cost(c) for c in sims) > 1.2 * flops
@@ -241,6 +267,13 @@ def test_verify_estimate_is_the_sum_over_the_work_items_with_shared_simulations_
     laws = [by_id[k] for k in ("a1zero.sim_tau2_gaussian", "a1zero.sim_tau2_sphere", "a1zero.sim_laws_same_limit")]
     assert group_cost(laws) == pytest.approx(claim_cost(laws[2]))  # the difference simulates both laws
     assert group_cost(laws) == pytest.approx(claim_cost(laws[0]) + claim_cost(laws[1]))
+    # a claim on the same training setting but another test functional (C_test, n_test, IDG error)
+    # simulates its own seeds: the estimate counts them, and the schedule keeps it apart
+    for key, value in (("C_test", "lowrank:0.5"), ("n_test", 77), ("error", "idg")):
+        other = copy.deepcopy(sin4)
+        other.parsed[key] = value
+        assert group_cost([sin4, other]) == pytest.approx(claim_cost(sin4) + claim_cost(other)), key
+        assert len(schedule([sin4, other], [0, 1])) == 2, key
     # the ETA's per-claim shares add up to the estimate
     assert sum(marginal_costs(sims, range(len(sims))).values()) == pytest.approx(flops)
     assert est.long and run_estimate(deep).seconds > est.seconds  # the deep tier adds the paper-scale ladders

@@ -112,3 +112,51 @@ def test_verify_refuses_an_unusable_cache_folder_before_any_work(tmp_path, capsy
     code = main(["verify", "--full", "--only", "setup.ridge_normalisation", "--cache", str(blocker / "sub")])
     out, err = capsys.readouterr()
     assert code == 2 and "cache folder" in err and out == ""
+
+
+def test_seeds_are_stored_chunk_by_chunk_within_one_d(tmp_path, monkeypatch):
+    """With a cache folder, one d's seeds are simulated in chunks of about STORE_EVERY seconds, each
+    stored as soon as it is done: a run killed in the middle of the first d keeps the chunks it
+    finished, the rerun simulates only the rest, and the numbers are those of an uninterrupted run.
+    The chunks report progress (seeds simulated and stored, with an ETA)."""
+    from icl_symbolic.core import cost
+
+    claim = _claim(tmp_path)
+    cache = tmp_path / "cache"
+    real = checks_simulation.simulate
+    monkeypatch.setattr(checks_simulation, "STORE_EVERY", 1e-9)  # a chunk per seed (one worker)
+    monkeypatch.setattr(cost, "ANNOUNCE_SECONDS", 0.0)
+    monkeypatch.setattr(cost, "PROGRESS_EVERY", 0.0)
+    calls = []
+
+    def killed_after_three(*a, **kw):
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        calls.append((kw["d"], tuple(kw["seeds"])))
+        return real(*a, **kw)
+
+    caches.clear("simulation")
+    monkeypatch.setattr(checks_simulation, "simulate", killed_after_three)
+    lines = []
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_claim(claim, progress=lines.append, cache=cache)
+    assert [d for d, _ in calls] == [6, 6, 6] and all(len(c) == 1 for _, c in calls)
+    assert len(simcache.SeedCache(cache)) == 3  # three seeds of d = 6 kept
+    assert any("seeds simulated and stored" in ln and "left" in ln for ln in lines), lines
+
+    caches.clear("simulation")
+    resumed = []
+
+    def counting(*a, **kw):
+        resumed.append((kw["d"], len(kw["seeds"])))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(checks_simulation, "simulate", counting)
+    r = runner.run_claim(claim, cache=cache)
+    assert sum(n for d, n in resumed if d == 6) == 12 - 3 and sum(n for _, n in resumed) == 12 - 3 + 10 + 10
+    caches.clear("simulation")
+    monkeypatch.setattr(checks_simulation, "simulate", real)
+    monkeypatch.setattr(checks_simulation, "STORE_EVERY", 60.0)
+    fresh = runner.run_claim(claim)  # no cache: one simulate call per d
+    assert float(r.computed.value) == float(fresh.computed.value)
+    assert float(r.computed.stderr) == float(fresh.computed.stderr)

@@ -334,6 +334,8 @@ def test_a_single_work_item_lends_the_workers_to_its_seeds(tmp_path, monkeypatch
 
     def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, **kw):
         seen.append(seed_jobs())
+        if progress is not None:
+            progress(f"d={d}: {len(seeds)} seeds")
         z = np.random.default_rng(d).standard_normal(len(seeds))
         return 2.2 * (1 + 0.5 / d) * (1 + 0.001 * z)
 
@@ -355,3 +357,8 @@ def test_a_single_work_item_lends_the_workers_to_its_seeds(tmp_path, monkeypatch
     seen.clear()
     rq, rs = run_claims(quick + [c], tier="deep", jobs=2)
     assert rq.ok and rq.verdict == "holds" and rs.verdict == r.verdict and set(seen) == {2}
+    # as the CLI runs it (verdicts to on_result, progress to stderr): the lent item's own progress lines
+    # reach the caller, so an hour on one deep claim is not silent
+    lines, printed = [], []
+    run_claims([c], tier="deep", jobs=2, progress=lines.append, on_result=printed.append)
+    assert len(printed) == 1 and any(ln.startswith("    ") for ln in lines), lines

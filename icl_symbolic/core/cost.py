@@ -145,10 +145,17 @@ SECONDS_PER = {
     # moments --mc: one prompt entry (ell x d per prompt: sampling and the estimators)
     "mc_entry": 3.0e-8,
     # simulate, one seed: a fixed part (teacher tables, the exact test functional), one context
-    # token drawn (the sampler), one flop of the training solve (simulation.cost_flops)
-    "sim_seed": 0.74,
-    "sim_draw": 7.7e-8,
-    "sim_flop": 6.2e-11,
+    # token drawn (the sampler), one flop of the training solve (simulation.cost_flops); refitted
+    # on 2026-12-02 (fifth round) by ``bench_limits.py --calibrate-sim`` over twelve shapes (d 16-128,
+    # alpha 2-400, the three solvers; every shape within 0.76-1.26x of the fit) with two simulations of
+    # other work running on the two cores (load 2.5-3), as during a ``verify --jobs 2`` run
+    "sim_seed": 0.14,
+    "sim_draw": 8.1e-8,
+    "sim_flop": 4.0e-11,
+    # the kernel learner, one seed on top of the above in its feature dimension D: a fixed part and
+    # one feature entry computed (kernel_learner.simulation.feature_entries); same calibration run
+    "sim_feature_seed": 2.7,
+    "sim_feature_entry": 4.8e-9,
     # finite-d theory (theory.finite_d), one point: the population term (a1 != 0, n > p; 2048/d banks of
     # 60 000 prompts): a fixed part and a part per context token and dimension, (alpha + 1) d; the radial
     # term's prompt Monte Carlo per unit of d

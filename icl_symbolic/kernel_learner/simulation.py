@@ -48,7 +48,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from icl_symbolic.core.caches import memoize
-from icl_symbolic.core.cost import Estimate
+from icl_symbolic.core.cost import SECONDS_PER, Estimate
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import concurrent_runs, resolve_scheduler
 from icl_symbolic.core.stats import sample_se
@@ -87,6 +87,9 @@ __all__ = [
     "kernel_setting",
     "check_kernel_run",
     "kernel_prediction",
+    "kernel_estimate",
+    "feature_entries",
+    "feature_seconds",
     "DEFAULT_N_TEST_KERNEL",
 ]
 
@@ -249,14 +252,32 @@ def check_kernel_run(
 KERNEL_REDUCE = "fewer --seeds, a smaller --d or K of --features hermite:K, a smaller --alpha or --tau"
 
 
+def feature_entries(sz, n_test: int) -> float:
+    """Feature entries one kernel-learner seed computes (sizes ``sz`` in D): every context input of the
+    training and test prompts mapped to its D features, (n + n_test) ell D."""
+    return float((sz.n + int(n_test)) * sz.ell * sz.d)
+
+
+def feature_seconds(sz, n_test: int) -> float:
+    """Seconds one kernel-learner seed costs on top of the simulator's cost model in D
+    (:func:`icl_symbolic.simulation.simulator.seed_cost`): a fixed part and one per
+    :func:`feature_entries` (``cost.SECONDS_PER``: ``sim_feature_seed``, ``sim_feature_entry``)."""
+    return SECONDS_PER["sim_feature_seed"] + SECONDS_PER["sim_feature_entry"] * feature_entries(sz, n_test)
+
+
 def kernel_estimate(
     szs, n_seeds: int, n_test: int = DEFAULT_N_TEST_KERNEL, lam: float = 0.0, jobs: int = 1, scheduler=None, what=None
 ) -> Estimate:
     """What ``n_seeds`` seeds of the kernel learner at each of ``szs`` (its sizes in D, from
     :func:`check_kernel_run`) cost: the simulator's cost model
-    (:func:`icl_symbolic.simulation.simulator.run_estimate`) with d -> D."""
+    (:func:`icl_symbolic.simulation.simulator.run_estimate`) with d -> D, plus the feature maps
+    (:func:`feature_seconds`)."""
+    szs = list(szs)
     plans = [sized_plan(sz, n_seeds, n_test, lam) for sz in szs]
-    return run_estimate(plans, jobs, scheduler, what or "simulate --features", KERNEL_REDUCE)
+    base = run_estimate(plans, jobs, scheduler, what or "simulate --features", KERNEL_REDUCE)
+    at_once = concurrent_runs(jobs, n_seeds * len(szs), scheduler)
+    extra = n_seeds * sum(feature_seconds(sz, n_test) for sz in szs) / at_once
+    return Estimate(base.seconds + extra, base.work, base.unit, base.what, base.reduce)
 
 
 @memoize(maxsize=8)

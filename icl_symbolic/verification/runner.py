@@ -369,7 +369,8 @@ def run_claims(
             label="work item",
         )
         if lent is not None:
-            inner = None if say is None or on_result is not None else (lambda line: say(f"    {line}"))
+            # its seeds' progress is the run's progress (this item is all that is left): always shown
+            inner = None if say is None else (lambda line: say(f"    {line}"))
             with use_seed_jobs(jobs):
                 group_done(lent, [run_claim(claims[i], progress=inner, cache=cache) for i in groups[lent]])
     emit_ready()

@@ -14,9 +14,9 @@ Two things decide the wall time of ``verify --full`` on a few workers:
   cost, largest first (longest-processing-time-first, within 4/3 of the best possible
   makespan), so the last item to finish is a short one.
 
-The cost is an estimate in floating-point operations from the simulation sizes
-(:func:`icl_symbolic.simulation.simulator.cost_flops` of the solver ``auto`` would pick, plus
-the prompt sampling), summed over the claim's ladder and seeds; claims that simulate nothing
+The cost is an estimate in seconds from the simulation sizes
+(:func:`icl_symbolic.simulation.simulator.seed_cost`: the training solve of the solver ``auto``
+would pick, the prompt sampling and the fixed part), summed over the claim's ladder and seeds; claims that simulate nothing
 cost 0 and go last.  Only the order and the grouping change: every claim seeds its own
 streams, so verdicts and numbers do not depend on the schedule (tested).
 """
@@ -25,14 +25,11 @@ from __future__ import annotations
 
 from math import comb
 
-from icl_symbolic.core.cost import SECONDS_PER, Estimate
+from icl_symbolic.core.cost import Estimate
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import concurrent_runs
-from icl_symbolic.simulation.simulator import choose_solver, cost_flops, sizes
-
-#: Flops charged per drawn prompt scalar (ell labels and projections, d query entries) by the
-#: sampler; rough, it only orders the work.
-SAMPLE_FLOPS = 200.0
+from icl_symbolic.kernel_learner.simulation import feature_seconds
+from icl_symbolic.simulation.simulator import DEFAULT_N_TEST, seed_cost, sizes
 
 
 def _feature_dim(d: int, features) -> int:
@@ -63,10 +60,11 @@ def _sides(claim) -> list[tuple]:
 
 
 def sim_units(claim) -> dict:
-    """The simulations a claim runs, one entry per (side, d, seed) with its estimated flops.
+    """The simulations a claim runs, one entry per (side, d, seed) with its estimated seconds
+    (:func:`icl_symbolic.simulation.simulator.seed_cost`, what ``simulate`` announces for the same run).
 
     Claims of one work item (:func:`share_key`) that name the same unit simulate it once, so a
-    work item costs the flops of the union of its claims' units (:func:`group_cost`)."""
+    work item costs the seconds of the union of its claims' units (:func:`group_cost`)."""
     p = claim.parsed
     if not all(k in p for k in ("alpha", "kappa", "tau")) or not ("d_list" in p or "d" in p):
         return {}
@@ -75,6 +73,8 @@ def sim_units(claim) -> dict:
     counts = counts if isinstance(counts, list) else [counts] * len(ds)
     seed0 = int(p.get("seed0", 0) or 0)
     key = share_key_of(claim)
+    n_test = int(p.get("n_test") or DEFAULT_N_TEST)
+    lam = float(p.get("lam", 0.0) or 0.0)
     units = {}
     for d, n_seeds in zip(ds, counts):
         if not isinstance(d, int) or d < 2:
@@ -82,12 +82,11 @@ def sim_units(claim) -> dict:
         D = _feature_dim(d, p.get("features"))
         try:  # the kernel learner's ratios apply to its feature dimension D
             sz = sizes(D, float(p["alpha"]), float(p["kappa"]), float(p["tau"]))
-            solve = cost_flops(sz, choose_solver(sz))
+            one = seed_cost(sz, "auto", n_test, lam)[0]
         except (ICLError, ValueError, TypeError):
             continue
-        # the direct sampler (feature maps) draws every context input; the fast one O(ell + d) per prompt
-        drawn = sz.ell * D if D != d else sz.ell + d
-        one = solve + SAMPLE_FLOPS * sz.n * drawn
+        if D != d:  # the kernel learner also maps every context input to its D features
+            one += feature_seconds(sz, n_test)
         one = one if one == one and one != float("inf") else 0.0
         for side in _sides(claim):
             for s in range(seed0, seed0 + int(n_seeds)):
@@ -96,12 +95,12 @@ def sim_units(claim) -> dict:
 
 
 def claim_cost(claim) -> float:
-    """Estimated flops of a claim's simulations run alone (0 for a claim that simulates nothing)."""
+    """Estimated seconds of a claim's simulations run alone (0 for a claim that simulates nothing)."""
     return float(sum(sim_units(claim).values()))
 
 
 def group_cost(claims) -> float:
-    """Estimated flops of a work item: each (side, d, seed) its claims share is simulated once."""
+    """Estimated seconds of a work item: each (side, d, seed) its claims share is simulated once."""
     units = {}
     for c in claims:
         units.update(sim_units(c))
@@ -109,7 +108,7 @@ def group_cost(claims) -> float:
 
 
 def marginal_costs(claims, indices) -> dict:
-    """Per claim (position in ``claims``), the flops of the simulations it adds to those of the claims
+    """Per claim (position in ``claims``), the seconds of the simulations it adds to those of the claims
     before it in its work item: the ETA of a run counts each shared simulation once."""
     out = {}
     for group in schedule(claims, indices):
@@ -123,23 +122,27 @@ def marginal_costs(claims, indices) -> dict:
 
 def run_estimate(claims, jobs: int = 1, scheduler: str | None = None, what: str = "verify") -> Estimate:
     """What the simulations of ``claims`` cost before the first one runs: the sum of
-    :func:`claim_cost` (flops) over the simulation claims (tier ``full`` or ``deep``; the quick
-    tier's checks take seconds, whatever sizes their claims name), at the simulator's calibrated speed
-    (``cost.SECONDS_PER["sim_flop"]``, as :func:`icl_symbolic.simulation.simulator.run_estimate`),
-    divided by the work items that go on at once (claims sharing a simulation are one item, and
-    a simulation they share is counted once: :func:`group_cost`)."""
+    :func:`claim_cost` (seconds of each seed run, :func:`icl_symbolic.simulation.simulator.seed_cost`:
+    the solve, the context tokens drawn and the fixed part) over the simulation claims (tier ``full`` or
+    ``deep``; the quick tier's checks take seconds, whatever sizes their claims name), divided by the
+    work items that go on at once (claims sharing a simulation are one item, and a simulation they
+    share is counted once: :func:`group_cost`).  Seeds already in a ``--cache`` folder are not
+    subtracted: a resumed run is announced as if it started afresh."""
     claims = [c for c in claims if c.tier != "quick"]
     groups = schedule(claims, range(len(claims)))
-    flops = sum(group_cost([claims[i] for i in g]) for g in groups)
+    seconds = sum(group_cost([claims[i] for i in g]) for g in groups)
+    units: set = set()
+    for c in claims:
+        units.update(sim_units(c))
     heavy = sum(1 for g in groups if any(claim_cost(claims[i]) > 0 for i in g))
     # one heavy work item lends its workers to its seeds (runner.run_claims, core.parallel.use_seed_jobs)
     at_once = concurrent_runs(jobs, jobs if heavy == 1 else max(heavy, 1), scheduler)
     sims = sum(1 for c in claims if claim_cost(c) > 0)
     what = f"{what}: {sims} simulation claim(s)" + (f" on {at_once} processes" if at_once > 1 else "")
     return Estimate(
-        flops * SECONDS_PER["sim_flop"] / at_once,
-        flops,
-        "flops of simulation",
+        seconds / at_once,
+        len(units),
+        "seed runs",
         what,
         "--only CLAIM, a cheaper --tier, --jobs N, --cache DIR",
     )
@@ -153,9 +156,12 @@ def share_key(claim):
 
 
 def share_key_of(claim):
-    """The setting part of :func:`share_key`, for any claim (whether or not it simulates)."""
+    """The setting part of :func:`share_key`, for any claim (whether or not it simulates): every input
+    of a seed's cache key (checks.simulation._per_seed) but the task law, which :func:`_sides` names
+    per side (a claim comparing the two laws shares the seeds of both)."""
     p = claim.parsed
     f = claim.params.get("f")
+    C_train = str(p.get("C_train") or "identity")
     return (
         str(f),
         str(claim.params.get("rho")),
@@ -163,7 +169,10 @@ def share_key_of(claim):
         float(p["kappa"]),
         float(p["tau"]),
         float(p.get("lam", 0.0) or 0.0),
-        str(p.get("C_train", "identity")),
+        C_train,
+        str(p.get("C_test") or C_train),
+        str(p.get("n_test", "")),
+        str(p.get("error") or "icl"),
         str(p.get("features", "")),
     )
 
@@ -198,5 +207,4 @@ __all__ = [
     "sim_units",
     "run_estimate",
     "share_key",
-    "SAMPLE_FLOPS",
 ]

@@ -15,6 +15,7 @@ import numpy as np
 import sympy
 
 from icl_symbolic.core.caches import store
+from icl_symbolic.core.cost import announced
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import seed_jobs
 from icl_symbolic.core.stats import MIN_SEEDS, sample_se, t_limit
@@ -22,7 +23,7 @@ from icl_symbolic.core.values import Value
 from icl_symbolic.diagnosis.scale import explain_ratio, slip_report_sweep
 from icl_symbolic.output.plotting import extrapolation_figure, png_bytes, seed_figure
 from icl_symbolic.simulation.cache import active_cache
-from icl_symbolic.simulation.simulator import seed_mean, simulate
+from icl_symbolic.simulation.simulator import run_estimate, seed_cost, seed_mean, simulate, sized_plan, sizes
 from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder, seed_error
 from icl_symbolic.theory.asymptotic import e_nonlinear
 from icl_symbolic.theory.finite_d import e_nonlinear_finite
@@ -47,6 +48,10 @@ def _seed_figures(claim, seeds, per_seed, reference, label, what) -> list:
         return []
     fig = seed_figure(claim.id, seeds, per_seed, reference, label, what)
     return [(f"{claim.id}: per-seed simulated errors", png_bytes(fig))]
+
+
+#: with a cache folder (verify --cache DIR), seconds of simulation (estimated) between two writes to it
+STORE_EVERY = 60.0
 
 
 def _per_seed(
@@ -101,22 +106,31 @@ def _per_seed(
     if stored and progress is not None:
         progress(f"d={d}: {stored} seed(s) read from the cache folder {disk.folder}")
     missing = tuple(s for s in seeds if s not in out)
-    if missing:
+    if not missing:
+        return np.array([out[s] for s in seeds], dtype=float)
+    kw = dict(d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, n_test=n_test, tasks=tasks, C_train=C_train)
+    jobs = seed_jobs()
+    # with a cache folder, the seeds go in chunks of about STORE_EVERY seconds, each stored as it is
+    # done: a killed run loses at most one chunk per d, not the whole d (80 seeds of a deep ladder's
+    # top rung are an hour); the numbers do not depend on it (every seed has its own streams)
+    chunks, watch = [missing], None
+    if disk is not None:
+        sz = sizes(int(d), float(alpha), float(kappa), float(tau))
+        one = seed_cost(sz, "auto", int(n_test), float(lam))[0]
+        size = max(jobs, jobs * int(STORE_EVERY / max(one, 1e-9)))  # a chunk: about STORE_EVERY s of wall
+        chunks = [missing[i : i + size] for i in range(0, len(missing), size)]
+        if len(chunks) > 1:
+            est = run_estimate([sized_plan(sz, len(missing), int(n_test), float(lam))], jobs, None, f"d={d}")
+            watch = announced(progress, est, total=len(missing), unit="seeds simulated and stored")
+    done = 0
+    for chunk in chunks:
         sim = simulate(
             f,
-            d=d,
-            alpha=alpha,
-            kappa=kappa,
-            tau=tau,
-            rho=rho,
-            lam=lam,
-            seeds=missing,
-            n_test=n_test,
-            progress=progress,
-            tasks=tasks,
-            C_train=C_train,
+            seeds=chunk,
+            progress=progress if watch is None else None,
             C_test=C_test,
-            jobs=seed_jobs(),
+            jobs=jobs,
+            **kw,
         )
         for r in sim.runs:
             value, how = seed_error(r, error)
@@ -133,6 +147,9 @@ def _per_seed(
                         "seconds": round(r.seconds, 3),
                     },
                 )
+        done += len(chunk)
+        if watch is not None:
+            watch.update(done)
     return np.array([out[s] for s in seeds], dtype=float)
 
 
