@@ -241,7 +241,6 @@ ESTIMATE_CHECKS = (
     ["extrapolate", "tanh(g)", "--features", "hermite:2", "--d", "6,8", "--seeds", "2"],
     ["figure", "a1zero", "--quick", "--seeds", "2"],
     ["verify", "--full", "--only", "fig2.sim_alpha20_kappa2"],
-    ["verify", "--full", "--only", "a1zero.sim_ridge"],
 )
 
 

@@ -68,6 +68,16 @@ def test_a_record_for_another_setting_is_not_read(tmp_path):
 
 
 @pytest.mark.heavy
+def _counting(real, log):
+    """``real`` (the simulate the check calls), logging (d, number of seeds) of each call in ``log``."""
+
+    def counting(*a, **kw):
+        log.append((kw["d"], len(kw["seeds"])))
+        return real(*a, **kw)
+
+    return counting
+
+
 def test_a_killed_run_resumes_from_its_stored_seeds(tmp_path, monkeypatch):
     """The run is killed after the first d of the ladder; the rerun simulates only what is missing
     and gives exactly the numbers of an uninterrupted run."""
@@ -90,12 +100,7 @@ def test_a_killed_run_resumes_from_its_stored_seeds(tmp_path, monkeypatch):
 
     caches.clear("simulation")  # a new process: nothing in memory
     resumed = []
-
-    def counting(*a, **kw):
-        resumed.append((kw["d"], len(kw["seeds"])))
-        return real(*a, **kw)
-
-    monkeypatch.setattr(checks_simulation, "simulate", counting)
+    monkeypatch.setattr(checks_simulation, "simulate", _counting(real, resumed))
     r = runner.run_claim(claim, cache=cache)
     assert sorted(resumed) == [(8, 10), (10, 10)]  # d = 6 came from the folder
     caches.clear("simulation")
@@ -146,12 +151,7 @@ def test_seeds_are_stored_chunk_by_chunk_within_one_d(tmp_path, monkeypatch):
 
     caches.clear("simulation")
     resumed = []
-
-    def counting(*a, **kw):
-        resumed.append((kw["d"], len(kw["seeds"])))
-        return real(*a, **kw)
-
-    monkeypatch.setattr(checks_simulation, "simulate", counting)
+    monkeypatch.setattr(checks_simulation, "simulate", _counting(real, resumed))
     r = runner.run_claim(claim, cache=cache)
     assert sum(n for d, n in resumed if d == 6) == 12 - 3 and sum(n for _, n in resumed) == 12 - 3 + 10 + 10
     caches.clear("simulation")

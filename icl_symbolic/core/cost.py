@@ -147,15 +147,15 @@ SECONDS_PER = {
     # simulate, one seed: a fixed part (teacher tables, the exact test functional), one context
     # token drawn (the sampler), one flop of the training solve (simulation.cost_flops); refitted
     # on 2026-12-02 (fifth round) by ``bench_limits.py --calibrate-sim`` over twelve shapes (d 16-128,
-    # alpha 2-400, the three solvers; every shape within 0.76-1.26x of the fit) with two simulations of
-    # other work running on the two cores (load 2.5-3), as during a ``verify --jobs 2`` run
-    "sim_seed": 0.14,
-    "sim_draw": 8.1e-8,
-    "sim_flop": 4.0e-11,
+    # alpha 2-400, the three solvers; every shape within 0.68-1.19x of the fit), quiet machine (load
+    # 0.3); with two other simulations on the two cores the same fit came out 1.3-1.4x slower
+    "sim_seed": 0.11,
+    "sim_draw": 5.6e-8,
+    "sim_flop": 3.4e-11,
     # the kernel learner, one seed on top of the above in its feature dimension D: a fixed part and
     # one feature entry computed (kernel_learner.simulation.feature_entries); same calibration run
-    "sim_feature_seed": 2.7,
-    "sim_feature_entry": 4.8e-9,
+    "sim_feature_seed": 2.2,
+    "sim_feature_entry": 3.2e-9,
     # finite-d theory (theory.finite_d), one point: the population term (a1 != 0, n > p; 2048/d banks of
     # 60 000 prompts): a fixed part and a part per context token and dimension, (alpha + 1) d; the radial
     # term's prompt Monte Carlo per unit of d
