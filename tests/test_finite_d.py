@@ -57,6 +57,10 @@ def test_bai_silverstein_mean_vs_monte_carlo(k, nu):
     assert abs(mc) > 4 * se
 
 
+#: theory --order 1 for sin(g) at d = 64, alpha = kappa = 2 (the CLI tests add --tau and the rest)
+SIN_D64_ORDER1 = ["theory", "sin(g)", "--d", "64", "--order", "1", "--alpha", "2", "--kappa", "2"]
+
+
 def test_bank_resolvent_mfun_shift():
     """With d given, (M, M') are shifted by (g, g')/d (g' by central differences, checked here by a coarser one)."""
     kappa, nu, d = 2.0, 0.7, 40
@@ -508,16 +512,7 @@ def test_cli_theory_order1(capsys):
     assert (
         main(
             [
-                "theory",
-                "sin(g)",
-                "--d",
-                "64",
-                "--order",
-                "1",
-                "--alpha",
-                "2",
-                "--kappa",
-                "2",
+                *SIN_D64_ORDER1,
                 "--tau",
                 "3",
                 "--terms",
@@ -679,16 +674,7 @@ def test_cli_theory_order1_announces_long_work_and_keeps_the_peak_row(monkeypatc
     monkeypatch.setattr(FD, "_finite_d_item_or_error", lambda spec: cheap(dict(spec, terms=("param_count",))))
     code = main(
         [
-            "theory",
-            "sin(g)",
-            "--d",
-            "64",
-            "--order",
-            "1",
-            "--alpha",
-            "2",
-            "--kappa",
-            "2",
+            *SIN_D64_ORDER1,
             "--tau",
             "3,4,1.015625",
             "--json",

@@ -108,7 +108,18 @@ def _per_seed(
     missing = tuple(s for s in seeds if s not in out)
     if not missing:
         return np.array([out[s] for s in seeds], dtype=float)
-    kw = dict(d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, lam=lam, n_test=n_test, tasks=tasks, C_train=C_train)
+    kw = dict(
+        d=d,
+        alpha=alpha,
+        kappa=kappa,
+        tau=tau,
+        rho=rho,
+        lam=lam,
+        n_test=n_test,
+        tasks=tasks,
+        C_train=C_train,
+        C_test=C_test,
+    )
     jobs = seed_jobs()
     # with a cache folder, the seeds go in chunks of about STORE_EVERY seconds, each stored as it is
     # done: a killed run loses at most one chunk per d, not the whole d (80 seeds of a deep ladder's
@@ -128,7 +139,6 @@ def _per_seed(
             f,
             seeds=chunk,
             progress=progress if watch is None else None,
-            C_test=C_test,
             jobs=jobs,
             **kw,
         )
