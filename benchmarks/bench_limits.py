@@ -155,6 +155,15 @@ SIM_SHAPES = (
 )
 
 
+def _fit_relative(X, y):
+    """Nonnegative least squares of ``y`` on the columns of ``X``, weighted by 1/|y| so that each
+    row counts by its relative error (the calibrations below)."""
+    from scipy.optimize import nnls
+
+    w = 1.0 / abs(y)
+    return nnls(X * w[:, None], y * w)[0]
+
+
 def calibrate_simulation(seeds=(1, 2), verbose: bool = True) -> dict:
     """``sim_seed``, ``sim_draw``, ``sim_flop`` of cost.SECONDS_PER: each shape of SIM_SHAPES simulated
     for ``seeds`` (tanh, rho = 0.1, the exact functional, solver auto) after one warm-up run; the
@@ -162,7 +171,6 @@ def calibrate_simulation(seeds=(1, 2), verbose: bool = True) -> dict:
     simulator.seed_cost, weighted by 1/time (relative errors).  Prints each shape's measured and
     fitted time when ``verbose``."""
     import numpy as np
-    from scipy.optimize import nnls
 
     from icl_symbolic.simulation import simulator as S
 
@@ -175,8 +183,7 @@ def calibrate_simulation(seeds=(1, 2), verbose: bool = True) -> dict:
         rows.append([1.0, draws, flops])
         times.append(t)
     X, y = np.asarray(rows), np.asarray(times)
-    w = 1.0 / y
-    coef = nnls(X * w[:, None], y * w)[0]
+    coef = _fit_relative(X, y)
     if verbose:
         fit = X @ coef
         for shape, t, f in zip(SIM_SHAPES, y, fit):
@@ -194,7 +201,6 @@ def calibrate_features(seeds=(1, 2), n_test: int = 4000, verbose: bool = True) -
     entry computed, (n + n_test) ell D), fitted by nonnegative least squares (relative errors) over
     FEATURE_DS after one warm-up run."""
     import numpy as np
-    from scipy.optimize import nnls
 
     from icl_symbolic.api.simulation import simulate
     from icl_symbolic.kernel_learner.simulation import feature_entries
@@ -210,8 +216,7 @@ def calibrate_features(seeds=(1, 2), n_test: int = 4000, verbose: bool = True) -
         rows.append([1.0, feature_entries(sz, n_test)])
         times.append(t - S.seed_cost(sz, "auto", n_test)[0])
     X, y = np.asarray(rows), np.asarray(times)
-    w = 1.0 / np.abs(y)
-    coef = nnls(X * w[:, None], y * w)[0]
+    coef = _fit_relative(X, y)
     if verbose:
         for d, t, f in zip(FEATURE_DS, y, X @ coef):
             print(f"  # kernel learner, d = {d}: {t:.3f} s/seed over seed_cost, {f:.3f} fitted ({f / t:.2f}x)")
