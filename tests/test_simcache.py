@@ -67,7 +67,6 @@ def test_a_record_for_another_setting_is_not_read(tmp_path):
     assert c.get({"d": 8}, 3) is None
 
 
-@pytest.mark.heavy
 def _counting(real, log):
     """``real`` (the simulate the check calls), logging (d, number of seeds) of each call in ``log``."""
 
@@ -78,6 +77,7 @@ def _counting(real, log):
     return counting
 
 
+@pytest.mark.heavy
 def test_a_killed_run_resumes_from_its_stored_seeds(tmp_path, monkeypatch):
     """The run is killed after the first d of the ladder; the rerun simulates only what is missing
     and gives exactly the numbers of an uninterrupted run."""
