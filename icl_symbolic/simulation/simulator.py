@@ -1022,12 +1022,14 @@ def run_estimate(
 ) -> Estimate:
     """What a list of planned simulations costs: the sum of :func:`seed_cost` over every
     (simulation, seed), divided by the runs that go on at once here.  ``plans``: dicts with
-    ``sz`` (:class:`Sizes`), ``seeds``, ``solver``, ``n_test``, ``lam`` (:func:`sized_plan`);
-    ``what`` names the command, ``reduce`` the options that shorten it."""
+    ``sz`` (:class:`Sizes`), ``seeds``, ``solver``, ``n_test``, ``lam`` (:func:`sized_plan`), and
+    optionally ``extra_seconds``, a per-seed cost on top of :func:`seed_cost` (the kernel learner's
+    feature maps); ``what`` names the command, ``reduce`` the options that shorten it."""
     seconds = flops = draws = 0.0
     seeds = 0
     for pl in plans:
         s, fl, dr = seed_cost(pl["sz"], pl["solver"], pl["n_test"], pl["lam"])
+        s += pl.get("extra_seconds", 0.0)
         n = len(pl["seeds"])
         seconds, flops, draws, seeds = seconds + s * n, flops + fl * n, draws + dr * n, seeds + n
     at_once = concurrent_runs(jobs, seeds, scheduler)
