@@ -188,6 +188,25 @@ def test_theory_json_never_nan(capsys):
     json.loads(out, parse_constant=lambda c: pytest.fail(f"non-finite JSON constant {c}"))
 
 
+def test_interrupt_inside_exec_still_exits_130(tmp_path):
+    # A KeyboardInterrupt that leaves exec() of a string (as lambdify's does) makes CPython end a
+    # `python -m` run by SIGINT (-2) after main() returned 130, unless main() clears the mark.
+    # Deterministic form of the race test_sigterm_like_sigint can hit.
+    pkg = tmp_path / "runner"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "__main__.py").write_text(
+        "import sys\n"
+        "import icl_symbolic.cli as cli\n"
+        "cli.check_output_options = lambda args: exec('raise KeyboardInterrupt')\n"
+        "sys.exit(cli.main(['coeffs', 'tanh(g)']))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]))
+    p = subprocess.run([sys.executable, "-m", "runner"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert p.returncode == 130, (p.returncode, p.stderr)
+    assert "interrupted" in p.stderr and "Traceback" not in p.stderr
+
+
 def test_sigterm_like_sigint(tmp_path):
     # a long sweep with an output file: SIGTERM once it is computing -> exit 130, no file, no .part
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -148,6 +148,18 @@ def _sigterm(signum, frame):
     raise KeyboardInterrupt  # same clean-up as Ctrl-C: temporary files removed, nothing half-written
 
 
+def _clear_interrupt_mark() -> None:
+    """Undo CPython's "ended by Ctrl-C" mark after main() has handled the interrupt.
+
+    When a KeyboardInterrupt leaves code run by ``exec()`` of a string (SymPy's lambdify,
+    dataclass and namedtuple builders do that), CPython sets that mark even if
+    the caller catches the exception (seen with CPython 3.11); under ``python -m icl_symbolic`` the interpreter
+    then ends itself with SIGINT (return code -2) instead of exiting 130.  Every run of
+    a string through ``exec()`` resets the mark first, so running a constant clears it.
+    """
+    exec("None")  # a constant of ours, never user input
+
+
 def _announce(path) -> None:
     print(f"{PROG}: wrote {path}", file=sys.stderr)
 
@@ -187,6 +199,7 @@ def main(argv=None) -> int:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        _clear_interrupt_mark()
         print(f"{PROG}: interrupted; no output files were written", file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. `icl-symbolic ... | head`
