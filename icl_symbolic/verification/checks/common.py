@@ -69,7 +69,7 @@ def evaluate_with(expr, vals: dict, digits: int = 30, note: str = "") -> Value:
 
 def ladder_limit_and_fit(fit, z_budget: float) -> tuple[float, str]:
     """For a claim on a fitted ladder (:func:`icl_symbolic.studies.extrapolate.fit_ladder`): the claim's
-    normal ``z_budget`` as a Student-t limit at the fit's Welch dof, and why the fitted model does
+    normal ``z_budget`` as a Student-t limit at the dof of the fit's SE, and why the fitted model does
     not describe the ladder ('' when it does: its chi^2 p-value is not below the claim's
     two-sided false-alarm rate)."""
     p_min = float(2 * stats.norm.sf(z_budget))

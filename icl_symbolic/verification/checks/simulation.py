@@ -468,8 +468,9 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
             for d in ds
         }
         ref, ref_note = 0.0, "both task laws have the same d -> infinity limit"
-    # per-seed values go with each point: with one seed count at every d, fit_ladder's SE is the
-    # delete-one-seed jackknife (the Welch SE under-covers on planted ladders, docs/power.md)
+    # per-seed values go with each point, so fit_ladder's SE is the delete-a-group jackknife over
+    # seeds (delete-one-seed with one seed count at every d); the Welch SE under-covers on planted
+    # ladders (docs/power.md)
     points = [
         LadderPoint(d, float(v.mean()), float(sample_se(v)), tuple(seeds_at[d]), values=tuple(float(x) for x in v))
         for d, v in series.items()
@@ -499,7 +500,7 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
         stderr=fit.e_inf_se,
         n_samples=int(min(fit.e_inf_dof, 1e6)) + 1,
         seeds=tuple(seeds),
-        note=f"1/d extrapolation over d = {ds} (n_samples = Welch dof + 1)",
+        note=f"1/d extrapolation over d = {ds} (n_samples = the dof of its SE + 1)",
     )
     claimed = Value(ref, "numeric", note=ref_note)
     mde_rel, mde_note = None, ""
