@@ -149,7 +149,7 @@ def test_repr_is_short_and_says_how():
 
 
 def test_provenance_of_an_extrapolated_simulation_value_names_seeds_and_dof():
-    """n_samples = Welch dof + 1 for an extrapolated value: not to be read as a seed count."""
+    """n_samples = dof of its SE + 1 for an extrapolated value (the jackknife's): not to be read as a seed count."""
     v = Value(0.1, "sim", stderr=0.01, n_samples=7, seeds=(0, 1, 2, 3))
     assert "over 7 seeds" not in v.provenance() and "6 dof" in v.provenance() and "seeds 0..3" in v.provenance()
     w = Value(0.1, "sim", stderr=0.01, n_samples=4, seeds=(0, 1, 2, 3))

@@ -173,7 +173,7 @@ class Value:
             )
         if self.method == "sim":
             if self.seeds and self.n_samples is not None and self.n_samples != len(self.seeds):
-                # an extrapolated or pooled value: its SE has n_samples - 1 dof (e.g. Welch), not one per seed
+                # an extrapolated or pooled value: its SE has n_samples - 1 dof (a jackknife's or Welch's), not one per seed
                 return (
                     f"simulation, seeds {self.seeds[0]}..{self.seeds[-1]} (at most {len(self.seeds)} per "
                     f"point), SE={_fmt(self.stderr)} ({self.n_samples - 1} dof)"

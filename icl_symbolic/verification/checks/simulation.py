@@ -366,7 +366,8 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     :func:`icl_symbolic.studies.extrapolate.fit_ladder` fits e(d) = e_inf + c1/d (a
     c2/d^2 term only when the data need it) weighted by the per-d seed SEs;
     e_inf is compared in its SE (the claim's z, converted to Student t at the
-    fit's Welch-Satterthwaite dof) with the theory, with 1 (the paired Result 1
+    dof of that SE: the delete-a-group jackknife's, the smallest seed count
+    per d minus 1) with the theory, with 1 (the paired Result 1
     ratio) or with 0 (the difference of the two task laws).  ``compare =
     "differs"`` turns the test round: the claim holds when the extrapolated
     value is separated from the reference beyond the limit (used where the
