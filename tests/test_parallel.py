@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import time
 
 import numpy as np
 import pytest
 
 from icl_symbolic.cli import main
-from icl_symbolic.core import caches, parallel
+from icl_symbolic.core import caches, cost, parallel
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.simulation import simulator as sim
 from icl_symbolic.simulation.cache import SeedCache
+from icl_symbolic.verification import claimfile
+from icl_symbolic.verification import runner as runner_mod
 from icl_symbolic.verification.checks import simulation as checks_simulation
 from icl_symbolic.verification.claimfile import load_claims, select
 from icl_symbolic.verification.runner import run_claims
+from icl_symbolic.verification.schedule import schedule
 
-from _claims import small_ladder_claims
+from _claims import SMALL_LADDER, small_ladder_claims
 
 TIMING_KEYS = {"seconds", "train_seconds", "elapsed_s"}
 
@@ -118,3 +123,54 @@ def test_memory_check_counts_concurrent_runs():
     )
     with pytest.raises(ICLError, match="GiB"):
         sim.simulate_many([spec], jobs=2)
+
+
+def test_heartbeat_speaks_while_the_block_runs_and_stops_after():
+    lines = []
+    with parallel.heartbeat(lines.append, lambda: f"alive {len(lines)}", every=0.05):
+        deadline = time.monotonic() + 10
+        while len(lines) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert lines[:3] == ["alive 0", "alive 1", "alive 2"]
+    n = len(lines)
+    time.sleep(0.2)
+    assert len(lines) == n  # the thread has stopped with the block
+    quiet = []
+    with parallel.heartbeat(None, lambda: quiet.append("x") or "x", every=0.01):
+        time.sleep(0.05)
+    assert quiet == []  # say=None: not even the line is built
+
+
+@pytest.mark.sim
+def test_parallel_verify_says_it_is_alive_while_work_items_run(tmp_path, monkeypatch):
+    """verify on 2 workers, two simulating work items: "still running" lines while they run, none after."""
+    text = SMALL_LADDER.split("[[claim]]")[1]
+    path = tmp_path / "two.toml"
+    path.write_text(
+        "[[claim]]"
+        + text
+        + "\n[[claim]]"
+        + text.replace('"small.ladder"', '"small.ladder_tau3"').replace("tau = 2", "tau = 3")
+    )
+    claims = claimfile.load_file(str(path))
+    assert len(schedule(claims, [0, 1])) == 2  # two work items: they go to the process pool
+    monkeypatch.setattr(cost, "ANNOUNCE_SECONDS", 0.0)  # announce (and beat) however short the work
+    monkeypatch.setattr(runner_mod, "heartbeat", functools.partial(parallel.heartbeat, every=0.05))
+    real = runner_mod.map_sweep
+
+    def slow_sweep(*a, **k):
+        time.sleep(0.5)  # long work items, as seen from the parent
+        return real(*a, **k)
+
+    monkeypatch.setattr(runner_mod, "map_sweep", slow_sweep)
+    said = []
+    results = run_claims(claims, tier="full", jobs=2, progress=said.append)
+    assert [r.verdict for r in results] == ["holds", "holds"], [r.detail for r in results]
+    beats = [s for s in said if "work items done after" in s]
+    assert beats and beats[0].startswith(
+        "verify --tier full: 2 simulation claim(s) on 2 processes: 0/2 work items done after "
+    )
+    assert all(b.endswith("; still running") and "(announced " in b for b in beats)
+    n = len(said)
+    time.sleep(0.2)
+    assert len(said) == n  # the heartbeat ended with the run

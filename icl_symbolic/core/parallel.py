@@ -19,6 +19,7 @@ and ``fn`` importable by the workers (a module-level function).
 from __future__ import annotations
 
 import os
+import threading
 import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Sequence
@@ -104,6 +105,36 @@ def _dask_client(address: str):
         return Client(address, timeout="10s", set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise ICLError(f"cannot connect to the Dask scheduler at {address}: {exc}") from exc
+
+
+#: seconds between the "still running" lines of a parallel verify (:func:`heartbeat`)
+HEARTBEAT_EVERY = 120.0
+
+
+@contextmanager
+def heartbeat(say: Callable[[str], None] | None, line: Callable[[], str], every: float = HEARTBEAT_EVERY):
+    """While the block runs, ``say(line())`` every ``every`` seconds (from a daemon thread).
+
+    For sweeps whose items are long and report nothing while they run: a parallel
+    ``verify --tier deep`` has work items of tens of minutes on other processes.
+    ``say=None`` (quiet) or ``every <= 0``: nothing.  No line after the block has ended.
+    """
+    if say is None or every <= 0:
+        yield
+        return
+    stop = threading.Event()
+
+    def beat():
+        while not stop.wait(every):
+            say(line())
+
+    thread = threading.Thread(target=beat, name="heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def map_sweep(

@@ -18,9 +18,9 @@ import textwrap
 import time
 from dataclasses import dataclass, field
 
-from icl_symbolic.core.cost import announced
+from icl_symbolic.core.cost import announced, duration
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.parallel import check_jobs, map_sweep, resolve_scheduler, use_seed_jobs
+from icl_symbolic.core.parallel import check_jobs, heartbeat, map_sweep, resolve_scheduler, use_seed_jobs
 from icl_symbolic.diagnosis.scale import expected_diagnosis_ok
 from icl_symbolic.simulation.cache import SeedCache, use_cache
 from icl_symbolic.verification.checks import REGISTRY
@@ -353,21 +353,32 @@ def run_claims(
                 + (f"; one of them simulates, so its seeds run on the {jobs} workers" if lent is not None else "")
             )
 
+        groups_done = []
+
         def group_done(j, group_results):
             for i, result in zip(groups[j], group_results):
                 results[i] = result
+            groups_done.append(j)
             emit_ready()
             tick(groups[j])
 
-        map_sweep(
-            functools.partial(run_claim_group, cache=cache),
-            [[claims[i] for i in groups[j]] for j in rest],
-            jobs=jobs,
-            scheduler=address,
-            on_item=lambda k, group_results: group_done(rest[k], group_results),
-            progress=None if (say is None or on_result is not None) else say,
-            label="work item",
-        )
+        def still_running():
+            # the work items run on other processes and say nothing until they finish
+            return (
+                f"{est.what}: {len(groups_done)}/{len(groups)} work items done after "
+                f"{duration(time.monotonic() - watch.t0)} (announced {duration(est.seconds)}); still running"
+            )
+
+        with heartbeat(say if est.long and heavy else None, still_running):
+            map_sweep(
+                functools.partial(run_claim_group, cache=cache),
+                [[claims[i] for i in groups[j]] for j in rest],
+                jobs=jobs,
+                scheduler=address,
+                on_item=lambda k, group_results: group_done(rest[k], group_results),
+                progress=None if (say is None or on_result is not None) else say,
+                label="work item",
+            )
         if lent is not None:
             # its seeds' progress is the run's progress (this item is all that is left): always shown
             inner = None if say is None else (lambda line: say(f"    {line}"))
