@@ -1167,7 +1167,8 @@ def main(argv=None) -> int:
         else:
             say(
                 f"    caught: {rec['caught']}; by {', '.join(f['id'] for f in rec['failed']) or 'nothing'}; "
-                f"paper number {100 * rec['paper_number']['rel_change']:+.3g} % ({rec['elapsed_s']} s)"
+                f"its probe {m.probe} (not the failing claims' numbers) {100 * rec['paper_number']['rel_change']:+.3g} % "
+                f"({rec['elapsed_s']} s)"
             )
     say("restoration control: the quick claims, clean ...")
     clear_caches(keep_simulations=True)

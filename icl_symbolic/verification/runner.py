@@ -365,7 +365,7 @@ def run_claims(
         def still_running():
             # the work items run on other processes and say nothing until they finish
             return (
-                f"{est.what}: {len(groups_done)}/{len(groups)} work items done after "
+                f"{est.what}: {len(groups_done)}/{len(rest)} work items done after "
                 f"{duration(time.monotonic() - watch.t0)} (announced {duration(est.seconds)}); still running"
             )
 
