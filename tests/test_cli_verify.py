@@ -416,12 +416,12 @@ def test_run_claims_streams_results_in_claim_order_with_skips():
     from icl_symbolic.verification.runner import run_claims
 
     claims = select(load_claims(None), ["result1.sim_sin_tau4", "fig1.legend_noise", "eq8.*"])
-    assert any(c.full for c in claims) and any(not c.full for c in claims)
+    assert any(c.tier != "quick" for c in claims) and any(c.tier == "quick" for c in claims)
     for jobs in (1, 2):
         seen = []
         res = run_claims(claims, full=False, on_result=seen.append, jobs=jobs)
         assert [r.claim.id for r in seen] == [c.id for c in claims] == [r.claim.id for r in res]
-        assert [r.verdict == "skipped" for r in res] == [c.full for c in claims]
+        assert [r.verdict == "skipped" for r in res] == [c.tier != "quick" for c in claims]
 
 
 @pytest.mark.parametrize(

@@ -100,7 +100,7 @@ def test_dask_local_cluster_same_numbers(tmp_path, monkeypatch):
     assert _strip_timings(got.to_json()) == _strip_timings(ref.to_json())
     serial = run_claims(claims, full=True)
     assert [_strip_timings(r.to_json()) for r in on_dask] == [_strip_timings(r.to_json()) for r in serial]
-    assert any(r.claim.full for r in serial) and all(r.ok for r in serial)
+    assert any(r.claim.tier != "quick" for r in serial) and all(r.ok for r in serial)
     # the Dask workers stored every seed they simulated: a rerun (a new process, say after the
     # run was killed) reads them all and simulates nothing
     assert len(SeedCache(store)) > 0

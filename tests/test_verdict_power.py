@@ -102,7 +102,7 @@ def _load(tmp_path, cid="a", tier='tier = "deep"', n=10):
 
 def test_tiers_select_and_explain_what_is_skipped(tmp_path):
     (deep,) = _load(tmp_path)
-    assert deep.tier == "deep" and deep.full
+    assert deep.tier == "deep"
     (r,) = runner.run_claims([deep], full=True)
     assert r.verdict == "skipped" and "--tier deep" in r.detail
     (r,) = runner.run_claims([deep])

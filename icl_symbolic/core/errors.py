@@ -3,10 +3,16 @@
 Every error a user can provoke with bad input is an :class:`ICLError` (or a
 subclass).  The CLI prints ``icl-symbolic: error: <message>`` on one line and
 exits with status 2; it never shows a traceback for these.
+
+:class:`ICLError` is a :class:`ValueError`: a notebook's ``except ValueError``
+catches it, as it catches NumPy's and SciPy's refusals of bad arguments.  Code
+that catches ``ValueError`` around a call that may raise an :class:`ICLError`
+re-raises the latter first (``except ICLError: raise``) so that its message
+reaches the user unchanged.
 """
 
 
-class ICLError(Exception):
+class ICLError(ValueError):
     """Bad input or an impossible request, explained in one line."""
 
 

@@ -493,6 +493,8 @@ def real_zeros(u, x=None, lo=-KINK_RANGE, hi=KINK_RANGE, digits=40, limit=MAX_KI
                 r = mpmath.findroot(fn, (a, b), solver="anderson")
                 if not a <= r <= b:
                     raise ValueError("left the bracket")
+            except ICLError:  # a user-facing error (ICLError is a ValueError) keeps its message
+                raise
             except (ZeroDivisionError, ValueError):
                 r = mpmath.findroot(fn, (a, b), solver="bisect")
             roots.append(r)
@@ -854,6 +856,8 @@ def _check_real_valued(t: Teacher) -> None:
         for p in pts:
             try:
                 v = t.mp(mpmath.mpf(p))
+            except ICLError:  # a user-facing error (ICLError is a ValueError) keeps its message
+                raise
             except (ZeroDivisionError, ValueError, TypeError):
                 continue
             if isinstance(v, mpmath.mpc) and abs(v.imag) > mpmath.mpf(10) ** -20 * (1 + abs(v.real)):
@@ -879,6 +883,8 @@ def check_float64(t: "Teacher") -> None:
     with np.errstate(all="ignore"):
         try:
             v = np.abs(t.numpy(z))
+        except ICLError:  # a user-facing error (ICLError is a ValueError) keeps its message
+            raise
         except (OverflowError, ValueError, TypeError, ZeroDivisionError):
             v = np.full(z.shape, np.inf)
     bad = ~(v < FLOAT64_MAX_F)

@@ -693,6 +693,8 @@ def check_integrable(fmp, omega=1, label="F", singular=(), expr=None):
                 try:
                     v1 = abs(fmp(r + side * mpmath.mpf("1e-8")))
                     v2 = abs(fmp(r + side * mpmath.mpf("1e-16")))
+                except ICLError:  # a user-facing error (ICLError is a ValueError) keeps its message
+                    raise
                 except (ZeroDivisionError, ValueError):
                     raise ValidityError(f"E[{label}] diverges: singular at g = {mpmath.nstr(r, 10)}") from None
                 vals.append((v1, v2))
@@ -716,6 +718,8 @@ def check_integrable(fmp, omega=1, label="F", singular=(), expr=None):
                 t = side * L * mpmath.mpf(fac)
                 try:
                     v = fmp(t)
+                except ICLError:  # a user-facing error (ICLError is a ValueError) keeps its message
+                    raise
                 except (ZeroDivisionError, ValueError, OverflowError):
                     raise ValidityError(f"E[{label}] cannot be evaluated at g = {mpmath.nstr(t, 5)}") from None
                 if isinstance(v, mpmath.mpc):
@@ -1162,6 +1166,8 @@ def singular_mass_bound(fmp, singular, digits, omega=1):
                 try:
                     v1 = abs(fmp(r + side * mpmath.mpf("1e-8")))
                     v2 = abs(fmp(r + side * mpmath.mpf("1e-16")))
+                except ICLError:  # a user-facing error (ICLError is a ValueError) keeps its message
+                    raise
                 except (ZeroDivisionError, ValueError):
                     continue
                 if not (v2 > 0 and v1 > 0) or v2 <= v1:

@@ -427,6 +427,8 @@ def _rate_panels(rates, R, digits):
                     if _saturated(kind, u_iv, sat):
                         continue
                     bound = _rate_bound(kind, u_iv, du_iv)
+                except ICLError:  # a user-facing error (ICLError is a ValueError) keeps its message
+                    raise
                 except (_NotCovered, ZeroDivisionError, ValueError, OverflowError):
                     ok = False
                     break

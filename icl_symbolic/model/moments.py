@@ -354,6 +354,8 @@ def gaussian_functionals(f, omega_v=1, digits: int = 30) -> dict:
         try:
             with mpmath.workdps(20):
                 mpmath.mpf(t.mp(mpmath.mpf("0.5")))
+        except ICLError:  # a user-facing error (ICLError is a ValueError) keeps its message
+            raise
         except (TypeError, AttributeError, ValueError):
             raise ICLError(
                 f"teacher {t.label} is a Python callable that does not accept mpmath numbers; "

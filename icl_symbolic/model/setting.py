@@ -29,6 +29,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import sys
+import warnings
 from dataclasses import dataclass, field
 from numbers import Real
 
@@ -398,28 +400,46 @@ Setting.__doc__ += "".join(f"\n    * ``{name}``: {doc}" for name, doc in FIELD_D
 PARAMETERS = ("alpha", "kappa", "tau", "rho", "lam")
 
 
+def _setting_alias(name: str, attr: str, doc: str) -> property:
+    """A read-only attribute that reads ``self.view().<attr>``; read from outside the package it warns
+    (DeprecationWarning): the result's fields are read from its ``setting``."""
+
+    def get(self):
+        if not sys._getframe(1).f_globals.get("__name__", "").startswith("icl_symbolic"):
+            warnings.warn(
+                f"result.{name} is deprecated and will be removed in the next minor release; "
+                f"read result.setting.{attr}",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+        return getattr(self.view(), attr)
+
+    return property(get, doc=f"Deprecated (read ``setting.{attr}``): {doc}")
+
+
 class SettingView:
     """The fields of the :class:`Setting` a result stores once (as ``setting``), read as its own
     attributes (``res.tau``, ``res.teacher`` the teacher's label): the names results had before
-    they stored a Setting."""
+    they stored a Setting.  Deprecated for one release: read from outside the package, each
+    attribute warns (DeprecationWarning) and names its replacement ``res.setting.<name>``."""
 
     def view(self):
         """What the attributes read: the stored ``setting``."""
         return self.setting
 
-    teacher = property(lambda self: self.view().label, doc="the teacher's label")
-    d = property(lambda self: self.view().d, doc="the input dimension")
-    alpha = property(lambda self: self.view().alpha, doc="alpha = ell/d (the kernel learner: ell/D)")
-    kappa = property(lambda self: self.view().kappa, doc="kappa = k/d (the kernel learner: k/D)")
-    tau = property(lambda self: self.view().tau, doc="tau = n/d^2 (the kernel learner: n/D^2)")
-    rho = property(lambda self: self.view().rho, doc="the label-noise variance")
-    lam = property(lambda self: self.view().lam, doc="the ridge")
-    C_train = property(lambda self: self.view().C_train, doc="the pretraining-task covariance")
-    C_test = property(lambda self: self.view().C_test, doc="the test-task covariance")
-    features = property(lambda self: self.view().features, doc="the kernel learner's feature map")
-    n_test = property(lambda self: self.view().n_test, doc="Monte-Carlo test prompts per seed")
-    tasks = property(lambda self: self.view().tasks, doc="the task laws in one word")
-    convention = property(lambda self: self.view().convention, doc="the Convention")
+    teacher = _setting_alias("teacher", "label", "the teacher's label")
+    d = _setting_alias("d", "d", "the input dimension")
+    alpha = _setting_alias("alpha", "alpha", "alpha = ell/d (the kernel learner: ell/D)")
+    kappa = _setting_alias("kappa", "kappa", "kappa = k/d (the kernel learner: k/D)")
+    tau = _setting_alias("tau", "tau", "tau = n/d^2 (the kernel learner: n/D^2)")
+    rho = _setting_alias("rho", "rho", "the label-noise variance")
+    lam = _setting_alias("lam", "lam", "the ridge")
+    C_train = _setting_alias("C_train", "C_train", "the pretraining-task covariance")
+    C_test = _setting_alias("C_test", "C_test", "the test-task covariance")
+    features = _setting_alias("features", "features", "the kernel learner's feature map")
+    n_test = _setting_alias("n_test", "n_test", "Monte-Carlo test prompts per seed")
+    tasks = _setting_alias("tasks", "tasks", "the task laws in one word")
+    convention = _setting_alias("convention", "convention", "the Convention")
 
     def setting_items(self, *names) -> dict:
         """``{name: self.<name>}`` for the attributes ``names`` (default :data:`PARAMETERS`), in that order:

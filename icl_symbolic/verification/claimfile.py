@@ -37,6 +37,7 @@ import fnmatch
 import glob
 import importlib.resources
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,7 +98,6 @@ class Claim:
     file: str
     unit: str = ""
     diagnosis: str | None = None
-    full: bool = False  # tier != "quick" (kept for callers that ask only this)
     note: str = ""
     why: str = ""
     evidence: str = "consistency"  # derivation | independent | simulation | consistency | self-test
@@ -107,6 +107,16 @@ class Claim:
 
     def where(self) -> str:
         return f"{self.file}: claim {self.id!r}"
+
+    @property
+    def full(self) -> bool:
+        """Deprecated: ``tier != "quick"``; read :attr:`tier` (removed in the next minor release)."""
+        warnings.warn(
+            'Claim.full is deprecated and will be removed in the next minor release; use claim.tier != "quick"',
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.tier != "quick"
 
 
 # ---------------------------------------------------------------------------
@@ -284,8 +294,7 @@ def _build_claim(raw, defaults, unit, name, where, registry) -> Claim:
     if expected not in EXPECTED:
         raise ClaimFileError(f"{where}: expected must be 'holds' or 'mismatch', got {expected!r}")
     tier = _tier(raw, where)
-    full = tier != "quick"
-    if method == "sim" and not full:
+    if method == "sim" and tier == "quick":
         raise ClaimFileError(
             f'{where}: simulation claims (method = \'sim\') must set full = true or tier = "full" / "deep"'
         )
@@ -331,7 +340,6 @@ def _build_claim(raw, defaults, unit, name, where, registry) -> Claim:
         file=name,
         unit=str(unit.get("title", "")),
         diagnosis=diagnosis.strip() if diagnosis else None,
-        full=full,
         note=str(raw.get("note", "")),
         why=str(raw.get("why", "")),
         evidence=evidence,

@@ -106,7 +106,7 @@ class ClaimResult:
             else (self.residual if isinstance(self.residual, str) else float(self.residual)),
             "zscore": self.zscore,
             "elapsed_s": round(self.elapsed, 3),
-            "full": c.full,
+            "full": c.tier != "quick",
             "tier": c.tier,
             "evidence": c.evidence,
             "evidence_reason": c.evidence_reason or None,
