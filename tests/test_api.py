@@ -52,7 +52,7 @@ def test_notebook_session_exact_teacher_arithmetic_stays_exact():
     r = ics.hermite_coeffs("sin(g)", rho="0.1")
     v = r.rho_nonlinear / r.a1**2
     assert v.method == "exact" and v.to_str(6) == "0.447029"  # Fig. 1 legend
-    assert (r.rho_f / r.a1**2 - v).exact.equals(1)  # the caption's +1
+    assert (r.rho_f / r.a1**2 - v).exact.equals(1)  # the Sec. 3 text's +1
 
 
 def test_notebook_session_theory_sweep():

@@ -1,6 +1,6 @@
 """`icl-symbolic diagnose` with the error-model catalogue: numbers, formulas, curves, user catalogues.
 
-Paper: Eq. (8), p. 3; Result 1, Eq. (9), p. 3; Fig. 1 caption and figure, p. 3-4.
+Paper: Eq. (8), p. 3; Result 1, Eq. (9), p. 3; the Sec. 3 text on Fig. 1 (p. 3) and the figure (p. 4).
 """
 
 import json

@@ -1,6 +1,6 @@
 """Scale-mismatch diagnosis (icl_symbolic.diagnosis.scale).
 
-Paper: Eq. (8), p. 3; Result 1, Eq. (9), p. 3; Fig. 1 caption, p. 3-4.
+Paper: Eq. (8), p. 3; Result 1, Eq. (9), p. 3; Sec. 3 text on Fig. 1, p. 3.
 """
 
 import mpmath

@@ -30,7 +30,7 @@ def test_figure1_files_csv_and_metadata(tmp_path):
     for key in ("numpy", "scipy", "sympy", "mpmath", "matplotlib", "icl_symbolic", "python"):
         assert key in disk["versions"]
     assert disk["seconds"] > 0
-    # the legend value and the caption's value, both stated
+    # the legend value and the Sec. 3 text's value, both stated
     assert "0.447029" in disk["caption"] and "1.447029" in disk["caption"]
     assert disk["best_match"] in disk["match_diagnostics"]
     rows = _rows(tmp_path / "figure1.csv")

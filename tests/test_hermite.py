@@ -1,6 +1,6 @@
 """Hermite coefficients and the Eq. (8) quantities.
 
-Paper: Eq. (2), p. 2; Eq. (8), p. 3; Fig. 1 caption p. 3-4 (sin, rho = 0.1);
+Paper: Eq. (2), p. 2; Eq. (8), p. 3; the Sec. 3 text on Fig. 1, p. 3 (sin, rho = 0.1);
 Fig. 2 p. 4 (tanh, rho = 0.1).
 """
 
@@ -51,7 +51,7 @@ def test_sin_rho_0_1_fig1_values():
     assert _is_zero(r.rho_nonlinear.exact - (S(1, 10) + (1 - sympy.exp(-2)) / 2 - sympy.exp(-1)))
     assert r.rho_nonlinear.to_str(6) == "0.164453"
     assert r.noise_normalized.to_str(6) == "0.447029"
-    # the caption's 1.447 is (a1^2 + rho_nonlinear)/a1^2 = rho_f/a1^2, exactly one more
+    # the Sec. 3 text's 1.447 is (a1^2 + rho_nonlinear)/a1^2 = rho_f/a1^2, exactly one more
     caption = (r.a1_sq.exact + r.rho_nonlinear.exact) / r.a1_sq.exact
     assert _is_zero(caption - r.noise_normalized.exact - 1)
     assert abs(float(caption) - 1.447029) < 1e-6

@@ -241,7 +241,7 @@ def test_simulation_matches_result1_theory_linear_sin_tanh():
     """Result 1 (Eq. (9), p. 3) and the linear theory against simulation, d = 24, 12 seeds,
     alpha = kappa = 2, rho = 0.1, tau in {0.5, 3} (away from the peak): 6 comparisons,
     Student-t (11 df) at two-sided 1e-3/6 each, plus the finite-size allowance C_FS/d.
-    Negative control: the Fig. 1 caption's normalised noise 1.447 (instead of 0.447) gives a
+    Negative control: the normalised noise 1.447 of the Sec. 3 text on Fig. 1 (instead of 0.447) gives a
     theory the sin simulation must reject."""
     from icl_symbolic.theory import asymptotic as theory
 
@@ -252,7 +252,7 @@ def test_simulation_matches_result1_theory_linear_sin_tanh():
             e_th = float(theory.e_nonlinear(f, rho=0.1, alpha=2, kappa=2, tau=tau))
             assert r.e.stderr < 0.05 * e_th
             lo, hi = _window_check(r, e_th, C_FS, m, f"{f} tau={tau}")
-            if f == "sin(g)":  # caption value rho_f/a1^2 = 1.447... in place of rho_nonlinear/a1^2
+            if f == "sin(g)":  # the Sec. 3 text's value rho_f/a1^2 = 1.447... in place of rho_nonlinear/a1^2
                 wrong = SIN_A1**2 * theory.e_linear(
                     "identity", None, rho=(0.1 + SIN_EF2) / SIN_A1**2, alpha=2, kappa=2, tau=tau
                 )

@@ -1,6 +1,6 @@
 """The error-model catalogue (icl_symbolic.diagnosis.slips, slip_curves, slip_recall).
 
-Paper: Eq. (8), p. 3; Result 1, Eq. (9), p. 3; Fig. 1 caption and figure, p. 3-4.
+Paper: Eq. (8), p. 3; Result 1, Eq. (9), p. 3; the Sec. 3 text on Fig. 1 (p. 3) and the figure (p. 4).
 """
 
 import math

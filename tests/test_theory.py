@@ -170,7 +170,7 @@ def test_result1_map_and_normalised_form():
 
 
 def test_result1_with_teacher_sin_fig1():
-    """sin(g), rho = 0.1 (Fig. 1): a1^2 = e^-1, rho_nl / a1^2 = 0.447029... (not the caption's 1.447)."""
+    """sin(g), rho = 0.1 (Fig. 1): a1^2 = e^-1, rho_nl / a1^2 = 0.447029... (not the Sec. 3 text's 1.447)."""
     tm = T.teacher_moments("sin(g)")
     assert float(tm.a1) ** 2 == pytest.approx(np.exp(-1), rel=1e-14)
     assert tm.rho_nonlinear(0.1) / float(tm.a1) ** 2 == pytest.approx(0.4470293, abs=1e-7)

@@ -14,7 +14,7 @@ from icl_symbolic.output.plotting import slip_curve_figure
 def diagnose(value, f, *, rho=D.RHO, tol=None, required=None, digits: int = D.DIGITS) -> Diagnosis:
     """Name what ``value`` is among teacher ``f``'s quantities (rho, E[f^2], rho_f,
     rho_nonlinear, a1, their ratios, ...): the scale-mismatch search behind the
-    Fig. 1 caption finding (Eq. (8), p. 3; Fig. 1, p. 4)."""
+    Fig. 1 finding (the Sec. 3 text on it, p. 3) (Eq. (8), p. 3; Fig. 1, p. 4)."""
     return diagnose_value(value, f=f, rho_value=rho, tol=tol, required=required, digits=digits)
 
 

@@ -19,6 +19,7 @@ from icl_symbolic.verification.claimfile import (
     shipped_name,
 )
 from icl_symbolic.verification.evidence import format_tally, tally
+from icl_symbolic.verification.findings import collect, format_findings
 from icl_symbolic.verification.report import render
 from icl_symbolic.verification.runner import ClaimResult, format_line, run_claims, run_tier, summarize, summary_line
 
@@ -55,9 +56,21 @@ class VerifyResult(Rows):
         """One row per claim, as the points of ``verify --json``."""
         return [r.to_json() for r in self.results]
 
+    @property
+    def findings(self) -> list[dict]:
+        """What the run found in the paper: one dict per finding (``kind``, ``finding``, ``claims``,
+        ``confirmed``, ``unconfirmed``), built from the claims' ``finding`` fields
+        (:func:`icl_symbolic.verification.findings.collect`)."""
+        return collect(self.results)
+
+    def format_findings(self) -> str:
+        """The findings as ``verify`` prints them last."""
+        return format_findings(self.findings, len(self.results))
+
     def to_json(self) -> dict:
-        """``{"summary": ..., "points": [one object per claim]}``: the shape of ``verify --json``."""
-        return {"summary": dict(self.summary), "points": self.points()}
+        """``{"summary": ..., "findings": [...], "points": [one object per claim]}``: the shape of
+        ``verify --json``."""
+        return {"summary": dict(self.summary), "findings": self.findings, "points": self.points()}
 
     def report(self, path, mode: str | None = None, files=None) -> None:
         """Write the Markdown (``.md``) or HTML (``.html``) report, atomically (``mode``: the run's tier by

@@ -1,5 +1,9 @@
 """``icl-symbolic verify``: parsing and formatting only.
 
+Its output ends with what the run found in the paper (errata, scale slips, unstated conventions,
+each with its claim ids), built from the claims' ``finding`` fields; ``--json`` carries the same
+list as its top-level ``findings``.
+
 The work is done by :mod:`icl_symbolic.verification` (claim files, checks,
 verdicts) and :mod:`icl_symbolic.verification.report` (Markdown/HTML).
 """
@@ -54,7 +58,8 @@ def register(subparsers) -> None:
         help="check the paper's equations and numbers (claim files)",
         description="Run claim files (default: the shipped derivations/) and print one line per claim, "
         "as soon as its verdict is decided: id, verdict, residual or z-score, reason; then "
-        "a summary.",
+        "a summary and, last, what the run found in the paper (errata, scale slips, unstated conventions, "
+        "with their claim ids).",
         epilog=EPILOG_VERIFY,
     )
     p.add_argument(
@@ -155,11 +160,15 @@ def run(args) -> int:
     if not args.json:
         print(table)
         print(summary_line(res.summary))
+        print(res.format_findings())
     elif not args.quiet:
         print(table, file=sys.stderr)
         print(summary_line(res.summary), file=sys.stderr)
+        print(res.format_findings(), file=sys.stderr)
     points = res.points()
-    emit_json(args, document("verify", points, summary=res.summary, evidence=tally(res.results)))
+    emit_json(
+        args, document("verify", points, summary=res.summary, findings=res.findings, evidence=tally(res.results))
+    )
     if args.csv:
         write_points_csv(args.csv, points)
     if args.report:

@@ -1,7 +1,7 @@
 """Scale-mismatch diagnosis: which related quantity does a claimed number equal?
 
 Paper: Sec. 3, Eq. (8), p. 3 (rho_f, rho_nonlinear); Result 1, Eq. (9), p. 3;
-Fig. 1 caption, p. 3-4 (the 1.447 / 0.447 scale problem).
+Sec. 3 text on Fig. 1, p. 3 (the 1.447 / 0.447 scale problem).
 
 When a number printed in a paper disagrees with what the derivation requires,
 the usual cause is a *scale* slip: a quantity normalised (or not) by a1^2, the
@@ -23,7 +23,7 @@ means the symbolic difference simplifies to the integer 1.
 
 Examples
 --------
-The Fig. 1 caption value for f = sin, rho = 0.1 (a1 = e^{-1/2},
+The value in the Sec. 3 text on Fig. 1 (p. 3) for f = sin, rho = 0.1 (a1 = e^{-1/2},
 E[sin^2 g] = (1 - e^{-2})/2):
 
 >>> import mpmath
@@ -418,7 +418,7 @@ def diagnose_value(
 ) -> Diagnosis:
     """Name what ``value`` is among the quantities of teacher ``f`` at noise ``rho``.
 
-    Paper: Eq. (8), p. 3; Result 1, Eq. (9), p. 3; Fig. 1 caption, p. 3-4.
+    Paper: Eq. (8), p. 3; Result 1, Eq. (9), p. 3; Sec. 3 text on Fig. 1, p. 3.
 
     Parameters
     ----------

@@ -2,7 +2,7 @@
 
 Paper: Sec. 3, Eq. (8), p. 3 (rho_f, rho_nonlinear); Eq. (2), p. 2 (Hermite
 coefficients a_m = E[f h_m]); Eq. (6), p. 2 (the ridge (n/d) lam); Result 1,
-Eq. (9), p. 3 and the Fig. 1 caption, p. 3-4 (the 1.447 offset by one and the
+Eq. (9), p. 3 and the Sec. 3 text on Fig. 1, p. 3 (the 1.447 offset by one and the
 a1^2 normalisation of the curves).
 
 An *error model* is a slip this literature makes, written as data in
@@ -22,7 +22,7 @@ nothing is evaluated as Python.  Curves are handled by
 
 Examples
 --------
-The Fig. 1 caption: the number 1.447029 where rho_nonlinear/a1^2 = 0.447029 is
+The Sec. 3 text on Fig. 1 (p. 3): the number 1.447029 where rho_nonlinear/a1^2 = 0.447029 is
 required (f = sin, rho = 0.1) is explained by the offset by one, tied with
 "rho_f written for rho_nonlinear" (the two are the same formula here):
 

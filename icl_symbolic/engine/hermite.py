@@ -27,7 +27,7 @@ Examples
 (exp(-1/2), 1/2 - exp(-2)/2)
 >>> r.rho_nonlinear.exact
 -exp(-1) - exp(-2)/2 + 3/5
->>> r.noise_normalized.to_str(6)     # Fig. 1 legend value (the caption says 1.447)
+>>> r.noise_normalized.to_str(6)     # Fig. 1 legend value (the Sec. 3 text says 1.447)
 '0.447029'
 """
 

@@ -1,6 +1,6 @@
 """The paper's figures regenerated: simulation points with error bars over theory curves.
 
-Paper: Fig. 1 (p. 4; caption p. 3), Fig. 2 (p. 4), and a figure for the a1 = 0
+Paper: Fig. 1 (p. 4; the Sec. 3 text on it, p. 3), Fig. 2 (p. 4), and a figure for the a1 = 0
 branch (Eq. (10), p. 3) that the paper states but does not plot.
 
 Each figure is computed completely (simulations with :func:`icl_symbolic.simulation.simulator.simulate`,
@@ -20,9 +20,9 @@ seeds unless told otherwise):
 
 * ``1``: d = 64, alpha = kappa = 2, C = I; sin(g) with rho = 0.1, linear g with
   rho = 0.1, linear g with rho = rho_nonlinear/a1^2 = 0.447... (the legend value;
-  the caption's 1.447... is off by one), tau across the peak, log y.
+  the Sec. 3 text's 1.447... is off by one), tau across the peak, log y.
   Panel (a): raw MSEs.  Panel (b): the sin MSE divided by a1^2 = e^-1 against
-  the normalised linear teacher and its theory, with the caption's 1.447 curve
+  the normalised linear teacher and its theory, with the Sec. 3 text's 1.447 curve
   dotted for contrast.
 * ``2``: d = 32, tanh, rho = 0.1, alpha in {20, 40}, tau = alpha/2, kappa on a log
   axis across 1; the floor rho_nonlinear and the line rho.
@@ -302,7 +302,7 @@ def figure1_data(
     a1sq = a1 * a1
     rho_nl = float(hc.rho_nonlinear)
     rho_norm = float(hc.noise_normalized)  # rho_nonlinear / a1^2 = 0.447...
-    rho_caption = (rho_nl + a1sq) / a1sq  # the caption's 1.447...
+    rho_caption = (rho_nl + a1sq) / a1sq  # the Sec. 3 text's 1.447...
     series = [("sin(g), rho=0.1", "sin(g)", rho), ("g, rho=0.1", "g", rho), (f"g, rho={rho_norm:.3f}", "g", rho_norm)]
     _precheck(d, [(alpha, kappa, float(t)) for t in taus], n_test)
     run = _Runner(len(series) * len(taus), seeds, progress, "1", tasks, jobs, scheduler)
@@ -341,7 +341,7 @@ def figure1_data(
     fd.rows += _theory_rows("a", f"theory g, rho={rho_norm:.3f}", "g", grid, th_norm, rho=rho_norm, **p)
     fd.rows += _theory_rows("b", f"theory g, rho={rho_norm:.3f}", "g", grid, th_norm, rho=rho_norm, **p)
     fd.rows += _theory_rows(
-        "b", f"theory g, rho={rho_caption:.3f} (caption value)", "g", grid, th_capt, rho=rho_caption, **p
+        "b", f"theory g, rho={rho_caption:.3f} (Sec. 3 text value)", "g", grid, th_capt, rho=rho_caption, **p
     )
     # Which does the sin data match?  Median |log ratio| of the sin points to each candidate.
     tv = np.array(taus, dtype=float)
@@ -354,14 +354,14 @@ def figure1_data(
         "sin/a1^2 vs theory g rho=0.447 (normalised reading)": float(
             np.median(np.abs(np.log(e_sin / a1sq / e_norm_th)))
         ),
-        "sin/a1^2 vs theory g rho=1.447 (caption value)": float(np.median(np.abs(np.log(e_sin / a1sq / e_capt_th)))),
+        "sin/a1^2 vs theory g rho=1.447 (Sec. 3 text value)": float(np.median(np.abs(np.log(e_sin / a1sq / e_capt_th)))),
         "raw sin vs theory g rho=0.1": float(np.median(np.abs(np.log(e_sin / e_lin_th)))),
     }
     best = min(diag, key=diag.get)
     fd.caption = (
         f"Fig. 1 (p. 4) at d={d}, alpha=kappa=2, C=I, {len(seeds)} seeds, ridgeless. "
         f"sin(g): a1 = e^(-1/2) = {a1:.6f}, rho_nonlinear = {rho_nl:.6f}, "
-        f"rho_nonlinear/a1^2 = {rho_norm:.6f} (legend); the caption's (a1^2+rho_nonlinear)/a1^2 = "
+        f"rho_nonlinear/a1^2 = {rho_norm:.6f} (legend); the Sec. 3 text's (a1^2+rho_nonlinear)/a1^2 = "
         f"{rho_caption:.6f} is off by 1. Median |log(sim/theory)| over tau: "
         + "; ".join(f"{k}: {v:.3f}" for k, v in diag.items())
         + f". Best match: {best}. The raw sin MSE is a1^2 = {a1sq:.4f} times the normalised "

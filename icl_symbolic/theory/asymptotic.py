@@ -634,7 +634,7 @@ def e_nonlinear_normalized(
 
     Homogeneity ``e(c C, c C, c rho; lam) = c e(C, C, rho; lam/c)`` (scaling the labels
     by sqrt(c)); at lam = 0 this is ``c e(C, C, rho)``, which is what makes the
-    Fig. 1 legend value rho_nonlinear/a1^2 = 0.447... (not the caption's 1.447...)
+    Fig. 1 legend value rho_nonlinear/a1^2 = 0.447... (not the Sec. 3 text's 1.447...)
     the noise of the normalised linear teacher.  For lam > 0 the ridge is rescaled
     to lam/a1^2 so that both forms agree.  a1 = 0 dispatches to Eq. (10).
     """

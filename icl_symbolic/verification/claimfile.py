@@ -72,10 +72,16 @@ CLAIM_KEYS = (
     "evidence",
     "evidence_reason",
     "result",
+    "finding",
+    "finding_kind",
 )
 #: Verification tiers, cheapest first: ``verify`` runs quick claims, ``--full`` adds the full ones,
 #: ``--tier deep`` the deep ones too (paper-scale ladders, see docs/benchmarks.md).
 TIERS = ("quick", "full", "deep")
+#: What a claim's ``finding`` says about the paper: a statement the paper gets wrong (erratum), a
+#: quantity off by a scale or an offset (scale slip), a choice the paper's result depends on and does
+#: not state (unstated convention).  ``verify`` ends with these, grouped (docs/claims-format.md).
+FINDING_KINDS = ("erratum", "scale slip", "unstated convention")
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
 #: The shipped claim files in a source checkout that is used without being installed.
@@ -104,6 +110,8 @@ class Claim:
     result: str = ""  # the paper result the claim backs (verify.evidence.RESULTS)
     tier: str = "quick"  # quick | full | deep (TIERS)
     evidence_reason: str = ""  # why the claim has its evidence kind (required for consistency, self-test)
+    finding: str = ""  # one sentence: what this claim shows about the paper (verify's findings block)
+    finding_kind: str = ""  # one of FINDING_KINDS when finding is given
 
     def where(self) -> str:
         return f"{self.file}: claim {self.id!r}"
@@ -346,6 +354,7 @@ def _build_claim(raw, defaults, unit, name, where, registry) -> Claim:
         result=result.strip(),
         tier=tier,
         evidence_reason=evidence_reason,
+        **_finding(raw, where),
     )
 
 
@@ -362,6 +371,21 @@ def _tier(raw, where) -> str:
     if full is not None and full != (tier != "quick"):
         raise ClaimFileError(f"{where}: 'full = {str(full).lower()}' contradicts tier = {tier!r}; give only 'tier'")
     return tier
+
+
+def _finding(raw, where) -> dict:
+    """The optional ``finding`` (one sentence about the paper, a non-empty string) and its
+    ``finding_kind`` (one of :data:`FINDING_KINDS`): both or neither."""
+    text, kind = raw.get("finding"), raw.get("finding_kind")
+    if text is None and kind is None:
+        return {}
+    if text is None or kind is None:
+        raise ClaimFileError(f"{where}: 'finding' and 'finding_kind' go together (give both or neither)")
+    if not isinstance(text, str) or not text.strip():
+        raise ClaimFileError(f"{where}: 'finding' must be a non-empty string (one sentence about the paper)")
+    if kind not in FINDING_KINDS:
+        raise ClaimFileError(f"{where}: finding_kind {kind!r} is not one of {', '.join(FINDING_KINDS)}")
+    return {"finding": " ".join(text.split()), "finding_kind": kind}
 
 
 def _evidence_reason(raw, evidence, where) -> str:

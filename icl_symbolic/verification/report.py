@@ -1,6 +1,7 @@
 """Human-readable verification reports: Markdown or self-contained HTML.
 
-Both formats carry, per claim: the id, the paper location, the statement as
+Both formats open with what the run found in the paper (the claims' ``finding`` fields,
+:mod:`icl_symbolic.verification.findings`), then carry, per claim: the id, the paper location, the statement as
 the paper writes it (as MathML in HTML, as a ``math`` block in Markdown, and
 always as LaTeX source; nothing is fetched from the network), how it was
 checked, the computed and claimed
@@ -20,6 +21,8 @@ from pathlib import Path
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.mathml import latex_to_mathml
 from icl_symbolic.verification.evidence import EVIDENCE, tally, tally_rows
+from icl_symbolic.verification.findings import TITLE as FINDINGS_TITLE
+from icl_symbolic.verification.findings import collect, status
 from icl_symbolic.verification.runner import summary_line
 
 _EVIDENCE_NOTE = (
@@ -114,6 +117,37 @@ def _fenced(kind: str, text: str) -> list[str]:
     return [fence + kind, text, fence]
 
 
+def _findings_markdown(results) -> list[str]:
+    """The report's first section: one bullet per finding, its kind, the claims that confirm it, and
+    the ones that did not (skipped or not as expected)."""
+    out = [f"## {FINDINGS_TITLE}", ""]
+    found = collect(results)
+    if not found:
+        return out + [f"None among the {len(results)} claims run (no claim run has a `finding`).", ""]
+    for g in found:
+        ids = ", ".join(f"`{i}`" for i in g["confirmed"]) or "not confirmed by this run"
+        rest = f" *({_md(status(g))})*" if g["unconfirmed"] else ""
+        out.append(f"- **{_md(g['kind'])}** ({ids}): {_md(g['finding'])}{rest}")
+    return out + [""]
+
+
+def _findings_html(results) -> list[str]:
+    """The report's first section in HTML, as :func:`_findings_markdown`; ids link to their claims."""
+    e = html.escape
+    out = [f"<h2 id='findings'>{e(FINDINGS_TITLE)}</h2>"]
+    found = collect(results)
+    if not found:
+        return out + [f"<p>None among the {len(results)} claims run (no claim run has a <code>finding</code>).</p>"]
+    items = []
+    for g in found:
+        ids = ", ".join(f"<a href='#{e(i)}'><code>{e(i)}</code></a>" for i in g["confirmed"])
+        rest = f" <i>({e(status(g))})</i>" if g["unconfirmed"] else ""
+        items.append(
+            f"<li><b>{e(g['kind'])}</b> ({ids or 'not confirmed by this run'}): {e(g['finding'])}{rest}</li>"
+        )
+    return out + ["<ul>", *items, "</ul>"]
+
+
 def _header(summary, meta):
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return when, summary_line(summary), meta or {}
@@ -132,6 +166,9 @@ def render_markdown(results, summary, meta=None) -> str:
         f"{', '.join(meta.get('files', [])) or 'shipped derivations'}.",
         "",
         f"**{line}**",
+        "",
+        *_findings_markdown(results),
+        "## Claims",
         "",
         _EVIDENCE_NOTE,
         "",
@@ -221,6 +258,8 @@ def render_html(results, summary, meta=None) -> str:
         f"<p>Generated {e(when)}. Mode: {e(meta.get('mode', 'quick'))}. Files: "
         f"{e(', '.join(meta.get('files', [])) or 'shipped derivations')}.</p>",
         f"<p class='summary'>{e(line)}</p>",
+        *_findings_html(results),
+        "<h2>Claims</h2>",
         f"<p>{e(_EVIDENCE_NOTE)}</p>",
         "<table><tr><th>paper result</th>" + "".join(f"<th>{k}</th>" for k in EVIDENCE) + "<th>note</th></tr>",
         ev_rows,
