@@ -166,9 +166,7 @@ def run(args) -> int:
         print(summary_line(res.summary), file=sys.stderr)
         print(res.format_findings(), file=sys.stderr)
     points = res.points()
-    emit_json(
-        args, document("verify", points, summary=res.summary, findings=res.findings, evidence=tally(res.results))
-    )
+    emit_json(args, document("verify", points, summary=res.summary, findings=res.findings, evidence=tally(res.results)))
     if args.csv:
         write_points_csv(args.csv, points)
     if args.report:

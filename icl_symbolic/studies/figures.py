@@ -354,7 +354,9 @@ def figure1_data(
         "sin/a1^2 vs theory g rho=0.447 (normalised reading)": float(
             np.median(np.abs(np.log(e_sin / a1sq / e_norm_th)))
         ),
-        "sin/a1^2 vs theory g rho=1.447 (Sec. 3 text value)": float(np.median(np.abs(np.log(e_sin / a1sq / e_capt_th)))),
+        "sin/a1^2 vs theory g rho=1.447 (Sec. 3 text value)": float(
+            np.median(np.abs(np.log(e_sin / a1sq / e_capt_th)))
+        ),
         "raw sin vs theory g rho=0.1": float(np.median(np.abs(np.log(e_sin / e_lin_th)))),
     }
     best = min(diag, key=diag.get)

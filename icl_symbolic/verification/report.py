@@ -142,9 +142,7 @@ def _findings_html(results) -> list[str]:
     for g in found:
         ids = ", ".join(f"<a href='#{e(i)}'><code>{e(i)}</code></a>" for i in g["confirmed"])
         rest = f" <i>({e(status(g))})</i>" if g["unconfirmed"] else ""
-        items.append(
-            f"<li><b>{e(g['kind'])}</b> ({ids or 'not confirmed by this run'}): {e(g['finding'])}{rest}</li>"
-        )
+        items.append(f"<li><b>{e(g['kind'])}</b> ({ids or 'not confirmed by this run'}): {e(g['finding'])}{rest}</li>")
     return out + ["<ul>", *items, "</ul>"]
 
 
