@@ -146,7 +146,6 @@ def graph():
     return grimp.build_graph(PACKAGE)
 
 
-@pytest.mark.heavy
 def test_contracts_kept():
     r = _lint(REPO)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]

@@ -297,6 +297,7 @@ def test_min_norm_factor_equal_eigenvalues_and_refusals():
             FD.min_norm_factor(*bad)
 
 
+@pytest.mark.heavy
 def test_min_norm_factor_vs_brute_force_two_level_gaussian_design():
     """Min-norm interpolation of pure noise (unit variance) by n = 200 Gaussian samples in p = 400
     dimensions whose covariance has two levels (360 eigenvalues 1, 40 eigenvalues 10), 600 replications:

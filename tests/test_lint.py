@@ -1,6 +1,6 @@
 """Lint and format: ruff, with the configuration in pyproject.toml ([tool.ruff]).
 
-Part of the default test run (and so of CI), so a change that breaks the style
+Part of the fast tier (seconds; ``-m "not sim and not heavy"``) and so of CI, so a change that breaks the style
 rules fails like any other test.  ``ruff check --fix`` and ``ruff format`` repair
 most findings.
 """
@@ -12,8 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parent.parent
 TREES = ("icl_symbolic", "tests", "benchmarks")
 
@@ -23,19 +21,16 @@ def _ruff(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     return subprocess.run([exe, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.heavy
 def test_ruff_check_is_clean():
     r = _ruff("check", "--no-cache", *TREES)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
 
 
-@pytest.mark.heavy
 def test_ruff_format_is_applied():
     r = _ruff("format", "--check", "--no-cache", *TREES)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
 
 
-@pytest.mark.heavy
 def test_the_lint_run_can_fail(tmp_path):
     """The same configuration reports an unused import and an unformatted line."""
     shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
