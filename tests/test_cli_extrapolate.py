@@ -104,7 +104,7 @@ def test_exact_sphere_functional_matches_monte_carlo_over_sphere_tasks():
 
 def test_simulate_records_the_task_law():
     r = simulate("g", d=6, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0,), n_test=50, tasks="sphere")
-    assert r.tasks == "sphere" and r.to_json()["tasks"] == "sphere"
+    assert r.setting.tasks == "sphere" and r.to_json()["tasks"] == "sphere"
     with pytest.raises(ICLError, match="unknown task law"):
         simulate("g", d=6, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0,), n_test=50, tasks="cube")
 

@@ -243,6 +243,7 @@ def test_cli_entry_points_refuse_every_payload(entry, sandbox, capsys):
     assert not slow, slow
 
 
+@pytest.mark.heavy  # a brute-force loop: every payload through verify (seconds in all)
 def test_claim_file_lhs_refuses_every_payload(sandbox, capsys, tmp_path_factory):
     folder = tmp_path_factory.mktemp("claims")
     for i, payload in enumerate(PAYLOADS):

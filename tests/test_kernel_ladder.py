@@ -251,6 +251,7 @@ def planted_power(rng, p, rel_se=0.03, Ds=DS_D, c=20.0, seeds=None):
     return [LadderPoint(D, c * D**-p * (1 + rel_se * rng.standard_normal()), rel_se * c * D**-p, seeds) for D in Ds]
 
 
+@pytest.mark.heavy  # 600 planted ladders judged in a loop
 def test_gap_decay_false_hold_rate_at_the_band_edge_and_power_inside():
     """judge_gap_decay is one-sided at z per part: with the true rate ON the band's upper edge it holds in
     about sf(3.09) = 1e-3 of replicates (at most a Binomial 1e-4 tail of that); with the true rate
