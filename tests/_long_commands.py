@@ -4,7 +4,7 @@ Each ran for more than 30 s without a word before; each must now, within a few s
 either exit 2 with one refusal line or print its estimate line on stderr
 (``... estimated 2 min 10 s (...); progress below ...``, :meth:`icl_symbolic.core.cost.Estimate.line`).
 Used by ``tests/test_limits_announce.py`` and ``benchmarks/bench_limits.py --announce``
-(the record in docs/benchmarks.md, "size limits and hostile inputs").
+(docs/benchmarks.md, "Limits"; the estimate-against-run table in docs/limits.md).
 """
 
 from __future__ import annotations

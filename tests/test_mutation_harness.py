@@ -1,8 +1,8 @@
 """benchmarks/mutation_harness.py: library mutations are caught by the claims expected to catch
 them, a clean run is clean (negative control), and every mutation is undone.
 
-The whole table (every mutation, every shipped claim) is in docs/benchmarks.md, "Mutation
-harness"; here three cheap mutations run against a few quick claims.
+The whole table (every mutation, every shipped claim) is benchmarks/results/mutations/mutations_quick.md
+(docs/benchmarks.md, "Mutation harness"); here three cheap mutations run against a few quick claims.
 """
 
 from __future__ import annotations

@@ -509,7 +509,7 @@ def _scan_sign_changes(u, x, lo, hi, limit):
     changes sign across it and u' keeps its sign at both ends (one crossing),
     or when the Lipschitz test ``|u(a)| + |u(b)| > 2 max(|u'(a)|, |u'(b)|) h``
     excludes a zero.  Every other cell is split 16-fold, up to
-    :data:`SCAN_LEVELS` times (cells of ~1e-7 on [-60, 60]), so the grid follows
+    :data:`SCAN_LEVELS` times (cells of ~4e-8 on [-KINK_RANGE, KINK_RANGE] = [-40, 40]), so the grid follows
     the structure of u (a fast oscillation is resolved, not aliased).  Cells
     still open at the finest level keep their sign-change bracket if they have
     one; without a sign change they are tangential zeros (``1 - cos(g)``),

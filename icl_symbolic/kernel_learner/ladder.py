@@ -23,7 +23,9 @@ finding"), which a fit in 1/d would only reach through a large 1/d^2 term.  So
     gap(D) = gap_inf + c1/D   (+ c2/D^2 only when the data need it)
 
 by :func:`icl_symbolic.studies.extrapolate.fit_ladder` (weighted least squares, the same
-model choice, Birge inflation and Welch-Satterthwaite dof) with D as the ladder
+model choice and Birge inflation; the SE and its dof from the delete-a-group jackknife over
+seeds, the smallest seed count per D minus 1, since the kernel ladder keeps its per-seed gaps)
+with D as the ladder
 variable, and the verdict is the z test of gap_inf against 0
 (:func:`icl_symbolic.studies.extrapolate.extrapolate` with e_theory = 0).  The rate is
 reported too: a power law gap = c D^-p (:func:`icl_symbolic.studies.extrapolate.fit_power_law`).
@@ -215,8 +217,10 @@ def fit_gap(points: Sequence[LadderPoint], *, false_alarm: float = 1e-3, m: int 
     """Fit gaps given as ladder points in D (``point.d`` = D, ``e_mean`` = gap, ``e_se`` its SE).
 
     gap_inf + c1/D (+ c2/D^2) by :func:`~icl_symbolic.studies.extrapolate.fit_ladder`, z test of
-    gap_inf against 0 (two-sided ``false_alarm`` split over ``m``, Student t at the Welch
-    dof), and the power law c D^-p of the positive gaps.
+    gap_inf against 0 (two-sided ``false_alarm`` split over ``m``, Student t at the dof of the
+    fit's SE: the delete-a-group jackknife's, the smallest seed count per D minus 1, when the points
+    carry per-seed values; the Welch-Satterthwaite dof only for points without them), and the power
+    law c D^-p of the positive gaps.
 
     >>> pts = [LadderPoint(D, 18.0 / D, 0.01, (0, 1, 2)) for D in (14, 27, 44, 65)]
     >>> g = fit_gap(pts)

@@ -455,8 +455,9 @@ def setting_fields(arguments: dict) -> dict:
 
 def as_setting(f, **loose) -> Setting:
     """``f`` itself when it is a :class:`Setting` (then every value of ``loose`` must be None), else
-    ``Setting(f, **loose)`` with the None values left at the Setting's defaults: the one
-    place where the loose keyword signatures of the simulation functions become a Setting."""
+    ``Setting(f, **loose)`` with the None values left at the Setting's defaults: how the loose
+    keyword signatures of the simulation functions become a Setting (the API's sweeps use
+    :func:`icl_symbolic.api._args.settings_of`, a second converter not yet merged with this one)."""
     given = {k: v for k, v in loose.items() if v is not None}
     if isinstance(f, Setting):
         if given:
