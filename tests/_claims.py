@@ -1,6 +1,7 @@
 """A small simulation-backed claim file for tests of the machinery around claims (parallel runs,
 streaming, Dask): a real ladder of d = 6, 8, 10 with 10 seeds each, a second of a paired ratio,
-seconds to run, instead of the shipped paper-scale claims (minutes)."""
+seconds to run, instead of the shipped paper-scale claims (minutes); and one symbolic identity claim
+(milliseconds) written with any left-hand side and extra keys."""
 
 from __future__ import annotations
 
@@ -58,3 +59,22 @@ def small_ladder_file(tmp_path):
 
 def small_ladder_claims(tmp_path):
     return claimfile.load_file(str(small_ladder_file(tmp_path)))
+
+
+def identity_claim(cid: str, lhs: str, rhs: str = "x", symbol: str = "x", extra: str = "", source: str = "p. 1") -> str:
+    """One ``symbolic_identity`` claim as TOML text: ``lhs = rhs`` in ``symbol``, expected to hold;
+    ``lhs`` is written as given (the caller escapes it), ``extra`` (whole lines) is appended."""
+    return f"""
+[[claim]]
+id = "{cid}"
+source = "{source}"
+statement = 'x'
+method = "symbolic"
+check = "symbolic_identity"
+evidence = "derivation"
+symbols = ["{symbol}"]
+lhs = "{lhs}"
+rhs = "{rhs}"
+tolerance = {{ exact = true, reason = "symbolic identity" }}
+expected = "holds"
+{extra}"""

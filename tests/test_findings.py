@@ -12,28 +12,15 @@ from icl_symbolic.cli import main
 from icl_symbolic.core.errors import ClaimFileError
 from icl_symbolic.verification.claimfile import FINDING_KINDS, default_files, load_file
 
-DERIV = Path(__file__).resolve().parent.parent / "derivations"
+from _claims import identity_claim
 
-_CLAIM = """
-[[claim]]
-id = "{cid}"
-source = "p. 1"
-statement = 'x = x'
-method = "symbolic"
-check = "symbolic_identity"
-evidence = "derivation"
-symbols = ["x"]
-lhs = "{lhs}"
-rhs = "x"
-tolerance = {{ exact = true, reason = "identity" }}
-expected = "holds"
-{extra}"""
+DERIV = Path(__file__).resolve().parent.parent / "derivations"
 
 
 def _file(tmp_path, claims) -> Path:
     """A claim file of cheap symbolic identities: ``claims`` is [(id, lhs, extra lines)]."""
     p = tmp_path / "f.toml"
-    p.write_text("".join(_CLAIM.format(cid=c, lhs=lhs, extra=extra) for c, lhs, extra in claims), encoding="utf-8")
+    p.write_text("".join(identity_claim(c, lhs, extra=extra) for c, lhs, extra in claims), encoding="utf-8")
     return p
 
 

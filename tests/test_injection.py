@@ -29,6 +29,8 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import parse_expr, teacher
 from icl_symbolic.engine.gauss import expect
 
+from _claims import identity_claim
+
 _BASE = [
     "__import__('os').system('touch pwned')",
     "open('pwned', 'w').write('x')",
@@ -194,22 +196,7 @@ def sandbox(tmp_path, monkeypatch):
 def _claim_file(path, payload):
     text = payload.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
     text = "".join(c if c.isprintable() or c in "\\" else f"\\u{ord(c):04x}" for c in text)
-    path.write_text(
-        f'''[[claim]]
-id = "u.inj"
-source = "user, p. 1"
-statement = 'x'
-method = "symbolic"
-check = "symbolic_identity"
-evidence = "derivation"
-symbols = ["g"]
-lhs = "{text}"
-rhs = "g"
-tolerance = {{ exact = true, reason = "symbolic" }}
-expected = "holds"
-''',
-        encoding="utf-8",
-    )
+    path.write_text(identity_claim("u.inj", text, rhs="g", symbol="g", source="user, p. 1"), encoding="utf-8")
 
 
 ENTRY_POINTS = {

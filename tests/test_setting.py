@@ -113,15 +113,17 @@ def test_a_setting_and_the_loose_keywords_give_the_same_simulation():
     loose = simulate("sin(g)", 6, 2, 2, 2, 0.1, seeds=(0, 1), n_test=50)
     one = simulate(Setting("sin(g)", d=6, rho=0.1, n_test=50), seeds=(0, 1))
     assert [r.e.value for r in loose.runs] == [r.e.value for r in one.runs]
-    # the result stores the setting once; the old attribute names read through it
+    # the result stores the setting once; the old attribute names read through it (deprecated: they warn)
     assert one.setting == loose.setting and one.setting.n_test == 50
-    assert (one.teacher, one.d, one.tau, one.C_train, one.tasks, one.convention.name) == (
+    with pytest.warns(DeprecationWarning, match=r"read result\.setting\."):
+        old = (one.teacher, one.d, one.tau, one.C_train, one.tasks, one.convention.name)
+    assert old == (one.setting.label, 6, 2.0, "identity", "gaussian", "default")
+    assert (one.setting.label, one.setting.d, one.setting.tau, one.setting.C_train, one.setting.tasks) == (
         "sin(g)",
         6,
         2.0,
         "identity",
         "gaussian",
-        "default",
     )
     assert {"setting"} <= {f.name for f in dataclasses.fields(one)}
     assert not {"alpha", "tau", "rho", "teacher"} & {f.name for f in dataclasses.fields(one)}
@@ -133,14 +135,14 @@ def test_a_setting_and_the_loose_keywords_give_the_same_simulation():
 
 def test_the_convention_travels_in_the_setting():
     res = simulate(Setting("g", d=6, convention="letey2024", n_test=20), seeds=(0, 1))
-    assert res.convention.name == "letey2024" and res.k == 12 and res.runs[0].e is not None
+    assert res.setting.convention.name == "letey2024" and res.k == 12 and res.runs[0].e is not None
 
 
 def test_kernel_learner_takes_a_setting():
     s = Setting("g + (g^2-1)/sqrt(2)", d=3, alpha=4, kappa=2, tau=4, features="hermite:2", n_test=300)
     a = simulate_kernel(s, seeds=(0, 1))
     b = simulate_kernel("g + (g^2-1)/sqrt(2)", 3, 4, 2, 4, 0.1, seeds=(0, 1), n_test=300)
-    assert a.e_query.value == b.e_query.value and a.setting == b.setting and a.features == "hermite:2"
+    assert a.e_query.value == b.e_query.value and a.setting == b.setting and a.setting.features == "hermite:2"
     with pytest.raises(ICLError, match="isotropic tasks only"):
         simulate_kernel(s.replace(C_train="powerlaw:1"), seeds=(0, 1))
     with pytest.raises(ICLError, match="default convention only"):
@@ -151,11 +153,14 @@ def test_extrapolation_stores_the_setting():
     pts = [LadderPoint(d, 0.7 + 1.0 / d, 0.001) for d in (8, 16, 32)]
     s = Setting("sin(g)", d=None, tau=4, convention="letey2024")
     x = extrapolate(pts, 0.7, setting=s, error="idg")
-    assert x.setting is s and x.tau == 4.0 and x.teacher == "sin(g)" and x.convention["name"] == "letey2024"
+    assert x.setting is s
+    with pytest.warns(DeprecationWarning):
+        assert x.tau == 4.0 and x.teacher == "sin(g)" and x.convention["name"] == "letey2024"
     js = x.to_json()
     assert (js["teacher"], js["tau"], js["error"], js["convention"]["rounding"]) == ("sin(g)", 4.0, "idg", "floor-k")
     bare = extrapolate(pts, 0.7)
-    assert bare.setting is None and bare.teacher == "" and bare.tasks == "gaussian"
+    with pytest.warns(DeprecationWarning):
+        assert bare.setting is None and bare.teacher == "" and bare.tasks == "gaussian"
 
 
 def test_the_api_takes_a_setting():

@@ -417,6 +417,24 @@ def _setting_alias(name: str, attr: str, doc: str) -> property:
     return property(get, doc=f"Deprecated (read ``setting.{attr}``): {doc}")
 
 
+#: the attributes of :class:`SettingView`: (name, the Setting attribute it reads, what it is)
+_ALIASES = (
+    ("teacher", "label", "the teacher's label"),
+    ("d", "d", "the input dimension"),
+    ("alpha", "alpha", "alpha = ell/d (the kernel learner: ell/D)"),
+    ("kappa", "kappa", "kappa = k/d (the kernel learner: k/D)"),
+    ("tau", "tau", "tau = n/d^2 (the kernel learner: n/D^2)"),
+    ("rho", "rho", "the label-noise variance"),
+    ("lam", "lam", "the ridge"),
+    ("C_train", "C_train", "the pretraining-task covariance"),
+    ("C_test", "C_test", "the test-task covariance"),
+    ("features", "features", "the kernel learner's feature map"),
+    ("n_test", "n_test", "Monte-Carlo test prompts per seed"),
+    ("tasks", "tasks", "the task laws in one word"),
+    ("convention", "convention", "the Convention"),
+)
+
+
 class SettingView:
     """The fields of the :class:`Setting` a result stores once (as ``setting``), read as its own
     attributes (``res.tau``, ``res.teacher`` the teacher's label): the names results had before
@@ -427,24 +445,15 @@ class SettingView:
         """What the attributes read: the stored ``setting``."""
         return self.setting
 
-    teacher = _setting_alias("teacher", "label", "the teacher's label")
-    d = _setting_alias("d", "d", "the input dimension")
-    alpha = _setting_alias("alpha", "alpha", "alpha = ell/d (the kernel learner: ell/D)")
-    kappa = _setting_alias("kappa", "kappa", "kappa = k/d (the kernel learner: k/D)")
-    tau = _setting_alias("tau", "tau", "tau = n/d^2 (the kernel learner: n/D^2)")
-    rho = _setting_alias("rho", "rho", "the label-noise variance")
-    lam = _setting_alias("lam", "lam", "the ridge")
-    C_train = _setting_alias("C_train", "C_train", "the pretraining-task covariance")
-    C_test = _setting_alias("C_test", "C_test", "the test-task covariance")
-    features = _setting_alias("features", "features", "the kernel learner's feature map")
-    n_test = _setting_alias("n_test", "n_test", "Monte-Carlo test prompts per seed")
-    tasks = _setting_alias("tasks", "tasks", "the task laws in one word")
-    convention = _setting_alias("convention", "convention", "the Convention")
-
     def setting_items(self, *names) -> dict:
         """``{name: self.<name>}`` for the attributes ``names`` (default :data:`PARAMETERS`), in that order:
         the setting's keys of a result's JSON."""
         return {k: getattr(self, k) for k in names or PARAMETERS}
+
+
+for _name, _attr, _doc in _ALIASES:
+    setattr(SettingView, _name, _setting_alias(_name, _attr, _doc))
+del _name, _attr, _doc
 
 
 def setting_fields(arguments: dict) -> dict:
