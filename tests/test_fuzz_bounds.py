@@ -119,6 +119,7 @@ def _check(text):
     return v.method
 
 
+@pytest.mark.heavy  # each example computes a 30-digit reference: ~1 s per example, 100 in the ci profile
 @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much], deadline=None)
 @given(EXPRESSIONS)
 def test_expectation_bound_holds_or_one_line_refusal(text):
