@@ -2,10 +2,13 @@
 
 import warnings
 
+import mpmath
+import numpy as np
 import pytest
 
 from icl_symbolic.core.errors import ClaimFileError, ICLError, ParseError, ValidityError
-from icl_symbolic.engine.expr import parse_expr
+from icl_symbolic.engine import expr as expr_module
+from icl_symbolic.engine.expr import parse_expr, teacher
 from icl_symbolic.model.setting import PARAMETERS, Setting, SettingView
 from icl_symbolic.verification.claimfile import load_file, shipped_derivations
 
@@ -23,6 +26,19 @@ def test_every_user_error_is_a_value_error(cls):
 def test_a_parse_refusal_is_caught_by_except_value_error():
     with pytest.raises(ValueError, match="unexpected character"):
         parse_expr("__import__('os')")
+
+
+def test_a_refusal_inside_a_guard_that_catches_value_error_keeps_its_message():
+    """The real-valuedness guard skips points where f raises ValueError; an ICLError (now a ValueError)
+    raised by the teacher itself is re-raised with its own message instead of being skipped."""
+
+    def f(z):
+        if isinstance(z, mpmath.mpf) and z < -7:
+            raise ICLError("refused by the teacher itself")
+        return mpmath.tanh(z) if isinstance(z, mpmath.mpf) else np.tanh(z)
+
+    with pytest.raises(ICLError, match="refused by the teacher itself"):
+        expr_module._check_real_valued(teacher(f))
 
 
 def test_claim_full_warns_and_reads_the_tier():
