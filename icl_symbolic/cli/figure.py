@@ -23,6 +23,7 @@ from icl_symbolic.cli._args import (
     progress_printer,
     write_points_csv,
 )
+from icl_symbolic.core.limits import MAX_D, MAX_SEEDS
 
 
 def register(subparsers) -> None:
@@ -63,9 +64,9 @@ def run(args) -> int:
         raise ICLError(f"unknown figure {name!r}; expected one of {', '.join(FIGURES)}")
     overrides = {}
     if args.d is not None:
-        overrides["d"] = parse_int(args.d, "d", 2)
+        overrides["d"] = parse_int(args.d, "d", 2, MAX_D)
     overrides["jobs"], overrides["scheduler"] = parse_parallel(args)
-    seeds = parse_int(args.seeds, "seeds", 1)
+    seeds = parse_int(args.seeds, "seeds", 1, MAX_SEEDS)
     check_output_paths(args)
     meta = figure(
         name,

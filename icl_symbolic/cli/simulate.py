@@ -18,6 +18,7 @@ import textwrap
 from icl_symbolic.api.simulation import (
     DEFAULT_N_TEST_KERNEL,
     PARAMETERS,
+    check_finite_d_points,
     check_finite_d_scope,
     finite_d_fields,
     finite_d_theory,
@@ -47,11 +48,9 @@ from icl_symbolic.cli._args import (
     save_figure,
     write_csv,
 )
+from icl_symbolic.core.limits import MAX_D, MAX_N_TEST, MAX_SEEDS
 
-#: command-line limits (docs/limits.md); the simulator refuses what does not fit in memory
-MAX_D = 100_000
-MAX_SEEDS = 10_000
-MAX_N_TEST = 10**8
+# command-line limits: core.limits (docs/limits.md); the simulator refuses what does not fit in memory
 
 
 def register(subparsers) -> None:
@@ -186,6 +185,7 @@ def run(args) -> int:
         check_finite_d_scope(
             lam=lam, C_train=args.C_train, C_test=args.C_test, convention=convention, features=features
         )
+        check_finite_d_points(d, taus)  # before the simulation: no training for a value that cannot exist
     check_output_paths(args)
     jobs, scheduler = parse_parallel(args)
     res = simulate(
