@@ -105,6 +105,8 @@ __all__ = [
 ]
 
 _I = sympy.I
+#: the functions the exact rules rewrite as two exponentials of their argument (:func:`_trig_to_exp`)
+_TWO_EXP = (sympy.sin, sympy.cos, sympy.sinh, sympy.cosh)
 _SQRT2PI = sympy.sqrt(2 * sympy.pi)
 
 
@@ -402,6 +404,11 @@ def _terms(smooth):
     n = expand_terms(smooth, trig=2)
     if n > MAX_EXACT_TERMS:
         raise _Unsupported(f"expansion into up to {n} terms")
+    # The rules integrate exp(a g^2 + b g) only: sin(u), cos(u), ... of a non-polynomial u have no
+    # closed form here, and rewriting them doubles u at every level (64 nested sin: 2^64 nodes).
+    for node in sympy.preorder_traversal(smooth):
+        if isinstance(node, _TWO_EXP) and node.args[0].has(g) and not node.args[0].is_polynomial(g):
+            raise _Unsupported(f"{node.func.__name__} of a non-polynomial argument")
     e = _trig_to_exp(smooth)
     e = sympy.expand(e, power_exp=True, power_base=False, log=False, deep=True)
     return sympy.Add.make_args(e)

@@ -1089,6 +1089,8 @@ def simulate_many(
     plans = [_plan(**spec) for spec in specs]
     n_items = sum(len(pl["seeds"]) for pl in plans)
     serial = address is None and concurrent_runs(jobs, n_items) == 1
+    estimate = run_estimate(plans, jobs, address, what, reduce)
+    estimate.check()  # past the ceiling without a budget: one refusal line, before the memory line
     tasks = []
     for i, pl in enumerate(plans):
         need = check_memory(
@@ -1126,9 +1128,7 @@ def simulate_many(
                 )
             )
     # the time, estimated from the cost model before the first seed, then progress with an ETA
-    runs, seconds = run_seed_tasks(
-        _run_seed, tasks, run_estimate(plans, jobs, address, what, reduce), jobs, address, progress, serial
-    )
+    runs, seconds = run_seed_tasks(_run_seed, tasks, estimate, jobs, address, progress, serial)
     out, at = [], 0
     for pl in plans:
         seeds = pl["seeds"]
