@@ -25,8 +25,8 @@ from icl_symbolic.core.errors import ICLError
 #: (an estimate above ``cost.ANNOUNCE_SECONDS`` is printed before the work starts)
 #: an estimate above this many seconds is refused unless the user gives a budget (``--max-seconds``)
 CEILING_SECONDS = 3600.0
-#: a memory estimate above this many bytes is announced before the work starts
-ANNOUNCE_BYTES = 2 * 2**30
+#: a simulation whose memory estimate is above this many bytes says so before the work starts
+ANNOUNCE_BYTES = 1 << 30
 
 # ---------------------------------------------------------------------------
 # numbers written as text (options, CSV cells, --value)
@@ -57,8 +57,8 @@ MAX_N_TEST = 10**8
 # ---------------------------------------------------------------------------
 #: one claim file (verify)
 MAX_CLAIM_FILE_BYTES = 1_000_000
-#: claims selected by one verify run (the shipped derivations have about 125)
-MAX_CLAIMS = 2000
+#: claims selected by one verify run (the shipped derivations have about 150)
+MAX_CLAIMS = 1000
 #: an error-model catalogue (diagnose --catalogue)
 MAX_CATALOGUE_BYTES = 1_000_000
 #: a measured curve (diagnose --curve)

@@ -67,6 +67,7 @@ from scipy.linalg import blas, lapack
 
 from icl_symbolic.core.cost import SECONDS_PER, Estimate, announced
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.limits import ANNOUNCE_BYTES
 from icl_symbolic.core.parallel import check_jobs, concurrent_runs, map_sweep, resolve_scheduler
 from icl_symbolic.core.stats import sample_se, seed_mean_se
 from icl_symbolic.core.values import Value
@@ -997,8 +998,7 @@ def _check_common(rho, lam, seeds, n_test, sampler):
     return seeds, n_test
 
 
-#: simulate_many announces a run (memory and draws) above these sizes, before it starts
-ANNOUNCE_BYTES = 1 << 30
+#: simulate_many announces a run (memory: core.limits.ANNOUNCE_BYTES; draws) above these sizes, before it starts
 ANNOUNCE_DRAWS = 10**9
 
 
