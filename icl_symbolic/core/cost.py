@@ -145,6 +145,9 @@ SECONDS_PER = {
     "exact_unit": 1.9e-2,
     # theory: one grid point of Result 1 (validation included), identity covariances
     "theory_point": 9.1e-4,
+    # a covariance matrix's eigendecomposition (numpy.linalg.eigh), per d^3: 4.7 s at d = 2000, one BLAS
+    # thread, measured on 2026-12-06 (load ~6)
+    "cov_eigh": 5.9e-10,
     # kernel: one grid point of the kernel learner's curve and of plain attention next to it (hermite:2,
     # d = 16; identity features take about half); measured on 2026-12-06 over 2000 points, load ~6
     "kernel_point": 2.2e-3,

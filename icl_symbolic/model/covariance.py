@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from icl_symbolic.core.cost import SECONDS_PER, Estimate
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.numbers import parse_float
 
@@ -152,6 +153,24 @@ def _family(name: str, d: int) -> Covariance:
 MAX_COV_D = 20_000
 
 
+def _check_size(shape, dtype, name: str) -> None:
+    """Refuse (one line) an array past :data:`MAX_COV_D`, or a matrix whose eigendecomposition is
+    estimated above the work ceiling (``SECONDS_PER['cov_eigh']`` per d^3; ``--max-seconds`` lifts it),
+    from its shape alone: before a ``.npy`` file's data is read."""
+    size = max(shape) if len(shape) else 0
+    if size > MAX_COV_D:
+        raise ICLError(f"covariance {name}: size {size} is above the limit {MAX_COV_D} (see docs/limits.md)")
+    if len(shape) == 2:
+        work = float(size) ** 3
+        Estimate(
+            work * SECONDS_PER["cov_eigh"],
+            work,
+            "d^3",
+            f"covariance {name}: eigendecomposition of a {size} x {size} matrix",
+            "a smaller matrix, or its spectrum (a 1-D array)",
+        ).check()
+
+
 def from_array(arr, d: int | None = None, name: str = "matrix") -> Covariance:
     """Validate a user matrix (d x d symmetric PSD) or spectrum (length d, >= 0).
 
@@ -165,8 +184,7 @@ def from_array(arr, d: int | None = None, name: str = "matrix") -> Covariance:
         raise ICLError(f"covariance {name}: entries must be real numbers, got dtype {raw.dtype} ({what})")
     if raw.size == 0:
         raise ICLError(f"covariance {name}: empty array")
-    if max(raw.shape) > MAX_COV_D:
-        raise ICLError(f"covariance {name}: size {max(raw.shape)} is above the limit {MAX_COV_D} (see docs/limits.md)")
+    _check_size(raw.shape, raw.dtype, name)
     arr = raw.astype(float)
     if not np.all(np.isfinite(arr)):
         raise ICLError(f"covariance {name}: contains NaN or infinite entries")
@@ -215,6 +233,15 @@ def resolve_covariance(spec, d: int | None = None) -> Covariance:
             if not path.is_file():
                 raise ICLError(f"covariance file {text!r} does not exist")
             try:
+                with open(path, "rb") as fh:  # the header first: shape and dtype before any data is read
+                    version = np.lib.format.read_magic(fh)
+                    header = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+                    if version not in header:
+                        raise ValueError(f".npy format version {version} (1.0 and 2.0 are read)")
+                    shape, _, dtype = header[version](fh)
+                if dtype.kind not in "biuf":
+                    raise ICLError(f"covariance {path.name}: entries must be real numbers, got dtype {dtype}")
+                _check_size(shape, dtype, path.name)
                 arr = np.load(path, allow_pickle=False)
             except (ValueError, OSError) as exc:
                 raise ICLError(f"covariance file {text!r} could not be read as .npy: {exc}") from None
