@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from icl_symbolic import __version__
 from icl_symbolic.core import defaults  # noqa: F401  (the commands' defaults, re-exported)
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.limits import CEILING_SECONDS, MAX_GRID, MAX_LIST_CHARS, check_count
-from icl_symbolic.core.numbers import is_integer_text, parse_float
+from icl_symbolic.core.numbers import is_integer_text, parse_float, shown
 from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
 from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.model.setting import ASSIGNMENTS, CONVENTION_FIELDS, CONVENTIONS, ROUNDINGS, resolve_convention
@@ -94,7 +95,7 @@ def split_list(text: str, name: str) -> list:
 def ascii_int(text: str) -> int:
     """argparse ``type=`` for integer options: ASCII digits only (``int`` accepts '１' and '1_000')."""
     if not is_integer_text(text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (ASCII digits)")
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not an integer (ASCII digits)")
     return int(text)
 
 
@@ -146,7 +147,9 @@ def check_exact_rho(text):
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ICLError(f"--rho: {str(text)!r} is not a number") from None
+        raise ICLError(f"--rho: {shown(text)} is not a number") from None
+    if not math.isfinite(number):  # 1e500 is a valid exact literal, but no label-noise variance
+        raise ICLError(f"--rho: {shown(text)} is not finite")
     check_parameter("rho", number, str(text).strip())
     return value
 

@@ -71,10 +71,20 @@ def check_decimal(text, where: str) -> str:
     return stripped
 
 
+def shown(text, width: int = 40) -> str:
+    """``text`` quoted for an error line, cut to about ``width`` characters (a refusal stays short).
+
+    >>> shown("1" * 5000)
+    "'1111111111111111111111111111111111111111...' (5000 characters)"
+    """
+    text = str(text)
+    return repr(text) if len(text) <= width else f"{text[:width]!r}"[:-1] + f"...' ({len(text)} characters)"
+
+
 def is_integer_text(text) -> bool:
     """``text`` (blanks ignored) is an integer in ASCII digits of at most ``MAX_NUMBER_CHARS`` characters."""
     stripped = str(text).strip()
     return len(stripped) <= MAX_NUMBER_CHARS and INTEGER.fullmatch(stripped) is not None
 
 
-__all__ = ["parse_float", "check_decimal", "is_integer_text", "NUMBER", "INTEGER"]
+__all__ = ["parse_float", "check_decimal", "shown", "is_integer_text", "NUMBER", "INTEGER"]

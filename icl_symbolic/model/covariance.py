@@ -154,9 +154,13 @@ MAX_COV_D = 20_000
 
 
 def _check_size(shape, dtype, name: str) -> None:
-    """Refuse (one line) an array past :data:`MAX_COV_D`, or a matrix whose eigendecomposition is
-    estimated above the work ceiling (``SECONDS_PER['cov_eigh']`` per d^3; ``--max-seconds`` lifts it),
-    from its shape alone: before a ``.npy`` file's data is read."""
+    """Refuse (one line) entries that are not real numbers, an array past :data:`MAX_COV_D`, or a
+    matrix whose eigendecomposition is estimated above the work ceiling (``SECONDS_PER['cov_eigh']``
+    per d^3; ``--max-seconds`` lifts it), from its shape and dtype alone: before a ``.npy`` file's
+    data is read."""
+    if dtype.kind not in "biuf":
+        what = {"c": "complex", "U": "string", "S": "bytes", "O": "object"}.get(dtype.kind, str(dtype))
+        raise ICLError(f"covariance {name}: entries must be real numbers, got dtype {dtype} ({what})")
     size = max(shape) if len(shape) else 0
     if size > MAX_COV_D:
         raise ICLError(f"covariance {name}: size {size} is above the limit {MAX_COV_D} (see docs/limits.md)")
@@ -179,12 +183,9 @@ def from_array(arr, d: int | None = None, name: str = "matrix") -> Covariance:
     refused, as are empty arrays and sizes above :data:`MAX_COV_D`.
     """
     raw = np.asarray(arr)
-    if raw.dtype.kind not in "biuf":
-        what = {"c": "complex", "U": "string", "S": "bytes", "O": "object"}.get(raw.dtype.kind, str(raw.dtype))
-        raise ICLError(f"covariance {name}: entries must be real numbers, got dtype {raw.dtype} ({what})")
+    _check_size(raw.shape, raw.dtype, name)
     if raw.size == 0:
         raise ICLError(f"covariance {name}: empty array")
-    _check_size(raw.shape, raw.dtype, name)
     arr = raw.astype(float)
     if not np.all(np.isfinite(arr)):
         raise ICLError(f"covariance {name}: contains NaN or infinite entries")
@@ -239,8 +240,6 @@ def resolve_covariance(spec, d: int | None = None) -> Covariance:
                     if version not in header:
                         raise ValueError(f".npy format version {version} (1.0 and 2.0 are read)")
                     shape, _, dtype = header[version](fh)
-                if dtype.kind not in "biuf":
-                    raise ICLError(f"covariance {path.name}: entries must be real numbers, got dtype {dtype}")
                 _check_size(shape, dtype, path.name)
                 arr = np.load(path, allow_pickle=False)
             except (ValueError, OSError) as exc:
