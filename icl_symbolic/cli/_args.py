@@ -22,7 +22,15 @@ import numpy as np
 from icl_symbolic import __version__
 from icl_symbolic.core import defaults  # noqa: F401  (the commands' defaults, re-exported)
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.limits import CEILING_SECONDS, MAX_GRID, MAX_LIST_CHARS, check_count
+from icl_symbolic.core.limits import (  # noqa: F401  (MAX_D, MAX_SEEDS, MAX_N_TEST: the commands' limits)
+    CEILING_SECONDS,
+    MAX_D,
+    MAX_GRID,
+    MAX_LIST_CHARS,
+    MAX_N_TEST,
+    MAX_SEEDS,
+    check_count,
+)
 from icl_symbolic.core.numbers import is_integer_text, parse_float, shown
 from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
 from icl_symbolic.engine.expr import parse_expr

@@ -30,6 +30,9 @@ from icl_symbolic.api.extrapolation import (
 )
 from icl_symbolic.cli._args import (
     CONVENTION_COLUMNS,
+    MAX_D,
+    MAX_N_TEST,
+    MAX_SEEDS,
     ICLError,
     add_convention_options,
     add_output_options,
@@ -50,7 +53,6 @@ from icl_symbolic.cli._args import (
     split_list,
     write_csv,
 )
-from icl_symbolic.core.limits import MAX_D, MAX_N_TEST, MAX_SEEDS
 
 EPILOG = epilog(
     "0 the extrapolated e_inf agrees with the theory (|z| within the limit; with --features hermite:K: the "

@@ -9,6 +9,8 @@ from __future__ import annotations
 from icl_symbolic.api.figures import CSV_COLUMNS, FIGURES, figure
 from icl_symbolic.cli._args import (
     EXIT_OK_BAD_INPUT,
+    MAX_D,
+    MAX_SEEDS,
     ICLError,
     add_order_option,
     add_output_options,
@@ -23,7 +25,6 @@ from icl_symbolic.cli._args import (
     progress_printer,
     write_points_csv,
 )
-from icl_symbolic.core.limits import MAX_D, MAX_SEEDS
 
 
 def register(subparsers) -> None:

@@ -28,6 +28,8 @@ from icl_symbolic.api.reproduction import (
     reproduce,
 )
 from icl_symbolic.cli._args import (
+    MAX_N_TEST,
+    MAX_SEEDS,
     ICLError,
     add_convention_options,
     add_output_options,
@@ -45,7 +47,6 @@ from icl_symbolic.cli._args import (
     save_figure,
     write_text,
 )
-from icl_symbolic.core.limits import MAX_N_TEST, MAX_SEEDS
 
 EXAMPLE = (
     'icl-symbolic reproduce docs/reproduce-example.csv --f "(g^2-1)/sqrt(2)" --alpha 2 --tau 2 --rho 0.1 '

@@ -28,6 +28,9 @@ from icl_symbolic.api.simulation import (
 from icl_symbolic.cli._args import (
     CONVENTION_COLUMNS,
     EXIT_OK_BAD_INPUT,
+    MAX_D,
+    MAX_N_TEST,
+    MAX_SEEDS,
     add_convention_options,
     add_order_option,
     add_output_options,
@@ -48,7 +51,6 @@ from icl_symbolic.cli._args import (
     save_figure,
     write_csv,
 )
-from icl_symbolic.core.limits import MAX_D, MAX_N_TEST, MAX_SEEDS
 
 # command-line limits: core.limits (docs/limits.md); the simulator refuses what does not fit in memory
 
