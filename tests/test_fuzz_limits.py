@@ -34,9 +34,8 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.numbers import check_decimal, parse_float
 from icl_symbolic.verification import claimfile
 
-FAST = settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
-)
+#: the profile's example count (tests/_examples.py); the patched fixtures hold for every example
+FAST = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
 class WorkStarted(Exception):
