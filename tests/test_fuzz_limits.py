@@ -268,6 +268,16 @@ def test_covariance_file_size_from_its_header(tmp_path, monkeypatch):
         covariance.resolve_covariance(str(over))
 
 
+@pytest.mark.parametrize("family", ["identity", "powerlaw:1", "spiked:0.5:3"])
+def test_covariance_family_dimension(family, monkeypatch):
+    from icl_symbolic.model import covariance
+
+    assert covariance.resolve_covariance("identity", limits.MAX_SPECTRUM_D).d == limits.MAX_SPECTRUM_D
+    monkeypatch.setattr(covariance, "_family", _forbid)  # refused before any array is made
+    with pytest.raises(ICLError, match=f"above the limit {limits.MAX_SPECTRUM_D}"):
+        covariance.resolve_covariance(family, limits.MAX_SPECTRUM_D + 1)
+
+
 # ---------------------------------------------------------------------------
 # work: the ceiling and the budget
 # ---------------------------------------------------------------------------

@@ -52,6 +52,10 @@ MAX_SEEDS = 10_000
 #: Monte-Carlo test prompts per seed
 MAX_N_TEST = 10**8
 
+#: dimension d of a named covariance family (powerlaw:p, spiked:..., identity with a d): a spectrum
+#: of d numbers, several arrays of it per computation
+MAX_SPECTRUM_D = 10_000_000
+
 # ---------------------------------------------------------------------------
 # input files
 # ---------------------------------------------------------------------------
@@ -107,6 +111,7 @@ __all__ = [
     "MAX_D",
     "MAX_SEEDS",
     "MAX_N_TEST",
+    "MAX_SPECTRUM_D",
     "MAX_CLAIM_FILE_BYTES",
     "MAX_CLAIMS",
     "MAX_CATALOGUE_BYTES",

@@ -37,6 +37,7 @@ import numpy as np
 
 from icl_symbolic.core.cost import SECONDS_PER, Estimate
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.limits import MAX_SPECTRUM_D
 from icl_symbolic.core.numbers import parse_float
 
 FAMILIES = ("identity", "powerlaw:p", "spiked:f:r", "lowrank:r")
@@ -249,6 +250,10 @@ def resolve_covariance(spec, d: int | None = None) -> Covariance:
             raise ICLError(f"covariance {text!r} needs a dimension d")
         if int(d) != d or d < 1:
             raise ICLError(f"dimension d must be a positive integer, got {d}")
+        if d > MAX_SPECTRUM_D:  # a family is a spectrum of d numbers (d = 1e9: 8 GB per array)
+            raise ICLError(
+                f"covariance {text!r}: d = {int(d)} is above the limit {MAX_SPECTRUM_D} (see docs/limits.md)"
+            )
         return _family(text, int(d))
     return from_array(spec, d)
 
