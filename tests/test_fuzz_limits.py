@@ -268,6 +268,23 @@ def test_covariance_file_size_from_its_header(tmp_path, monkeypatch):
         covariance.resolve_covariance(str(over))
 
 
+def test_a_covariance_matrix_past_the_silent_ceiling_needs_a_budget(tmp_path, monkeypatch):
+    from icl_symbolic.model import covariance
+
+    path = tmp_path / "c.npy"
+    np.save(path, np.eye(10))
+    assert covariance.resolve_covariance(str(path)).d == 10
+    # 10^3 d^3 priced at 1 s each (1000 s): past the 30 s ceiling of silent work, under the 1 h one
+    monkeypatch.setitem(cost.SECONDS_PER, "cov_eigh", 1.0)
+    monkeypatch.setattr(np, "load", _forbid)
+    with pytest.raises(ICLError, match="above the ceiling of 30 s without a budget"):
+        covariance.resolve_covariance(str(path))
+    monkeypatch.undo()
+    monkeypatch.setitem(cost.SECONDS_PER, "cov_eigh", 1.0)
+    with cost.budget(2000.0):
+        assert covariance.resolve_covariance(str(path)).d == 10
+
+
 @pytest.mark.parametrize("family", ["identity", "powerlaw:1", "spiked:0.5:3"])
 def test_covariance_family_dimension(family, monkeypatch):
     from icl_symbolic.model import covariance

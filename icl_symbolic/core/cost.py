@@ -238,10 +238,12 @@ class Estimate:
             f"limit {limit} (see docs/limits.md; shorter: {self.reduce})"
         )
 
-    def check(self) -> None:
+    def check(self, ceiling: float | None = None) -> None:
         """Refuse (one-line ICLError) work estimated above the budget (:func:`allowed_seconds`: the
-        user's ``--max-seconds``, else :data:`icl_symbolic.core.limits.CEILING_SECONDS`)."""
-        allowed = allowed_seconds()
+        user's ``--max-seconds``, else :data:`icl_symbolic.core.limits.CEILING_SECONDS`).  ``ceiling``
+        replaces the default ceiling for work that cannot show progress
+        (:data:`icl_symbolic.core.limits.SILENT_CEILING_SECONDS`); a budget still lifts it."""
+        allowed = allowed_seconds() if ceiling is None or _BUDGET.get() is not None else ceiling
         if self.seconds > allowed:
             given = _BUDGET.get() is not None
             limit = (

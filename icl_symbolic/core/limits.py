@@ -25,6 +25,9 @@ from icl_symbolic.core.errors import ICLError
 #: (an estimate above ``cost.ANNOUNCE_SECONDS`` is printed before the work starts)
 #: an estimate above this many seconds is refused unless the user gives a budget (``--max-seconds``)
 CEILING_SECONDS = 3600.0
+#: the ceiling of work that has no progress lines to show (a covariance matrix's eigendecomposition):
+#: above it, refused unless the user gives a budget
+SILENT_CEILING_SECONDS = 30.0
 #: a simulation whose memory estimate is above this many bytes says so before the work starts
 ANNOUNCE_BYTES = 1 << 30
 
@@ -104,6 +107,7 @@ def check_count(count: int, limit: int, what: str, shorter: str) -> None:
 
 __all__ = [
     "CEILING_SECONDS",
+    "SILENT_CEILING_SECONDS",
     "ANNOUNCE_BYTES",
     "MAX_NUMBER_CHARS",
     "MAX_GRID",

@@ -37,7 +37,7 @@ import numpy as np
 
 from icl_symbolic.core.cost import SECONDS_PER, Estimate
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.limits import MAX_SPECTRUM_D
+from icl_symbolic.core.limits import MAX_SPECTRUM_D, SILENT_CEILING_SECONDS
 from icl_symbolic.core.numbers import parse_float
 
 FAMILIES = ("identity", "powerlaw:p", "spiked:f:r", "lowrank:r")
@@ -156,9 +156,9 @@ MAX_COV_D = 20_000
 
 def _check_size(shape, dtype, name: str) -> None:
     """Refuse (one line) entries that are not real numbers, an array past :data:`MAX_COV_D`, or a
-    matrix whose eigendecomposition is estimated above the work ceiling (``SECONDS_PER['cov_eigh']``
-    per d^3; ``--max-seconds`` lifts it), from its shape and dtype alone: before a ``.npy`` file's
-    data is read."""
+    matrix whose eigendecomposition is estimated above the ceiling of silent work
+    (``SECONDS_PER['cov_eigh']`` per d^3 against ``SILENT_CEILING_SECONDS``; ``--max-seconds`` lifts
+    it), from its shape and dtype alone: before a ``.npy`` file's data is read."""
     if dtype.kind not in "biuf":
         what = {"c": "complex", "U": "string", "S": "bytes", "O": "object"}.get(dtype.kind, str(dtype))
         raise ICLError(f"covariance {name}: entries must be real numbers, got dtype {dtype} ({what})")
@@ -173,7 +173,7 @@ def _check_size(shape, dtype, name: str) -> None:
             "d^3",
             f"covariance {name}: eigendecomposition of a {size} x {size} matrix",
             "a smaller matrix, or its spectrum (a 1-D array)",
-        ).check()
+        ).check(SILENT_CEILING_SECONDS)  # no progress lines here: the short ceiling
 
 
 def from_array(arr, d: int | None = None, name: str = "matrix") -> Covariance:
