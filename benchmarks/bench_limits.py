@@ -128,6 +128,17 @@ def calibrate() -> dict:
     out["theory_point"] = t / n
     t = _wall(lambda: curve(None, "powerlaw:1", None, rho=0.1, alpha=2.0, tau=tau, d=400))
     out["theory_point_eig"] = max(t / tau.size - out["theory_point"], 0.0) / 400
+    # kernel learner: 2000 points of hermite:2 at d = 16 (after one point: the spectrum, cached)
+    from icl_symbolic.api.kernel_learner import kernel
+
+    kernel("tanh(g)", tau=[2.0])
+    t = _wall(lambda: kernel("tanh(g)", tau=np.linspace(0.1, 4, 50), alpha=np.linspace(0.5, 4, 40)))
+    out["kernel_point"] = t / 2000
+    # a covariance matrix's eigendecomposition, per d^3 (d = 2000)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2000, 2000))
+    a = a + a.T
+    out["cov_eigh"] = _wall(lambda: np.linalg.eigh(a)) / 2000**3
     # Monte Carlo: 2000 prompts of 200 x 200
     t = _wall(lambda: mc_moments("tanh(g)", 0.1, 200, 200, np.ones(200), 2000, 1))
     out["mc_entry"] = t / (2000 * 200 * 200)

@@ -67,6 +67,7 @@ import sympy
 
 import icl_symbolic
 from icl_symbolic.core import caches
+from icl_symbolic.core.cost import budget
 from icl_symbolic.verification import claimfile, runner
 from icl_symbolic.verification.checks import REGISTRY
 
@@ -1106,6 +1107,13 @@ def parse_args(argv=None):
     ap.add_argument("--out", default="benchmarks/results/mutations", help="folder for the JSON and Markdown output")
     ap.add_argument("--list", action="store_true", help="list the mutations and exit")
     ap.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        help="the budget of one claim run (as the command line's --max-seconds; the deep tier needs it: "
+        "a run estimated above 1 h is refused without it, docs/limits.md)",
+    )
+    ap.add_argument(
         "--cache",
         default=None,
         metavar="DIR",
@@ -1124,6 +1132,11 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    with budget(args.max_seconds):  # the work ceiling of docs/limits.md: each claim run is priced against it
+        return _run(args, argv)
+
+
+def _run(args, argv) -> int:
     if args.list:
         for m in MUTATIONS:
             print(f"{m.name:<36} {'[simulator] ' if m.simulator else ''}{m.models}")

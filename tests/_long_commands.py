@@ -50,7 +50,11 @@ LONG_COMMANDS = [
     ["figure", "a1zero", "--out", os.path.join(_TMP, "fig_a1zero")],
     REPRODUCE,  # one simulation per table row: estimate of all rows
     ["verify", "--full"],  # sum of the simulation claims' cost (schedule.claim_cost)
-    ["verify", "--tier", "deep"],
+    ["verify", "--tier", "deep"],  # past the ceiling: refused without --max-seconds
+    ["theory", "sin(g)", "--order", "1", "--d", "100000", "--tau", "2"],  # finite-d: refused past the ceiling
+    ["theory", "sin(g)", "--order", "1", "--d", "64", "--alpha", "1e9", "--tau", "2"],
+    ["kernel", "tanh(g)", "--tau", "0.1:4:1000", "--alpha", "0.5:4:1000"],  # 1e6 points: estimate, ETA
+    ["coeffs", "sin(" * 64 + "g" + ")" * 64],  # at the nesting limit: quadrature estimate
 ]
 
 #: a fast subset for the default test run (each reaches its line in ~2-7 s of start-up)

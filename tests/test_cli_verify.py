@@ -128,7 +128,7 @@ def test_failing_claim_exits_1(tmp_path, capsys):
         (["verify", "--report", "r.pdf"], "--report: 'r.pdf' must end in .md"),
         (["diagnose", "sin(g", "--rho", "0.1", "--value", "1.447"], "expected"),
         (["diagnose", "sin(g)", "--rho", "-1", "--value", "1.447"], "--rho: must be >= 0"),
-        (["diagnose", "sin(g)", "--rho", "0.1", "--value", "abc"], "not a decimal number"),
+        (["diagnose", "sin(g)", "--rho", "0.1", "--value", "abc"], "--value: 'abc' is not a number"),
     ],
 )
 def test_bad_input_one_line_exit_2(capsys, argv, message):

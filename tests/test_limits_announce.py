@@ -20,6 +20,8 @@ import sympy
 
 from icl_symbolic.cli import main
 from icl_symbolic.core import cost
+from icl_symbolic.core.cost import budget
+from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import teacher
 from icl_symbolic.engine.gauss import exact_work
 from icl_symbolic.engine.hermite import hermite_coeffs
@@ -172,14 +174,16 @@ def test_simulate_announces_memory_then_time_before_the_first_seed(monkeypatch):
         raise KeyboardInterrupt  # the run itself is not wanted here
 
     monkeypatch.setattr(simulator, "map_sweep", stop)
-    with pytest.raises(KeyboardInterrupt):
-        simulator.simulate_many(
-            [dict(f="tanh(g)", d=64, alpha=1e6, kappa=2, tau=2, rho=0.1, seeds=[0])], progress=lines.append
-        )
+    giant = [dict(f="tanh(g)", d=64, alpha=1e6, kappa=2, tau=2, rho=0.1, seeds=[0])]
+    with pytest.raises(ICLError, match="above the ceiling .* pass --max-seconds"):  # no budget: refused
+        simulator.simulate_many(giant, progress=lines.append)
+    lines.clear()
+    with pytest.raises(KeyboardInterrupt), budget(1e7):  # the budget lets it start
+        simulator.simulate_many(giant, progress=lines.append)
     assert len(lines) == 2 and "GiB" in lines[0] and "--alpha" in lines[0]  # memory first
     assert ESTIMATE.search(lines[1]) and ("estimated 1 d" in lines[1] or " h " in lines[1])
     lines.clear()
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt), budget(1e7):
         simulator.simulate_many(
             [dict(f="tanh(g)", d=64, alpha=2, kappa=2, tau=2, rho=0.1, seeds=range(10000))], progress=lines.append
         )

@@ -329,6 +329,7 @@ def test_narrow_features_are_certified_correctly_or_not_at_all(kind, width, pos,
 def test_long_context_memory_is_estimated_and_announced_before_the_run(monkeypatch):
     """alpha = 1e6 at d = 64: the sampler holds five 6.4e7-vectors (measured 2.56 GB); the estimate
     counts them and simulate_many says so before the first seed runs."""
+    from icl_symbolic.core.cost import budget
     from icl_symbolic.simulation import simulator as simulation
 
     need = simulation.estimate_memory(simulation.sizes(64, 1e6, 2, 2), "cg")
@@ -339,7 +340,7 @@ def test_long_context_memory_is_estimated_and_announced_before_the_run(monkeypat
         raise KeyboardInterrupt  # the run itself is not wanted here
 
     monkeypatch.setattr(simulation, "map_sweep", stop)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt), budget(1e7):  # 1.6 days: past the ceiling, so a budget is given
         simulation.simulate_many(
             [dict(f="tanh(g)", d=64, alpha=1e6, kappa=2, tau=2, rho=0.1, seeds=[0])], progress=lines.append
         )

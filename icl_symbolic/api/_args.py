@@ -9,24 +9,32 @@ import numpy as np
 
 from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.limits import MAX_GRID, check_count
+from icl_symbolic.core.numbers import NUMBER, parse_float
 from icl_symbolic.core.values import Value
 from icl_symbolic.engine.gauss import to_rational
 from icl_symbolic.model.setting import Setting, resolve_convention
 
 
 def number(x, name: str) -> float:
-    """A float from a number or an exact string ("0.1", "1/3")."""
+    """A float from a number or an exact string ("0.1", "1/3"); a decimal string is read by the
+    package's one number grammar (:func:`icl_symbolic.core.numbers.parse_float`, correctly rounded
+    like the exact reading, and fast), any other string exactly."""
     if isinstance(x, (str, Value)) or not isinstance(x, Real):
         if isinstance(x, Value):
             return float(x)
+        if isinstance(x, str) and NUMBER.fullmatch(x.strip()):
+            return parse_float(x, name)
         return float(to_rational(x, name))
     return float(x)
 
 
 def grid(x, name: str):
-    """A float for a scalar, a 1-D float array for a list/array (a sweep)."""
+    """A float for a scalar, a 1-D float array for a list/array (a sweep) of at most
+    :data:`~icl_symbolic.core.limits.MAX_GRID` points (checked before any is read)."""
     if isinstance(x, (str, Value)) or np.ndim(x) == 0:
         return number(x, name)
+    check_count(int(np.size(x)), MAX_GRID, f"{name}: points", "fewer points")
     arr = np.asarray([number(v, name) for v in np.ravel(x)], dtype=float)
     if arr.size == 0:
         raise ICLError(f"{name}: empty list")

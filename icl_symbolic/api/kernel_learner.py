@@ -8,6 +8,7 @@ import numpy as np
 
 from icl_symbolic.api._args import grid, number
 from icl_symbolic.core import defaults as D
+from icl_symbolic.core.cost import SECONDS_PER, Estimate, announced
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.kernel_learner.theory import KernelCurve, kernel_curve, parse_features
 from icl_symbolic.output.plotting import kernel_curve_figure
@@ -37,16 +38,29 @@ def kernel(
     task spectrum of the D-dimensional linear problem, rho_eff, and the predicted error over the grid of
     ``alpha, kappa, tau, lam`` (the learner's ratios ell/D, k/D, n/D^2; lists sweep), next to plain
     attention at the same ell, k, n.  ``d`` defaults to the command's (identity without ``d``: the
-    paper's d -> infinity theory).  A ridgeless tau = 1 is reported as e = inf with the reason."""
+    paper's d -> infinity theory).  A ridgeless tau = 1 is reported as e = inf with the reason.
+
+    ``progress``, a callable taking one line: a sweep estimated above a few seconds
+    (:data:`icl_symbolic.core.cost.SECONDS_PER` ``kernel_point`` per point) is announced there before
+    anything is computed (and refused past the ceiling without a budget), then reports its progress
+    with an ETA."""
     fm = parse_features(features)
     dd = d if d is not None else (None if fm.is_identity else DEFAULT_D)
     grids = {k: grid(v, k) for k, v in (("alpha", alpha), ("kappa", kappa), ("tau", tau), ("lam", lam))}
     n = math.prod(int(np.size(g)) for g in grids.values())
+    est = Estimate(
+        n * SECONDS_PER["kernel_point"],
+        n,
+        "grid points",
+        f"kernel: {n} points",
+        "fewer grid points (a smaller n in a:b:n)",
+    )
     if n > MAX_POINTS:  # before the teacher's coefficients are computed
-        raise ICLError(
-            f"the sweep has {n:.3g} points (the product of the grids); limit {MAX_POINTS} (see docs/limits.md)"
-        )
-    return kernel_curve(f, fm, number(rho, "rho"), d=dd, tasks=tasks, digits=digits, progress=progress, **grids)
+        raise ICLError(est.refusal(f"{MAX_POINTS} points, the product of the grids"))
+    watch = announced(progress, est, total=n, unit="points")
+    return kernel_curve(
+        f, fm, number(rho, "rho"), d=dd, tasks=tasks, digits=digits, progress=lambda i, k: watch.update(i, k), **grids
+    )
 
 
 def plot_kernel(kc: KernelCurve):

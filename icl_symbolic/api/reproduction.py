@@ -8,8 +8,8 @@ from icl_symbolic.api._args import number, seeds_of
 from icl_symbolic.api.simulation import check_simulable
 from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.limits import MAX_TABLE_BYTES, read_text_limited
 from icl_symbolic.core.stats import MIN_SEEDS
-from icl_symbolic.diagnosis.slips import read_text_limited
 from icl_symbolic.output.plotting import reproduce_figure
 from icl_symbolic.studies.reproduce import (
     PARAMS,
@@ -22,9 +22,6 @@ from icl_symbolic.studies.reproduce import (
 )
 from icl_symbolic.studies.reproduce import reproduce as _reproduce
 from icl_symbolic.theory.asymptotic import ERRORS
-
-#: the largest table read (bytes)
-MAX_TABLE_BYTES = 1 << 20
 
 
 def reproduce(

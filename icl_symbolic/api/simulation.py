@@ -25,7 +25,7 @@ from icl_symbolic.output.plotting import sweep_figure
 from icl_symbolic.output.rows import Rows
 from icl_symbolic.simulation.simulator import SimResult, memory_share, simulate_many
 from icl_symbolic.studies.compare import theory_grid, with_theory
-from icl_symbolic.theory.finite_d import e_finite_d_many
+from icl_symbolic.theory.finite_d import e_finite_d_many, finite_sizes
 
 
 @dataclass(frozen=True)
@@ -190,6 +190,21 @@ def check_finite_d_scope(*, lam=0.0, C_train=None, C_test=None, convention=None,
         raise ICLError("the finite-d theory (--order 1, docs/finite-d.md) covers only " + ", ".join(why))
 
 
+def check_finite_d_points(d: int, taus) -> None:
+    """Refuse (ICLError), before anything is simulated, a point where the finite-d theory has no value:
+    the ridgeless error diverges at the interpolation peak tau = 1 of the d -> infinity limit (Result 1,
+    Eq. (9), p. 3) and at n = d(d+1) (the effective tau = 1 of the finite-d terms, docs/finite-d.md).
+    ``taus``: the swept pretraining ratios at dimension ``d``."""
+    p = int(d) * (int(d) + 1)
+    for tau in np.ravel(np.asarray(taus, dtype=float)):
+        n = finite_sizes(int(d), 1.0, 1.0, float(tau))[2]  # the simulator's n = round(tau d^2)
+        if tau == 1.0 or n == p:
+            raise ICLError(
+                f"--order 1: the ridgeless error diverges at tau = {tau:g} (d = {d}: n = {n}, "
+                f"d(d+1) = {p}): no finite-d value; choose a tau away from 1 (checked before the simulation)"
+            )
+
+
 def finite_d_theory(sim, *, terms=None, jobs: int = 1, scheduler=None, progress=None) -> list:
     """The d -> infinity theory plus its O(1/d) terms (:mod:`icl_symbolic.theory.finite_d`, docs/finite-d.md)
     at each simulated point's own d: one :class:`~icl_symbolic.theory.finite_d.FiniteD` per point (the
@@ -253,6 +268,7 @@ __all__ = [
     "finite_d_theory",
     "finite_d_fields",
     "check_finite_d_scope",
+    "check_finite_d_points",
     "check_simulable",
     "settings_of",
     "SimResult",

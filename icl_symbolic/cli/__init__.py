@@ -35,7 +35,8 @@ import textwrap
 import threading
 
 from icl_symbolic._version import __version__
-from icl_symbolic.cli._args import rewrite_legacy
+from icl_symbolic.cli._args import max_seconds, rewrite_legacy
+from icl_symbolic.core.cost import budget
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.output.io import check_output_path, transaction
 
@@ -190,10 +191,11 @@ def main(argv=None) -> int:
             parser.print_help()
             return 2
         check_output_options(args)
+        seconds = max_seconds(args)
         for note in notes:
             print(note, file=sys.stderr)
         announce = None if getattr(args, "quiet", False) else _announce
-        with transaction(announce):  # every requested output file, or none
+        with transaction(announce), budget(seconds):  # every requested output file, or none
             return int(args.func(args) or 0)
     except ICLError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

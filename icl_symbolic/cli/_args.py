@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -21,13 +22,20 @@ import numpy as np
 from icl_symbolic import __version__
 from icl_symbolic.core import defaults  # noqa: F401  (the commands' defaults, re-exported)
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.numbers import is_integer_text, parse_float
+from icl_symbolic.core.limits import (  # noqa: F401  (MAX_D, MAX_SEEDS, MAX_N_TEST: the commands' limits)
+    CEILING_SECONDS,
+    MAX_D,
+    MAX_GRID,
+    MAX_LIST_CHARS,
+    MAX_N_TEST,
+    MAX_SEEDS,
+    check_count,
+)
+from icl_symbolic.core.numbers import is_integer_text, parse_float, shown
 from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
 from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.model.setting import ASSIGNMENTS, CONVENTION_FIELDS, CONVENTIONS, ROUNDINGS, resolve_convention
 from icl_symbolic.output.io import json_safe, save_figure, write_csv, write_text  # noqa: F401  (the commands' writers)
-
-MAX_GRID = 100_000
 
 
 def parse_number(text: str, name: str) -> float:
@@ -79,7 +87,11 @@ def parse_grid(text: str, name: str, log: bool = False) -> np.ndarray:
 
 
 def split_list(text: str, name: str) -> list:
-    """The items of a comma list; an empty list or an empty item (``1,2,,3``, ``1,``) is refused."""
+    """The items of a comma list; an empty list or an empty item (``1,2,,3``, ``1,``) is refused, and so
+    is a list of more than :data:`~icl_symbolic.core.limits.MAX_GRID` items or
+    :data:`~icl_symbolic.core.limits.MAX_LIST_CHARS` characters (checked before any item is read)."""
+    check_count(len(str(text)), MAX_LIST_CHARS, f"--{name}: characters of the list", "fewer items")
+    check_count(str(text).count(",") + 1, MAX_GRID, f"--{name}: items of the list", "fewer items")
     items = str(text).split(",")
     if not str(text).strip():
         raise ICLError(f"--{name}: no value given")
@@ -91,7 +103,7 @@ def split_list(text: str, name: str) -> list:
 def ascii_int(text: str) -> int:
     """argparse ``type=`` for integer options: ASCII digits only (``int`` accepts '１' and '1_000')."""
     if not is_integer_text(text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (ASCII digits)")
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not an integer (ASCII digits)")
     return int(text)
 
 
@@ -143,7 +155,9 @@ def check_exact_rho(text):
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ICLError(f"--rho: {str(text)!r} is not a number") from None
+        raise ICLError(f"--rho: {shown(text)} is not a number") from None
+    if not math.isfinite(number):  # 1e500 is a valid exact literal, but no label-noise variance
+        raise ICLError(f"--rho: {shown(text)} is not finite")
     check_parameter("rho", number, str(text).strip())
     return value
 
@@ -181,7 +195,8 @@ def add_output_options(parser, *, csv: str | None = None, plot: str | None = Non
     """The convention: ``--json`` prints the command's JSON object to stdout (instead of the
     table); ``--json-out FILE`` writes the same object to a file; ``--csv``, ``--plot``,
     ``--report`` (added when a help text is given) write files; ``--quiet`` silences progress
-    and the lines naming the written files.  A command without ``--plot`` says why in its
+    and the lines naming the written files; ``--max-seconds`` is the budget of work
+    (:func:`icl_symbolic.core.cost.budget`, applied by the command line's ``main``).  A command without ``--plot`` says why in its
     epilog (:func:`epilog`, ``no_plot``).
 
     All files are written only after all computation succeeded, atomically
@@ -200,6 +215,25 @@ def add_output_options(parser, *, csv: str | None = None, plot: str | None = Non
     if report:
         parser.add_argument("--report", metavar="FILE.html", help=report + " (.html or .md)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines and no 'wrote FILE' lines on stderr")
+    parser.add_argument(
+        "--max-seconds",
+        metavar="SECONDS",
+        default=None,
+        help=f"the budget: run work estimated up to SECONDS (without it, work estimated above "
+        f"{CEILING_SECONDS / 3600:g} h is refused before it starts; docs/limits.md)",
+    )
+
+
+def max_seconds(args) -> float | None:
+    """The ``--max-seconds`` budget of :func:`add_output_options` (None: the default ceiling), checked
+    before any work: a positive finite number of seconds."""
+    text = getattr(args, "max_seconds", None)
+    if text is None:
+        return None
+    value = parse_number(text, "max-seconds")
+    if value <= 0:
+        raise ICLError(f"--max-seconds: must be a positive number of seconds, got {str(text).strip()!r}")
+    return value
 
 
 def check_output_paths(args) -> None:

@@ -30,6 +30,9 @@ from icl_symbolic.api.extrapolation import (
 )
 from icl_symbolic.cli._args import (
     CONVENTION_COLUMNS,
+    MAX_D,
+    MAX_N_TEST,
+    MAX_SEEDS,
     ICLError,
     add_convention_options,
     add_output_options,
@@ -145,16 +148,16 @@ def _one(text, name):
 
 
 def run(args) -> int:
-    ds = [parse_int(x, "d", 2) for x in split_list(args.d, "d")]
+    ds = [parse_int(x, "d", 2, MAX_D) for x in split_list(args.d, "d")]
     if len(set(ds)) < 2 or len(set(ds)) != len(ds):
         raise ICLError(f"--d: expected at least two distinct dimensions, got {args.d!r}")
     alpha, kappa, tau = _one(args.alpha, "alpha"), _one(args.kappa, "kappa"), _one(args.tau, "tau")
     rho, lam = _one(args.rho, "rho"), _one(args.lam, "lam")
-    n_seeds, seed0 = parse_int(args.seeds, "seeds", 2), parse_int(args.seed, "seed", 0)
+    n_seeds, seed0 = parse_int(args.seeds, "seeds", 2, MAX_SEEDS), parse_int(args.seed, "seed", 0)
     fm = parse_features(args.features) if args.features is not None else None
     kernel = fm is not None and not fm.is_identity
     n_test_default = str(DEFAULT_N_TEST_KERNEL) if kernel else str(defaults.N_TEST)
-    n_test = parse_int(args.n_test if args.n_test is not None else n_test_default, "n-test", 2)
+    n_test = parse_int(args.n_test if args.n_test is not None else n_test_default, "n-test", 2, MAX_N_TEST)
     (jobs, scheduler), m = parse_parallel(args), parse_int(args.m, "m", 1)
     fa = parse_number(args.false_alarm, "false-alarm")
     if not 0 < fa < 1:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from icl_symbolic.api.figures import CSV_COLUMNS, FIGURES, figure
 from icl_symbolic.cli._args import (
     EXIT_OK_BAD_INPUT,
+    MAX_D,
+    MAX_SEEDS,
     ICLError,
     add_order_option,
     add_output_options,
@@ -63,9 +65,9 @@ def run(args) -> int:
         raise ICLError(f"unknown figure {name!r}; expected one of {', '.join(FIGURES)}")
     overrides = {}
     if args.d is not None:
-        overrides["d"] = parse_int(args.d, "d", 2)
+        overrides["d"] = parse_int(args.d, "d", 2, MAX_D)
     overrides["jobs"], overrides["scheduler"] = parse_parallel(args)
-    seeds = parse_int(args.seeds, "seeds", 1)
+    seeds = parse_int(args.seeds, "seeds", 1, MAX_SEEDS)
     check_output_paths(args)
     meta = figure(
         name,

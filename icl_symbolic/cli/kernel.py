@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import io as _io
 import math
-import sys
 
 import numpy as np
 
@@ -32,6 +31,7 @@ from icl_symbolic.cli._args import (
     emit_json,
     epilog,
     parse_parameter,
+    progress_printer,
     save_figure,
     write_text,
 )
@@ -99,14 +99,6 @@ def run(args) -> int:
     rho = parse_parameter(args.rho, "rho")
     if rho.size != 1:
         raise ICLError("--rho: give one value (sweep the ratios instead)")
-    n = int(np.prod([float(g.size) for g in grids.values()]))
-    progress = None
-    if n >= 400 and not args.quiet:
-
-        def progress(i, total):
-            if i == total or i % 200 == 0:
-                print(f"kernel: {i}/{total} points", file=sys.stderr, flush=True)
-
     kc = kernel(
         args.expr,
         features=args.features,
@@ -118,7 +110,7 @@ def run(args) -> int:
         d=args.d,
         tasks=args.tasks,
         digits=args.digits,
-        progress=progress,
+        progress=progress_printer(args.quiet),
     )
     doc = json_document(kc, args, kc.spectrum.d)
     if args.plot:

@@ -28,6 +28,8 @@ from icl_symbolic.api.reproduction import (
     reproduce,
 )
 from icl_symbolic.cli._args import (
+    MAX_N_TEST,
+    MAX_SEEDS,
     ICLError,
     add_convention_options,
     add_output_options,
@@ -151,9 +153,9 @@ CSV_KEYS = (
 def run(args) -> int:
     columns = parse_columns(args.columns)
     fixed = {k: parse_number(getattr(args, k), k) for k in PARAMS[1:]}  # a column overrides its option
-    n_seeds = parse_int(args.seeds_per_row, "seeds-per-row", MIN_SEEDS)
+    n_seeds = parse_int(args.seeds_per_row, "seeds-per-row", MIN_SEEDS, MAX_SEEDS)
     seed0 = parse_int(args.seed, "seed", 0)
-    n_test = parse_int(args.n_test, "n-test", 2)
+    n_test = parse_int(args.n_test, "n-test", 2, MAX_N_TEST)
     fa = parse_number(args.false_alarm, "false-alarm")
     if not 0 < fa < 1:
         raise ICLError("--false-alarm must be in (0, 1)")

@@ -18,6 +18,7 @@ import textwrap
 from icl_symbolic.api.simulation import (
     DEFAULT_N_TEST_KERNEL,
     PARAMETERS,
+    check_finite_d_points,
     check_finite_d_scope,
     finite_d_fields,
     finite_d_theory,
@@ -27,6 +28,9 @@ from icl_symbolic.api.simulation import (
 from icl_symbolic.cli._args import (
     CONVENTION_COLUMNS,
     EXIT_OK_BAD_INPUT,
+    MAX_D,
+    MAX_N_TEST,
+    MAX_SEEDS,
     add_convention_options,
     add_order_option,
     add_output_options,
@@ -48,10 +52,7 @@ from icl_symbolic.cli._args import (
     write_csv,
 )
 
-#: command-line limits (docs/limits.md); the simulator refuses what does not fit in memory
-MAX_D = 100_000
-MAX_SEEDS = 10_000
-MAX_N_TEST = 10**8
+# command-line limits: core.limits (docs/limits.md); the simulator refuses what does not fit in memory
 
 
 def register(subparsers) -> None:
@@ -186,6 +187,7 @@ def run(args) -> int:
         check_finite_d_scope(
             lam=lam, C_train=args.C_train, C_test=args.C_test, convention=convention, features=features
         )
+        check_finite_d_points(d, taus)  # before the simulation: no training for a value that cannot exist
     check_output_paths(args)
     jobs, scheduler = parse_parallel(args)
     res = simulate(

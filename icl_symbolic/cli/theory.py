@@ -156,6 +156,7 @@ def _run_finite_d(args, grids) -> int:
     """``theory EXPR --d D --order 1``: limit and corrected value per point (icl_symbolic.theory.finite_d)."""
     if args.d is None:
         raise ICLError("--order 1 needs --d (the dimension the correction is for)")
+    check_int(args.d, "d", 2)  # the finite-d terms exist for d >= 2 (docs/finite-d.md)
     if args.ctrain.strip().lower() != "identity" or (
         args.ctest is not None and args.ctest.strip().lower() != "identity"
     ):

@@ -94,7 +94,8 @@ def register(subparsers) -> None:
         choices=TIERS,
         default=None,
         help="quick (default), full (= --full) or deep (adds the paper-scale ladders: hours on "
-        "2 cores; use --jobs or --scheduler, and --cache DIR to resume a killed run)",
+        "2 cores, so it needs a budget such as --max-seconds 90000; use --jobs or --scheduler, and "
+        "--cache DIR to resume a killed run)",
     )
     p.add_argument(
         "--cache",

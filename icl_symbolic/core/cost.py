@@ -29,11 +29,15 @@ The limits themselves (:data:`icl_symbolic.engine.expr.MAX_DEGREE`,
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 from math import comb
 
 import sympy
 
+from icl_symbolic.core import limits
 from icl_symbolic.core.caches import memoize
+from icl_symbolic.core.errors import ICLError
 
 #: estimates are capped here (they only need to be compared with limits far below)
 CAP = 10**30
@@ -124,7 +128,8 @@ def composed_hermite_cost(m: int, x) -> tuple[int, int]:
 # ---------------------------------------------------------------------------
 # Time estimates: every command says what its work will take before it starts
 # ---------------------------------------------------------------------------
-#: an estimate above this many seconds is printed (one stderr line) and the work shows progress
+#: an estimate above this many seconds is printed (one stderr line) and the work shows progress;
+#: above :data:`icl_symbolic.core.limits.CEILING_SECONDS` it is refused without a budget (:func:`budget`)
 ANNOUNCE_SECONDS = 3.0
 #: at most one progress line per this many seconds
 PROGRESS_EVERY = 5.0
@@ -140,6 +145,12 @@ SECONDS_PER = {
     "exact_unit": 1.9e-2,
     # theory: one grid point of Result 1 (validation included), identity covariances
     "theory_point": 9.1e-4,
+    # a covariance matrix's eigendecomposition (numpy.linalg.eigh), per d^3: 4.7 s at d = 2000, one BLAS
+    # thread, measured on 2026-12-06 (load ~6)
+    "cov_eigh": 5.9e-10,
+    # kernel: one grid point of the kernel learner's curve and of plain attention next to it (hermite:2,
+    # d = 16; identity features take about half); measured on 2026-12-06 over 2000 points, load ~6
+    "kernel_point": 2.2e-3,
     # theory: one grid point per eigenvalue of a non-identity covariance
     "theory_point_eig": 8.2e-7,
     # moments --mc: one prompt entry (ell x d per prompt: sampling and the estimators)
@@ -227,8 +238,30 @@ class Estimate:
             f"limit {limit} (see docs/limits.md; shorter: {self.reduce})"
         )
 
+    def check(self, ceiling: float | None = None) -> None:
+        """Refuse (one-line ICLError) work estimated above the budget (:func:`allowed_seconds`: the
+        user's ``--max-seconds``, else :data:`icl_symbolic.core.limits.CEILING_SECONDS`).  ``ceiling``
+        replaces the default ceiling for work that cannot show progress
+        (:data:`icl_symbolic.core.limits.SILENT_CEILING_SECONDS`); a budget still lifts it."""
+        allowed = allowed_seconds() if ceiling is None or _BUDGET.get() is not None else ceiling
+        if self.seconds > allowed:
+            given = _BUDGET.get() is not None
+            limit = (
+                f"the budget --max-seconds {allowed:g}"
+                if given
+                else f"the ceiling of {duration(allowed)} without a budget"
+            )
+            raise ICLError(
+                f"{self.what}: estimated {duration(self.seconds)} ({self.work:.2g} {self.unit}), above {limit}; "
+                f"to run it pass --max-seconds {_budget_hint(self.seconds)} (see docs/limits.md; "
+                f"shorter: {self.reduce})"
+            )
+
     def announce(self, say) -> bool:
-        """Print :meth:`line` through ``say`` when the work is long; True when printed."""
+        """Refuse work above the budget (:meth:`check`), then print :meth:`line` through ``say`` when
+        the work is long; True when printed.  Every announcement goes through here, so that no work
+        past the ceiling starts without a budget."""
+        self.check()
         if say is not None and self.long:
             say(self.line())
             return True
@@ -270,6 +303,49 @@ class Progress:
             return
         eta = elapsed / frac * (1 - frac) if frac > 0 else float("inf")
         self.say(f"{self.what}: {100 * frac:.0f}%{count} after {duration(elapsed)}, about {duration(eta)} left")
+
+
+#: the user's explicit budget in seconds (``--max-seconds``), None for the default ceiling
+_BUDGET: ContextVar = ContextVar("icl_symbolic_budget", default=None)
+
+
+def allowed_seconds() -> float:
+    """The most seconds an announced estimate may have: the budget of :func:`budget`, else the
+    ceiling :data:`icl_symbolic.core.limits.CEILING_SECONDS`."""
+    given = _BUDGET.get()
+    return limits.CEILING_SECONDS if given is None else given
+
+
+def current_budget() -> float | None:
+    """The budget in force (None: the default ceiling); worker processes receive it with their work."""
+    return _BUDGET.get()
+
+
+@contextmanager
+def budget(seconds: float | None):
+    """Allow work estimated up to ``seconds`` (the ``--max-seconds`` option) inside the block;
+    ``None`` keeps the default ceiling.
+
+    >>> with budget(10.0):
+    ...     Estimate(20.0, 1, "units", "work", "less").check()
+    Traceback (most recent call last):
+    ...
+    icl_symbolic.core.errors.ICLError: work: estimated 20 s (1 units), above the budget --max-seconds 10; to run it pass --max-seconds 30 (see docs/limits.md; shorter: less)
+    """
+    if seconds is not None and not (seconds > 0 and seconds == seconds):
+        raise ICLError(f"--max-seconds: must be a positive number of seconds, got {seconds:g}")
+    token = _BUDGET.set(None if seconds is None else float(seconds))
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def _budget_hint(seconds: float) -> str:
+    """A round budget a bit above ``seconds`` (the estimates are right within a factor of about 2)."""
+    need = 1.5 * seconds
+    step = 10 ** max(len(str(int(need))) - 2, 0)
+    return str(int(-(-need // step) * step))
 
 
 def announced(say, estimate: Estimate, total: float = 1.0, unit: str = "") -> Progress:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Sequence
 import joblib
 from threadpoolctl import threadpool_limits
 
+from icl_symbolic.core.cost import budget, current_budget
 from icl_symbolic.core.errors import ICLError
 
 #: Environment variable naming a Dask scheduler address (used when ``scheduler`` is not given).
@@ -88,8 +89,10 @@ def resolve_scheduler(scheduler: str | None) -> str | None:
     return addr
 
 
-def _pinned(fn: Callable, item: Any, blas_threads: int):
-    with threadpool_limits(limits=blas_threads):
+def _pinned(fn: Callable, item: Any, blas_threads: int, seconds: float | None = None):
+    """``fn(item)`` with ``blas_threads`` BLAS threads, under the caller's work budget ``seconds``
+    (:func:`icl_symbolic.core.cost.budget`: a worker process does not inherit it otherwise)."""
+    with threadpool_limits(limits=blas_threads), budget(seconds):
         return fn(item)
 
 
@@ -193,10 +196,11 @@ def map_sweep(
     if address is None and (jobs == 1 or total <= 1):
         out = []
         for i, item in enumerate(items):
-            out.append(_pinned(fn, item, blas_threads))
+            out.append(_pinned(fn, item, blas_threads, current_budget()))
             report(i + 1)
         return out
-    calls = (joblib.delayed(_pinned)(fn, item, blas_threads) for item in items)
+    seconds = current_budget()
+    calls = (joblib.delayed(_pinned)(fn, item, blas_threads, seconds) for item in items)
     out = []
     if address is None:
         runner = joblib.Parallel(n_jobs=min(jobs, total), backend="loky", return_as="generator")

@@ -43,8 +43,9 @@ from scipy.optimize import least_squares
 from scipy.stats import chi2 as _chi2
 
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.limits import MAX_CURVE_BYTES, read_text_limited
 from icl_symbolic.core.numbers import parse_float
-from icl_symbolic.diagnosis.slips import CONTEXT_SYMBOLS, Catalogue, Context, SlipModel, catalogue, read_text_limited
+from icl_symbolic.diagnosis.slips import CONTEXT_SYMBOLS, Catalogue, Context, SlipModel, catalogue
 from icl_symbolic.theory.asymptotic import e_a1zero, e_linear_isotropic
 
 AXES = ("tau", "kappa", "alpha")
@@ -71,7 +72,7 @@ def read_curve(path, rel_err: float | None = None) -> CurveData:
     Without ``se``, the standard error of each point is ``rel_err * |e|`` (default 0.02).
     Lines starting with ``#`` are comments.  Bad input: one-line ICLError.
     """
-    text = read_text_limited(path, 5_000_000, "--curve")
+    text = read_text_limited(path, MAX_CURVE_BYTES, "--curve")
     return parse_curve(text, rel_err, where=str(path))
 
 

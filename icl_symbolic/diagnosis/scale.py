@@ -45,6 +45,7 @@ import sympy
 
 from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.numbers import check_decimal
 from icl_symbolic.core.values import Value
 from icl_symbolic.diagnosis.slips import (
     catalogue,
@@ -453,7 +454,7 @@ def diagnose_value(
         if isinstance(value, str):
             if tol is None:
                 tol = tolerance_from_text(value)
-            v = mpmath.mpf(value.strip())
+            v = mpmath.mpf(check_decimal(value, "--value"))
         else:
             v = to_mpf(value)
             if tol is None:

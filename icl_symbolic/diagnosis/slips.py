@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from importlib import resources
 
 import mpmath
@@ -45,6 +45,8 @@ import sympy
 
 from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.errors import ICLError, ParseError
+from icl_symbolic.core.limits import MAX_CATALOGUE_BYTES, read_text_limited
+from icl_symbolic.core.numbers import check_decimal
 from icl_symbolic.core.symbols import g
 from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.engine.gauss import expect
@@ -325,18 +327,6 @@ def _models_from_doc(doc: dict, where: str, source: str):
     return models, qs
 
 
-def read_text_limited(path, limit: int, what: str) -> str:
-    """The text of a user's input file, refused (one-line ICLError) if unreadable or over ``limit`` chars."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read(limit + 1)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ICLError(f"{what}: cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    if len(text) > limit:
-        raise ICLError(f"{what}: {path} is larger than {limit} characters")
-    return text
-
-
 @memoize(maxsize=1)
 def _shipped():
     text = resources.files("icl_symbolic").joinpath("data/slips.toml").read_text(encoding="utf-8")
@@ -355,7 +345,7 @@ def catalogue(path=None) -> Catalogue:
     models, qs = list(models), list(qs)
     if path is not None:
         where = str(path)
-        text = read_text_limited(path, 1_000_000, "--catalogue")
+        text = read_text_limited(path, MAX_CATALOGUE_BYTES, "--catalogue")
         more, moreq = _models_from_doc(_read_toml(text, where), where, where)
         have = {m.name for m in models}
         for m in more:
@@ -672,15 +662,13 @@ class SlipReport:
 def tolerance_from_text(text: str) -> mpmath.mpf:
     """Half a unit in the last printed decimal place (``"1.447"`` -> 5e-4).
 
+    ``text`` is read by the one number grammar of the package
+    (:func:`icl_symbolic.core.numbers.check_decimal`: ASCII digits, bounded length, finite).
+
     >>> print(tolerance_from_text("0.447029"))
     5.0e-7
     """
-    try:
-        dec = Decimal(str(text).strip())
-    except InvalidOperation:
-        raise ICLError(f"--value: {text!r} is not a decimal number") from None
-    if not dec.is_finite():
-        raise ICLError(f"--value: {text!r} is not finite")
+    dec = Decimal(check_decimal(text, "--value"))
     return mpmath.mpf(f"5e{dec.as_tuple().exponent - 1}")
 
 
@@ -804,8 +792,8 @@ def diagnose_number(
         if isinstance(claimed, str):
             if tol is None:
                 tol = tolerance_from_text(claimed)
-            v = mpmath.mpf(claimed.strip())
-            shown = claimed.strip()
+            shown = check_decimal(claimed, "--value")
+            v = mpmath.mpf(shown)
         else:
             v = to_mpf(claimed)
             shown = mpmath.nstr(v, 15)

@@ -105,6 +105,8 @@ __all__ = [
 ]
 
 _I = sympy.I
+#: the functions the exact rules rewrite as two exponentials of their argument (:func:`_trig_to_exp`)
+_TWO_EXP = (sympy.sin, sympy.cos, sympy.sinh, sympy.cosh)
 _SQRT2PI = sympy.sqrt(2 * sympy.pi)
 
 
@@ -402,6 +404,11 @@ def _terms(smooth):
     n = expand_terms(smooth, trig=2)
     if n > MAX_EXACT_TERMS:
         raise _Unsupported(f"expansion into up to {n} terms")
+    # The rules integrate exp(a g^2 + b g) only: sin(u), cos(u), ... of a non-polynomial u have no
+    # closed form here, and rewriting them doubles u at every level (64 nested sin: 2^64 nodes).
+    for node in sympy.preorder_traversal(smooth):
+        if isinstance(node, _TWO_EXP) and node.args[0].has(g) and not node.args[0].is_polynomial(g):
+            raise _Unsupported(f"{node.func.__name__} of a non-polynomial argument")
     e = _trig_to_exp(smooth)
     e = sympy.expand(e, power_exp=True, power_base=False, log=False, deep=True)
     return sympy.Add.make_args(e)
@@ -1022,10 +1029,13 @@ def oscillation_splits(expr, digits, omega=1, label="F") -> list:
     R = _effective_range(digits, om)
     z = np.linspace(-R, R, 20001)
     rate = np.zeros_like(z)
-    for u in dict.fromkeys(args):
-        du = sympy.lambdify(g, ae_diff(u, g), modules=["numpy", "scipy"])
-        with np.errstate(all="ignore"):
-            r = np.abs(np.broadcast_to(np.asarray(du(z), dtype=float), z.shape))
+    # one function for all the rates, common sub-expressions shared (64 nested sin: 64 chain-rule
+    # products of up to 64 factors; one lambdify each took 20 s before the quadrature was announced)
+    rates = sympy.lambdify(g, [ae_diff(u, g) for u in dict.fromkeys(args)], modules=["numpy", "scipy"], cse=True)
+    with np.errstate(all="ignore"):
+        values = rates(z)
+    for du in values:
+        r = np.abs(np.broadcast_to(np.asarray(du, dtype=float), z.shape))
         rate += np.where(np.isfinite(r), r, np.inf)
     if not np.all(np.isfinite(rate)):
         raise ICLError(

@@ -35,7 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
+from icl_symbolic.core.cost import SECONDS_PER, Estimate
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.limits import MAX_SPECTRUM_D, SILENT_CEILING_SECONDS
 from icl_symbolic.core.numbers import parse_float
 
 FAMILIES = ("identity", "powerlaw:p", "spiked:f:r", "lowrank:r")
@@ -152,6 +154,28 @@ def _family(name: str, d: int) -> Covariance:
 MAX_COV_D = 20_000
 
 
+def _check_size(shape, dtype, name: str) -> None:
+    """Refuse (one line) entries that are not real numbers, an array past :data:`MAX_COV_D`, or a
+    matrix whose eigendecomposition is estimated above the ceiling of silent work
+    (``SECONDS_PER['cov_eigh']`` per d^3 against ``SILENT_CEILING_SECONDS``; ``--max-seconds`` lifts
+    it), from its shape and dtype alone: before a ``.npy`` file's data is read."""
+    if dtype.kind not in "biuf":
+        what = {"c": "complex", "U": "string", "S": "bytes", "O": "object"}.get(dtype.kind, str(dtype))
+        raise ICLError(f"covariance {name}: entries must be real numbers, got dtype {dtype} ({what})")
+    size = max(shape) if len(shape) else 0
+    if size > MAX_COV_D:
+        raise ICLError(f"covariance {name}: size {size} is above the limit {MAX_COV_D} (see docs/limits.md)")
+    if len(shape) == 2:
+        work = float(size) ** 3
+        Estimate(
+            work * SECONDS_PER["cov_eigh"],
+            work,
+            "d^3",
+            f"covariance {name}: eigendecomposition of a {size} x {size} matrix",
+            "a smaller matrix, or its spectrum (a 1-D array)",
+        ).check(SILENT_CEILING_SECONDS)  # no progress lines here: the short ceiling
+
+
 def from_array(arr, d: int | None = None, name: str = "matrix") -> Covariance:
     """Validate a user matrix (d x d symmetric PSD) or spectrum (length d, >= 0).
 
@@ -160,13 +184,9 @@ def from_array(arr, d: int | None = None, name: str = "matrix") -> Covariance:
     refused, as are empty arrays and sizes above :data:`MAX_COV_D`.
     """
     raw = np.asarray(arr)
-    if raw.dtype.kind not in "biuf":
-        what = {"c": "complex", "U": "string", "S": "bytes", "O": "object"}.get(raw.dtype.kind, str(raw.dtype))
-        raise ICLError(f"covariance {name}: entries must be real numbers, got dtype {raw.dtype} ({what})")
+    _check_size(raw.shape, raw.dtype, name)
     if raw.size == 0:
         raise ICLError(f"covariance {name}: empty array")
-    if max(raw.shape) > MAX_COV_D:
-        raise ICLError(f"covariance {name}: size {max(raw.shape)} is above the limit {MAX_COV_D} (see docs/limits.md)")
     arr = raw.astype(float)
     if not np.all(np.isfinite(arr)):
         raise ICLError(f"covariance {name}: contains NaN or infinite entries")
@@ -215,6 +235,13 @@ def resolve_covariance(spec, d: int | None = None) -> Covariance:
             if not path.is_file():
                 raise ICLError(f"covariance file {text!r} does not exist")
             try:
+                with open(path, "rb") as fh:  # the header first: shape and dtype before any data is read
+                    version = np.lib.format.read_magic(fh)
+                    header = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+                    if version not in header:
+                        raise ValueError(f".npy format version {version} (1.0 and 2.0 are read)")
+                    shape, _, dtype = header[version](fh)
+                _check_size(shape, dtype, path.name)
                 arr = np.load(path, allow_pickle=False)
             except (ValueError, OSError) as exc:
                 raise ICLError(f"covariance file {text!r} could not be read as .npy: {exc}") from None
@@ -223,6 +250,10 @@ def resolve_covariance(spec, d: int | None = None) -> Covariance:
             raise ICLError(f"covariance {text!r} needs a dimension d")
         if int(d) != d or d < 1:
             raise ICLError(f"dimension d must be a positive integer, got {d}")
+        if d > MAX_SPECTRUM_D:  # a family is a spectrum of d numbers (d = 1e9: 8 GB per array)
+            raise ICLError(
+                f"covariance {text!r}: d = {int(d)} is above the limit {MAX_SPECTRUM_D} (see docs/limits.md)"
+            )
         return _family(text, int(d))
     return from_array(spec, d)
 

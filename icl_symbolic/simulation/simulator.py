@@ -67,6 +67,7 @@ from scipy.linalg import blas, lapack
 
 from icl_symbolic.core.cost import SECONDS_PER, Estimate, announced
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.limits import ANNOUNCE_BYTES
 from icl_symbolic.core.parallel import check_jobs, concurrent_runs, map_sweep, resolve_scheduler
 from icl_symbolic.core.stats import sample_se, seed_mean_se
 from icl_symbolic.core.values import Value
@@ -997,8 +998,7 @@ def _check_common(rho, lam, seeds, n_test, sampler):
     return seeds, n_test
 
 
-#: simulate_many announces a run (memory and draws) above these sizes, before it starts
-ANNOUNCE_BYTES = 1 << 30
+#: simulate_many announces a run (memory: core.limits.ANNOUNCE_BYTES; draws) above these sizes, before it starts
 ANNOUNCE_DRAWS = 10**9
 
 
@@ -1089,6 +1089,8 @@ def simulate_many(
     plans = [_plan(**spec) for spec in specs]
     n_items = sum(len(pl["seeds"]) for pl in plans)
     serial = address is None and concurrent_runs(jobs, n_items) == 1
+    estimate = run_estimate(plans, jobs, address, what, reduce)
+    estimate.check()  # past the ceiling without a budget: one refusal line, before the memory line
     tasks = []
     for i, pl in enumerate(plans):
         need = check_memory(
@@ -1126,9 +1128,7 @@ def simulate_many(
                 )
             )
     # the time, estimated from the cost model before the first seed, then progress with an ETA
-    runs, seconds = run_seed_tasks(
-        _run_seed, tasks, run_estimate(plans, jobs, address, what, reduce), jobs, address, progress, serial
-    )
+    runs, seconds = run_seed_tasks(_run_seed, tasks, estimate, jobs, address, progress, serial)
     out, at = [], 0
     for pl in plans:
         seeds = pl["seeds"]

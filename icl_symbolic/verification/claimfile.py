@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from icl_symbolic.core.errors import ClaimFileError, ICLError
+from icl_symbolic.core.limits import MAX_CLAIM_FILE_BYTES, MAX_CLAIMS, check_count, read_text_limited
 from icl_symbolic.diagnosis.scale import validate_expected_diagnosis
 from icl_symbolic.verification.checks import REGISTRY
 from icl_symbolic.verification.evidence import EVIDENCE, NOT_COUNTED
@@ -245,11 +246,11 @@ def load_file(path) -> list[Claim]:
     path = Path(path)
     name = str(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text_limited(path, MAX_CLAIM_FILE_BYTES, "claim file"))
     except tomllib.TOMLDecodeError as exc:
         raise ClaimFileError(f"{name}: not valid TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ClaimFileError(f"{name}: cannot read: {exc}") from None
+    except ICLError as exc:
+        raise ClaimFileError(str(exc)) from None
     unknown_top = set(data) - {"unit", "defaults", "claim"}
     if unknown_top:
         raise ClaimFileError(
@@ -263,6 +264,7 @@ def load_file(path) -> list[Claim]:
     raw_claims = data.get("claim")
     if not isinstance(raw_claims, list) or not raw_claims:
         raise ClaimFileError(f"{name}: no [[claim]] entries")
+    check_count(len(raw_claims), MAX_CLAIMS, f"{name}: [[claim]] entries", "split the file")
     claims, ids = [], set()
     for i, raw in enumerate(raw_claims):
         if not isinstance(raw, dict):
@@ -451,7 +453,9 @@ def load_claims(paths=None, paper: str = DEFAULT_PAPER) -> list[Claim]:
         raise ICLError("no claim files to load")
     claims, owner = [], {}
     for f in files:
-        for c in load_file(f):
+        more = load_file(f)
+        check_count(len(claims) + len(more), MAX_CLAIMS, "claims in one run", "fewer files, or --only")
+        for c in more:
             if c.id in owner:
                 raise ClaimFileError(f"{c.file}: claim {c.id!r}: id already used in {owner[c.id]}")
             owner[c.id] = c.file
