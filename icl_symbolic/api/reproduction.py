@@ -9,10 +9,12 @@ from icl_symbolic.api.simulation import check_simulable
 from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.stats import MIN_SEEDS
+from icl_symbolic.core.verdict import DEFAULT_MDE_PCT
 from icl_symbolic.diagnosis.slips import read_text_limited
 from icl_symbolic.output.plotting import reproduce_figure
 from icl_symbolic.studies.reproduce import (
     PARAMS,
+    SPREAD_READING,
     SPREADS,
     Reproduction,
     parse_columns,
@@ -44,6 +46,7 @@ def reproduce(
     seed: int = 0,
     n_test: int = 100,
     false_alarm: float = 1e-3,
+    mde: float = DEFAULT_MDE_PCT / 100,
     slip_rows: int | None = None,
     jobs: int = 1,
     scheduler: str | None = None,
@@ -51,12 +54,14 @@ def reproduce(
 ) -> Reproduction:
     """Simulate every row of the data table ``table`` (a CSV file with a header line; ``#`` lines are
     comments) at its own d and ``convention`` with the same seeds, and compare with the table: our value
-    +- SE, theirs +- SE, z and its limit (the two-sided ``false_alarm`` budget split over the rows), a
-    verdict; on a disagreeing row the slips catalogue is tried (``slip_rows`` worst rows; None: all).
+    +- SE, theirs +- SE, z and its limit (the two-sided ``false_alarm`` budget split over the rows), the
+    minimum detectable error of each row, a verdict ("reproduced" only when every row agrees and every
+    row's MDE is at most ``mde``, a fraction of their value, default 5 %; else "NOT reproduced" or
+    "inconclusive", :mod:`icl_symbolic.core.verdict`); on a disagreeing row the slips catalogue is tried (``slip_rows`` worst rows; None: all).
 
     ``columns``: our names = the table's headers (``"d=d,mean=m,spread=s,runs=n"`` or a dict); the
     parameters alpha, kappa, tau, rho, lam not named there are the keywords; ``spread``: ``std`` (per-run
-    standard deviation, needs ``runs=``) or ``se``; ``error``: the error the table reports (``icl``,
+    sample standard deviation, ddof 1, needs ``runs=``), ``std0`` (ddof 0, needs ``runs=``) or ``se``; ``error``: the error the table reports (``icl``,
     ``idg``, ``gap``).  ``seeds`` is a count (at least ``MIN_SEEDS``) or a list.  The library side of
     ``icl-symbolic reproduce``; returns a :class:`~icl_symbolic.studies.reproduce.Reproduction`
     (``.ok``, ``.verdict``, ``.rows``, ``.to_json()``).
@@ -74,6 +79,7 @@ def reproduce(
         error=error,
         seeds=seeds_of(seeds, seed),
         false_alarm=false_alarm,
+        mde=mde,
         n_test=n_test,
         jobs=jobs,
         scheduler=scheduler,
@@ -99,6 +105,7 @@ __all__ = [
     "parse_columns",
     "PARAMS",
     "SPREADS",
+    "SPREAD_READING",
     "ERRORS",
     "MIN_SEEDS",
     "MAX_TABLE_BYTES",

@@ -6,10 +6,12 @@
 A thin layer over :func:`icl_symbolic.api.reproduction.reproduce` (reading the table, the
 simulations, the z-scores with their false-alarm budget, the slips tried on disagreeing rows:
 :mod:`icl_symbolic.studies.reproduce`).
-``--json`` prints one object with ``verdict``, ``reproduced``, ``convention``,
-``false_alarm`` and ``points`` (one per row: the setting, ``ours``, ``ours_se``,
-``theirs``, ``theirs_se``, ``z``, ``z_limit``, ``mde``, ``agrees``, ``e_theory``,
-``slips``, ``catalogue_slips``).  docs/reproduce.md.
+``--json`` prints one object with ``verdict``, ``status`` (agrees, disagrees,
+inconclusive), ``reproduced``, ``mde_rel`` (the run's: the largest row's, a fraction),
+``mde_target``, ``seeds_to_target``, ``seconds_to_target``, ``convention``,
+``false_alarm``, ``spread_reading`` and ``points`` (one per row: the setting, ``ours``,
+``ours_se``, ``theirs``, ``theirs_se``, ``z``, ``z_limit``, ``mde``, ``mde_rel``,
+``agrees``, ``e_theory``, ``slips``, ``catalogue_slips``).  docs/reproduce.md.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from icl_symbolic.api.reproduction import (
     ERRORS,
     MIN_SEEDS,
     PARAMS,
+    SPREAD_READING,
     SPREADS,
     parse_columns,
     plot_reproduction,
@@ -45,6 +48,7 @@ from icl_symbolic.cli._args import (
     save_figure,
     write_text,
 )
+from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, exit_text, mde_help, parse_mde, pct
 
 EXAMPLE = (
     'icl-symbolic reproduce docs/reproduce-example.csv --f "(g^2-1)/sqrt(2)" --alpha 2 --tau 2 --rho 0.1 '
@@ -59,12 +63,14 @@ def register(subparsers) -> None:
         description="Read a table of simulated errors (CSV with a header line; lines starting with # are "
         "skipped), simulate every row at the table's own d and convention with the same seeds, and "
         "report per row our value +- SE, theirs +- SE, z and its limit (two-sided false-alarm "
-        "budget split over the rows, Student t), with an overall verdict. On a disagreeing row the "
+        "budget split over the rows, Student t) and the minimum detectable error (MDE, 90 % power, in % "
+        "of their value), with an overall verdict: 'reproduced' only when every row agrees and every "
+        "row's MDE is at most --mde (default 5 %), 'NOT reproduced' when some row disagrees, else "
+        "'inconclusive' with the seeds per row that would reach the target. On a disagreeing row the "
         "slips catalogue is tried: each convention option flipped, noise std vs variance, "
         "alpha <-> kappa, and the number slips of the catalogue. docs/reproduce.md.",
         epilog=epilog(
-            "0 every row agrees; 1 some row disagrees; 2 bad input (one line on stderr, nothing "
-            "computed, no files written)",
+            exit_text("reproduced", "NOT reproduced"),
             [EXAMPLE],
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -80,7 +86,9 @@ def register(subparsers) -> None:
         "--spread",
         default="std",
         choices=SPREADS,
-        help="what the spread column is: std (per-run standard deviation; needs runs=) or se (standard error)",
+        help="what the spread column is: std (per-run sample standard deviation, ddof 1; SE = std/sqrt(runs); "
+        "needs runs=), std0 (per-run population standard deviation, ddof 0, as numpy.std; SE = "
+        "std/sqrt(runs - 1); needs runs=) or se (standard error of the mean). Default: %(default)s",
     )
     p.add_argument("--f", default="g", help="teacher f(g) of the table (default: the linear teacher g)")
     for k, v in (
@@ -110,6 +118,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--false-alarm", default="1e-3", help="two-sided false-alarm budget over all rows (default: %(default)s)"
     )
+    p.add_argument("--mde", default=f"{DEFAULT_MDE_PCT:g}", help=mde_help(DEFAULT_MDE_PCT))
     p.add_argument(
         "--slip-rows",
         default=None,
@@ -140,6 +149,7 @@ CSV_KEYS = (
         "z",
         "z_limit",
         "mde",
+        "mde_rel",
         "agrees",
         "e_theory",
         "best_slip",
@@ -158,6 +168,7 @@ def run(args) -> int:
     if not 0 < fa < 1:
         raise ICLError("--false-alarm must be in (0, 1)")
     slip_rows = None if args.slip_rows is None else parse_int(args.slip_rows, "slip-rows", 0)
+    target = parse_mde(args.mde)
     convention = parse_convention(args)
     jobs, scheduler = parse_parallel(args)
     check_output_paths(args)
@@ -173,6 +184,7 @@ def run(args) -> int:
         seed=seed0,
         n_test=n_test,
         false_alarm=fa,
+        mde=target,
         slip_rows=slip_rows,
         jobs=jobs,
         scheduler=scheduler,
@@ -180,7 +192,15 @@ def run(args) -> int:
     )
     js = res.to_json()
     points = js.pop("points")
-    doc = document("reproduce", points, table=str(args.table), columns=columns, spread=args.spread, **js)
+    doc = document(
+        "reproduce",
+        points,
+        table=str(args.table),
+        columns=columns,
+        spread=args.spread,
+        spread_reading=SPREAD_READING[args.spread],
+        **js,
+    )
     # all computation is done: now write files (atomically) and print
     if args.plot:
         save_figure(plot_reproduction(res, table=args.table), args.plot)
@@ -202,7 +222,7 @@ def run(args) -> int:
     emit_json(args, doc)
     if not args.json:
         _print(res, args)
-    return 0 if res.ok else 1
+    return res.judgement.exit_code
 
 
 def _print(res, args) -> None:
@@ -211,8 +231,9 @@ def _print(res, args) -> None:
         f"{args.table}: f = {res.f}, {res.error} error, convention {c.name} (assignment={c.assignment}, "
         f"train tasks={c.train_tasks}, test tasks={c.test_tasks}, rounding={c.rounding}, "
         f"ridge floor={c.ridge_floor:g}); {len(res.seeds)} seeds per row; false alarm {res.false_alarm:g} "
-        f"over {len(res.rows)} rows"
+        f"over {len(res.rows)} rows; MDE target {pct(res.target)}"
     )
+    print(f"  their spread ({args.spread}): {SPREAD_READING[args.spread]}")
     for r in res.rows:
         p = r.row.params
         setting = " ".join(f"{k}={p[k]:g}" for k in PARAMS)
@@ -220,7 +241,7 @@ def _print(res, args) -> None:
         print(
             f"  {mark} row {r.row.index}: {setting}: ours {r.ours:.5g} +- {r.ours_se:.2g}, theirs "
             f"{r.row.theirs:.5g} +- {r.row.theirs_se:.2g}, z = {r.z:+.2f} (limit {r.limit:.3g}), "
-            f"MDE {r.mde:.3g}" + ("" if r.theory is None else f", theory {r.theory:.5g}")
+            f"MDE {r.mde:.3g} = {pct(r.mde_rel)}" + ("" if r.theory is None else f", theory {r.theory:.5g}")
         )
         for s in r.slips[:3]:
             print(
