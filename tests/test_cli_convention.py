@@ -189,7 +189,7 @@ CHEAP = {
         "--alpha",
         "2",
         "--tau",
-        "2",
+        "8",
         "--rho",
         "0.1",
         "--convention",

@@ -61,7 +61,7 @@ from icl_symbolic.core.stats import MIN_SEEDS, seed_mean_se
 from icl_symbolic.core.verdict import AGREES, DEFAULT_MDE_PCT, DISAGREES, RowTest, Verdict, decide, mde_with_seeds
 from icl_symbolic.diagnosis import slips
 from icl_symbolic.model.setting import CONVENTION_FIELDS, Convention, Setting, resolve_convention
-from icl_symbolic.simulation.simulator import Sizes, run_estimate, simulate_many, sized_plan
+from icl_symbolic.simulation.simulator import seed_seconds, simulate_many
 from icl_symbolic.studies.extrapolate import bonferroni_z, seed_error, welch_dof
 from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
 
@@ -343,54 +343,33 @@ def _judge(vals, row, limit_z):
     return ours, se, n, RowTest(ours - row.theirs, comb, limit_z, dof, row.theirs)
 
 
-def _seed_seconds(res) -> float:
-    """One seed of this simulation by the simulator's cost model (``core.cost.SECONDS_PER``)."""
-    st = res.setting
-    plan = sized_plan(Sizes(st.d, res.ell, res.k, res.n), 1, st.n_test, st.lam or 0.0)
-    return run_estimate([plan]).seconds
+def _check_seeds(seeds) -> tuple:
+    seeds = tuple(int(s) for s in seeds)
+    if len(seeds) < MIN_SEEDS:
+        raise ICLError(f"need at least {MIN_SEEDS} seeds per row (docs/power.md), got {len(seeds)}")
+    return seeds
 
 
-def reproduce(
+def simulate_rows(
     rows: Sequence[TableRow],
     f: str,
     *,
     convention=None,
-    error: str = "icl",
     seeds: Sequence[int] = tuple(range(MIN_SEEDS)),
-    false_alarm: float = 1e-3,
-    mde: float = DEFAULT_MDE_PCT / 100,
     n_test: int = 100,
     jobs: int = 1,
     scheduler: str | None = None,
-    slip_rows: int | None = None,
-    theory: bool = True,
     progress: Callable[[str], None] | None = None,
-) -> Reproduction:
-    """Simulate every row at its own d and convention and compare with the table (module docstring).
-
-    ``seeds`` (at least :data:`icl_symbolic.core.stats.MIN_SEEDS`) are the same for every
-    row; ``false_alarm`` is split over the rows (Bonferroni); ``mde``: the target minimum
-    detectable error (a fraction of their value) below which "reproduced" may be said.  The
-    slips are tried on the disagreeing rows, the ``slip_rows`` worst of them (None: all; 0: none).
-    Returns a :class:`Reproduction` (``.ok``, ``.verdict``, ``.rows``).
-    """
-    if slip_rows is not None and (int(slip_rows) != slip_rows or slip_rows < 0):
-        raise ICLError(f"slip_rows must be an integer >= 0, got {slip_rows!r}")
-    check_error(error)
+) -> list:
+    """Our simulation of every row at its own d under ``convention`` with the same ``seeds``: one
+    :class:`~icl_symbolic.simulation.simulator.SimResult` per row (the first half of :func:`reproduce`)."""
     conv = resolve_convention(convention)
-    seeds = tuple(int(s) for s in seeds)
-    if len(seeds) < MIN_SEEDS:
-        raise ICLError(f"need at least {MIN_SEEDS} seeds per row (docs/power.md), got {len(seeds)}")
-    if not 0 < false_alarm < 1:
-        raise ICLError("the false-alarm budget must be in (0, 1)")
-    if not 0 < mde <= 1:
-        raise ICLError(f"the MDE target must be a fraction in (0, 1], got {mde!r}")
+    seeds = _check_seeds(seeds)
     rows = list(rows)
     if not rows:
         raise ICLError("no rows to reproduce")
-    zb = bonferroni_z(false_alarm, len(rows))
     specs = [_sim_specs(f, r.params, seeds, conv, n_test) for r in rows]
-    sims = simulate_many(  # validates every row first; announces the estimate of all rows
+    return simulate_many(  # validates every row first; announces the estimate of all rows
         specs,
         jobs=jobs,
         scheduler=scheduler,
@@ -398,6 +377,33 @@ def reproduce(
         what=f"reproduce ({len(specs)} table rows)",
         reduce="fewer --seeds-per-row, a smaller --n-test; --slip-rows N limits the slip search after it",
     )
+
+
+def judge_rows(
+    rows: Sequence[TableRow],
+    sims: Sequence,
+    convention=None,
+    *,
+    f: str | None = None,
+    error: str = "icl",
+    false_alarm: float = 1e-3,
+    mde: float = DEFAULT_MDE_PCT / 100,
+    theory: bool = True,
+) -> Reproduction:
+    """The table's ``rows`` against our simulations ``sims`` of them (:func:`simulate_rows`, in row
+    order): per row z, limit, MDE; the verdict at the MDE target ``mde`` (the second half of
+    :func:`reproduce`, without the slip search).  ``f`` defaults to the simulations' teacher."""
+    check_error(error)
+    if not 0 < false_alarm < 1:
+        raise ICLError("the false-alarm budget must be in (0, 1)")
+    if not 0 < mde <= 1:
+        raise ICLError(f"the MDE target must be a fraction in (0, 1], got {mde!r}")
+    rows, sims = list(rows), list(sims)
+    if not rows or len(rows) != len(sims):
+        raise ICLError(f"judge_rows needs one simulation per row, got {len(sims)} for {len(rows)} rows")
+    conv = resolve_convention(convention)
+    f = sims[0].setting.f if f is None else f
+    zb = bonferroni_z(false_alarm, len(rows))
     out = []
     for row, res in zip(rows, sims):
         ours, se, n, test = _judge(_row_values(res, error), row, zb)
@@ -420,10 +426,56 @@ def reproduce(
                 n,
                 test,
                 {"ell": res.ell, "k": res.k, "n": res.n},
-                _seed_seconds(res),
+                seed_seconds(res),
                 theory=th,
             )
         )
+    return Reproduction(str(f), error, conv, out, float(false_alarm), tuple(sims[0].seeds), float(mde))
+
+
+def reproduce(
+    rows: Sequence[TableRow],
+    f: str,
+    *,
+    convention=None,
+    error: str = "icl",
+    seeds: Sequence[int] = tuple(range(MIN_SEEDS)),
+    false_alarm: float = 1e-3,
+    mde: float = DEFAULT_MDE_PCT / 100,
+    n_test: int = 100,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    slip_rows: int | None = None,
+    theory: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> Reproduction:
+    """Simulate every row at its own d and convention and compare with the table (module docstring):
+    :func:`simulate_rows`, :func:`judge_rows`, then the slip search.
+
+    ``seeds`` (at least :data:`icl_symbolic.core.stats.MIN_SEEDS`) are the same for every
+    row; ``false_alarm`` is split over the rows (Bonferroni); ``mde``: the target minimum
+    detectable error (a fraction of their value) below which "reproduced" may be said.  The
+    slips are tried on the disagreeing rows, the ``slip_rows`` worst of them (None: all; 0: none).
+    Returns a :class:`Reproduction` (``.ok``, ``.verdict``, ``.rows``).
+    """
+    if slip_rows is not None and (int(slip_rows) != slip_rows or slip_rows < 0):
+        raise ICLError(f"slip_rows must be an integer >= 0, got {slip_rows!r}")
+    check_error(error)
+    conv = resolve_convention(convention)
+    seeds = _check_seeds(seeds)
+    if not 0 < false_alarm < 1:
+        raise ICLError("the false-alarm budget must be in (0, 1)")
+    if not 0 < mde <= 1:
+        raise ICLError(f"the MDE target must be a fraction in (0, 1], got {mde!r}")
+    rows = list(rows)
+    if not rows:
+        raise ICLError("no rows to reproduce")
+    zb = bonferroni_z(false_alarm, len(rows))
+    sims = simulate_rows(
+        rows, f, convention=conv, seeds=seeds, n_test=n_test, jobs=jobs, scheduler=scheduler, progress=progress
+    )
+    result = judge_rows(rows, sims, conv, f=f, error=error, false_alarm=false_alarm, mde=mde, theory=theory)
+    out = result.rows
     bad = sorted((rr for rr in out if not rr.ok), key=lambda rr: -abs(rr.z))
     if slip_rows is not None:
         bad = bad[: int(slip_rows)]
@@ -461,7 +513,7 @@ def reproduce(
                 rr.row.theirs, ctx, x_value=rr.ours, tol=rr.limit * math.sqrt(rr.ours_se**2 + rr.row.theirs_se**2)
             )
             rr.catalogue = [m.model.name for m in rep.matches]
-    return Reproduction(str(f), error, conv, out, float(false_alarm), seeds, float(mde))
+    return result
 
 
 def swept_name(rows) -> str:
@@ -555,6 +607,8 @@ __all__ = [
     "read_table",
     "convention_slips",
     "reproduce",
+    "simulate_rows",
+    "judge_rows",
     "example_table",
     "EXAMPLE",
     "EXAMPLE_COLUMNS",
