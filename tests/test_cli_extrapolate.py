@@ -66,12 +66,14 @@ def test_small_ladder_json_shape_and_files(tmp_path, capsys):
     )
     out, _ = capsys.readouterr()
     obj = json.loads(out)
-    assert code in (0, 1)
-    for key in ("e_inf", "e_inf_se", "e_theory", "z", "model", "chi2", "dof", "tasks", "points", "holds"):
+    keys = ("e_inf", "e_inf_se", "e_theory", "z", "model", "chi2", "dof", "tasks", "points", "holds", "status")
+    for key in keys + ("mde_abs", "mde_rel", "mde_target", "seeds_to_target", "seconds_to_target"):
         assert key in obj, key
     assert obj["tasks"] == "sphere" and [p["d"] for p in obj["points"]] == [6, 8, 12]
     assert all(p["seeds"] == [0, 1, 2] and p["e_se"] > 0 for p in obj["points"])
-    assert code == (0 if obj["holds"] else 1)
+    assert code == {"agrees": 0, "disagrees": 1, "inconclusive": 3}[obj["status"]]
+    assert (obj["status"] == "disagrees") == (not obj["holds"])
+    assert obj["mde_rel"] == pytest.approx(obj["mde_abs"] / obj["e_theory"], rel=1e-12)
     assert json.loads(js.read_text())["e_inf"] == obj["e_inf"]
     assert csvf.read_text().splitlines()[0].startswith("d,e_mean,e_se")
     assert png.read_bytes()[:4] == b"\x89PNG"

@@ -170,7 +170,11 @@ def test_command_small_kernel_ladder_json_csv_plot(tmp_path, capsys):
     assert [p["D"] for p in obj["points"]] == [9, 14, 20]
     for p in obj["points"]:
         assert p["gap_mean"] == pytest.approx(p["e_mean"] - p["e_pred"], abs=1e-14) and p["gap_se"] == p["e_se"] > 0
-    assert code == (0 if obj["holds"] else 1)
+    # the exit status is the shared verdict: agrees only within the limit AND with an MDE at the target
+    assert code == {"agrees": 0, "disagrees": 1, "inconclusive": 3}[obj["status"]]
+    assert (obj["status"] == "disagrees") == (not obj["holds"])
+    top = max(obj["points"], key=lambda p: p["D"])  # mde_rel is relative to the prediction at the largest D
+    assert obj["mde_rel"] == pytest.approx(obj["mde_abs"] / top["e_pred"], rel=1e-12) and obj["mde_target"] == 0.05
     # the fit is of the gaps against 1/D (not 1/d), and the rate is the power law of the same points
     # with the per-seed gaps, as the command fits them (jackknife SE over the seeds)
     ladder = [
