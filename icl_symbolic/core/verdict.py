@@ -43,6 +43,9 @@ EXIT_BAD_INPUT = 2
 POWER = 0.9
 #: the default MDE target of reproduce, extrapolate and simulate --order 1, in percent
 DEFAULT_MDE_PCT = 5.0
+#: a limit (in SE) above which no MDE is computed: it is inf for every purpose here (a few seeds at a
+#: tiny false-alarm budget, e.g. t at 1 dof for 1e-12 is 6e11 SE)
+MAX_LIMIT = 1e3
 #: the most seeds per row the advice searches (beyond: "not reachable by seeds")
 MAX_SEEDS_ADVICE = 10**6
 
@@ -130,7 +133,15 @@ class RowTest:
 
     @property
     def mde_abs(self) -> float:
-        return mde_abs(self.se, self.limit, self.dof, POWER)
+        """The smallest |diff| flagged with 90 % power (:func:`~icl_symbolic.core.stats.mde_abs`); inf where
+        the noncentral t cannot be evaluated (a limit of 1e11 SE at 1 dof) or the limit is above
+        :data:`MAX_LIMIT` SE (the MDE is then larger still, and the noncentral t slow to evaluate there)."""
+        if self.limit > MAX_LIMIT:
+            return math.inf
+        try:
+            return mde_abs(self.se, self.limit, self.dof, POWER)
+        except ICLError:
+            return math.inf
 
     @property
     def mde_rel(self) -> float | None:
@@ -217,10 +228,13 @@ class Verdict:
         within = "within its limit" if one else f"all {self.n_rows} {what} within their limits"
         if self.status == AGREES:
             return f"{agree}: {within}; MDE {pct(self.mde_rel)} (target {pct(self.target)}, 90 % power)"
-        return (
-            f"inconclusive: {within}, but this run could only detect errors above {pct(self.mde_rel)} "
-            f"(target {pct(self.target)}, 90 % power); {self.advice}"
+        m = self.mde_rel
+        seen = (
+            f"could only detect errors above {pct(m)}"
+            if m is not None and math.isfinite(m)
+            else "could not have detected an error of any size (no relative scale, or no computable power)"
         )
+        return f"inconclusive: {within}, but this run {seen} (target {pct(self.target)}, 90 % power); {self.advice}"
 
     def to_json(self) -> dict:
         m = self.mde_rel
