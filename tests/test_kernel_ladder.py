@@ -404,3 +404,17 @@ def test_gap_decay_check_kind_sets_its_power(tmp_path, monkeypatch):
         assert out.holds is dec.holds is want
         assert out.mde_rel == pytest.approx(dec.mde_rate / dec.power_law.p) and 0 < out.mde_rel < 1
         assert out.mde_note == dec.mde_note() and "90% power" in out.mde_note
+
+
+def test_gap_verdict_states_its_power_relative_to_the_prediction():
+    """fit_gap's verdict: the MDE of gap_inf over the prediction at the largest D; without that scale
+    (reference None) no relative MDE exists and the verdict can never be 'agrees'."""
+    pts = [LadderPoint(D, 18.0 / D, 0.001, tuple(range(10))) for D in (14, 27, 44, 65)]
+    g = fit_gap(pts, reference=0.54)
+    t = g.core.test
+    assert g.holds and t.mde_rel == pytest.approx(t.mde_abs / 0.54)
+    assert g.core.judgement.status == ("agrees" if t.mde_rel <= 0.05 else "inconclusive")
+    assert g.to_json()["mde_rel"] == pytest.approx(t.mde_rel) and g.to_json()["status"] == g.core.judgement.status
+    noisy = [LadderPoint(D, 18.0 / D, 0.1, tuple(range(10))) for D in (14, 27, 44, 65)]
+    assert fit_gap(noisy, reference=0.54).core.judgement.status == "inconclusive"
+    assert fit_gap(pts).core.judgement.status == "inconclusive"  # no relative scale: never agrees
