@@ -128,3 +128,32 @@ def test_mde_option_refuses_what_is_not_a_percentage(bad):
     with pytest.raises(ICLError, match="--mde"):
         parse_mde(bad)
     assert parse_mde("5") == 0.05
+
+
+@pytest.mark.parametrize(
+    "argv, msg",
+    [
+        (["simulate", "g", "--d", "4", "--order", "1", "--mde", "0"], "--mde must be a percentage"),
+        (["simulate", "g", "--d", "4", "--order", "1", "--seeds", "1"], "--seeds >= 2"),
+        (["extrapolate", "g", "--d", "4,6", "--mde", "200"], "--mde must be a percentage"),
+        (["diagnose", "sin(g)", "--value", "1.4", "--mde", "5"], "--mde: only with --curve"),
+        (
+            [
+                "reproduce",
+                "docs/reproduce-example.csv",
+                "--columns",
+                "d=d,mean=icl_mean,spread=icl_std,runs=runs",
+                "--mde",
+                "x",
+            ],
+            "--mde",
+        ),
+    ],
+)
+def test_every_command_refuses_a_bad_mde_before_any_work(argv, msg, capsys, tmp_path):
+    from icl_symbolic.cli import main
+
+    out = tmp_path / "o.json"
+    assert main([*argv, "--json-out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert msg in err and err.count("\n") == 1 and not out.exists()
