@@ -169,6 +169,10 @@ def test_a_table_the_run_cannot_resolve_is_inconclusive_never_reproduced(tmp_pat
     assert doc["seeds_to_target"] is None and "cannot reach the target" in doc["verdict"]
     assert main(argv[:-1] + ["--mde", "60"]) == 0  # a target the run reaches: reproduced
     assert "MDE" in capsys.readouterr().out
+    # --seeds-per-row auto: the pilot's advice names no count (their own SE is the floor): no extension
+    assert main(argv + ["--seeds-per-row", "auto"]) == 3
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["seeds"]) == 10 and doc["status"] == "inconclusive"
 
 
 @pytest.mark.sim

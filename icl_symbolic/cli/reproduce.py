@@ -111,7 +111,9 @@ def register(subparsers) -> None:
     p.add_argument(
         "--seeds-per-row",
         default=str(MIN_SEEDS),
-        help=f"simulated seeds per row, at least {MIN_SEEDS} (default: %(default)s)",
+        help=f"simulated seeds per row, at least {MIN_SEEDS} (default: %(default)s), or auto: a pilot of "
+        f"{MIN_SEEDS}, then the seeds per row that reach --mde (announced with their estimated time first; "
+        "at most 2000)",
     )
     p.add_argument("--seed", default="0", help="first seed (seeds are seed, seed+1, ...; default: %(default)s)")
     p.add_argument(
@@ -165,7 +167,8 @@ CSV_KEYS = (
 def run(args) -> int:
     columns = parse_columns(args.columns)
     fixed = {k: parse_number(getattr(args, k), k) for k in PARAMS[1:]}  # a column overrides its option
-    n_seeds = parse_int(args.seeds_per_row, "seeds-per-row", MIN_SEEDS)
+    auto = args.seeds_per_row.strip() == "auto"
+    n_seeds = "auto" if auto else parse_int(args.seeds_per_row, "seeds-per-row", MIN_SEEDS)
     seed0 = parse_int(args.seed, "seed", 0)
     n_test = parse_int(args.n_test, "n-test", 2)
     fa = parse_number(args.false_alarm, "false-alarm")
