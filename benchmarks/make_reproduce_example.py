@@ -3,7 +3,7 @@
     OMP_NUM_THREADS=1 python benchmarks/make_reproduce_example.py
 
 Writes ``docs/reproduce-example.csv`` (the a1 = 0 teacher (g^2-1)/sqrt(2), alpha = 2,
-tau = 2, rho = 0.1, d = 8 and 12, kappa = 0.5 and 1, ICL error as the exact test
+tau = 8, rho = 0.1, d = 24 and 32, kappa = 0.5 and 1, ICL error as the exact test
 functional, mean and per-run std over 100 runs with seeds 10^6 .. 10^6 + 99, under the
 ``letey2024`` convention), ``docs/reproduce-example-slipped.csv`` (the same runs with
 one planted convention slip: Gaussian test tasks replaced by tasks on the sphere,
@@ -23,7 +23,7 @@ import numpy as np
 
 from icl_symbolic import __version__
 from icl_symbolic.simulation.simulator import resolve_convention
-from icl_symbolic.studies.reproduce import EXAMPLE, EXAMPLE_COLUMNS, example_table
+from icl_symbolic.studies.reproduce import EXAMPLE, EXAMPLE_COLUMNS, EXAMPLE_DS, EXAMPLE_KAPPAS, example_table
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 SEEDS = tuple(range(10**6, 10**6 + 100))
@@ -44,8 +44,8 @@ def main() -> int:
         "numpy": np.__version__,
         "settings": {
             **EXAMPLE,
-            "d": [8, 12],
-            "kappa": [0.5, 1.0],
+            "d": list(EXAMPLE_DS),
+            "kappa": list(EXAMPLE_KAPPAS),
             "n_test": 100,
             "quantity": "ICL error, exact test functional of each trained Gamma",
         },

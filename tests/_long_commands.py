@@ -26,7 +26,7 @@ _TMP = os.path.join(tempfile.gettempdir(), "icl-symbolic-announce")
 REPRODUCE = [
     "reproduce",
     os.path.join(_DOCS, "reproduce-example.csv"),
-    *("--f", "(g^2-1)/sqrt(2)", "--alpha", "2", "--tau", "2", "--rho", "0.1", "--convention", "letey2024"),
+    *("--f", "(g^2-1)/sqrt(2)", "--alpha", "2", "--tau", "8", "--rho", "0.1", "--convention", "letey2024"),
     *("--columns", "d=d,kappa=kappa,mean=icl_mean,spread=icl_std,runs=runs", "--seeds-per-row", "400"),
 ]
 

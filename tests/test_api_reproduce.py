@@ -21,7 +21,8 @@ def test_reproduce_api_matches_the_command(tmp_path, capsys):
     argv = ["reproduce", str(table), "--columns", kw["columns"], "--spread", "se", "--n-test", "20"]
     code = main([*argv, "--slip-rows", "0", "--json", "--quiet"])
     doc = json.loads(capsys.readouterr().out)
-    assert code == (0 if res.ok else 1) and doc["points"][0]["ours"] == res.rows[0].ours
+    assert code == res.judgement.exit_code and doc["points"][0]["ours"] == res.rows[0].ours
+    assert doc["status"] == res.judgement.status and doc["mde_rel"] == res.judgement.mde_rel
     assert doc["verdict"] == res.verdict and doc["points"][0]["theirs"] == 0.9
     fig = ics.plot_reproduction(res, table="t.csv")
     assert fig.axes and "t.csv: f = g" in fig.axes[0].get_title()

@@ -189,7 +189,7 @@ CHEAP = {
         "--alpha",
         "2",
         "--tau",
-        "2",
+        "8",
         "--rho",
         "0.1",
         "--convention",
@@ -203,6 +203,10 @@ CHEAP = {
 }
 
 
+#: the cheap runs whose verdict is "inconclusive" (exit 3): 2 seeds on d = 4, 6 cannot resolve 5 %
+INCONCLUSIVE = {"extrapolate": 3}
+
+
 @pytest.mark.parametrize(
     "command",
     [pytest.param(c, marks=pytest.mark.sim) if c in ("simulate", "figure", "reproduce") else c for c in sorted(CHEAP)],
@@ -211,7 +215,8 @@ def test_json_is_one_object_with_points_and_json_out_writes_the_same(command, tm
     assert set(CHEAP) == set(COMMANDS)  # every command is covered
     monkeypatch.chdir(tmp_path)  # figure writes its folder here
     argv = CHEAP[command]
-    assert main(argv + ["--json"]) == 0
+    code = INCONCLUSIVE.get(command, 0)  # a tiny run that cannot resolve 5 % says so (exit 3)
+    assert main(argv + ["--json"]) == code
     out = capsys.readouterr().out
     doc = json.loads(out)
     assert isinstance(doc, dict) and doc["command"] == command and isinstance(doc["points"], list)
@@ -219,14 +224,14 @@ def test_json_is_one_object_with_points_and_json_out_writes_the_same(command, tm
     assert "NaN" not in out and "Infinity" not in out
     path, table_csv = tmp_path / "o.json", tmp_path / "o.csv"
     loud = [a for a in argv if a != "--quiet"]
-    assert main(loud + ["--json-out", str(path), "--csv", str(table_csv)]) == 0
+    assert main(loud + ["--json-out", str(path), "--csv", str(table_csv)]) == code
     cap = capsys.readouterr()
     table = cap.out
     assert not table.lstrip().startswith("{")  # the table, not JSON, on stdout
     for f in (path, table_csv):  # each written file named on stderr
         assert f"icl-symbolic: wrote {f}\n" in cap.err, (command, f)
     assert len(table_csv.read_text().splitlines()) >= 2  # a header and at least one row
-    assert main(argv + ["--quiet", "--json-out", str(path)]) == 0
+    assert main(argv + ["--quiet", "--json-out", str(path)]) == code
     assert "wrote" not in capsys.readouterr().err  # --quiet: silent
     written = json.loads(path.read_text())
     for key in ("seconds", "elapsed_s", "per_seed", "created_utc", "command_line"):  # differ between runs

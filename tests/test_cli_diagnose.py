@@ -115,33 +115,27 @@ def test_curve_fig1_normalisation_with_plot(tmp_path, capsys):
     assert js["theory"]["explains"] is False and "BIC" in js["criterion"]
 
 
-def test_curve_consistent_exit_0_and_unexplained_exit_1(tmp_path, capsys):
+def test_curve_consistent_exit_0_inconclusive_exit_3_and_unexplained_exit_1(tmp_path, capsys):
     rnl = 0.1 + (1 - math.exp(-2)) / 2 - math.exp(-1)
     p = tmp_path / "ok.csv"
     p.write_text(
         "tau,e\n" + "".join(f"{t},{math.exp(-1) * e_linear_isotropic(rnl / math.exp(-1), 2, 2, t):.8g}\n" for t in TAUS)
     )
-    code, out, _ = run(
-        capsys, "diagnose", "sin(g)", "--rho", "0.1", "--alpha", "2", "--kappa", "2", "--curve", str(p), "--json"
-    )
-    assert code == 0 and json.loads(out)["verdict"] == "consistent"
+    curve = ("diagnose", "sin(g)", "--rho", "0.1", "--alpha", "2", "--kappa", "2", "--curve")
+    code, out, _ = run(capsys, *curve, str(p), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["verdict"] == "consistent" and doc["status"] == "agrees"
+    # default errors 2 % per point, 10 points: the chi2 test sees a 3-4 % shift of the whole curve
+    assert 0.02 < doc["mde_rel"] <= doc["mde_target"] == 0.05
+    assert all(r["mde_rel"] > doc["mde_rel"] for r in doc["data"])  # one point alone needs more
+    # the same curve with 10 % errors per point could not have shown a 5 % slip: inconclusive, exit 3
+    code, out, _ = run(capsys, *curve, str(p), "--rel-err", "0.1", "--json")
+    doc = json.loads(out)
+    assert code == 3 and doc["verdict"] == "inconclusive" and doc["mde_rel"] > 0.05
+    assert "times smaller" in doc["advice"]
     q = tmp_path / "bad.csv"
     q.write_text("tau,e\n" + "".join(f"{t},{1 + 0.3 * math.sin(5 * t):.6g}\n" for t in TAUS))
-    code, out, _ = run(
-        capsys,
-        "diagnose",
-        "sin(g)",
-        "--rho",
-        "0.1",
-        "--alpha",
-        "2",
-        "--kappa",
-        "2",
-        "--curve",
-        str(q),
-        "--rel-err",
-        "0.001",
-    )
+    code, out, _ = run(capsys, *curve, str(q), "--rel-err", "0.001")
     assert code == 1 and out.startswith("no model of the catalogue explains the curve")
 
 

@@ -66,12 +66,14 @@ def test_small_ladder_json_shape_and_files(tmp_path, capsys):
     )
     out, _ = capsys.readouterr()
     obj = json.loads(out)
-    assert code in (0, 1)
-    for key in ("e_inf", "e_inf_se", "e_theory", "z", "model", "chi2", "dof", "tasks", "points", "holds"):
+    keys = ("e_inf", "e_inf_se", "e_theory", "z", "model", "chi2", "dof", "tasks", "points", "holds", "status")
+    for key in keys + ("mde_abs", "mde_rel", "mde_target", "seeds_to_target", "seconds_to_target"):
         assert key in obj, key
     assert obj["tasks"] == "sphere" and [p["d"] for p in obj["points"]] == [6, 8, 12]
     assert all(p["seeds"] == [0, 1, 2] and p["e_se"] > 0 for p in obj["points"])
-    assert code == (0 if obj["holds"] else 1)
+    assert code == {"agrees": 0, "disagrees": 1, "inconclusive": 3}[obj["status"]]
+    assert (obj["status"] == "disagrees") == (not obj["holds"])
+    assert obj["mde_rel"] == pytest.approx(obj["mde_abs"] / obj["e_theory"], rel=1e-12)
     assert json.loads(js.read_text())["e_inf"] == obj["e_inf"]
     assert csvf.read_text().splitlines()[0].startswith("d,e_mean,e_se")
     assert png.read_bytes()[:4] == b"\x89PNG"
@@ -129,3 +131,18 @@ def test_both_task_laws_share_the_limit_of_eq10(capsys):
     )
     rows = json.loads(capsys.readouterr()[0])
     assert code == 0 and len(rows) == 3 and all(r["ok"] for r in rows), [r["detail"] for r in rows]
+
+
+@pytest.mark.sim
+def test_three_seeds_are_inconclusive_not_agrees(capsys):
+    """3 seeds: e_inf's Student-t limit at 2 dof is 31.6 SE, its MDE about 44 % of e_theory. The old
+    command said "agrees"; now the verdict is inconclusive (exit 3) with the seeds per d that reach 5 %."""
+    code = main(["extrapolate", "sin(g)", "--d", "16,24,32", "--tau", "2", "--seeds", "3", "--json", "--quiet"])
+    obj = json.loads(capsys.readouterr().out)
+    assert abs(obj["z"]) <= obj["z_limit"] and obj["holds"]  # within its (huge) limit ...
+    assert code == 3 and obj["status"] == "inconclusive" and obj["mde_rel"] > 0.05  # ... but without power
+    assert obj["seeds_to_target"] > 3 and obj["seconds_to_target"] > 0
+    assert code == main(["extrapolate", "sin(g)", "--d", "16,24,32", "--tau", "2", "--seeds", "3", "--quiet"])
+    text = capsys.readouterr().out
+    assert "inconclusive: within its limit, but this run could only detect errors above" in text
+    assert f"about {obj['seeds_to_target']} seeds per d" in text

@@ -170,7 +170,11 @@ def test_command_small_kernel_ladder_json_csv_plot(tmp_path, capsys):
     assert [p["D"] for p in obj["points"]] == [9, 14, 20]
     for p in obj["points"]:
         assert p["gap_mean"] == pytest.approx(p["e_mean"] - p["e_pred"], abs=1e-14) and p["gap_se"] == p["e_se"] > 0
-    assert code == (0 if obj["holds"] else 1)
+    # the exit status is the shared verdict: agrees only within the limit AND with an MDE at the target
+    assert code == {"agrees": 0, "disagrees": 1, "inconclusive": 3}[obj["status"]]
+    assert (obj["status"] == "disagrees") == (not obj["holds"])
+    top = max(obj["points"], key=lambda p: p["D"])  # mde_rel is relative to the prediction at the largest D
+    assert obj["mde_rel"] == pytest.approx(obj["mde_abs"] / top["e_pred"], rel=1e-12) and obj["mde_target"] == 0.05
     # the fit is of the gaps against 1/D (not 1/d), and the rate is the power law of the same points
     # with the per-seed gaps, as the command fits them (jackknife SE over the seeds)
     ladder = [
@@ -401,3 +405,17 @@ def test_gap_decay_check_kind_sets_its_power(tmp_path, monkeypatch):
         assert out.holds is dec.holds is want
         assert out.mde_rel == pytest.approx(dec.mde_rate / dec.power_law.p) and 0 < out.mde_rel < 1
         assert out.mde_note == dec.mde_note() and "90% power" in out.mde_note
+
+
+def test_gap_verdict_states_its_power_relative_to_the_prediction():
+    """fit_gap's verdict: the MDE of gap_inf over the prediction at the largest D; without that scale
+    (reference None) no relative MDE exists and the verdict can never be 'agrees'."""
+    pts = [LadderPoint(D, 18.0 / D, 0.001, tuple(range(10))) for D in (14, 27, 44, 65)]
+    g = fit_gap(pts, reference=0.54)
+    t = g.core.test
+    assert g.holds and t.mde_rel == pytest.approx(t.mde_abs / 0.54)
+    assert g.core.judgement.status == ("agrees" if t.mde_rel <= 0.05 else "inconclusive")
+    assert g.to_json()["mde_rel"] == pytest.approx(t.mde_rel) and g.to_json()["status"] == g.core.judgement.status
+    noisy = [LadderPoint(D, 18.0 / D, 0.1, tuple(range(10))) for D in (14, 27, 44, 65)]
+    assert fit_gap(noisy, reference=0.54).core.judgement.status == "inconclusive"
+    assert fit_gap(pts).core.judgement.status == "inconclusive"  # no relative scale: never agrees

@@ -7,6 +7,7 @@ import time
 from icl_symbolic.api._args import seeds_of, settings_of
 from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.verdict import DEFAULT_MDE_PCT
 from icl_symbolic.kernel_learner.ladder import KernelExtrapolation, extrapolate_kernel
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
 from icl_symbolic.kernel_learner.theory import parse_features
@@ -15,6 +16,7 @@ from icl_symbolic.output.plotting import extrapolation_figure
 from icl_symbolic.studies.extrapolate import (
     MODELS,
     Extrapolation,
+    ladder_estimate,
     ladder_memory_check,
     ladder_setting,
     run_ladder,
@@ -45,6 +47,7 @@ def extrapolate(
     n_test: int | None = None,
     false_alarm: float = 1e-3,
     m: int = 1,
+    mde: float = DEFAULT_MDE_PCT / 100,
     model: str = "auto",
     jobs: int = 1,
     scheduler: str | None = None,
@@ -55,7 +58,10 @@ def extrapolate(
 ):
     """Simulate teacher ``f`` at every d of the ladder (the same seeds at each), fit
     e(d) = e_inf + c1/d (``model``), and compare e_inf with the d -> infinity theory in SE
-    (``z`` within ``z_limit`` at the two-sided ``false_alarm`` budget split over ``m``).
+    (``z`` within ``z_limit`` at the two-sided ``false_alarm`` budget split over ``m``), with the
+    shared verdict (``.judgement``, :mod:`icl_symbolic.core.verdict`): "agrees" only when z is within
+    its limit AND the minimum detectable error is at most ``mde`` (a fraction of e_theory; with
+    ``features``, of the prediction at the largest D), else "disagrees" or "inconclusive".
 
     ``f``: the teacher with the setting's fields as keywords, or a
     :class:`~icl_symbolic.model.setting.Setting` (its ``d`` is ignored: the ladder is ``d``).
@@ -97,6 +103,7 @@ def extrapolate(
             seeds=seeds,
             false_alarm=false_alarm,
             m=m,
+            mde=mde,
             model=model,
             jobs=jobs,
             scheduler=scheduler,
@@ -120,6 +127,8 @@ def extrapolate(
         model=model,
         theory_note=note,
         seconds=time.monotonic() - t0,
+        mde=mde,
+        seconds_per_seed=ladder_estimate(ds, st.alpha, st.kappa, st.tau, 1, st.n_test, st.lam or 0.0).seconds,
     )
 
 

@@ -10,6 +10,7 @@ from icl_symbolic.api._args import MAX_SIM_POINTS, settings_of
 from icl_symbolic.api._args import seeds_of as _seeds
 from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.verdict import DEFAULT_MDE_PCT
 from icl_symbolic.engine.expr import check_float64, teacher
 from icl_symbolic.kernel_learner.simulation import (
     DEFAULT_N_TEST_KERNEL,
@@ -23,8 +24,8 @@ from icl_symbolic.model.setting import CONVENTIONS, PARAMETERS, Convention, Sett
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
 from icl_symbolic.output.plotting import sweep_figure
 from icl_symbolic.output.rows import Rows
-from icl_symbolic.simulation.simulator import SimResult, memory_share, simulate_many
-from icl_symbolic.studies.compare import theory_grid, with_theory
+from icl_symbolic.simulation.simulator import SimResult, memory_share, seed_seconds, simulate_many
+from icl_symbolic.studies.compare import finite_d_verdict, theory_grid, with_theory
 from icl_symbolic.theory.finite_d import e_finite_d_many, finite_sizes
 
 
@@ -232,6 +233,24 @@ def finite_d_theory(sim, *, terms=None, jobs: int = 1, scheduler=None, progress=
     return e_finite_d_many(specs, jobs=jobs, scheduler=scheduler, progress=progress, reduce="fewer points, smaller d")
 
 
+def finite_d_judgement(sim, finite_d, *, mde: float = DEFAULT_MDE_PCT / 100, false_alarm: float = 1e-3):
+    """The verdict of simulated points against their finite-d theory (``simulate --order 1``):
+    ``(tests, verdict)`` of :func:`icl_symbolic.studies.compare.finite_d_verdict` for ``sim`` (a
+    SimResult or SimSweep) and its :func:`finite_d_theory` ``finite_d``; "agrees" only when every
+    point is within its limit and every point's MDE is at most ``mde`` (a fraction of the corrected
+    value); the seed advice is priced by the simulator's cost model."""
+    results = list(sim) if isinstance(sim, SimSweep) else [sim]
+    if len(results) != len(finite_d):
+        raise ICLError("finite_d_judgement: one finite-d theory per simulated point")
+    return finite_d_verdict(
+        [r.to_json() for r in results],
+        finite_d,
+        mde=mde,
+        false_alarm=false_alarm,
+        seconds_per_seed=sum(seed_seconds(r) for r in results),
+    )
+
+
 def finite_d_fields(fd) -> dict:
     """The JSON fields of one point's finite-d theory (a :class:`~icl_symbolic.theory.finite_d.FiniteD`),
     :meth:`~icl_symbolic.theory.finite_d.FiniteD.json_fields` without ``e_theory`` (a simulated point has
@@ -267,6 +286,7 @@ __all__ = [
     "plot_simulation",
     "finite_d_theory",
     "finite_d_fields",
+    "finite_d_judgement",
     "check_finite_d_scope",
     "check_finite_d_points",
     "check_simulable",

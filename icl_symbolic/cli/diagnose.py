@@ -9,6 +9,7 @@ catalogue are tried by :mod:`icl_symbolic.diagnosis.slips` (numbers, formulas) a
 from __future__ import annotations
 
 import argparse
+import math
 
 import mpmath
 
@@ -26,6 +27,7 @@ from icl_symbolic.api.diagnosis import (
     tolerance_from_text,
 )
 from icl_symbolic.cli._args import (
+    DEFAULT_MDE_PCT,
     ICLError,
     add_output_options,
     check_exact_rho,
@@ -36,6 +38,7 @@ from icl_symbolic.cli._args import (
     emit_json,
     epilog,
     parse_int,
+    parse_mde,
     parse_number,
     save_figure,
     write_points_csv,
@@ -44,7 +47,9 @@ from icl_symbolic.cli._args import (
 STATUSES = (
     "0 the claim is explained by an error model, is consistent with the requirement, or (--value "
     "alone) is a quantity of the family; 1 nothing in the family or the catalogue explains it; 2 bad input "
-    "(including a malformed --catalogue file; one line on stderr, nothing computed, no files written)"
+    "(including a malformed --catalogue file; one line on stderr, nothing computed, no files written); "
+    "3 (--curve) inconclusive: the theory without a slip fits the curve, but its MDE is above --mde (the "
+    "curve could not have shown a slip of that size)"
 )
 EXAMPLES = [
     'icl-symbolic diagnose "sin(g)" --rho 0.1 --value 1.447',
@@ -92,6 +97,13 @@ def register(subparsers) -> None:
         help="dimension d, for the finite-d error models (tau (d+1)/d, kappa rounding, ...)",
     )
     d.add_argument(
+        "--mde",
+        default=None,
+        help="with --curve: target minimum detectable error in percent (default 5): 'consistent' needs the "
+        "curve's MDE (the smallest relative shift of every point its chi2 test flags with 90 %% power) at or "
+        "below it, otherwise the verdict is 'inconclusive' (exit 3)",
+    )
+    d.add_argument(
         "--rel-err", help="relative standard error of each curve point when the CSV has no se column (default 0.02)"
     )
     d.add_argument(
@@ -132,6 +144,9 @@ def _validate(args):
         raise ICLError("--required: not used with --curve (the theory curve is the requirement)")
     if args.rel_err is not None and args.curve is None:
         raise ICLError("--rel-err: only with --curve")
+    if args.mde is not None and args.curve is None:
+        raise ICLError("--mde: only with --curve")
+    parse_mde(args.mde if args.mde is not None else f"{DEFAULT_MDE_PCT:g}")
     tol = None
     if args.value is not None:
         tolerance_from_text(args.value)  # validates VALUE as a decimal
@@ -302,11 +317,18 @@ def _print_formula(rep) -> None:
 
 def _run_curve(args, rho, cat, setting, data) -> int:
     ctx = teacher_context(args.f, rho, d=setting.get("d"))
-    rep = explain_curve(data, ctx, setting, cat)
+    rep = explain_curve(data, ctx, setting, cat, mde=parse_mde(args.mde or f"{DEFAULT_MDE_PCT:g}"))
     b = rep.best
     rows = [
-        {"x": float(x), "e": float(e), "se": float(se), "theory": float(t), "best": float(p)}
-        for x, e, se, t, p in zip(data.x, data.e, data.se, rep.theory.pred, b.pred)
+        {
+            "x": float(x),
+            "e": float(e),
+            "se": float(se),
+            "theory": float(t),
+            "best": float(p),
+            "mde_rel": float(m) if math.isfinite(m) else None,
+        }
+        for x, e, se, t, p, m in zip(data.x, data.e, data.se, rep.theory.pred, b.pred, rep.point_mde_rel)
     ]
     doc = document("diagnose", _curve_points(rep), **rep.to_json(), data=rows, best=b.name)
     if args.plot:
@@ -329,4 +351,4 @@ def _run_curve(args, rho, cat, setting, data) -> int:
             print("not available: " + "; ".join(f"{n} ({r})" for n, r in rep.unavailable))
 
     _emit(args, doc, show)
-    return 0 if rep.verdict() != "unexplained" else 1
+    return {"consistent": 0, "explained": 0, "unexplained": 1, "inconclusive": 3}[rep.verdict()]

@@ -4,14 +4,16 @@
 
 A thin layer over :func:`icl_symbolic.api.extrapolation.extrapolate` (the ladder of
 simulations, the fit, the model choice, the z-score: :mod:`icl_symbolic.studies.extrapolate`).  ``--json`` prints one object
-with ``e_inf``, ``e_inf_se``, ``e_theory``, ``z``, ``z_limit``, ``holds``,
-``model``, ``model_reason``, ``chi2``, ``dof``, ``tasks``, ``points``
+with ``e_inf``, ``e_inf_se``, ``e_theory``, ``z``, ``z_limit``, ``holds`` (|z| within the
+limit), ``status`` (the verdict: agrees, disagrees, inconclusive), ``mde_abs``, ``mde_rel``
+(a fraction of e_theory), ``mde_target``, ``seeds_to_target``, ``seconds_to_target``, ``model``, ``model_reason``, ``chi2``, ``dof``, ``tasks``, ``points``
 (``[{d, e_mean, e_se, seeds, seconds}]``) and the inputs.
 
 ``--features hermite:K`` (the kernel learner, our extension; docs/kernel.md) runs
 :func:`icl_symbolic.kernel_learner.ladder.extrapolate_kernel` instead (through the same API function): the per-seed gap
 e_sim(d) - e_pred(d) fitted against 1/D, gap_inf tested against 0; ``--json``
-then has ``gap_inf``, ``gap_inf_se``, ``z``, ``z_limit``, ``holds``, ``model``,
+then has ``gap_inf``, ``gap_inf_se``, ``z``, ``z_limit``, ``holds``, ``status``, ``mde_rel`` (a
+fraction of the prediction at the largest D), ``mde_target``, ``model``,
 ``power_law`` and ``points`` (``[{d, D, e_mean, e_se, e_pred, gap_mean, gap_se, ...}]``).
 ``--features identity`` is plain attention: exactly the command without ``--features``.
 """
@@ -30,6 +32,7 @@ from icl_symbolic.api.extrapolation import (
 )
 from icl_symbolic.cli._args import (
     CONVENTION_COLUMNS,
+    DEFAULT_MDE_PCT,
     MAX_D,
     MAX_N_TEST,
     MAX_SEEDS,
@@ -43,11 +46,15 @@ from icl_symbolic.cli._args import (
     document,
     emit_json,
     epilog,
+    exit_text,
+    mde_help,
     parse_convention,
     parse_int,
+    parse_mde,
     parse_number,
     parse_parallel,
     parse_parameter,
+    pct,
     progress_printer,
     save_figure,
     split_list,
@@ -55,9 +62,7 @@ from icl_symbolic.cli._args import (
 )
 
 EPILOG = epilog(
-    "0 the extrapolated e_inf agrees with the theory (|z| within the limit; with --features hermite:K: the "
-    "extrapolated gap_inf is consistent with 0); 1 it does not; "
-    "2 bad input (one line on stderr, nothing computed, no files written)",
+    exit_text(rows="e_inf (with --features hermite:K: gap_inf against 0)", one="it is"),
     [
         'icl-symbolic extrapolate "sin(g)" --d 32,48,64,96,128 --alpha 2 --kappa 2 --tau 2 --rho 0.1 --seeds 4 --json',
         'icl-symbolic extrapolate "(g^2-1)/sqrt(2)" --d 16,24,32,48 --tasks sphere --plot e.png',
@@ -74,7 +79,10 @@ def register(subparsers) -> None:
         description="Simulate the model of Eqs. (1)-(7) at several d with the same seeds, fit "
         "e(d) = e_inf + c1/d (+ c2/d^2 when the data need it) weighted by the per-d "
         "standard errors, and compare e_inf with the d -> infinity theory (Result 1, "
-        "Eq. (9); Eq. (10) when a1 = 0) in standard errors.",
+        "Eq. (9); Eq. (10) when a1 = 0) in standard errors. The verdict says 'agrees' only when |z| is "
+        "within its limit AND the minimum detectable error (MDE, 90 % power, in % of e_theory) is at most "
+        "--mde (default 5 %); else 'DISAGREES' or 'inconclusive' with the seeds per d that would reach the "
+        "target and their estimated time.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -130,6 +138,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--false-alarm", default="1e-3", help="two-sided false-alarm budget of the z test")
     p.add_argument("--m", default="1", help="number of comparisons the budget is split over (Bonferroni)")
+    p.add_argument("--mde", default=f"{DEFAULT_MDE_PCT:g}", help=mde_help(DEFAULT_MDE_PCT))
     add_parallel_options(p, "the (d, seed) runs")
     add_output_options(
         p,
@@ -163,6 +172,7 @@ def run(args) -> int:
     if not 0 < fa < 1:
         raise ICLError("--false-alarm must be in (0, 1)")
     convention = parse_convention(args)
+    target = parse_mde(args.mde)
     check_output_paths(args)
     res = extrapolate(
         args.f,
@@ -179,6 +189,7 @@ def run(args) -> int:
         n_test=n_test,
         false_alarm=fa,
         m=m,
+        mde=target,
         model=args.model,
         jobs=jobs,
         scheduler=scheduler,
@@ -200,7 +211,19 @@ def run(args) -> int:
             _print_kernel(res, js)
         else:
             _print(res)
-    return 0 if res.holds else 1
+    return _judgement(res).exit_code
+
+
+def _judgement(res):
+    return res.gap.core.judgement if hasattr(res, "gap") else res.judgement
+
+
+def _verdict_line(res, agree: str, disagree: str) -> str:
+    """The shared verdict sentence (core.verdict) for the one compared value, with its MDE."""
+    j = _judgement(res)
+    t = (res.gap.core if hasattr(res, "gap") else res).test
+    head = f"MDE {t.mde_abs:.3g} = {pct(t.mde_rel)} (90 % power): "
+    return head + j.sentence(agree=agree, disagree=disagree)
 
 
 def _csv(res):
@@ -272,8 +295,8 @@ def _print(res) -> None:
     print(f"  fit {f.model}: {f.reason}")
     print(f"  e_inf = {f.e_inf:.6g} +- {f.e_inf_se:.2g} (SE; {f.e_inf_dof:.1f} dof)")
     print(f"  e_theory (d -> infinity) = {res.e_theory:.6g}  [{res.theory_note}]")
-    verdict = "agrees" if res.holds else "DISAGREES"
-    print(f"  z = {res.z:+.2f}, limit {res.z_limit:.3g} (two-sided false alarm {res.false_alarm:g}): {verdict}")
+    print(f"  z = {res.z:+.2f}, limit {res.z_limit:.3g} (two-sided false alarm {res.false_alarm:g})")
+    print(f"  {_verdict_line(res, 'agrees', 'DISAGREES')}")
     print(f"  {res.seconds:.1f} s")
 
 
@@ -310,9 +333,9 @@ def _print_kernel(res, js) -> None:
         )
     else:
         print("  power law: fewer than two positive gaps, no fit")
-    verdict = "consistent with 0" if res.holds else "NOT consistent with 0"
     print(
-        f"  z = gap_inf/SE = {core.z:+.2f}, limit {core.z_limit:.3g} (two-sided false alarm {core.false_alarm:g}): "
-        f"gap_inf {verdict}"
+        f"  z = gap_inf/SE = {core.z:+.2f}, limit {core.z_limit:.3g} (two-sided false alarm {core.false_alarm:g}); "
+        f"MDE relative to the prediction at the largest D"
     )
+    print(f"  {_verdict_line(res, 'gap_inf consistent with 0', 'gap_inf NOT consistent with 0')}")
     print(f"  {res.seconds:.1f} s")

@@ -6,10 +6,12 @@
 A thin layer over :func:`icl_symbolic.api.reproduction.reproduce` (reading the table, the
 simulations, the z-scores with their false-alarm budget, the slips tried on disagreeing rows:
 :mod:`icl_symbolic.studies.reproduce`).
-``--json`` prints one object with ``verdict``, ``reproduced``, ``convention``,
-``false_alarm`` and ``points`` (one per row: the setting, ``ours``, ``ours_se``,
-``theirs``, ``theirs_se``, ``z``, ``z_limit``, ``mde``, ``agrees``, ``e_theory``,
-``slips``, ``catalogue_slips``).  docs/reproduce.md.
+``--json`` prints one object with ``verdict``, ``status`` (agrees, disagrees,
+inconclusive), ``reproduced``, ``mde_rel`` (the run's: the largest row's, a fraction),
+``mde_target``, ``seeds_to_target``, ``seconds_to_target``, ``convention``,
+``false_alarm``, ``spread_reading`` and ``points`` (one per row: the setting, ``ours``,
+``ours_se``, ``theirs``, ``theirs_se``, ``z``, ``z_limit``, ``mde``, ``mde_rel``,
+``agrees``, ``e_theory``, ``slips``, ``catalogue_slips``).  docs/reproduce.md.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ from icl_symbolic.api.reproduction import (
     ERRORS,
     MIN_SEEDS,
     PARAMS,
+    SPREAD_READING,
     SPREADS,
     parse_columns,
     plot_reproduction,
     reproduce,
 )
 from icl_symbolic.cli._args import (
+    DEFAULT_MDE_PCT,
     MAX_N_TEST,
     MAX_SEEDS,
     ICLError,
@@ -39,10 +43,14 @@ from icl_symbolic.cli._args import (
     document,
     emit_json,
     epilog,
+    exit_text,
+    mde_help,
     parse_convention,
     parse_int,
+    parse_mde,
     parse_number,
     parse_parallel,
+    pct,
     progress_printer,
     save_figure,
     write_text,
@@ -61,12 +69,14 @@ def register(subparsers) -> None:
         description="Read a table of simulated errors (CSV with a header line; lines starting with # are "
         "skipped), simulate every row at the table's own d and convention with the same seeds, and "
         "report per row our value +- SE, theirs +- SE, z and its limit (two-sided false-alarm "
-        "budget split over the rows, Student t), with an overall verdict. On a disagreeing row the "
+        "budget split over the rows, Student t) and the minimum detectable error (MDE, 90 % power, in % "
+        "of their value), with an overall verdict: 'reproduced' only when every row agrees and every "
+        "row's MDE is at most --mde (default 5 %), 'NOT reproduced' when some row disagrees, else "
+        "'inconclusive' with the seeds per row that would reach the target. On a disagreeing row the "
         "slips catalogue is tried: each convention option flipped, noise std vs variance, "
         "alpha <-> kappa, and the number slips of the catalogue. docs/reproduce.md.",
         epilog=epilog(
-            "0 every row agrees; 1 some row disagrees; 2 bad input (one line on stderr, nothing "
-            "computed, no files written)",
+            exit_text("reproduced", "NOT reproduced"),
             [EXAMPLE],
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -82,7 +92,9 @@ def register(subparsers) -> None:
         "--spread",
         default="std",
         choices=SPREADS,
-        help="what the spread column is: std (per-run standard deviation; needs runs=) or se (standard error)",
+        help="what the spread column is: std (per-run sample standard deviation, ddof 1; SE = std/sqrt(runs); "
+        "needs runs=), std0 (per-run population standard deviation, ddof 0, as numpy.std; SE = "
+        "std/sqrt(runs - 1); needs runs=) or se (standard error of the mean). Default: %(default)s",
     )
     p.add_argument("--f", default="g", help="teacher f(g) of the table (default: the linear teacher g)")
     for k, v in (
@@ -101,7 +113,9 @@ def register(subparsers) -> None:
     p.add_argument(
         "--seeds-per-row",
         default=str(MIN_SEEDS),
-        help=f"simulated seeds per row, at least {MIN_SEEDS} (default: %(default)s)",
+        help=f"simulated seeds per row, at least {MIN_SEEDS} (default: %(default)s), or auto: a pilot of "
+        f"{MIN_SEEDS}, then the seeds per row that reach --mde (announced with their estimated time first; "
+        "at most 2000)",
     )
     p.add_argument("--seed", default="0", help="first seed (seeds are seed, seed+1, ...; default: %(default)s)")
     p.add_argument(
@@ -112,6 +126,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--false-alarm", default="1e-3", help="two-sided false-alarm budget over all rows (default: %(default)s)"
     )
+    p.add_argument("--mde", default=f"{DEFAULT_MDE_PCT:g}", help=mde_help(DEFAULT_MDE_PCT))
     p.add_argument(
         "--slip-rows",
         default=None,
@@ -142,6 +157,7 @@ CSV_KEYS = (
         "z",
         "z_limit",
         "mde",
+        "mde_rel",
         "agrees",
         "e_theory",
         "best_slip",
@@ -153,13 +169,15 @@ CSV_KEYS = (
 def run(args) -> int:
     columns = parse_columns(args.columns)
     fixed = {k: parse_number(getattr(args, k), k) for k in PARAMS[1:]}  # a column overrides its option
-    n_seeds = parse_int(args.seeds_per_row, "seeds-per-row", MIN_SEEDS, MAX_SEEDS)
+    auto = args.seeds_per_row.strip() == "auto"
+    n_seeds = "auto" if auto else parse_int(args.seeds_per_row, "seeds-per-row", MIN_SEEDS, MAX_SEEDS)
     seed0 = parse_int(args.seed, "seed", 0)
     n_test = parse_int(args.n_test, "n-test", 2, MAX_N_TEST)
     fa = parse_number(args.false_alarm, "false-alarm")
     if not 0 < fa < 1:
         raise ICLError("--false-alarm must be in (0, 1)")
     slip_rows = None if args.slip_rows is None else parse_int(args.slip_rows, "slip-rows", 0)
+    target = parse_mde(args.mde)
     convention = parse_convention(args)
     jobs, scheduler = parse_parallel(args)
     check_output_paths(args)
@@ -175,6 +193,7 @@ def run(args) -> int:
         seed=seed0,
         n_test=n_test,
         false_alarm=fa,
+        mde=target,
         slip_rows=slip_rows,
         jobs=jobs,
         scheduler=scheduler,
@@ -182,7 +201,15 @@ def run(args) -> int:
     )
     js = res.to_json()
     points = js.pop("points")
-    doc = document("reproduce", points, table=str(args.table), columns=columns, spread=args.spread, **js)
+    doc = document(
+        "reproduce",
+        points,
+        table=str(args.table),
+        columns=columns,
+        spread=args.spread,
+        spread_reading=SPREAD_READING[args.spread],
+        **js,
+    )
     # all computation is done: now write files (atomically) and print
     if args.plot:
         save_figure(plot_reproduction(res, table=args.table), args.plot)
@@ -204,7 +231,7 @@ def run(args) -> int:
     emit_json(args, doc)
     if not args.json:
         _print(res, args)
-    return 0 if res.ok else 1
+    return res.judgement.exit_code
 
 
 def _print(res, args) -> None:
@@ -213,8 +240,9 @@ def _print(res, args) -> None:
         f"{args.table}: f = {res.f}, {res.error} error, convention {c.name} (assignment={c.assignment}, "
         f"train tasks={c.train_tasks}, test tasks={c.test_tasks}, rounding={c.rounding}, "
         f"ridge floor={c.ridge_floor:g}); {len(res.seeds)} seeds per row; false alarm {res.false_alarm:g} "
-        f"over {len(res.rows)} rows"
+        f"over {len(res.rows)} rows; MDE target {pct(res.target)}"
     )
+    print(f"  their spread ({args.spread}): {SPREAD_READING[args.spread]}")
     for r in res.rows:
         p = r.row.params
         setting = " ".join(f"{k}={p[k]:g}" for k in PARAMS)
@@ -222,7 +250,7 @@ def _print(res, args) -> None:
         print(
             f"  {mark} row {r.row.index}: {setting}: ours {r.ours:.5g} +- {r.ours_se:.2g}, theirs "
             f"{r.row.theirs:.5g} +- {r.row.theirs_se:.2g}, z = {r.z:+.2f} (limit {r.limit:.3g}), "
-            f"MDE {r.mde:.3g}" + ("" if r.theory is None else f", theory {r.theory:.5g}")
+            f"MDE {r.mde:.3g} = {pct(r.mde_rel)}" + ("" if r.theory is None else f", theory {r.theory:.5g}")
         )
         for s in r.slips[:3]:
             print(

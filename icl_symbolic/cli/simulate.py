@@ -9,6 +9,11 @@ inputs and ``e_mean``, ``e_se`` (exact functional, mean and SE over seeds),
 Eq. (10) from :mod:`icl_symbolic.theory.asymptotic`; null at the ridgeless peak tau = 1,
 with ``e_theory_reason`` saying so), ``z``, ``gap_rel``, ``expected_gap_rel`` and the
 ``comparison`` in words (:mod:`icl_symbolic.studies.compare`), and ``seconds``.  Progress goes to stderr.
+
+With ``--order 1`` each point also carries the finite-d theory at its own d and a z test against it
+(``finite_d_z``, ``finite_d_z_limit``, ``finite_d_agrees``, ``mde_abs``, ``mde_rel``: a fraction of
+the corrected value), and the document the shared verdict (``verdict``, ``status``, ``mde_rel`` of the
+run, ``mde_target``, ``seeds_to_target``, ``seconds_to_target``; :mod:`icl_symbolic.core.verdict`).
 """
 
 from __future__ import annotations
@@ -21,16 +26,19 @@ from icl_symbolic.api.simulation import (
     check_finite_d_points,
     check_finite_d_scope,
     finite_d_fields,
+    finite_d_judgement,
     finite_d_theory,
     plot_simulation,
     simulate,
 )
 from icl_symbolic.cli._args import (
     CONVENTION_COLUMNS,
+    DEFAULT_MDE_PCT,
     EXIT_OK_BAD_INPUT,
     MAX_D,
     MAX_N_TEST,
     MAX_SEEDS,
+    ICLError,
     add_convention_options,
     add_order_option,
     add_output_options,
@@ -42,11 +50,15 @@ from icl_symbolic.cli._args import (
     document,
     emit_json,
     epilog,
+    exit_text,
+    mde_help,
     parse_convention,
     parse_int,
+    parse_mde,
     parse_number,
     parse_parallel,
     parse_parameter,
+    pct,
     progress_printer,
     save_figure,
     write_csv,
@@ -63,7 +75,9 @@ def register(subparsers) -> None:
         "(Sec. 2, Eqs. (1)-(7), p. 2-3) and compare with the theory. --alpha, --kappa, --tau "
         "accept a value, a list a,b,c, or start:stop:count; the points are their product.",
         epilog=epilog(
-            EXIT_OK_BAD_INPUT,
+            EXIT_OK_BAD_INPUT
+            + "; with --order 1 the verdict against the finite-d theory: "
+            + exit_text(rows="every point", one="some point"),
             [
                 'icl-symbolic simulate "sin(g)" --d 64 --tau 2 --seeds 5',
                 'icl-symbolic simulate "tanh(g)" --d 32 --tau 0.5,2,4 --json',
@@ -121,6 +135,11 @@ def register(subparsers) -> None:
     add_order_option(
         p,
         "print the corrected value at this d next to the limit, as e_theory_finite_d in the JSON/CSV and drawn in --plot",
+    )
+    p.add_argument(
+        "--mde",
+        default=f"{DEFAULT_MDE_PCT:g}",
+        help="with --order 1: " + mde_help(DEFAULT_MDE_PCT) + "; the false-alarm budget is 1e-3 split over the points",
     )
     add_output_options(
         p,
@@ -182,6 +201,9 @@ def run(args) -> int:
     n_test_default = DEFAULT_N_TEST_KERNEL if kernel else defaults.N_TEST
     n_test = parse_int(args.n_test if args.n_test is not None else str(n_test_default), "n-test", 2, MAX_N_TEST)
     convention = parse_convention(args)
+    target = parse_mde(args.mde)
+    if args.order == 1 and n_seeds < 2:
+        raise ICLError("--order 1 judges the simulation against the finite-d theory: it needs --seeds >= 2 (an SE)")
     if args.order == 1:  # the kernel learner and its controls are outside the finite-d theory
         features = args.features if args.control is None else "control"
         check_finite_d_scope(
@@ -219,9 +241,12 @@ def run(args) -> int:
         if args.order == 1
         else None
     )
+    verdict = None
     if fds is not None:
-        for o, fd in zip(out, fds):
+        tests, verdict = finite_d_judgement(res, fds, mde=target)
+        for o, fd, t in zip(out, fds, tests):
             o.update(finite_d_fields(fd))
+            o.update(finite_d_z=t.z, finite_d_z_limit=t.limit, finite_d_agrees=t.agrees, **t.to_json())
     if not args.json:
         for o in out:
             (_print_kernel_point if kernel else _print_point)(o)
@@ -232,8 +257,16 @@ def run(args) -> int:
         keys = KERNEL_CSV_KEYS if kernel else CSV_KEYS + (("e_theory_finite_d",) if fds is not None else ())
         write_csv(args.csv, keys, [_csv_row(o, kernel, keys) for o in out])
     extra = dict(features=args.features, control=args.control) if kernel else {}
+    if verdict is not None:
+        extra.update(verdict=_finite_d_sentence(verdict), **verdict.to_json())
+        if not args.json:
+            print(extra["verdict"])
     emit_json(args, document("simulate", out, f=args.f, **extra))
-    return 0
+    return 0 if verdict is None else verdict.exit_code
+
+
+def _finite_d_sentence(verdict) -> str:
+    return "against the finite-d theory (limit + O(1/d) terms at each point's d): " + verdict.sentence(what="points")
 
 
 def _csv_row(o, kernel: bool, keys) -> list:
@@ -276,6 +309,10 @@ def _print_point(o):
         value, how = o["e_theory_finite_d_text"], o["e_theory_finite_d_method"]
         print(f"  e_theory + O(1/d) terms at d = {o['d']}                = {value}")
         print(textwrap.fill(how, 100, initial_indent="    (", subsequent_indent="     ") + ")")
+        print(
+            f"  against it: z = {o['finite_d_z']:+.2f} (limit {o['finite_d_z_limit']:.3g}), "
+            f"{'within' if o['finite_d_agrees'] else 'BEYOND'} its limit; MDE {pct(o['mde_rel'])} (90 % power)"
+        )
     if o["e_idg_mean"] is not None:
         idg_th = _fmt(o["e_idg_theory"]) if o["e_idg_theory"] is not None else "inf"
         print(

@@ -263,8 +263,34 @@ def mde_rel(se: float, limit: float, dof: float | None, reference: float, power:
     return mde_abs(se, limit, dof, power) / abs(float(reference))
 
 
+def chi2_noncentrality(dof: int, false_alarm: float, power: float = 0.9) -> float:
+    """The noncentrality lambda at which a chi-square test with ``dof`` degrees of freedom, rejecting
+    above its ``false_alarm`` quantile, rejects with probability ``power`` (noncentral chi-square).
+
+    For points e_i +- se_i (known SEs) compared with a curve t_i, a true offset delta_i gives
+    chi2 ~ noncentral chi-square with lambda = sum (delta_i/se_i)^2, so the smallest detectable
+    relative shift of the whole curve is sqrt(lambda / sum (t_i/se_i)^2) (the curve's MDE).
+
+    >>> round(chi2_noncentrality(1, 0.05), 3)   # one dof: (1.96 + 1.2816)^2 = 10.51
+    10.507
+    """
+    nu = int(dof)
+    if nu < 1:
+        raise ICLError(f"a chi-square test needs at least one degree of freedom, got {dof!r}")
+    if not (0 < false_alarm < 1 and 0 < power < 1):
+        raise ICLError("false_alarm and power must be in (0, 1)")
+    crit = float(stats.chi2.isf(false_alarm, nu))
+    if stats.chi2.sf(crit, nu) >= power:
+        return 0.0
+    hi = 1.0
+    while stats.ncx2.sf(crit, nu, hi) < power:
+        hi *= 2.0
+    return float(optimize.brentq(lambda lam: stats.ncx2.sf(crit, nu, lam) - power, 0.0, hi, xtol=1e-10, rtol=1e-12))
+
+
 __all__ = [
     "MIN_SEEDS",
+    "chi2_noncentrality",
     "DOF_NORMAL",
     "t_limit",
     "seed_mean_se",

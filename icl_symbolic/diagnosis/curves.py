@@ -26,8 +26,14 @@ explain the curve come first, fewer fitted parameters first (a named slip that
 explains the data beats a generic fitted factor that can only do as well), then
 by BIC (lower is better); models that do not explain it follow, by BIC.  The
 theory itself (no slip, k = 0) is scored the same way; when it explains the
-curve the verdict is "consistent" whatever else fits.  Models whose predictions
-agree to 1e-6 standard errors at every point tie.
+curve the verdict is "consistent" whatever else fits -- but only when the curve could
+have shown a slip of the target's size (``mde``, default 5 %): the theory's chi2 test
+(n dof, false alarm ``P_EXPLAIN``) detects a relative shift delta of every point with
+90 % power once chi2's noncentrality delta^2 sum (t_i/se_i)^2 reaches the lambda of
+:func:`icl_symbolic.core.stats.chi2_noncentrality`; that delta is the curve's MDE
+(``mde_rel``).  Above the target the verdict is "inconclusive" (:mod:`icl_symbolic.core.verdict`).
+Each point also states the MDE of an offset of that point alone, sqrt(lambda) se_i/|t_i|.
+Models whose predictions agree to 1e-6 standard errors at every point tie.
 """
 
 from __future__ import annotations
@@ -45,6 +51,8 @@ from scipy.stats import chi2 as _chi2
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.limits import MAX_CURVE_BYTES, read_text_limited
 from icl_symbolic.core.numbers import parse_float
+from icl_symbolic.core.stats import chi2_noncentrality
+from icl_symbolic.core.verdict import AGREES, DEFAULT_MDE_PCT, POWER, Verdict, decide, pct
 from icl_symbolic.diagnosis.slips import CONTEXT_SYMBOLS, Catalogue, Context, SlipModel, catalogue
 from icl_symbolic.theory.asymptotic import e_a1zero, e_linear_isotropic
 
@@ -233,6 +241,37 @@ class CurveReport:
         f"curve when the chi-square survival probability (n - k dof) is >= {P_EXPLAIN}; "
         "ranked: explaining models first, fewer fitted parameters first, then by BIC"
     )
+    target: float = DEFAULT_MDE_PCT / 100  # the MDE target of "consistent" (a fraction)
+
+    @property
+    def _lam(self) -> float:
+        return chi2_noncentrality(len(self.data.x), P_EXPLAIN, POWER)
+
+    @property
+    def point_mde_rel(self) -> np.ndarray:
+        """Per point: the smallest relative offset of that point alone the theory's chi2 test flags
+        with 90 % power (inf where the theory is 0)."""
+        t = np.abs(self.theory.pred)
+        with np.errstate(divide="ignore"):
+            return np.where(t > 0, math.sqrt(self._lam) * self.data.se / t, np.inf)
+
+    @property
+    def mde_rel(self) -> float:
+        """The curve's MDE: the smallest relative shift of every point the chi2 test flags with 90 % power."""
+        w = float(np.sum((self.theory.pred / self.data.se) ** 2))
+        return math.sqrt(self._lam / w) if w > 0 else math.inf
+
+    @property
+    def judgement(self) -> Verdict:
+        """The shared verdict of the theory-without-slip comparison: the curve is one comparison (its chi2
+        test); the advice says how much smaller the points' SEs would have to be (the MDE scales with them)."""
+        m = self.mde_rel
+        k = m / self.target
+        advice = (
+            f"standard errors about {k:.2g} times smaller at every point (about {k * k:.2g} times the runs) "
+            "would reach the target"
+        )
+        return decide([_CurveTest(self.theory.explains, m)], self.target, advice=advice)
 
     @property
     def best(self) -> Explanation:
@@ -243,7 +282,7 @@ class CurveReport:
 
     def verdict(self) -> str:
         if self.theory.explains:
-            return "consistent"
+            return "consistent" if self.judgement.status == AGREES else "inconclusive"
         b = self.best
         return "explained" if (b.model is not None and b.explains) else "unexplained"
 
@@ -253,10 +292,10 @@ class CurveReport:
         head = (
             f"{len(self.data.x)} points on {self.data.axis}; errors: {self.data.se_source}; criterion: {self.criterion}"
         )
-        if v == "consistent":
+        if v in ("consistent", "inconclusive"):
             return (
-                f"the curve is consistent with the theory without a slip (chi2 = {th.chi2:.3g}, "
-                f"p = {th.p_value:.3g}); {head}"
+                f"{self.judgement.sentence(agree='consistent with the theory without a slip')} "
+                f"(chi2 = {th.chi2:.3g}, p = {th.p_value:.3g}; curve MDE {pct(self.mde_rel)}); {head}"
             )
         b = self.best
         if v == "explained":
@@ -283,6 +322,8 @@ class CurveReport:
             "setting": {k: v for k, v in self.setting.items()},
             "criterion": self.criterion,
             "verdict": self.verdict(),
+            **self.judgement.to_json(),
+            "point_mde_rel": [None if not math.isfinite(m) else float(m) for m in self.point_mde_rel],
             "theory": self.theory.to_json(),
             "explanations": [x.to_json() for x in self.explanations],
             "indistinguishable": list(self.indistinguishable),
@@ -290,6 +331,14 @@ class CurveReport:
             "unavailable": [{"model": n, "reason": r} for n, r in self.unavailable],
             "summary": self.summary(),
         }
+
+
+@dataclass(frozen=True)
+class _CurveTest:
+    """The curve as one compared row of :func:`icl_symbolic.core.verdict.decide`."""
+
+    agrees: bool
+    mde_rel: float
 
 
 def check_setting(axis: str, setting: dict) -> None:
@@ -360,8 +409,11 @@ def _fit(model, exprs, data, env, base_pred):
     return None if p is None else (dict(zip(pnames, best.x)), p)
 
 
-def explain_curve(data: CurveData, ctx: Context, setting: dict, cat: Catalogue | None = None) -> CurveReport:
-    """Fit every curve model of the catalogue to ``data`` and rank them (see module docstring).
+def explain_curve(
+    data: CurveData, ctx: Context, setting: dict, cat: Catalogue | None = None, mde: float = DEFAULT_MDE_PCT / 100
+) -> CurveReport:
+    """Fit every curve model of the catalogue to ``data`` and rank them (see module docstring);
+    ``mde``: the target (a fraction) the curve's MDE must meet for "consistent".
 
     ``setting``: alpha, kappa, tau (those not on the axis), lam (default 0), d (optional;
     models that need it are not applicable without it).
@@ -424,6 +476,7 @@ def explain_curve(data: CurveData, ctx: Context, setting: dict, cat: Catalogue |
         indist,
         notap,
         [(m.name, m.reason) for m in cat.for_kind("curve") if not m.available],
+        target=float(mde),
     )
 
 

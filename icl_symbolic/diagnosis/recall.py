@@ -261,7 +261,7 @@ def curve_cases(
 
 
 def _classify_curve(rep, planted) -> str:
-    if rep.verdict() == "consistent":
+    if rep.verdict() in ("consistent", "inconclusive"):  # the theory without a slip fits the curve
         return "missed"
     if planted in rep.indistinguishable:
         return "same"

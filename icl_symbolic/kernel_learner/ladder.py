@@ -59,6 +59,7 @@ from icl_symbolic.core.cost import announced
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.core.stats import seed_mean_se
+from icl_symbolic.core.verdict import DEFAULT_MDE_PCT
 from icl_symbolic.engine.expr import teacher
 from icl_symbolic.kernel_learner.simulation import (
     DEFAULT_N_TEST_KERNEL,
@@ -70,7 +71,7 @@ from icl_symbolic.kernel_learner.simulation import (
 )
 from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.model.setting import Setting, SettingView, setting_fields
-from icl_symbolic.simulation.simulator import check_seeds, memory_share
+from icl_symbolic.simulation.simulator import Sizes, check_seeds, memory_share
 from icl_symbolic.studies.extrapolate import (
     MODELS,
     Extrapolation,
@@ -209,11 +210,22 @@ class GapFit:
             "z_limit": num(c.z_limit),
             "false_alarm": c.false_alarm,
             "holds": c.holds,
+            **c.verdict_json(),
+            "mde_reference": "the prediction e_pred at the largest D",
             "power_law": None if self.power_law is None else self.power_law.to_json(),
         }
 
 
-def fit_gap(points: Sequence[LadderPoint], *, false_alarm: float = 1e-3, m: int = 1, model: str = "auto") -> GapFit:
+def fit_gap(
+    points: Sequence[LadderPoint],
+    *,
+    false_alarm: float = 1e-3,
+    m: int = 1,
+    model: str = "auto",
+    mde: float = DEFAULT_MDE_PCT / 100,
+    reference: float | None = None,
+    seconds_per_seed: float | None = None,
+) -> GapFit:
     """Fit gaps given as ladder points in D (``point.d`` = D, ``e_mean`` = gap, ``e_se`` its SE).
 
     gap_inf + c1/D (+ c2/D^2) by :func:`~icl_symbolic.studies.extrapolate.fit_ladder`, z test of
@@ -221,6 +233,9 @@ def fit_gap(points: Sequence[LadderPoint], *, false_alarm: float = 1e-3, m: int 
     fit's SE: the delete-a-group jackknife's, the smallest seed count per D minus 1, when the points
     carry per-seed values; the Welch-Satterthwaite dof only for points without them), and the power
     law c D^-p of the positive gaps.
+    The verdict (``core.judgement``) states the
+    minimum detectable gap_inf relative to ``reference`` (the prediction at the largest D, from
+    :func:`extrapolate_kernel`; None: no relative scale, so never "agrees") against the target ``mde``.
 
     >>> pts = [LadderPoint(D, 18.0 / D, 0.01, (0, 1, 2)) for D in (14, 27, 44, 65)]
     >>> g = fit_gap(pts)
@@ -234,6 +249,9 @@ def fit_gap(points: Sequence[LadderPoint], *, false_alarm: float = 1e-3, m: int 
         m=m,
         model=model,
         theory_note="the gap e_sim - e_pred must vanish as D -> infinity",
+        mde=mde,
+        reference=0.0 if reference is None else reference,
+        seconds_per_seed=seconds_per_seed,
     )
     return GapFit(core, fit_power_law(points))
 
@@ -532,6 +550,7 @@ def extrapolate_kernel(
     false_alarm: float = 1e-3,
     m: int = 1,
     model: str = "auto",
+    mde: float = DEFAULT_MDE_PCT / 100,
     jobs: int = 1,
     scheduler: str | None = None,
     max_memory: int | None = None,
@@ -550,5 +569,15 @@ def extrapolate_kernel(
     pts = run_kernel_ladder(
         st, ds, seeds=seeds, jobs=jobs, scheduler=scheduler, max_memory=max_memory, progress=progress
     )
-    gap = fit_gap([p.ladder_point() for p in pts], false_alarm=false_alarm, m=m, model=model)
+    top = max(pts, key=lambda p: p.D)
+    one_seed = kernel_estimate([Sizes(p.D, p.ell, p.k, p.n) for p in pts], 1, st.n_test, st.lam or 0.0).seconds
+    gap = fit_gap(
+        [p.ladder_point() for p in pts],
+        false_alarm=false_alarm,
+        m=m,
+        model=model,
+        mde=mde,
+        reference=top.e_pred,
+        seconds_per_seed=one_seed,
+    )
     return KernelExtrapolation(st, tuple(pts), gap, time.monotonic() - t0)

@@ -1043,6 +1043,13 @@ def sized_plan(sz: Sizes, n_seeds: int, n_test: int = DEFAULT_N_TEST, lam: float
     return dict(sz=sz, seeds=range(int(n_seeds)), solver=solver, n_test=int(n_test), lam=float(lam or 0.0))
 
 
+def seed_seconds(res: "SimResult") -> float:
+    """One more seed of the simulation ``res`` by the cost model (:func:`seed_cost` at its sizes, solver
+    ``auto``): what a verdict's advice "about N seeds (estimated T)" multiplies (icl_symbolic.core.verdict)."""
+    st = res.setting
+    return seed_cost(Sizes(st.d, res.ell, res.k, res.n), "auto", st.n_test, st.lam or 0.0)[0]
+
+
 def run_seed_tasks(fn, tasks, estimate, jobs, address, progress, serial) -> tuple:
     """Run the seed tasks through :func:`icl_symbolic.core.parallel.map_sweep` after announcing
     ``estimate`` (then progress with an ETA; per-item progress only when the runs go in parallel):

@@ -21,7 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.verdict import RowTest, decide, mde_with_seeds
 from icl_symbolic.model.setting import Setting
+from icl_symbolic.studies.extrapolate import bonferroni_z, welch_dof
 from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.theory.peak import AT_PEAK, DIVERGES, is_peak
 
@@ -169,4 +172,69 @@ def theory_grid(f, points: list, n: int = 160, digits: int = 30):
     return np.asarray(cv.columns[xname], float), np.asarray(cv.columns["e"], float)
 
 
-__all__ = ["GAP_X_D", "Comparison", "theory_at", "compare", "branch_of", "compare_point", "with_theory", "theory_grid"]
+def finite_d_test(e: float, se: float, n_seeds: int, corrected: float, corrected_se: float, z_budget: float):
+    """One simulated point (``e`` +- ``se`` over ``n_seeds`` seeds) against the finite-d theory at its
+    own d (the limit plus its O(1/d) terms, ``corrected`` +- its Monte-Carlo ``corrected_se``;
+    :mod:`icl_symbolic.theory.finite_d`, docs/finite-d.md): a
+    :class:`~icl_symbolic.core.verdict.RowTest` of e - corrected against the combined SE at the
+    Welch-Satterthwaite dof (the theory's SE taken as known), with its power relative to
+    ``corrected``.  Unlike a z against the d -> infinity limit, this is a verdict at one d; what it
+    cannot tell apart is the theory's own O(1/d^2) remainder (docs/finite-d.md gives its size).
+
+    >>> t = finite_d_test(1.02, 0.01, 10, 1.0, 0.0, 3.29)
+    >>> round(t.z, 2), t.dof, t.agrees, round(t.mde_rel, 3)
+    (2.0, 9.0, True, 0.066)
+    """
+    if se is None or not se > 0:
+        raise ICLError("a verdict against the finite-d theory needs a standard error over seeds (at least 2 seeds)")
+    comb = math.sqrt(se**2 + corrected_se**2)
+    dof = welch_dof([1.0, 1.0], [se, corrected_se], [n_seeds, None])
+    return RowTest(float(e) - float(corrected), comb, z_budget, dof, float(corrected))
+
+
+def finite_d_verdict(points, fds, *, mde: float, false_alarm: float = 1e-3, seconds_per_seed=None):
+    """The verdict of simulated points against their finite-d theory (``simulate --order 1``).
+
+    ``points``: dicts with ``e_mean``, ``e_se`` (else ``e_mc_mean``, ``e_mc_se``) and ``seeds``
+    (``simulate``'s JSON points); ``fds``: their :class:`~icl_symbolic.theory.finite_d.FiniteD`.
+    The two-sided ``false_alarm`` is split over the points (Bonferroni); the verdict is the shared
+    one (:func:`icl_symbolic.core.verdict.decide`) at the MDE target ``mde`` (a fraction), with the
+    seeds per point that would reach it (``seconds_per_seed``: one seed at every point, the cost
+    model).  Returns ``(tests, verdict)``, one :class:`~icl_symbolic.core.verdict.RowTest` per point.
+    """
+    zb = bonferroni_z(false_alarm, len(points))
+    tests, n_now = [], None
+    for p, fd in zip(points, fds):
+        exact = p.get("e_mean") is not None
+        e, se = (p["e_mean"], p["e_se"]) if exact else (p["e_mc_mean"], p["e_mc_se"])
+        n = len(p["seeds"])
+        n_now = n if n_now is None else min(n_now, n)
+        tests.append(finite_d_test(e, se, n, fd.corrected, fd.stderr, zb))
+    fixed = [fd.stderr for fd in fds]
+
+    def dof_at(i, n):
+        return welch_dof([1.0, 1.0], [tests[i].se, fixed[i]], [n, None])
+
+    verdict = decide(
+        tests,
+        mde,
+        mde_at=mde_with_seeds(tests, n_now, fixed, dof_at),
+        n_seeds=n_now,
+        seconds_per_seed=seconds_per_seed,
+        unit="seeds per point",
+    )
+    return tests, verdict
+
+
+__all__ = [
+    "GAP_X_D",
+    "Comparison",
+    "theory_at",
+    "compare",
+    "branch_of",
+    "compare_point",
+    "with_theory",
+    "theory_grid",
+    "finite_d_test",
+    "finite_d_verdict",
+]

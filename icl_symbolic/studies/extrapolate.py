@@ -58,6 +58,7 @@ from icl_symbolic.core.cost import Estimate, announced
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.core.stats import grouped_jackknife_se, sample_se, seed_mean_se, t_limit
+from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, RowTest, Verdict, decide, mde_with_seeds
 from icl_symbolic.model.setting import PARAMETERS, Setting, SettingView, as_setting, setting_fields
 from icl_symbolic.simulation.simulator import (
     check_memory,
@@ -426,6 +427,10 @@ class Extrapolation(SettingView):
     estimator: str = "exact"
     extra: dict = field(default_factory=dict)
     error: str = "icl"
+    mde_target: float = DEFAULT_MDE_PCT / 100  # the MDE target of the verdict (a fraction)
+    reference: float | None = None  # what mde_rel divides by (None: e_theory)
+    seconds_per_seed: float | None = None  # one more seed at every d, by the simulator's cost model
+    z_budget: float | None = None  # normal quantile of the false-alarm budget (before the Student-t limit)
 
     def view(self):
         """The stored setting, or for bare numbers the fields of none (teacher "", NaN ratios)."""
@@ -435,9 +440,44 @@ class Extrapolation(SettingView):
 
     @property
     def holds(self) -> bool | None:
+        """|z| within its limit (None: no theory value); the verdict with power is :attr:`judgement`."""
         if self.z is None:
             return None
         return abs(self.z) <= self.z_limit
+
+    @property
+    def test(self) -> RowTest | None:
+        """e_inf - e_theory against e_inf's SE at its dof, with its power (None: no theory value)."""
+        if self.z is None:
+            return None
+        ref = self.e_theory if self.reference is None else self.reference
+        return RowTest(self.fit.e_inf - self.e_theory, self.fit.e_inf_se, self.z_budget, self.fit.e_inf_dof, ref)
+
+    @property
+    def judgement(self) -> Verdict | None:
+        """The shared verdict (:func:`icl_symbolic.core.verdict.decide`): agrees only when |z| is within its
+        limit and the MDE is at most :attr:`mde_target`; the seed advice scales the SE as 1/sqrt(S) and the
+        dof as S - 1 (the jackknife over seeds)."""
+        t = self.test
+        if t is None:
+            return None
+        n = min((p.n_seeds or 2) for p in self.points)
+        return decide(
+            [t],
+            self.mde_target,
+            mde_at=mde_with_seeds([t], n),
+            n_seeds=n,
+            seconds_per_seed=self.seconds_per_seed,
+            unit="seeds per d",
+        )
+
+    def verdict_json(self) -> dict:
+        """``status``, ``mde_abs``, ``mde_rel``, ``mde_target`` and the seed advice of :attr:`judgement`
+        (``status`` None when there is no theory value to compare with)."""
+        j, t = self.judgement, self.test
+        if j is None:
+            return {"status": None, "mde_abs": None, "mde_rel": None, "mde_target": self.mde_target}
+        return {**j.to_json(), "mde_abs": t.to_json()["mde_abs"]}
 
     def to_json(self) -> dict:
         f = self.fit
@@ -458,6 +498,7 @@ class Extrapolation(SettingView):
             "z_limit": num(self.z_limit),
             "false_alarm": self.false_alarm,
             "holds": self.holds,
+            **self.verdict_json(),
             "model": f.model,
             "model_reason": f.reason,
             "coef": [num(c) for c in f.coef],
@@ -496,19 +537,27 @@ def extrapolate(
     theory_note: str = "",
     seconds: float = 0.0,
     estimator: str = "exact",
+    mde: float = DEFAULT_MDE_PCT / 100,
+    reference: float | None = None,
+    seconds_per_seed: float | None = None,
 ) -> Extrapolation:
     """Fit a ladder and compare e_inf with ``e_theory`` (library core of the ``extrapolate`` command).
 
     ``false_alarm``: two-sided false-alarm budget, split over ``m`` comparisons
     (Bonferroni); the normal quantile is converted to Student t at the fit's
     Welch-Satterthwaite dof.  ``setting``: the :class:`Setting` of the ladder (for the
-    output; None for bare numbers), ``error``: ``icl``, ``idg`` or ``gap``.
+    output; None for bare numbers), ``error``: ``icl``, ``idg`` or ``gap``.  ``mde``: the MDE target of
+    the verdict (a fraction of ``reference``, default ``e_theory``); ``seconds_per_seed``: one seed at
+    every rung by the cost model (for the verdict's seed advice).
     """
+    if not 0 < mde <= 1:
+        raise ICLError(f"the MDE target must be a fraction in (0, 1], got {mde!r}")
     fit = fit_ladder(points, model)
-    z = zl = None
+    z = zl = zb = None
     if e_theory is not None:
         z = (fit.e_inf - e_theory) / fit.e_inf_se
-        zl = t_limit(bonferroni_z(false_alarm, m), fit.e_inf_dof)
+        zb = bonferroni_z(false_alarm, m)
+        zl = t_limit(zb, fit.e_inf_dof)
     return Extrapolation(
         setting=setting,
         points=tuple(sorted(points, key=lambda p: p.d)),
@@ -521,6 +570,10 @@ def extrapolate(
         seconds=seconds,
         estimator=estimator,
         error=check_error(str(error)),
+        mde_target=float(mde),
+        reference=reference,
+        seconds_per_seed=seconds_per_seed,
+        z_budget=zb,
     )
 
 
