@@ -376,7 +376,7 @@ def test_simulate_order1_refuses_the_peak_before_training(monkeypatch, capsys, t
     monkeypatch.setattr(simulate, "simulate", _forbid)
     tau = repr((d + 1) / d) if at_n_equals_p else "1"  # n = round(tau d^2) = d(d+1), or the limit's peak
     _refused(
-        ["simulate", "sin(g)", "--order", "1", "--d", str(d), "--tau", tau, "--seeds", "1"],
+        ["simulate", "sin(g)", "--order", "1", "--d", str(d), "--tau", tau, "--seeds", "2"],
         capsys,
         tmp_path_factory.mktemp("o"),
         "diverges",
