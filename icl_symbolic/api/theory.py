@@ -23,6 +23,7 @@ from icl_symbolic.theory.asymptotic import (
 from icl_symbolic.theory.asymptotic import e_nonlinear as _e_nonlinear
 from icl_symbolic.theory.finite_d import TERMS as FINITE_D_TERMS
 from icl_symbolic.theory.finite_d import e_finite_d_many, e_nonlinear_finite
+from icl_symbolic.theory.finite_d_guard import check_finite_d_teacher
 from icl_symbolic.theory.peak import DIVERGES
 
 
@@ -129,6 +130,7 @@ def e_finite_d(f, *, rho, alpha, kappa, tau, d: int, order: int = 1, terms=None)
     """The d -> infinity error plus the O(1/d) terms at dimension ``d`` (:mod:`icl_symbolic.theory.finite_d`,
     docs/finite-d.md; identity covariances, ridgeless, Gaussian tasks): the limit, the corrected value and
     each term, as ``theory --d D --order 1`` prints them."""
+    check_finite_d_teacher(f, [rho])
     return e_nonlinear_finite(f, rho=rho, alpha=alpha, kappa=kappa, tau=tau, d=d, order=order, terms=terms)
 
 
@@ -137,6 +139,7 @@ def e_finite_d_points(f, points, *, d: int, terms=None, progress=None) -> list:
     prints: one :class:`~icl_symbolic.theory.finite_d.FiniteD` per point, or the :class:`ICLError` that says
     why the point has no value.  The time estimate goes to ``progress`` first when the work is long (the
     ``population`` term costs 40-70 s a point above the peak), then a line per point."""
+    check_finite_d_teacher(f, sorted({r for r, _, _, _ in points}))
     specs = [dict(f=f, rho=r, alpha=a, kappa=k, tau=t, d=d, terms=terms) for r, a, k, t in points]
     return e_finite_d_many(
         specs, progress=progress, reduce="fewer points, --terms without population", keep_errors=True

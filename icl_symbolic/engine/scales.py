@@ -255,12 +255,27 @@ def _poly_features(kind, pieces, unit, R, digits, omega):
 _IV = mpmath.iv
 
 
+def _iv_monotone(fn, x, increasing: bool = True):
+    """Enclosure of a monotone function on the interval x: its values at the endpoints, evaluated
+    20 bits above the interval precision and widened outward by one unit of that precision.
+
+    mpmath's own interval erf/erfc go through a hypergeometric series that the interval context
+    cannot run (``'MPIntervalContext' object has no attribute 'nint_distance'``, mpmath 1.3), so
+    every monotone function here takes this route instead."""
+    with mpmath.workprec(_IV.prec + 20):
+        lo, hi = fn(mpmath.mpf(x.a)), fn(mpmath.mpf(x.b))
+        if not increasing:
+            lo, hi = hi, lo
+        eps = mpmath.mpf(2) ** -_IV.prec
+        return _IV.mpf([lo - abs(lo) * eps, hi + abs(hi) * eps])
+
+
 def _iv_tanh(x):
-    return _IV.mpf([mpmath.tanh(x.a), mpmath.tanh(x.b)])
+    return _iv_monotone(mpmath.tanh, x)
 
 
 def _iv_atan(x):
-    return _IV.mpf([mpmath.atan(x.a), mpmath.atan(x.b)])
+    return _iv_monotone(mpmath.atan, x)
 
 
 def _iv_abs(x):
@@ -372,7 +387,7 @@ def _pair_function(e, x, memo):
         return t, (1 - t**2) * du
     if f in (sympy.erf, sympy.erfc):
         dv = _const(2 / sympy.sqrt(sympy.pi)) * _IV.exp(-(u**2)) * du
-        return (_IV.erf(u), dv) if f is sympy.erf else (_IV.erfc(u), -dv)
+        return (_iv_monotone(mpmath.erf, u), dv) if f is sympy.erf else (_iv_monotone(mpmath.erfc, u, False), -dv)
     if f is sympy.atan:
         return _iv_atan(u), du / (1 + u**2)
     if f is sympy.Abs:
