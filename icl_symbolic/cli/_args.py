@@ -21,7 +21,7 @@ import numpy as np
 from icl_symbolic import __version__
 from icl_symbolic.core import defaults  # noqa: F401  (the commands' defaults, re-exported)
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.numbers import is_integer_text, parse_float
+from icl_symbolic.core.numbers import grid_points, is_integer_text, parse_float
 from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
 from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.model.setting import ASSIGNMENTS, CONVENTION_FIELDS, CONVENTIONS, ROUNDINGS, resolve_convention
@@ -49,7 +49,8 @@ def parse_number(text: str, name: str) -> float:
 def parse_grid(text: str, name: str, log: bool = False) -> np.ndarray:
     """Parse one value, a comma list ``a,b,c``, or ``start:stop:count``.
 
-    ``start:stop:count`` is an inclusive linear grid, geometric with ``log=True``.
+    ``start:stop:count`` is an inclusive linear grid, geometric with ``log=True``, each point the float
+    nearest its exact value (:func:`icl_symbolic.core.numbers.grid_points`: 1 is 1).
 
     >>> parse_grid("0.5", "tau").tolist()
     [0.5]
@@ -69,11 +70,9 @@ def parse_grid(text: str, name: str, log: bool = False) -> np.ndarray:
         count = int(parts[2])
         if not 1 <= count <= MAX_GRID:
             raise ICLError(f"--{name}: count must be between 1 and {MAX_GRID}, got {count}")
-        if log:
-            if start <= 0 or stop <= 0:
-                raise ICLError(f"--{name}: a --log grid needs positive start and stop, got {text!r}")
-            return np.geomspace(start, stop, count)
-        return np.linspace(start, stop, count)
+        if log and (start <= 0 or stop <= 0):
+            raise ICLError(f"--{name}: a --log grid needs positive start and stop, got {text!r}")
+        return np.asarray(grid_points(parts[0], parts[1], count, log=log), dtype=float)
     values = [parse_number(p, name) for p in split_list(text, name)]
     return np.asarray(values, dtype=float)
 
