@@ -16,6 +16,7 @@ from icl_symbolic.theory.asymptotic import (
     MAX_POINTS,
     TheoryCurve,
     appendix_a_warnings,
+    check_grid,
     curve,
     sweep_estimate,
     teacher_moments,
@@ -118,6 +119,7 @@ def theory_sweep(
     n = math.prod(int(np.size(g)) for g in grids.values())
     est = sweep_estimate(n, C_train, C_test, d)  # refuses past MAX_POINTS, with the estimate
     warnings = appendix_a_warnings(C_train, C_train if C_test is None else C_test, d)
+    check_grid(rho, alpha, kappa, tau, lam, C_train, C_test, d)  # the given parameters, before the moments
     watch = announced(progress, est, total=n, unit="points")
     moments = teacher_moments(f, digits, progress=moments_progress)
     cv = curve(
