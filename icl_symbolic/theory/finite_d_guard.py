@@ -9,8 +9,9 @@ have no such value:
   matrix (not positive definite).  The error itself is exactly 0 at every d (any Gamma predicts
   the labels without error), which the d -> infinity theory prints; there is no correction to
   compute;
-* E[y^2] = E[f(g)^2] + rho above ``MAX_LABEL_SCALE`` (1e100): fourth powers of labels summed over
-  a prompt leave float64's range (1e308) and the eigen-solvers fail.  The ridgeless error scales
+* E[y^2] = E[f(g)^2] + rho above ``MAX_LABEL_SCALE`` (1e100) or below ``MIN_LABEL_SCALE``
+  (1e-100): fourth powers of labels summed over a prompt leave float64's range (1e308, or underflow
+  below 1e-308 to a singular label covariance) and the eigen-solvers fail.  The ridgeless error scales
   exactly as c^2 under f -> c f, rho -> c^2 rho (the least-squares weights on y x adapt and the
   prediction scales by c), so the user rescales the teacher and multiplies the result by c^2.
 
@@ -27,6 +28,8 @@ from icl_symbolic.theory.asymptotic import teacher_moments
 
 #: largest E[y^2] = E[f^2] + rho the float64 finite-d terms accept (fourth powers stay below 1e308)
 MAX_LABEL_SCALE = mpmath.mpf("1e100")
+#: smallest nonzero E[y^2] they accept (fourth powers stay above float64's underflow)
+MIN_LABEL_SCALE = mpmath.mpf("1e-100")
 
 
 def check_finite_d_teacher(f, rhos) -> None:
@@ -40,12 +43,13 @@ def check_finite_d_teacher(f, rhos) -> None:
                 f"{f}: E[f(g)^2] = 0 and rho = 0: every label is 0, so the error is exactly 0 at every d "
                 "and there is no O(1/d) correction to compute (theory without --d prints the 0)"
             )
-        if ey2 > MAX_LABEL_SCALE:
+        if not MIN_LABEL_SCALE <= ey2 <= MAX_LABEL_SCALE:
             raise ICLError(
-                f"{f}: E[y^2] = E[f(g)^2] + rho = {mpmath.nstr(ey2, 3)} is above {mpmath.nstr(MAX_LABEL_SCALE, 1)}, "
-                "where the finite-d terms overflow float64; the ridgeless error scales as c^2 under "
-                "f -> c f, rho -> c^2 rho: divide the teacher by c and multiply the result by c^2"
+                f"{f}: E[y^2] = E[f(g)^2] + rho = {mpmath.nstr(ey2, 3)} is outside "
+                f"[{mpmath.nstr(MIN_LABEL_SCALE, 1)}, {mpmath.nstr(MAX_LABEL_SCALE, 1)}], where the finite-d "
+                "terms leave float64's range; the ridgeless error scales as c^2 under f -> c f, rho -> c^2 rho: "
+                "divide the teacher by c and multiply the result by c^2"
             )
 
 
-__all__ = ["check_finite_d_teacher", "MAX_LABEL_SCALE"]
+__all__ = ["check_finite_d_teacher", "MAX_LABEL_SCALE", "MIN_LABEL_SCALE"]
