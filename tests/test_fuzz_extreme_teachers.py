@@ -118,6 +118,8 @@ def test_simulate_on_extreme_teachers(capsys, f, rho):
         ["theory", "0*g", "--order", "1", "--d", "64", "--tau", "2", "--rho", "0"],
         ["theory", "1e200*tanh(g)", "--order", "1", "--d", "64", "--tau", "2"],
         ["theory", "1e-200*tanh(g)", "--order", "1", "--d", "64", "--tau", "2", "--rho", "0"],
+        ["theory", "exp(-1e6*g^2)", "--order", "1", "--d", "8", "--tau", "2", "--rho", "0"],
+        ["theory", "sign(g)", "--order", "1", "--d", "8", "--tau", "0.5"],
     ],
 )
 def test_reported_finite_d_cases_are_one_line(capsys, argv):
