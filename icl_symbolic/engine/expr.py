@@ -802,7 +802,40 @@ def _safe_trig(name, fn):
     return wrapped
 
 
-_MP_SAFE = {"exp": _safe_exp, "sin": _safe_trig("sin", mpmath.sin), "cos": _safe_trig("cos", mpmath.cos)}
+_ERFC_SATURATED = mpmath.mpf("1e100")
+
+
+def _safe_tanh(x):
+    # beyond |x| = 2 prec (in bits), 1 - |tanh x| = 2 e^(-2|x|)/(1 + e^(-2|x|)) is below 2^(-4 prec): the
+    # rounded value is +-1 exactly; mpmath itself builds 2^|x|-sized integers there (MemoryError for
+    # tanh(exp(g)) at a far node, "too many digits" for tanh(exp(exp(g))))
+    if isinstance(x, mpmath.mpf) and abs(x) > 2 * mpmath.mp.prec:
+        return mpmath.mpf(1) if x > 0 else mpmath.mpf(-1)
+    return mpmath.tanh(x)
+
+
+def _safe_erfc(x):
+    # erfc(x) < e^(-x^2) is below 10^(-1e200) beyond |x| = 1e100: 0 (or 2 - that) to any working
+    # precision; mpmath's series check converts such an x to a float and overflows
+    if isinstance(x, mpmath.mpf) and abs(x) > _ERFC_SATURATED:
+        return mpmath.mpf(0) if x > 0 else mpmath.mpf(2)
+    return mpmath.erfc(x)
+
+
+def _safe_erf(x):
+    if isinstance(x, mpmath.mpf) and abs(x) > _ERFC_SATURATED:
+        return mpmath.mpf(1) if x > 0 else mpmath.mpf(-1)  # 1 - erf(x) = erfc(x) below 10^(-1e200)
+    return mpmath.erf(x)
+
+
+_MP_SAFE = {
+    "exp": _safe_exp,
+    "sin": _safe_trig("sin", mpmath.sin),
+    "cos": _safe_trig("cos", mpmath.cos),
+    "tanh": _safe_tanh,
+    "erfc": _safe_erfc,
+    "erf": _safe_erf,
+}
 
 
 def ae_simplify(e):
