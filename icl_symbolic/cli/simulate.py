@@ -183,15 +183,8 @@ def run(args) -> int:
     convention = parse_convention(args)
     if args.order == 1:  # the kernel learner and its controls are outside the finite-d theory
         features = args.features if args.control is None else "control"
-        check_finite_d_scope(
-            lam=lam,
-            C_train=args.C_train,
-            C_test=args.C_test,
-            convention=convention,
-            features=features,
-            f=args.f,
-            rho=rho,
-        )
+        scope = dict(lam=lam, C_train=args.C_train, C_test=args.C_test, convention=convention)
+        check_finite_d_scope(**scope, features=features, f=args.f, rho=rho)  # before any training
     check_output_paths(args)
     jobs, scheduler = parse_parallel(args)
     res = simulate(
