@@ -27,6 +27,7 @@ from icl_symbolic.output.rows import Rows
 from icl_symbolic.simulation.simulator import SimResult, memory_share, seed_seconds, simulate_many
 from icl_symbolic.studies.compare import finite_d_verdict, theory_grid, with_theory
 from icl_symbolic.theory.finite_d import e_finite_d_many, finite_sizes
+from icl_symbolic.theory.finite_d_guard import check_finite_d_teacher
 
 
 @dataclass(frozen=True)
@@ -175,9 +176,15 @@ def _simulate_kernel(settings, seeds, control, jobs, scheduler, progress, solver
     )
 
 
-def check_finite_d_scope(*, lam=0.0, C_train=None, C_test=None, convention=None, features=None) -> None:
+def check_finite_d_scope(
+    *, lam=0.0, C_train=None, C_test=None, convention=None, features=None, f=None, rho=None
+) -> None:
     """Refuse (ICLError) a simulation outside the finite-d theory's scope (docs/finite-d.md): identity
-    covariances, ridgeless (lam = 0), Gaussian tasks with the default convention, plain attention."""
+    covariances, ridgeless (lam = 0), Gaussian tasks with the default convention, plain attention;
+    with ``f`` and ``rho``, also a label law the finite-d terms cannot evaluate
+    (:func:`icl_symbolic.theory.finite_d_guard.check_finite_d_teacher`), before any training."""
+    if f is not None and rho is not None:
+        check_finite_d_teacher(f, [rho])
     why = []
     if float(lam) != 0.0:
         why.append("lam = 0 (ridgeless)")
@@ -217,7 +224,9 @@ def finite_d_theory(sim, *, terms=None, jobs: int = 1, scheduler=None, progress=
         raise ICLError("finite_d_theory takes a SimResult or a SimSweep (from simulate)")
     for r in results:
         st = r.setting
-        check_finite_d_scope(lam=st.lam, C_train=st.C_train, C_test=st.C_test, convention=st.convention)
+        check_finite_d_scope(
+            lam=st.lam, C_train=st.C_train, C_test=st.C_test, convention=st.convention, f=r.teacher, rho=st.rho
+        )
     specs = [
         dict(
             f=r.teacher,

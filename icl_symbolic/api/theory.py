@@ -16,6 +16,7 @@ from icl_symbolic.theory.asymptotic import (
     MAX_POINTS,
     TheoryCurve,
     appendix_a_warnings,
+    check_grid,
     curve,
     sweep_estimate,
     teacher_moments,
@@ -23,6 +24,7 @@ from icl_symbolic.theory.asymptotic import (
 from icl_symbolic.theory.asymptotic import e_nonlinear as _e_nonlinear
 from icl_symbolic.theory.finite_d import TERMS as FINITE_D_TERMS
 from icl_symbolic.theory.finite_d import e_finite_d_many, e_nonlinear_finite
+from icl_symbolic.theory.finite_d_guard import check_finite_d_teacher
 from icl_symbolic.theory.peak import DIVERGES
 
 
@@ -117,6 +119,7 @@ def theory_sweep(
     n = math.prod(int(np.size(g)) for g in grids.values())
     est = sweep_estimate(n, C_train, C_test, d)  # refuses past MAX_POINTS, with the estimate
     warnings = appendix_a_warnings(C_train, C_train if C_test is None else C_test, d)
+    check_grid(rho, alpha, kappa, tau, lam, C_train, C_test, d)  # the given parameters, before the moments
     watch = announced(progress, est, total=n, unit="points")
     moments = teacher_moments(f, digits, progress=moments_progress)
     cv = curve(
@@ -129,6 +132,7 @@ def e_finite_d(f, *, rho, alpha, kappa, tau, d: int, order: int = 1, terms=None)
     """The d -> infinity error plus the O(1/d) terms at dimension ``d`` (:mod:`icl_symbolic.theory.finite_d`,
     docs/finite-d.md; identity covariances, ridgeless, Gaussian tasks): the limit, the corrected value and
     each term, as ``theory --d D --order 1`` prints them."""
+    check_finite_d_teacher(f, [rho])
     return e_nonlinear_finite(f, rho=rho, alpha=alpha, kappa=kappa, tau=tau, d=d, order=order, terms=terms)
 
 
@@ -137,6 +141,7 @@ def e_finite_d_points(f, points, *, d: int, terms=None, progress=None) -> list:
     prints: one :class:`~icl_symbolic.theory.finite_d.FiniteD` per point, or the :class:`ICLError` that says
     why the point has no value.  The time estimate goes to ``progress`` first when the work is long (the
     ``population`` term costs 40-70 s a point above the peak), then a line per point."""
+    check_finite_d_teacher(f, sorted({r for r, _, _, _ in points}))
     specs = [dict(f=f, rho=r, alpha=a, kappa=k, tau=t, d=d, terms=terms) for r, a, k, t in points]
     return e_finite_d_many(
         specs, progress=progress, reduce="fewer points, --terms without population", keep_errors=True

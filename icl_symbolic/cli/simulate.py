@@ -206,9 +206,8 @@ def run(args) -> int:
         raise ICLError("--order 1 judges the simulation against the finite-d theory: it needs --seeds >= 2 (an SE)")
     if args.order == 1:  # the kernel learner and its controls are outside the finite-d theory
         features = args.features if args.control is None else "control"
-        check_finite_d_scope(
-            lam=lam, C_train=args.C_train, C_test=args.C_test, convention=convention, features=features
-        )
+        scope = dict(lam=lam, C_train=args.C_train, C_test=args.C_test, convention=convention)
+        check_finite_d_scope(**scope, features=features, f=args.f, rho=rho)  # before any training
         check_finite_d_points(d, taus)  # before the simulation: no training for a value that cannot exist
     check_output_paths(args)
     jobs, scheduler = parse_parallel(args)

@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
+
+import mpmath
 
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.limits import MAX_NUMBER_CHARS
@@ -87,4 +90,32 @@ def is_integer_text(text) -> bool:
     return len(stripped) <= MAX_NUMBER_CHARS and INTEGER.fullmatch(stripped) is not None
 
 
-__all__ = ["parse_float", "check_decimal", "shown", "is_integer_text", "NUMBER", "INTEGER"]
+def grid_points(start_text, stop_text, count: int, log: bool = False) -> list:
+    """The ``count`` points of the inclusive grid from ``start_text`` to ``stop_text`` (ASCII decimals,
+    already checked by :func:`parse_float`), each the float nearest to its exact value.
+
+    Linear: ``start + i (stop - start)/(count - 1)`` in rational arithmetic on the decimals as
+    written, so ``0.1:4:40`` has the point 1 exactly (``numpy.linspace`` gives 0.9999999999999999
+    there, a ridgeless point next to the interpolation peak that is not the peak).  Geometric
+    (``log``): ``start (stop/start)^(i/(count - 1))`` at 60 significant digits, then rounded once, so
+    a point whose exact value is a power of ten or 1 is that number exactly.
+
+    >>> grid_points("0.1", "4", 40)[9]
+    1.0
+    >>> grid_points("0.1", "10", 3, log=True)
+    [0.1, 1.0, 10.0]
+    """
+    a, b = Fraction(str(start_text).strip()), Fraction(str(stop_text).strip())
+    count = int(count)
+    if count == 1:
+        return [float(a)]
+    if not log:
+        return [float(a + (b - a) * i / (count - 1)) for i in range(count)]
+    with mpmath.workdps(60):
+        ma, mb = mpmath.mpf(a.numerator) / a.denominator, mpmath.mpf(b.numerator) / b.denominator
+        pts = [float(ma * (mb / ma) ** (mpmath.mpf(i) / (count - 1))) for i in range(count)]
+    pts[0], pts[-1] = float(a), float(b)
+    return pts
+
+
+__all__ = ["parse_float", "check_decimal", "shown", "is_integer_text", "grid_points", "NUMBER", "INTEGER"]

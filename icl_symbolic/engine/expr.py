@@ -449,6 +449,30 @@ SCAN_LEVELS = 4
 SCAN_MAX_CELLS = 200_000
 
 
+#: a scanned value |u| at most this many float64 epsilons times the magnitude of its terms
+#: (:func:`rounding_magnitude`) is 0 to working precision
+ROUNDING_ULPS = 64
+
+
+def rounding_magnitude(u):
+    """An expression bounding the magnitude whose rounding u's float64 evaluation carries: sums
+    become sums of the absolute values of their terms (``1 - tanh(g^3)^4`` -> ``1 + tanh(g^3)^4``),
+    products and integer powers the products and powers of those magnitudes, anything else its
+    absolute value.  A float64 value of u below ``ROUNDING_ULPS`` epsilons of it is 0 to working
+    precision (cancellation noise), not a sign.
+
+    >>> rounding_magnitude(parse_expr("1 - tanh(g^3)^4"))
+    tanh(g**3)**4 + 1
+    """
+    if u.is_Add:
+        return sympy.Add(*(rounding_magnitude(a) for a in u.args))
+    if u.is_Mul:
+        return sympy.Mul(*(rounding_magnitude(a) for a in u.args))
+    if u.is_Pow and u.exp.is_Integer and u.exp >= 0:
+        return rounding_magnitude(u.base) ** u.exp
+    return sympy.Abs(u)
+
+
 #: kinks are located on [-KINK_RANGE, KINK_RANGE]; beyond, the Gaussian weight is below 1e-347
 KINK_RANGE = 40
 
@@ -518,6 +542,7 @@ def _scan_sign_changes(u, x, lo, hi, limit):
     """
     fnp = sympy.lambdify(x, u, modules=["numpy", "scipy"])
     dnp = sympy.lambdify(x, ae_diff(u, x), modules=["numpy", "scipy"])
+    mnp = sympy.lambdify(x, rounding_magnitude(u), modules=["numpy", "scipy"])
 
     def ev(f, z):
         with np.errstate(all="ignore"):
@@ -531,13 +556,18 @@ def _scan_sign_changes(u, x, lo, hi, limit):
         ua, ub, da, db = ev(fnp, a), ev(fnp, b), ev(dnp, a), ev(dnp, b)
         h = b - a
         finite = np.isfinite(ua) & np.isfinite(ub)
-        at_node = finite & (ua == 0)
-        change = finite & (np.sign(ua) * np.sign(ub) < 0)
+        # a value within the rounding of its own evaluation is 0: float noise (1 - tanh(g^3)^4 is
+        # 0 or +-1e-16 for |g| > 2) is not a sign change, and a run of such zeros is not a run of kinks
+        za = np.abs(ua) <= ROUNDING_ULPS * np.finfo(float).eps * np.abs(ev(mnp, a))
+        zb = np.abs(ub) <= ROUNDING_ULPS * np.finfo(float).eps * np.abs(ev(mnp, b))
+        at_node = finite & za & ~zb  # a zero at a node, where u leaves 0 (one per zero or flat run)
+        change = finite & ~za & ~zb & (np.sign(ua) * np.sign(ub) < 0)
+        flat = finite & za & zb  # 0 to working precision at both ends: no sign change can be seen
         mono = np.isfinite(da) & np.isfinite(db) & (np.sign(da) * np.sign(db) > 0)
         lip = 2 * np.maximum(np.abs(da), np.abs(db)) * h
         excluded = finite & ~change & ~at_node & (np.abs(ua) + np.abs(ub) > lip)
         both_inf = ~finite & (np.sign(ua) == np.sign(ub)) & ~np.isnan(ua) & ~np.isnan(ub)
-        settled = (change & mono) | excluded | both_inf
+        settled = (change & mono) | excluded | both_inf | flat
         brackets.extend(zip(a[at_node], a[at_node]))
         done = change & mono & ~at_node
         brackets.extend(zip(a[done], b[done]))
@@ -774,7 +804,40 @@ def _safe_trig(name, fn):
     return wrapped
 
 
-_MP_SAFE = {"exp": _safe_exp, "sin": _safe_trig("sin", mpmath.sin), "cos": _safe_trig("cos", mpmath.cos)}
+_ERFC_SATURATED = mpmath.mpf("1e100")
+
+
+def _safe_tanh(x):
+    # beyond |x| = 2 prec (in bits), 1 - |tanh x| = 2 e^(-2|x|)/(1 + e^(-2|x|)) is below 2^(-4 prec): the
+    # rounded value is +-1 exactly; mpmath itself builds 2^|x|-sized integers there (MemoryError for
+    # tanh(exp(g)) at a far node, "too many digits" for tanh(exp(exp(g))))
+    if isinstance(x, mpmath.mpf) and abs(x) > 2 * mpmath.mp.prec:
+        return mpmath.mpf(1) if x > 0 else mpmath.mpf(-1)
+    return mpmath.tanh(x)
+
+
+def _safe_erfc(x):
+    # erfc(x) < e^(-x^2) is below 10^(-1e200) beyond |x| = 1e100: 0 (or 2 - that) to any working
+    # precision; mpmath's series check converts such an x to a float and overflows
+    if isinstance(x, mpmath.mpf) and abs(x) > _ERFC_SATURATED:
+        return mpmath.mpf(0) if x > 0 else mpmath.mpf(2)
+    return mpmath.erfc(x)
+
+
+def _safe_erf(x):
+    if isinstance(x, mpmath.mpf) and abs(x) > _ERFC_SATURATED:
+        return mpmath.mpf(1) if x > 0 else mpmath.mpf(-1)  # 1 - erf(x) = erfc(x) below 10^(-1e200)
+    return mpmath.erf(x)
+
+
+_MP_SAFE = {
+    "exp": _safe_exp,
+    "sin": _safe_trig("sin", mpmath.sin),
+    "cos": _safe_trig("cos", mpmath.cos),
+    "tanh": _safe_tanh,
+    "erfc": _safe_erfc,
+    "erf": _safe_erf,
+}
 
 
 def ae_simplify(e):

@@ -255,12 +255,27 @@ def _poly_features(kind, pieces, unit, R, digits, omega):
 _IV = mpmath.iv
 
 
+def _iv_monotone(fn, x, increasing: bool = True):
+    """Enclosure of a monotone function on the interval x: its values at the endpoints, evaluated
+    20 bits above the interval precision and widened outward by one unit of that precision.
+
+    mpmath's own interval erf/erfc go through a hypergeometric series that the interval context
+    cannot run (``'MPIntervalContext' object has no attribute 'nint_distance'``, mpmath 1.3), so
+    every monotone function here takes this route instead."""
+    with mpmath.workprec(_IV.prec + 20):
+        lo, hi = fn(mpmath.mpf(x.a)), fn(mpmath.mpf(x.b))
+        if not increasing:
+            lo, hi = hi, lo
+        eps = mpmath.mpf(2) ** -_IV.prec
+        return _IV.mpf([lo - abs(lo) * eps, hi + abs(hi) * eps])
+
+
 def _iv_tanh(x):
-    return _IV.mpf([mpmath.tanh(x.a), mpmath.tanh(x.b)])
+    return _iv_monotone(mpmath.tanh, x)
 
 
 def _iv_atan(x):
-    return _IV.mpf([mpmath.atan(x.a), mpmath.atan(x.b)])
+    return _iv_monotone(mpmath.atan, x)
 
 
 def _iv_abs(x):
@@ -372,7 +387,7 @@ def _pair_function(e, x, memo):
         return t, (1 - t**2) * du
     if f in (sympy.erf, sympy.erfc):
         dv = _const(2 / sympy.sqrt(sympy.pi)) * _IV.exp(-(u**2)) * du
-        return (_IV.erf(u), dv) if f is sympy.erf else (_IV.erfc(u), -dv)
+        return (_iv_monotone(mpmath.erf, u), dv) if f is sympy.erf else (_iv_monotone(mpmath.erfc, u, False), -dv)
     if f is sympy.atan:
         return _iv_atan(u), du / (1 + u**2)
     if f is sympy.Abs:
@@ -403,12 +418,44 @@ def _rate_bound(kind, u_iv, du_iv):
     return _iv_abs(du_iv).b
 
 
-def _rate_panels(rates, R, digits):
+def _shields(expr) -> dict:
+    """For every (kind, argument) node of :func:`_nodes`, one frozenset per occurrence in ``expr``: the
+    step and bump nodes that enclose that occurrence.  Where one of them is saturated (constant to
+    e^-sat whatever its argument does), that occurrence cannot shape the integrand."""
+    out: dict = {}
+
+    def key_of(node):
+        try:
+            found = _nodes(node)
+        except _NotCovered:
+            return None
+        return found[0] if found and not node.is_Add and not node.is_Mul else None
+
+    def walk(node, above):
+        if not node.has(g) or node.is_Atom:
+            return
+        k = None if node.is_Add or node.is_Mul else key_of(node)
+        if k is not None and _nodes(node) and _nodes(node)[0] == k:
+            out.setdefault(k, []).append(frozenset(above))
+            if k[0] in ("step", "bump"):
+                above = above | {k}
+        for arg in node.args:
+            walk(arg, above)
+
+    walk(expr, frozenset())
+    return out
+
+
+def _rate_panels(rates, R, digits, shields=None):
     """Cells of [-R, R] on each of which every node is saturated or sup rate * width <= RATE_PER_PANEL.
 
     ``rates``: (kind, argument) pairs; bounds by interval arithmetic
-    (:func:`_pair`), bisecting where they are too large.
+    (:func:`_pair`), bisecting where they are too large.  ``shields`` (:func:`_shields`): a node
+    whose every occurrence sits inside a step or bump saturated on the cell is skipped there
+    (``exp(-exp(exp(g)))``: where the outer bump is below e^-sat, the fast inner exp(exp(g)) does
+    not matter).
     """
+    shields = shields or {}
     R = mpmath.mpf(R)
     sat = _saturation(digits)
     n0 = max(2, int(mpmath.ceil(2 * R)))
@@ -421,7 +468,17 @@ def _rate_panels(rates, R, digits):
             ok = True
             memo = {}
             x = _IV.mpf([a, b])
+            saturated = set()
+            for key in {k for occ in shields.values() for above in occ for k in above}:
+                try:
+                    if _saturated(key[0], _pair(key[1], x, memo)[0], sat):
+                        saturated.add(key)
+                except (_NotCovered, ZeroDivisionError, ValueError, OverflowError):
+                    pass
             for kind, u in rates:
+                occ = shields.get((kind, u))
+                if occ and all(above & saturated for above in occ):
+                    continue
                 try:
                     u_iv, du_iv = _pair(u, x, memo)
                     if _saturated(kind, u_iv, sat):
@@ -509,7 +566,7 @@ def analyze(expr, R, digits: int = 30, omega=1) -> ScaleAnalysis:
             elif kind != "osc" or not u.is_polynomial(g):
                 rates.append((kind, u))
         if rates:
-            pts += _rate_panels(rates, R, digits)
+            pts += _rate_panels(rates, R, digits, _shields(expr))
     except _NotCovered as exc:
         return ScaleAnalysis(tuple(sorted(set(pts))), False, str(exc))
     except ICLError as exc:  # e.g. too many zeros of an argument to locate

@@ -38,7 +38,6 @@ from fractions import Fraction
 
 import numpy as np
 import sympy
-from scipy.special import roots_genlaguerre
 
 from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.errors import ICLError
@@ -46,6 +45,7 @@ from icl_symbolic.core.stats import sample_se
 from icl_symbolic.core.values import Value
 from icl_symbolic.engine.expr import teacher
 from icl_symbolic.engine.gauss import check_integrable, expect, float_expect, to_rational
+from icl_symbolic.engine.omega_rule import omega_rule
 from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
 from icl_symbolic.model.moments import (
     FUNCTIONAL_NAMES,
@@ -318,12 +318,25 @@ def _traces(A, b):
 
 
 def _isotropic_rule(d, ell, n, t, rho_value, tr):
-    tnodes, weights = roots_genlaguerre(n, d / 2 - 1)
-    weights = weights / np.sum(weights)
-    om = 2 * tnodes / d
+    om, weights = omega_rule(n, d)  # normalised: no Gamma(d/2) overflow at large d
     q = {"wAw": om * tr["trA"], "bw": 0.0, "Aw2": om * tr["trAtA"], "bAw": 0.0, "trAtA": tr["trAtA"], "b2": tr["b2"]}
     e_k, err_k = _e_at(t, rho_value, d, ell, om, q)
     return float(np.dot(weights, e_k)), float(np.dot(weights, err_k))
+
+
+def finite_or_refuse(v: Value, what: str) -> Value:
+    """``v`` unchanged when its value (and error, if any) is finite; else one clear ICLError.
+
+    The guard of every float64 path of this module: a NaN or an infinity would otherwise travel
+    into a table as ``nan`` or into JSON as ``null`` where a number is documented.
+    """
+    parts = [v.value, v.abs_err, v.stderr]
+    if all(x is None or np.isfinite(float(x)) for x in parts):
+        return v
+    raise ICLError(
+        f"{what}: the float64 computation gave a non-finite result ({v.value}, error {v.abs_err or v.stderr}); "
+        "refusing to report it (overflow of the teacher's moments or of Gamma's entries)"
+    )
 
 
 def e_gamma_isotropic(A, b, f, rho, d, ell, n_nodes: int | None = None) -> Value:
@@ -366,14 +379,17 @@ def e_gamma_isotropic(A, b, f, rho, d, ell, n_nodes: int | None = None) -> Value
     e1, err_f1 = _isotropic_rule(dd, ell_i, n, t, rho_value, tr)
     e2, err_f2 = _isotropic_rule(dd, ell_i, n + n // 2, t, rho_value, tr)
     err = abs(e2 - e1) + max(err_f1, err_f2) + 1e-15 * abs(e2)
-    return Value(
-        value=e2,
-        method="numeric",
-        abs_err=err,
-        note=(
-            f"e(Gamma), w ~ N(0, I_{dd}): exact direction average, Gauss-Laguerre over "
-            f"omega ~ chi^2_d/d with {n + n // 2} nodes (error vs {n} nodes)"
+    return finite_or_refuse(
+        Value(
+            value=e2,
+            method="numeric",
+            abs_err=err,
+            note=(
+                f"e(Gamma), w ~ N(0, I_{dd}): exact direction average, Gauss-Laguerre over "
+                f"omega ~ chi^2_d/d with {n + n // 2} nodes (error vs {n} nodes)"
+            ),
         ),
+        "e_gamma_isotropic",
     )
 
 
@@ -397,11 +413,14 @@ def e_gamma_sphere(A, b, f, rho, d, ell) -> Value:
     om = np.array([1.0])
     q = {"wAw": om * tr["trA"], "bw": 0.0, "Aw2": om * tr["trAtA"], "bAw": 0.0, "trAtA": tr["trAtA"], "b2": tr["b2"]}
     e, err = _e_at(t, rho_f, dd, ell_i, om, q)
-    return Value(
-        value=float(e[0]),
-        method="numeric",
-        abs_err=float(err[0]) + 1e-15 * abs(float(e[0])),
-        note=f"e(Gamma), w uniform on the sphere |w|^2 = {dd}: exact direction average at omega = 1",
+    return finite_or_refuse(
+        Value(
+            value=float(e[0]),
+            method="numeric",
+            abs_err=float(err[0]) + 1e-15 * abs(float(e[0])),
+            note=f"e(Gamma), w uniform on the sphere |w|^2 = {dd}: exact direction average at omega = 1",
+        ),
+        "e_gamma_sphere",
     )
 
 
@@ -512,12 +531,15 @@ def e_gamma_tasks(A, b, f, rho, ell, W) -> Value:
     if W.ndim != 2 or W.shape[1] != dd or W.shape[0] < 1 or not np.all(np.isfinite(W)):
         raise ICLError(f"W must be a finite k x {dd} array of tasks, got shape {W.shape}")
     e, err = _e_per_task(A, b, t, rho_value, ell_i, W, "a task has w = 0")
-    return Value(
-        value=float(np.mean(e)),
-        method="numeric",
-        abs_err=float(np.mean(err)) + 1e-15 * abs(float(np.mean(e))),
-        n_samples=int(W.shape[0]),
-        note=f"e(Gamma) averaged over the {W.shape[0]} given tasks (exact e(Gamma|w) per task)",
+    return finite_or_refuse(
+        Value(
+            value=float(np.mean(e)),
+            method="numeric",
+            abs_err=float(np.mean(err)) + 1e-15 * abs(float(np.mean(e))),
+            n_samples=int(W.shape[0]),
+            note=f"e(Gamma) averaged over the {W.shape[0]} given tasks (exact e(Gamma|w) per task)",
+        ),
+        "e_gamma_tasks",
     )
 
 
@@ -569,7 +591,10 @@ def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = F
     note = f"e(Gamma), w ~ N(0, {cov.name}): mean over {n_tasks} tasks of the exact e(Gamma|w)"
     if se > 0 and abs_err > 0.1 * se:
         note += f"; interpolation error {abs_err:.2g} is not small against SE {se:.2g}"
-    return Value(value=mean, method="mc", stderr=se, abs_err=abs_err, n_samples=int(n_tasks), seeds=seeds, note=note)
+    return finite_or_refuse(
+        Value(value=mean, method="mc", stderr=se, abs_err=abs_err, n_samples=int(n_tasks), seeds=seeds, note=note),
+        "e_gamma_mc_tasks",
+    )
 
 
 # ---------------------------------------------------------------------------

@@ -63,6 +63,7 @@ _RTOL = 4 * np.finfo(float).eps
 
 __all__ = [
     "TaskSpectra",
+    "check_grid",
     "task_spectra",
     "e_linear",
     "e_linear_isotropic",
@@ -587,6 +588,7 @@ def e_nonlinear(
     (0.6, 'numeric')
     """
     check_error(error)
+    _check_row({"rho": _noise_or_nan(rho), "alpha": alpha, "kappa": kappa, "lam": lam, "tau": tau}, None)
     a1f, rnl, _ = _moments_from(f, a1, rho_nonlinear, rho, digits)
     check_parameters(rnl, alpha, kappa, tau, lam, noise="rho_nonlinear")
     if a1f == 0.0:
@@ -639,6 +641,7 @@ def e_nonlinear_normalized(
     to lam/a1^2 so that both forms agree.  a1 = 0 dispatches to Eq. (10).
     """
     check_error(error)
+    _check_row({"rho": _noise_or_nan(rho), "alpha": alpha, "kappa": kappa, "lam": lam, "tau": tau}, None)
     a1f, rnl, _ = _moments_from(f, a1, rho_nonlinear, rho, digits)
     check_parameters(rnl, alpha, kappa, tau, lam, noise="rho_nonlinear")
     if a1f == 0.0:
@@ -795,13 +798,8 @@ def curve(
         if a1 is None:
             raise ICLError("rho (noise variance) is needed unless a1 and rho_nonlinear are given")
         rho = float("nan")  # not used with precomputed (a1, rho_nonlinear); recorded as NaN
-    grids = {
-        name: np.atleast_1d(np.asarray(v, dtype=float))
-        for name, v in (("rho", rho), ("alpha", alpha), ("kappa", kappa), ("lam", lam), ("tau", tau))
-    }
-    for name, arr in grids.items():
-        if arr.ndim != 1 or arr.size == 0:
-            raise ICLError(f"{name}: expected a number or a 1-D list of numbers")
+    grids = check_grid(rho, alpha, kappa, tau, lam, C_train, C_test, d)  # before the teacher's moments
+    n_points = math.prod(len(grids[k]) for k in _GRID_ORDER)
     moments = None
     if a1 is not None or rho_nonlinear is not None:
         a1f, rnl0, _ = _moments_from(None, a1, rho_nonlinear, None, digits)
@@ -821,9 +819,7 @@ def curve(
             return float(r)
 
     rnl_of = _memo(rnl_of)  # one high-precision rho_nonlinear per distinct rho, not per point
-    n_points = math.prod(len(grids[k]) for k in ("rho", "alpha", "kappa", "lam", "tau"))
-    sweep_estimate(n_points, C_train, C_test, d)  # refuses past MAX_POINTS, with the estimate
-    _validate_grid(grids, rnl_of)  # everything before computing anything
+    _validate_grid(grids, rnl_of)  # rho_nonlinear of every rho, before any point is computed
     rows = itertools.product(grids["rho"], grids["alpha"], grids["kappa"], grids["lam"], grids["tau"])
     sp = None if a1f == 0.0 else task_spectra(C_train, C_test, d).scaled(a1f * a1f)
     n = n_points
@@ -857,11 +853,41 @@ _GRID_ORDER = ("rho", "alpha", "kappa", "lam", "tau")
 
 
 def _check_row(row, rnl_of) -> None:
+    """Check one row's parameters; its rho_nonlinear too unless ``rnl_of`` is None (the check of the
+    given parameters, made before any moment of the teacher is computed)."""
     r, al, ka, la, ta = (row[k] for k in _GRID_ORDER)
     ta_ok = 2.0 if is_peak(ta, la) else ta  # the peak is a point of the sweep, marked inf
     if not np.isnan(r):
         check_parameters(r, al, ka, ta_ok, la)
-    check_parameters(rnl_of(r), al, ka, ta_ok, la, noise="rho_nonlinear")
+    if rnl_of is not None:
+        check_parameters(rnl_of(r), al, ka, ta_ok, la, noise="rho_nonlinear")
+
+
+def _noise_or_nan(rho) -> float:
+    """rho as a float for the early check (NaN when not given: a precomputed rho_nonlinear)."""
+    if rho is None:
+        return float("nan")
+    try:
+        return float(rho)
+    except (TypeError, ValueError):
+        raise ICLError(f"rho must be a finite number, got {rho!r}") from None
+
+
+def check_grid(rho, alpha, kappa, tau, lam, C_train="identity", C_test=None, d=None) -> dict:
+    """The grids of a sweep as 1-D float arrays, refused in one line when a given parameter is out of
+    range or the product exceeds :data:`MAX_POINTS`: the checks that need no moment of the teacher,
+    made before any is computed (``curve`` and the API's ``theory_sweep`` call it first; rho None,
+    a precomputed rho_nonlinear, is NaN here)."""
+    grids = {
+        name: np.atleast_1d(np.asarray(np.nan if v is None else v, dtype=float))
+        for name, v in (("rho", rho), ("alpha", alpha), ("kappa", kappa), ("lam", lam), ("tau", tau))
+    }
+    for name, arr in grids.items():
+        if arr.ndim != 1 or arr.size == 0:
+            raise ICLError(f"{name}: expected a number or a 1-D list of numbers")
+    sweep_estimate(math.prod(arr.size for arr in grids.values()), C_train, C_test, d)
+    _validate_grid(grids, None)
+    return grids
 
 
 def _validate_grid(grids, rnl_of) -> None:

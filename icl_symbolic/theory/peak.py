@@ -16,8 +16,12 @@ The rule, the same in every command and in the library (docs/cli.md, "tau = 1"):
   (there is no finite e_inf to extrapolate to) and a single evaluation in the
   Python API (:func:`check_not_peak`).
 
->>> is_peak(1.0, 0.0), is_peak(1.0, 0.1), is_peak(2.0, 0.0)
-(True, False, False)
+>>> is_peak(1.0, 0.0), is_peak(1.0, 0.1), is_peak(2.0, 0.0), is_peak(0.9999999999999999)
+(True, False, False, True)
+
+A tau within rounding of 1 (``PEAK_ULPS`` float64 units) is the peak, one way everywhere: grids are
+generated exactly (``core.numbers.grid_points``), and a float from elsewhere that only misses 1 by
+rounding is treated as 1.
 """
 
 from __future__ import annotations
@@ -37,9 +41,16 @@ AT_PEAK = (
 )
 
 
+#: a tau this many float64 units of 1 (or fewer) away from 1 is the peak: it is 1 up to the rounding of a
+#: grid or of a ratio such as n/d^2 (0.9999999999999999 from numpy.linspace(0.1, 4, 40) is 1 - 1.1e-16)
+PEAK_ULPS = 4
+
+
 def is_peak(tau, lam=0.0) -> bool:
-    """True at the ridgeless interpolation threshold (tau = 1, lam = 0)."""
-    return lam == 0 and tau == 1
+    """True at the ridgeless interpolation threshold (tau = 1, lam = 0), tau within ``PEAK_ULPS``
+    float64 rounding units of 1 included: such a point gets the tau = 1 treatment, not a value of
+    1e15 from the diverging formula."""
+    return lam == 0 and abs(float(tau) - 1.0) <= PEAK_ULPS * 2.0**-52
 
 
 def check_not_peak(tau, lam=0.0) -> None:
