@@ -760,6 +760,22 @@ class SeedRun:
         return self.solver
 
 
+def seed_error(run, error: str = "icl") -> tuple:
+    """(value, how) of one seed's error: ``icl`` the exact test functional (else its Monte-Carlo
+    estimate), ``idg`` the exact IDG functional, ``gap`` icl - idg on the same Gamma.
+
+    The number a verification stores per seed in the simulation cache (its key digests this
+    module's import closure, ``icl_symbolic.simulation.cache``)."""
+    if error == "icl":
+        v = run.e if run.e is not None else run.e_mc
+        return float(v.value), ("exact" if run.e is not None else "mc")
+    if run.e is None or run.e_idg is None:
+        raise ICLError(f"the {error} error needs the exact functionals (exact=True)")
+    if error == "idg":
+        return float(run.e_idg.value), "exact"
+    return float(run.e.value) - float(run.e_idg.value), "exact"
+
+
 @dataclass(frozen=True)
 class SimResult(SettingView, Rows):
     """A simulation: its :class:`~icl_symbolic.model.setting.Setting` (as run: the covariances by
