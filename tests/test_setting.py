@@ -153,7 +153,7 @@ def test_extrapolation_stores_the_setting():
     x = extrapolate(pts, 0.7, setting=s, error="idg")
     assert x.setting is s and x.tau == 4.0 and x.teacher == "sin(g)" and x.convention["name"] == "letey2024"
     js = x.to_json()
-    assert (js["teacher"], js["tau"], js["error"], js["convention"]["rounding"]) == ("sin(g)", 4.0, "idg", "floor-k")
+    assert (js["teacher"], js["tau"], js["error"], js["convention"]["rounding"]) == ("sin(g)", 4.0, "idg", "truncate")
     bare = extrapolate(pts, 0.7)
     assert bare.setting is None and bare.teacher == "" and bare.tasks == "gaussian"
 

@@ -10,6 +10,7 @@ from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.stats import MIN_SEEDS
 from icl_symbolic.diagnosis.slips import read_text_limited
+from icl_symbolic.model.setting import published_spread
 from icl_symbolic.output.plotting import reproduce_figure
 from icl_symbolic.studies.reproduce import (
     PARAMS,
@@ -56,7 +57,9 @@ def reproduce(
 
     ``columns``: our names = the table's headers (``"d=d,mean=m,spread=s,runs=n"`` or a dict); the
     parameters alpha, kappa, tau, rho, lam not named there are the keywords; ``spread``: ``std`` (per-run
-    standard deviation, needs ``runs=``) or ``se``; ``error``: the error the table reports (``icl``,
+    sample standard deviation, needs ``runs=``), ``published`` (per-run, as the convention's authors
+    publish it: ``letey2024`` np.std with ddof 0 and the gap's spread in quadrature, docs/conventions.md;
+    needs ``runs=``) or ``se``; ``error``: the error the table reports (``icl``,
     ``idg``, ``gap``).  ``seeds`` is a count (at least ``MIN_SEEDS``) or a list.  The library side of
     ``icl-symbolic reproduce``; returns a :class:`~icl_symbolic.studies.reproduce.Reproduction`
     (``.ok``, ``.verdict``, ``.rows``, ``.to_json()``).
@@ -66,7 +69,8 @@ def reproduce(
     fixed = {k: number(v, k) for k, v in (("alpha", alpha), ("kappa", kappa), ("tau", tau), ("rho", rho), ("lam", lam))}
     if not Path(table).is_file():
         raise ICLError(f"{table}: no such file")
-    rows = read_table(read_text_limited(table, MAX_TABLE_BYTES, "the table"), cols, fixed, spread)
+    text = read_text_limited(table, MAX_TABLE_BYTES, "the table")
+    rows = read_table(text, cols, fixed, spread, published_spread(convention))
     return _reproduce(
         rows,
         f,

@@ -46,7 +46,7 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.numbers import parse_float
 from icl_symbolic.core.stats import MIN_SEEDS, mde_abs, seed_mean_se, t_limit
 from icl_symbolic.diagnosis import slips
-from icl_symbolic.model.setting import CONVENTION_FIELDS, Convention, Setting, resolve_convention
+from icl_symbolic.model.setting import CONVENTION_FIELDS, Convention, PublishedSpread, Setting, resolve_convention
 from icl_symbolic.simulation.simulator import simulate_many
 from icl_symbolic.studies.extrapolate import bonferroni_z, seed_error, welch_dof
 from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
@@ -55,7 +55,7 @@ from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
 PARAMS = ("d", "alpha", "kappa", "tau", "rho", "lam")
 #: the number columns of their side
 VALUE_KEYS = ("mean", "spread", "runs")
-SPREADS = ("std", "se")
+SPREADS = ("std", "se", "published")
 MAX_ROWS = 500
 MAX_BYTES = 1 << 20
 
@@ -96,18 +96,24 @@ def parse_columns(text: str) -> dict:
     return out
 
 
-def read_table(text: str, columns: dict, fixed: dict, spread: str = "std") -> list:
+def read_table(
+    text: str, columns: dict, fixed: dict, spread: str = "std", published: PublishedSpread | None = None
+) -> list:
     """The rows of a CSV table (header line first) as :class:`TableRow`.
 
     ``columns`` maps our names to the table's headers (:func:`parse_columns`);
     ``fixed`` gives the parameters no column sets (a column overrides ``fixed``).  ``spread``: ``std`` (a per-run
-    standard deviation; the ``runs`` column is then required: SE = std/sqrt(runs),
-    runs - 1 dof) or ``se`` (a standard error, taken as known).
+    sample standard deviation; the ``runs`` column is then required: SE = std/sqrt(runs),
+    runs - 1 dof), ``published`` (a per-run spread as the convention's authors publish it,
+    ``published``, :class:`~icl_symbolic.model.setting.PublishedSpread`: for ``letey2024`` numpy's
+    std, ddof 0, and the gap's spread in quadrature; also needs ``runs``) or ``se`` (a standard
+    error, taken as known).
     """
     if spread not in SPREADS:
         raise ICLError(f"--spread must be one of {', '.join(SPREADS)}, got {spread!r}")
-    if spread == "std" and "runs" not in columns:
-        raise ICLError("--spread std needs the run count: add runs=HEADER to --columns")
+    if spread in ("std", "published") and "runs" not in columns:
+        raise ICLError(f"--spread {spread} needs the run count: add runs=HEADER to --columns")
+    published = PublishedSpread() if published is None else published
     if len(text.encode()) > MAX_BYTES:
         raise ICLError(f"the table is larger than {MAX_BYTES} bytes")
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
@@ -141,11 +147,12 @@ def read_table(text: str, columns: dict, fixed: dict, spread: str = "std") -> li
         mean, sp = num("mean"), num("spread")
         if not sp > 0:
             raise ICLError(f"row {i}: the spread must be > 0, got {sp:g}")
-        if spread == "std":
+        if spread in ("std", "published"):
             runs = num("runs")
             if runs != int(runs) or runs < 2:
                 raise ICLError(f"row {i}: runs must be an integer >= 2, got {runs:g}")
-            se, dof = sp / math.sqrt(runs), runs - 1
+            se = sp / math.sqrt(runs) if spread == "std" else published.se(sp, int(runs))
+            dof = runs - 1
         else:
             se, dof = sp, None
         rows.append(TableRow(i, params, mean, se, dof))
@@ -242,7 +249,7 @@ def _flip(conv: Convention, field_name: str):
         "assignment": {"round-robin": "random", "random": "round-robin"},
         "train_tasks": {"gaussian": "sphere", "sphere": "gaussian"},
         "test_tasks": {"gaussian": "sphere", "sphere": "gaussian"},
-        "rounding": {"paper": "floor-k", "floor-k": "paper"},
+        "rounding": {"paper": "floor-k", "floor-k": "paper", "truncate": "paper"},
     }
     if field_name == "ridge_floor":
         return 0.0 if v > 0 else 1e-6
