@@ -26,7 +26,7 @@ import sympy
 from scipy import stats as sps
 
 from icl_symbolic.studies.calibration import power_for_scale, se_calibration
-from icl_symbolic.verification.checks.simulation import _per_seed
+from icl_symbolic.verification.checks.simulation import per_seed_errors
 from icl_symbolic.verification.claimfile import load_file
 from icl_symbolic.verification.registry import param_text
 
@@ -43,7 +43,8 @@ def pool_of(claim) -> dict:
     rho = float(sympy.N(p["rho"], 17))
     f = param_text(claim.params["f"])
     return {
-        d: _per_seed(f, rho, d, p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"]) for d in p["d_list"]
+        d: per_seed_errors(f, rho, d, p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"])
+        for d in p["d_list"]
     }
 
 

@@ -43,7 +43,7 @@ def fast_pool(monkeypatch):
             pools.update(_skewed_pool((4, 6, 8), len(seeds), seeds[0]))
         return pools[d]
 
-    monkeypatch.setattr(checks_calibration, "_per_seed", per_seed)
+    monkeypatch.setattr(checks_calibration, "per_seed_errors", per_seed)
 
 
 @pytest.mark.parametrize("which", ["seed_mean_se", pytest.param("ladder_jackknife_se", marks=pytest.mark.heavy)])

@@ -20,7 +20,7 @@ from icl_symbolic.core.stats import t_limit
 from icl_symbolic.core.values import Value
 from icl_symbolic.studies.calibration import WHICH, power_for_scale, se_calibration
 from icl_symbolic.verification.checks.common import setting_params
-from icl_symbolic.verification.checks.simulation import _per_seed
+from icl_symbolic.verification.checks.simulation import per_seed_errors
 from icl_symbolic.verification.registry import Outcome, Param, check_kind, param_text
 
 #: the SE errors whose detection probability the detail states (a factor on every SE)
@@ -58,7 +58,7 @@ def check_se_calibration(claim, progress=None) -> Outcome:
     f = param_text(claim.params["f"])
     seeds = [p["seed0"] + i for i in range(p["pool"])]
     pool = {
-        d: _per_seed(f, rho, d, p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"], progress)
+        d: per_seed_errors(f, rho, d, p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"], progress)
         for d in p["d_list"]
     }
     cal = se_calibration(pool, p["counts"], p["se"], p["replicates"], p["draw_seed"])
