@@ -157,8 +157,8 @@ def test_cli_records_the_convention(tmp_path, capsys):
     cols = dict(zip(header.split(","), row.split(",")))
     assert (cols["convention"], cols["assignment"], cols["rounding"], cols["train_tasks"]) == (
         "letey2024",
-        "random",
-        "floor-k",
+        "round-robin",
+        "truncate",
         "sphere",
     )
 
