@@ -311,12 +311,13 @@ def test_evidence_audit_is_pinned():
     assert len(rows) == 45 and len({r[0] for r in rows}) == 45
     for cid, old, new in rows:
         assert claims[cid].evidence == new and old != new, cid
-    # every self-test of the audited files is in it; derivations/13_library_coverage.toml, 14_idg.toml and
-    # 15_finite_d.toml were written after the audit, with their labels (and reasons) from the start
+    # every self-test of the audited files is in it; derivations/13_library_coverage.toml, 14_idg.toml,
+    # 15_finite_d.toml and 16_calibration.toml were written after the audit, with their labels (and reasons)
+    # from the start
     born_labelled = {
         c.id
         for c in claims.values()
-        if c.file.endswith(("13_library_coverage.toml", "14_idg.toml", "15_finite_d.toml"))
+        if c.file.endswith(("13_library_coverage.toml", "14_idg.toml", "15_finite_d.toml", "16_calibration.toml"))
     }
     assert {r[0] for r in rows} == {c.id for c in claims.values() if c.evidence == "self-test"} - born_labelled
 

@@ -49,14 +49,14 @@ def test_resolve_convention_and_presets():
     assert resolve_convention() == CONVENTIONS["default"] == Convention()
     L = resolve_convention("letey2024")
     assert (L.assignment, L.train_tasks, L.test_tasks, L.rounding, L.ridge_floor) == (
-        "random",
+        "round-robin",
         "sphere",
         "gaussian",
-        "floor-k",
+        "truncate",
         1e-6,
     )
-    assert resolve_convention("letey2024", assignment="round-robin").name == "letey2024+assignment=round-robin"
-    assert resolve_convention("letey2024", assignment="random") is L  # no change, same preset
+    assert resolve_convention("letey2024", assignment="random").name == "letey2024+assignment=random"
+    assert resolve_convention("letey2024", assignment="round-robin") is L  # no change, same preset
     assert resolve_convention(tasks="sphere").tasks == "sphere"
     assert resolve_convention("letey2024", tasks="gaussian").train_tasks == "gaussian"
     assert resolve_convention({"assignment": "random"}).name == "custom"
@@ -157,8 +157,8 @@ def test_cli_records_the_convention(tmp_path, capsys):
     cols = dict(zip(header.split(","), row.split(",")))
     assert (cols["convention"], cols["assignment"], cols["rounding"], cols["train_tasks"]) == (
         "letey2024",
-        "random",
-        "floor-k",
+        "round-robin",
+        "truncate",
         "sphere",
     )
 

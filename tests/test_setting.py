@@ -157,7 +157,7 @@ def test_extrapolation_stores_the_setting():
     with pytest.warns(DeprecationWarning):
         assert x.tau == 4.0 and x.teacher == "sin(g)" and x.convention["name"] == "letey2024"
     js = x.to_json()
-    assert (js["teacher"], js["tau"], js["error"], js["convention"]["rounding"]) == ("sin(g)", 4.0, "idg", "floor-k")
+    assert (js["teacher"], js["tau"], js["error"], js["convention"]["rounding"]) == ("sin(g)", 4.0, "idg", "truncate")
     bare = extrapolate(pts, 0.7)
     with pytest.warns(DeprecationWarning):
         assert bare.setting is None and bare.teacher == "" and bare.tasks == "gaussian"

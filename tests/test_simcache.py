@@ -10,7 +10,7 @@ import json
 import pytest
 
 from icl_symbolic.cli import main
-from icl_symbolic.core import caches
+from icl_symbolic.core import caches, sources
 from icl_symbolic.simulation import cache as simcache
 from icl_symbolic.verification import runner
 from icl_symbolic.verification.checks import simulation as checks_simulation
@@ -32,27 +32,112 @@ def test_key_changes_with_every_input_and_the_seed():
     assert len(keys) == 6
 
 
-def test_digest_covers_the_simulator_source(monkeypatch, tmp_path):
-    """Editing a simulator module changes every key (no stale numbers after a code change)."""
-    before = simcache.simulator_digest()
-    fake_root = tmp_path / "pkg"
-    fake_root.mkdir()
-    from pathlib import Path
+def _package_copy(tmp_path, extra=("icl_symbolic.cli", "icl_symbolic.cli.simulate")):
+    """A copy of the package's digested modules and the ``extra`` ones under tmp_path/icl_symbolic
+    (the rest of the package plays no part in the key)."""
+    real = simcache.package_root()
+    copy = tmp_path / "icl_symbolic"
+    names = [*simcache.digested_modules(), *extra]
+    for name in names:
+        src = real.joinpath(*name.split(".")[1:])
+        src = src / "__init__.py" if src.is_dir() else src.with_suffix(".py")
+        dst = copy / src.relative_to(real)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(src.read_bytes())
+    return copy
 
-    real = Path(simcache.__file__).resolve().parent.parent
-    for name in simcache.SIMULATOR_MODULES:
-        (fake_root / f"{name}.py").parent.mkdir(parents=True, exist_ok=True)
-        (fake_root / f"{name}.py").write_bytes((real / f"{name}.py").read_bytes())
-    edited = fake_root / "simulation" / "simulator.py"
-    edited.write_bytes(edited.read_bytes() + b"\n# edited\n")
-    monkeypatch.setattr(simcache, "__file__", str(fake_root / "simulation" / "cache.py"))
+
+def _edit(path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) == 1, f"{old!r} not found once in {path}"  # the planted edit really happens
+    path.write_text(text.replace(old, new))
+
+
+def _digest_of(root, monkeypatch) -> str:
+    monkeypatch.setattr(simcache, "package_root", lambda: root)
     simcache.simulator_digest.cache_clear()
+    simcache.digested_modules.cache_clear()
     try:
-        assert simcache.simulator_digest() != before
+        return simcache.simulator_digest()
     finally:
         monkeypatch.undo()
         simcache.simulator_digest.cache_clear()
-    assert simcache.simulator_digest() == before
+        simcache.digested_modules.cache_clear()
+
+
+def test_the_key_covers_every_module_a_stored_number_depends_on():
+    """The digested modules are the import closure of the producers: the modules the old hand
+    list missed (moments, setting, the generated Lemma 1 forms) are in it; the command line,
+    the theory (the simulation must not lean on it) and the verification machinery are not."""
+    from icl_symbolic.simulation import simulator
+
+    mods = simcache.digested_modules()
+    assert simulator.simulate.__module__ in simcache.PRODUCERS
+    assert simulator.seed_error.__module__ in simcache.PRODUCERS
+    for name in ("model.moments", "model.setting", "model._lemma1_forms", "model.gamma_error", "simulation.matfree"):
+        assert f"icl_symbolic.{name}" in mods, name
+    assert not any(m.split(".")[1] in ("cli", "api", "theory", "verification", "studies") for m in mods if "." in m)
+
+
+def test_the_closure_equals_the_import_graph():
+    """The run-time parser finds the same modules as grimp's import graph (a test dependency),
+    plus the packages' __init__ files that importing a module executes."""
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("icl_symbolic", exclude_type_checking_imports=True)
+    for root in simcache.PRODUCERS:
+        expected = set(graph.find_upstream_modules(root)) | {root}
+        got = set(sources.import_closure(simcache.package_root(), "icl_symbolic", [root]))
+        root_dir = simcache.package_root()
+        packages = {m for m in got if root_dir.joinpath(*m.split(".")[1:], "__init__.py").is_file()}
+        # icl_symbolic/__init__.py runs (and imports _version) whenever any module is imported
+        assert got - packages - {"icl_symbolic._version"} == expected - packages
+        assert expected <= got
+
+
+def test_an_edit_of_model_moments_makes_the_cache_miss(tmp_path, monkeypatch):
+    """A 0.5 % slip planted in model/moments.py (a copy of the package) changes the key, so a
+    stored seed is not read; an edit of the command line keeps it."""
+    store = simcache.SeedCache(tmp_path / "cache")
+    setting = {"f": "g", "d": 8}
+    pristine = _package_copy(tmp_path / "a")
+    base = _digest_of(pristine, monkeypatch)
+    assert base == simcache.simulator_digest()  # the copy digests like the installed package
+
+    monkeypatch.setattr(simcache, "package_root", lambda: pristine)
+    simcache.simulator_digest.cache_clear()
+    store.put(setting, 1, {"e": 0.5})
+    assert store.get(setting, 1)["e"] == 0.5
+    monkeypatch.undo()
+
+    edited = _package_copy(tmp_path / "b")
+    _edit(
+        edited / "model" / "moments.py",
+        "M[self.d, self.d] = float(self.E_s2)",
+        "M[self.d, self.d] = 1.005 * float(self.E_s2)",
+    )
+    unrelated = _package_copy(tmp_path / "c")
+    _edit(unrelated / "cli" / "simulate.py", '"""``icl-symbolic simulate``', '"""Edited. ``icl-symbolic simulate``')
+    assert _digest_of(edited, monkeypatch) != base
+    assert _digest_of(unrelated, monkeypatch) == base
+
+    for root, hit in ((edited, False), (unrelated, True)):
+        monkeypatch.setattr(simcache, "package_root", lambda root=root: root)
+        simcache.simulator_digest.cache_clear()
+        assert (store.get(setting, 1) is not None) is hit
+        monkeypatch.undo()
+    simcache.simulator_digest.cache_clear()
+
+
+def test_a_new_import_joins_the_key(tmp_path, monkeypatch):
+    """A module the simulator starts to import (here engine/hermite, which it does not import
+    today, in a function body) enters the closure without anyone editing a list; an import under TYPE_CHECKING does not."""
+    copy = _package_copy(tmp_path, extra=("icl_symbolic.engine.hermite", "icl_symbolic.studies.compare"))
+    path = copy / "simulation" / "matfree.py"
+    path.write_text(path.read_text() + "\n\ndef _late():\n    from icl_symbolic.engine import hermite\n")
+    got = sources.import_closure(copy, "icl_symbolic", simcache.PRODUCERS)
+    assert "icl_symbolic.engine.hermite" in got and "icl_symbolic.engine.hermite" not in simcache.digested_modules()
+    path.write_text(path.read_text() + "\nif TYPE_CHECKING:\n    from icl_symbolic.studies import compare\n")
+    assert "icl_symbolic.studies.compare" not in sources.import_closure(copy, "icl_symbolic", simcache.PRODUCERS)
 
 
 def test_a_record_for_another_setting_is_not_read(tmp_path):

@@ -12,6 +12,7 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.limits import MAX_TABLE_BYTES, read_text_limited
 from icl_symbolic.core.stats import MIN_SEEDS
 from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, INCONCLUSIVE, pct
+from icl_symbolic.model.setting import published_spread
 from icl_symbolic.output.plotting import reproduce_figure
 from icl_symbolic.studies.reproduce import (
     PARAMS,
@@ -61,7 +62,9 @@ def reproduce(
 
     ``columns``: our names = the table's headers (``"d=d,mean=m,spread=s,runs=n"`` or a dict); the
     parameters alpha, kappa, tau, rho, lam not named there are the keywords; ``spread``: ``std`` (per-run
-    sample standard deviation, ddof 1, needs ``runs=``), ``std0`` (ddof 0, needs ``runs=``) or ``se``; ``error``: the error the table reports (``icl``,
+    sample standard deviation, ddof 1, needs ``runs=``), ``std0`` (ddof 0, needs ``runs=``), ``published``
+    (per-run, as the convention's authors publish it: ``letey2024`` np.std with ddof 0 and the gap's spread
+    in quadrature, docs/conventions.md; needs ``runs=``) or ``se``; ``error``: the error the table reports (``icl``,
     ``idg``, ``gap``).  ``seeds`` is a count (at least ``MIN_SEEDS``), a list, or ``"auto"``: a pilot of
     ``MIN_SEEDS`` seeds per row, then, when it is inconclusive and more seeds can reach ``mde``, the
     whole run again with the seeds per row its advice names (at most :data:`MAX_AUTO_SEEDS`; the cost is
@@ -75,7 +78,8 @@ def reproduce(
     fixed = {k: number(v, k) for k, v in (("alpha", alpha), ("kappa", kappa), ("tau", tau), ("rho", rho), ("lam", lam))}
     if not Path(table).is_file():
         raise ICLError(f"{table}: no such file")
-    rows = read_table(read_text_limited(table, MAX_TABLE_BYTES, "the table"), cols, fixed, spread)
+    text = read_text_limited(table, MAX_TABLE_BYTES, "the table")
+    rows = read_table(text, cols, fixed, spread, published_spread(convention))
     if isinstance(seeds, str):
         if seeds != "auto":
             raise ICLError(f"seeds: a count, a list or 'auto', got {seeds!r}")

@@ -393,8 +393,8 @@ def add_convention_options(p) -> None:
         default="default",
         choices=tuple(CONVENTIONS),
         help="preset: default (ours: round-robin, Gaussian tasks, paper rounding, no ridge floor) or "
-        "letey2024 (the authors' simulations: random assignment, sphere pretraining tasks, Gaussian "
-        "test tasks, k = floor(kappa d), n = round(tau d^2/k) k, ridge floor 1e-6)",
+        "letey2024 (the authors' simulation code: each task n/k times, sphere pretraining tasks, Gaussian "
+        "test tasks, ell = int(alpha d), k = int(kappa d), n = round(tau d^2/k) k, ridge floor 1e-6)",
     )
     g.add_argument(
         "--assignment",
@@ -408,7 +408,8 @@ def add_convention_options(p) -> None:
         "--rounding",
         default=None,
         choices=ROUNDINGS,
-        help="paper: k = round(kappa d), n = round(tau d^2); floor-k: k = floor(kappa d), n = round(tau d^2/k) k",
+        help="paper: k = round(kappa d), n = round(tau d^2); floor-k: k = floor(kappa d), n = round(tau d^2/k) k; "
+        "truncate (letey2024): also ell = int(alpha d), the products truncated as the authors' code does",
     )
     g.add_argument("--ridge-floor", default=None, help="train with max(lam, this) (default 0; letey2024: 1e-6)")
 

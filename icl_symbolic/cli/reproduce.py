@@ -94,7 +94,9 @@ def register(subparsers) -> None:
         choices=SPREADS,
         help="what the spread column is: std (per-run sample standard deviation, ddof 1; SE = std/sqrt(runs); "
         "needs runs=), std0 (per-run population standard deviation, ddof 0, as numpy.std; SE = "
-        "std/sqrt(runs - 1); needs runs=) or se (standard error of the mean). Default: %(default)s",
+        "std/sqrt(runs - 1); needs runs=), published (as the convention's authors publish it: letey2024 "
+        "np.std, ddof 0, and the ICL - IDG gap's spread in quadrature; needs runs=) or se (standard error of "
+        "the mean). Default: %(default)s",
     )
     p.add_argument("--f", default="g", help="teacher f(g) of the table (default: the linear teacher g)")
     for k, v in (

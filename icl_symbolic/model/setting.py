@@ -46,7 +46,7 @@ from icl_symbolic.model.covariance import Covariance, check_task_law
 # conventions: the integer and sampling choices the paper leaves open
 # ----------------------------------------------------------------------------
 ASSIGNMENTS = ("round-robin", "random")
-ROUNDINGS = ("paper", "floor-k")
+ROUNDINGS = ("paper", "floor-k", "truncate")
 
 
 def check_rounding(rounding: str) -> str:
@@ -60,12 +60,13 @@ class Convention:
     """The simulation choices the paper (Sec. 2, p. 2-3) leaves open, as named options.
 
     * ``assignment``: ``round-robin`` (prompt mu uses task mu mod k: each task
-      floor(n/k) or ceil(n/k) times) or ``random`` (each prompt's task drawn
+      floor(n/k) or ceil(n/k) times, exactly n/k times when the rounding makes n a
+      multiple of k) or ``random`` (each prompt's task drawn
       uniformly from the k, independently; the stream is the fifth child of the
       seed's SeedSequence, so the other four streams are unchanged);
     * ``train_tasks``, ``test_tasks``: the law of the pretraining and of the test
       tasks, ``gaussian`` (w ~ N(0, C)) or ``sphere`` (rescaled to |w|^2 = tr C);
-    * ``rounding``: ``paper`` or ``floor-k`` (:func:`icl_symbolic.simulation.simulator.sizes`);
+    * ``rounding``: ``paper``, ``floor-k`` or ``truncate`` (:func:`icl_symbolic.simulation.simulator.sizes`);
     * ``ridge_floor``: the ridge actually used is max(lam, ridge_floor) (a "ridgeless"
       solve with a tiny ridge).
 
@@ -113,16 +114,86 @@ class Convention:
 #: the named presets (``--convention NAME``)
 CONVENTIONS = {
     "default": Convention(),
+    # the authors' public simulation code, choice by choice (docs/conventions.md cites each line)
     "letey2024": Convention(
         "letey2024",
-        assignment="random",
+        assignment="round-robin",
         train_tasks="sphere",
         test_tasks="gaussian",
-        rounding="floor-k",
+        rounding="truncate",
         ridge_floor=1e-6,
     ),
 }
 CONVENTION_FIELDS = ("assignment", "train_tasks", "test_tasks", "rounding", "ridge_floor")
+
+#: how a spread column of a published table may be made (:class:`PublishedSpread`)
+GAP_SPREADS = ("paired", "quadrature")
+
+
+@dataclass(frozen=True)
+class PublishedSpread:
+    """How a preset's authors publish the spread of their simulated errors (not a simulation choice:
+    how to read their tables, docs/conventions.md).
+
+    * ``ddof``: the per-run standard deviation's delta degrees of freedom (1: the sample
+      standard deviation; 0: numpy's ``np.std`` default);
+    * ``gap``: the spread of the ICL - IDG gap: ``paired`` (the standard deviation of the
+      per-run gaps) or ``quadrature`` (sqrt(std_ICL^2 + std_IDG^2), the two errors' spreads
+      combined as if independent).
+
+    >>> L = PUBLISHED_SPREADS["letey2024"]
+    >>> L.spread([1.0, 3.0], [0.0, 0.0], "icl"), round(L.spread([1.0, 3.0], [1.0, 2.0], "gap"), 6)
+    (1.0, 1.118034)
+    >>> L.se(1.0, 5)   # np.std over 5 runs: the sample sd is sqrt(5/4), its mean's SE 1/sqrt(4)
+    0.5
+    """
+
+    ddof: int = 1
+    gap: str = "paired"
+
+    def __post_init__(self):
+        if self.ddof not in (0, 1) or self.gap not in GAP_SPREADS:
+            raise ICLError(f"a published spread has ddof 0 or 1 and gap one of {', '.join(GAP_SPREADS)}")
+
+    def spread(self, icl, idg=None, error: str = "icl") -> float:
+        """The spread these authors print for per-run errors ``icl`` (and ``idg``, same runs) of ``error``."""
+        a = np.asarray(icl, dtype=float)
+        b = None if idg is None else np.asarray(idg, dtype=float)
+        if error == "icl":
+            return float(a.std(ddof=self.ddof))
+        if b is None or b.shape != a.shape:
+            raise ICLError(f"the {error} spread needs the IDG errors of the same runs")
+        if error == "idg":
+            return float(b.std(ddof=self.ddof))
+        if self.gap == "paired":
+            return float((a - b).std(ddof=self.ddof))
+        return float(math.sqrt(a.std(ddof=self.ddof) ** 2 + b.std(ddof=self.ddof) ** 2))
+
+    def se(self, spread: float, runs: int) -> float:
+        """The standard error of the mean over ``runs`` runs from such a spread: the sample standard
+        deviation is spread sqrt((runs - ddof)/(runs - 1)), over sqrt(runs).  For a ``quadrature``
+        gap spread this is the SE the gap would have if ICL and IDG were independent; on the same
+        Gamma they are positively correlated, so it overstates the gap's SE (a conservative reading)."""
+        n = int(runs)
+        if n < 2:
+            raise ICLError(f"a spread over {n} run(s) gives no standard error")
+        return float(spread) * math.sqrt((n - self.ddof) / (n - 1)) / math.sqrt(n)
+
+
+#: the published-spread format of each preset's authors (``letey2024``: the authors' public code,
+#: docs/conventions.md: per-run np.std, and the gap's spread in quadrature)
+PUBLISHED_SPREADS = {"default": PublishedSpread(), "letey2024": PublishedSpread(ddof=0, gap="quadrature")}
+
+
+def published_spread(convention=None) -> PublishedSpread:
+    """The :class:`PublishedSpread` of a convention's preset (a preset changed by an option, e.g.
+    ``letey2024+rounding=paper``, keeps its authors' format; a custom convention: ``default``).
+
+    >>> published_spread(resolve_convention("letey2024", rounding="paper")).ddof, published_spread().gap
+    (0, 'paired')
+    """
+    name = resolve_convention(convention).name.split("+")[0]
+    return PUBLISHED_SPREADS.get(name, PUBLISHED_SPREADS["default"])
 
 
 def resolve_convention(convention=None, tasks: str | None = None, **overrides) -> Convention:
@@ -337,7 +408,7 @@ class Setting:
         along when the two were equal (C_test = C_train is the default).
 
         >>> Setting("g", tau=2).replace(tau=4, convention="letey2024").convention.rounding
-        'floor-k'
+        'truncate'
         """
         unknown = sorted(set(changes) - set(FIELDS))
         if unknown:
@@ -491,6 +562,10 @@ __all__ = [
     "CONVENTION_FIELDS",
     "ASSIGNMENTS",
     "ROUNDINGS",
+    "GAP_SPREADS",
+    "PublishedSpread",
+    "PUBLISHED_SPREADS",
+    "published_spread",
     "resolve_convention",
     "check_rounding",
     "check_ratio",

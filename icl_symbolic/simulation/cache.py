@@ -9,9 +9,17 @@ number:
 * every input of :func:`icl_symbolic.simulation.simulator.simulate` that can change a result
   (teacher text, rho, d, alpha, kappa, tau, lam, task law, C_train, C_test, n_test,
   the seed, whether the exact test functional is computed);
-* the package version and a digest of the source of the modules the simulation
-  runs (simulation, prompts, covariance, gamma_error, matfree, expr, gauss, hermite,
-  orthopoly), so an edited simulator never reads a stale number.
+* the package version and a digest of the source of every package module the stored
+  number depends on: the import closure of the modules that produce it
+  (:data:`PRODUCERS`: the simulator, whose :func:`~icl_symbolic.simulation.simulator.simulate`
+  trains and tests and whose :func:`~icl_symbolic.simulation.simulator.seed_error` gives
+  the stored error), read from their import statements by
+  :func:`icl_symbolic.core.sources.import_closure` (so model/moments.py, model/setting.py
+  and the generated Lemma 1 forms are covered because the simulator imports them, and a
+  new import is covered without anyone editing a list).  An edited module in the closure
+  makes every key change; an edit elsewhere (the command line, the theory, the claim
+  files) keeps the stored seeds.  The caller's mapping from the setting to the simulator's
+  arguments is a pass-through of the keyed fields and is not digested.
 
 The solver path is not part of the key: every path solves the same normal
 equations to a certified residual (tested in tests/test_simulate.py and
@@ -33,33 +41,33 @@ from pathlib import Path
 from icl_symbolic._version import __version__
 from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.errors import ICLError
+from icl_symbolic.core.sources import source_digest
 from icl_symbolic.output.io import check_name
 
-#: Modules whose source determines a simulated number (digested into every key).
-SIMULATOR_MODULES = (
-    "simulation/simulator",
-    "model/prompts",
-    "model/covariance",
-    "model/gamma_error",
-    "simulation/matfree",
-    "engine/expr",
-    "engine/gauss",
-    "engine/hermite",
-    "engine/orthopoly",
-)
+#: The modules that produce a stored number (``simulate`` and ``seed_error`` live here);
+#: the key digests the source of their whole import closure within the package.
+PRODUCERS = ("icl_symbolic.simulation.simulator",)
 #: Bumped when the stored record changes shape.
 FORMAT = 1
 
 
+def package_root() -> Path:
+    """The folder of the icl_symbolic package whose source is digested."""
+    return Path(__file__).resolve().parent.parent
+
+
+@memoize(maxsize=1)
+def digested_modules() -> tuple[str, ...]:
+    """The modules whose source is in the key: the import closure of :data:`PRODUCERS`."""
+    return source_digest(package_root(), "icl_symbolic", PRODUCERS)[1]
+
+
 @memoize(maxsize=1)
 def simulator_digest() -> str:
-    """SHA-256 (hex, first 16) of the package version and the simulator modules' source bytes."""
-    h = hashlib.sha256(f"icl-symbolic {__version__} format {FORMAT}".encode())
-    root = Path(__file__).resolve().parent.parent
-    for name in SIMULATOR_MODULES:
-        h.update(name.encode())
-        h.update((root / f"{name}.py").read_bytes())
-    return h.hexdigest()[:16]
+    """SHA-256 (hex, first 16) of the package version, :data:`FORMAT` and the source bytes of
+    every module in the import closure of :data:`PRODUCERS` (computed once per process)."""
+    digest, _ = source_digest(package_root(), "icl_symbolic", PRODUCERS, f"icl-symbolic {__version__} format {FORMAT}")
+    return digest[:16]
 
 
 def seed_key(setting: dict, seed: int) -> str:
@@ -153,4 +161,4 @@ def active_cache() -> SeedCache | None:
     return _active
 
 
-__all__ = ["SeedCache", "seed_key", "simulator_digest", "use_cache", "active_cache", "SIMULATOR_MODULES"]
+__all__ = ["SeedCache", "seed_key", "simulator_digest", "digested_modules", "use_cache", "active_cache", "PRODUCERS"]

@@ -159,10 +159,12 @@ def sizes(d, alpha, kappa, tau, rounding: str = "paper") -> Sizes:
     """Integer sizes from the paper's ratios (Sec. 2, p. 2).
 
     ``rounding="paper"`` (our default): ell = round(alpha d), k = round(kappa d),
-    n = round(tau d^2), halves up.  ``rounding="floor-k"`` (the authors' simulations,
-    docs/conventions.md): k = floor(kappa d), n = round(tau d^2 / k) k (every task
-    the same number of times; Python's round, halves to even as numpy's), ell as in
-    ``paper``.
+    n = round(tau d^2), halves up.  ``rounding="floor-k"``: k = floor(kappa d),
+    n = round(tau d^2 / k) k (every task the same number of times; Python's round,
+    halves to even as numpy's), ell as in ``paper``.  ``rounding="truncate"`` (the
+    authors' simulation code, preset ``letey2024``, docs/conventions.md): their integer
+    conversions exactly: ell = int(alpha d) and k = int(kappa d) (the double product
+    truncated, as numpy's int64 conversion does), n = round(tau d^2 / k) k.
 
     >>> sizes(64, 2, 2, 2)
     Sizes(d=64, ell=128, k=128, n=8192)
@@ -170,6 +172,8 @@ def sizes(d, alpha, kappa, tau, rounding: str = "paper") -> Sizes:
     1056
     >>> sizes(20, 2, 0.33, 2), sizes(20, 2, 0.33, 2, "floor-k")
     (Sizes(d=20, ell=40, k=7, n=800), Sizes(d=20, ell=40, k=6, n=798))
+    >>> sizes(20, 1.53, 0.33, 2, "floor-k").ell, sizes(20, 1.53, 0.33, 2, "truncate").ell
+    (31, 30)
     """
     check_rounding(rounding)
     d = check_dimension(d)
@@ -180,14 +184,21 @@ def sizes(d, alpha, kappa, tau, rounding: str = "paper") -> Sizes:
     if rounding == "paper":
         out = Sizes(d, _round_half_up(alpha * d), _round_half_up(kappa * d), _round_half_up(tau * d * d))
         k_txt, n_txt = "k = round(kappa d)", "n = round(tau d^2)"
-    else:
+    elif rounding == "floor-k":
         k = int(math.floor(kappa * d + 1e-9))
         if k < 1:
             raise ICLError(f"k = floor(kappa d) is {k} at d = {d}; increase kappa")
         out = Sizes(d, _round_half_up(alpha * d), k, int(round(tau * d * d / k)) * k)
         k_txt, n_txt = "k = floor(kappa d)", "n = round(tau d^2/k) k"
+    else:  # truncate: the authors' np.int64(kappa * d), np.round(tau * d**2 / K) * K, np.int64(alpha * d)
+        k = int(kappa * d)
+        if k < 1:
+            raise ICLError(f"k = int(kappa d) is {k} at d = {d}; increase kappa")
+        out = Sizes(d, int(alpha * d), k, int(round(tau * d**2 / k)) * k)
+        k_txt, n_txt = "k = int(kappa d)", "n = round(tau d^2/k) k"
+    ell_txt = "ell = int(alpha d)" if rounding == "truncate" else "ell = round(alpha d)"
     for name, value, ratio in (
-        ("ell = round(alpha d)", out.ell, "alpha"),
+        (ell_txt, out.ell, "alpha"),
         (k_txt, out.k, "kappa"),
         (n_txt, out.n, "tau"),
     ):
@@ -759,6 +770,22 @@ class SeedRun:
     def how(self) -> str:
         """The solver path (old name of :attr:`solver`)."""
         return self.solver
+
+
+def seed_error(run, error: str = "icl") -> tuple:
+    """(value, how) of one seed's error: ``icl`` the exact test functional (else its Monte-Carlo
+    estimate), ``idg`` the exact IDG functional, ``gap`` icl - idg on the same Gamma.
+
+    The number a verification stores per seed in the simulation cache (its key digests this
+    module's import closure, ``icl_symbolic.simulation.cache``)."""
+    if error == "icl":
+        v = run.e if run.e is not None else run.e_mc
+        return float(v.value), ("exact" if run.e is not None else "mc")
+    if run.e is None or run.e_idg is None:
+        raise ICLError(f"the {error} error needs the exact functionals (exact=True)")
+    if error == "idg":
+        return float(run.e_idg.value), "exact"
+    return float(run.e.value) - float(run.e_idg.value), "exact"
 
 
 @dataclass(frozen=True)

@@ -60,10 +60,11 @@ from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.core.stats import grouped_jackknife_se, sample_se, seed_mean_se, t_limit
 from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, RowTest, Verdict, decide, mde_with_seeds
 from icl_symbolic.model.setting import PARAMETERS, Setting, SettingView, as_setting, setting_fields
-from icl_symbolic.simulation.simulator import (
+from icl_symbolic.simulation.simulator import (  # noqa: F401  (seed_error: re-exported, it moved to the simulator)
     check_memory,
     resolve_convention,
     run_estimate,
+    seed_error,
     simulate,
     sized_plan,
     sizes,
@@ -595,19 +596,6 @@ def _one_item(item):
     run = simulate(st, seeds=(seed,)).runs[0]
     value, how = seed_error(run, error)
     return value, how, float(run.seconds)
-
-
-def seed_error(run, error: str = "icl") -> tuple:
-    """(value, how) of one seed's error: ``icl`` the exact test functional (else its Monte-Carlo
-    estimate), ``idg`` the exact IDG functional, ``gap`` icl - idg on the same Gamma."""
-    if error == "icl":
-        v = run.e if run.e is not None else run.e_mc
-        return float(v.value), ("exact" if run.e is not None else "mc")
-    if run.e is None or run.e_idg is None:
-        raise ICLError(f"the {error} error needs the exact functionals (exact=True)")
-    if error == "idg":
-        return float(run.e_idg.value), "exact"
-    return float(run.e.value) - float(run.e_idg.value), "exact"
 
 
 def ladder_memory_check(ds, alpha, kappa, tau, n_test: int = 2000) -> None:

@@ -60,7 +60,7 @@ from icl_symbolic.core.numbers import parse_float
 from icl_symbolic.core.stats import MIN_SEEDS, seed_mean_se
 from icl_symbolic.core.verdict import AGREES, DEFAULT_MDE_PCT, DISAGREES, RowTest, Verdict, decide, mde_with_seeds
 from icl_symbolic.diagnosis import slips
-from icl_symbolic.model.setting import CONVENTION_FIELDS, Convention, Setting, resolve_convention
+from icl_symbolic.model.setting import CONVENTION_FIELDS, Convention, PublishedSpread, Setting, resolve_convention
 from icl_symbolic.simulation.simulator import seed_seconds, simulate_many
 from icl_symbolic.studies.extrapolate import bonferroni_z, seed_error, welch_dof
 from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
@@ -69,12 +69,13 @@ from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
 PARAMS = ("d", "alpha", "kappa", "tau", "rho", "lam")
 #: the number columns of their side
 VALUE_KEYS = ("mean", "spread", "runs")
-SPREADS = ("std", "std0", "se")
+SPREADS = ("std", "std0", "se", "published")
 #: how each spread is read, as every output states it
 SPREAD_READING = {
     "std": "per-run sample standard deviation (ddof 1) over runs: SE = spread/sqrt(runs), runs - 1 dof",
     "std0": "per-run population standard deviation (ddof 0) over runs: SE = spread/sqrt(runs - 1), runs - 1 dof",
     "se": "standard error of the mean, taken as known",
+    "published": "per-run spread as the convention's authors publish it (docs/conventions.md): SE from its ddof and gap rule, runs - 1 dof",
 }
 MAX_ROWS = 500
 MAX_BYTES = 1 << 20
@@ -116,19 +117,24 @@ def parse_columns(text: str) -> dict:
     return out
 
 
-def read_table(text: str, columns: dict, fixed: dict, spread: str = "std") -> list:
+def read_table(
+    text: str, columns: dict, fixed: dict, spread: str = "std", published: PublishedSpread | None = None
+) -> list:
     """The rows of a CSV table (header line first) as :class:`TableRow`.
 
     ``columns`` maps our names to the table's headers (:func:`parse_columns`);
     ``fixed`` gives the parameters no column sets (a column overrides ``fixed``).  ``spread``: ``std`` (a per-run
     sample standard deviation, ddof 1; the ``runs`` column is then required: SE = std/sqrt(runs),
-    runs - 1 dof), ``std0`` (ddof 0: SE = std/sqrt(runs - 1)) or ``se`` (a standard error, taken as
-    known); :data:`SPREAD_READING`.
+    runs - 1 dof), ``std0`` (ddof 0: SE = std/sqrt(runs - 1)), ``published`` (a per-run spread as the
+    convention's authors publish it, ``published``, :class:`~icl_symbolic.model.setting.PublishedSpread`:
+    for ``letey2024`` numpy's std, ddof 0, and the gap's spread in quadrature; also needs ``runs``) or
+    ``se`` (a standard error, taken as known); :data:`SPREAD_READING`.
     """
     if spread not in SPREADS:
         raise ICLError(f"--spread must be one of {', '.join(SPREADS)}, got {spread!r}")
     if spread != "se" and "runs" not in columns:
         raise ICLError(f"--spread {spread} needs the run count: add runs=HEADER to --columns")
+    published = PublishedSpread() if published is None else published
     if len(text.encode()) > MAX_BYTES:
         raise ICLError(f"the table is larger than {MAX_BYTES} bytes")
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
@@ -166,7 +172,11 @@ def read_table(text: str, columns: dict, fixed: dict, spread: str = "std") -> li
             runs = num("runs")
             if runs != int(runs) or runs < 2:
                 raise ICLError(f"row {i}: runs must be an integer >= 2, got {runs:g}")
-            se, dof = sp / math.sqrt(runs if spread == "std" else runs - 1), runs - 1
+            if spread == "published":
+                se = published.se(sp, int(runs))
+            else:
+                se = sp / math.sqrt(runs if spread == "std" else runs - 1)
+            dof = runs - 1
         else:
             se, dof = sp, None
         rows.append(TableRow(i, params, mean, se, dof))
@@ -292,7 +302,7 @@ def _flip(conv: Convention, field_name: str):
         "assignment": {"round-robin": "random", "random": "round-robin"},
         "train_tasks": {"gaussian": "sphere", "sphere": "gaussian"},
         "test_tasks": {"gaussian": "sphere", "sphere": "gaussian"},
-        "rounding": {"paper": "floor-k", "floor-k": "paper"},
+        "rounding": {"paper": "floor-k", "floor-k": "paper", "truncate": "paper"},
     }
     if field_name == "ridge_floor":
         return 0.0 if v > 0 else 1e-6

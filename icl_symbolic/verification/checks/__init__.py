@@ -20,6 +20,8 @@ module                    kinds (paper unit)
 ``coverage``              hermite_field (printed fields of hermite_coeffs that no
                           other kind reads: Eq. 2, p. 2; Eq. 8, p. 3), a1zero_derivation
                           (steps of the a1 = 0 derivation the limits do not read: Eq. 15, p. 10)
+``calibration``           se_calibration (the SEs the simulation verdicts divide by are
+                          calibrated: Monte Carlo over replicate ladders; Figs. 1-2, p. 4)
 ========================  =====================================================
 
 A new kind is a function decorated with
@@ -34,6 +36,7 @@ from icl_symbolic.verification.checks import (
     a1zero,
     appendix_a,
     appendix_c,
+    calibration,
     coverage,
     hermite,
     identities,
@@ -44,7 +47,20 @@ from icl_symbolic.verification.checks import (
     theory,
 )
 
-_MODULES = (setup, hermite, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation, kernel, coverage)
+_MODULES = (
+    setup,
+    hermite,
+    identities,
+    moments,
+    theory,
+    a1zero,
+    appendix_a,
+    appendix_c,
+    simulation,
+    kernel,
+    coverage,
+    calibration,
+)
 
 #: check name -> :class:`~icl_symbolic.verification.registry.CheckKind`, for every shipped kind.
 REGISTRY = {kind.name: kind for module in _MODULES for kind in module.KINDS}

@@ -163,6 +163,12 @@ def _per_seed(
     return np.array([out[s] for s in seeds], dtype=float)
 
 
+def per_seed_errors(*args, **kwargs):
+    """The per-seed simulated errors of one setting (:func:`_per_seed`: cached per process and in the
+    run's cache folder); the public entry other check kinds use (``se_calibration``)."""
+    return _per_seed(*args, **kwargs)
+
+
 @check_kind(
     "simulation",
     params={
