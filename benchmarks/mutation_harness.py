@@ -497,8 +497,8 @@ def _noise_x102(args, kwargs):
 
 def _sizes_d_plus_1(orig):
     @functools.wraps(orig)
-    def sizes(d, alpha, kappa, tau):
-        sz = orig(int(d) + 1, alpha, kappa, tau)
+    def sizes(d, alpha, kappa, tau, rounding="paper"):
+        sz = orig(int(d) + 1, alpha, kappa, tau, rounding)
         return type(sz)(int(d), sz.ell, sz.k, sz.n)
 
     return sizes
