@@ -1600,6 +1600,15 @@ def _test_name(nodeid: str) -> str:
     return nodeid.split("::", 1)[-1] if nodeid.startswith("tests/test_library_pins.py::") else nodeid
 
 
+def _tests_text(entries) -> str:
+    """Test names, the parametrised cases of one test collapsed into ``name (k cases)``."""
+    counts = {}
+    for e in entries:
+        base = _test_name(e["id"]).split("[", 1)[0]
+        counts[base] = counts.get(base, 0) + 1
+    return ", ".join(f"`{b}`" + (f" ({k} cases)" if k > 1 else "") for b, k in counts.items()) or "none"
+
+
 def markdown(report: dict, title: str | None = None) -> str:
     tier = report["tier"]
     s = report["score"]
@@ -1638,8 +1647,8 @@ def markdown(report: dict, title: str | None = None) -> str:
             lines.append(f"| {r['name']} | not installed: {_short(r['error'], 80)} | - | - | - | - | - |")
             continue
         claims = ", ".join(f"`{f['id']}`" for f in r["failed"]) or "none"
-        tests = ", ".join(f"`{_test_name(t['id'])}`" for t in r["tests_caught"]) or "none"
-        errs = ", ".join(f"`{_test_name(e['id'])}`" for e in r["errors"]) or "-"
+        tests = _tests_text(r["tests_caught"])
+        errs = _tests_text(r["errors"]) if r["errors"] else "-"
         status = r["status"] + (f" ({_short(r['crash'], 80)})" if r.get("crash") else "")
         lines.append(
             f"| {r['name']} | {status} | {r['probe']} | {_rel_text(r['paper_number'])} | {claims} | {tests} | {errs} |"
@@ -1683,6 +1692,9 @@ def parse_args(argv=None):
         "simulator mutations never read it",
     )
     ap.add_argument("--verbose", action="store_true", help="print every claim's progress")
+    ap.add_argument(
+        "--render", metavar="JSON", help="only rewrite the tables (--out, --docs) from a saved mutations_*.json"
+    )
     ap.add_argument("--tests-under", help=argparse.SUPPRESS)
     ap.add_argument("--tests-out", help=argparse.SUPPRESS)
     ap.add_argument("--tests", nargs="+", default=[], help=argparse.SUPPRESS)
@@ -1699,6 +1711,13 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.tests_under:
         return tests_under(args.tests_under, args.tests, args.tests_out)
+    if args.render:
+        report = json.loads(Path(args.render).read_text(encoding="utf-8"))
+        stem = Path(args.render).stem
+        (Path(args.out) / f"{stem}.md").write_text(markdown(report), encoding="utf-8")
+        if args.docs:
+            Path(args.docs).write_text(markdown(report, DOCS_TITLE) + DOCS_FOOTER, encoding="utf-8")
+        return 0
     if args.list:
         for m in MUTATIONS:
             print(f"{m.name:<36} {'[smoke] ' if m.smoke else ''}{'[simulator] ' if m.simulator else ''}{m.models}")
