@@ -23,8 +23,21 @@ Commands (docs/benchmarks.md, "Mutation harness")::
 ``--tier quick`` runs the quick claims (``icl-symbolic verify``); ``--tier full`` the
 quick and full ones (``verify --full``; every simulator mutation reruns the simulation
 claims, so this takes hours); ``--tier deep`` also the deep ones where the claim files
-have them.  A claim *catches* a mutation when it is ok in the clean run and not ok
-(wrong verdict, or an error) under the mutation.
+have them.  A mutation is *caught* only on a value: a claim that is ok in the clean run comes
+out with the wrong verdict (holds/mismatch) under it, or a test that passes clean fails an
+assertion.  A claim ending in ``error`` and a test raising anything but an AssertionError (a
+guard, a crash) are listed as errors and never count; a mutation whose run crashed (its test
+subprocess died, its paper-facing number raised) is reported as ``crashed``.
+
+Tests.  Under every mutation the pin tests (:data:`PIN_TESTS`, tests/test_library_pins.py) and the
+mutation's own tests run in a fresh interpreter with the mutation installed before the test
+modules are imported; their outcomes are compared with a clean run of the same selection.
+``--smoke`` runs only the smoke mutations against their own tests (no claims; about 1.5 min,
+run by ``.ci/run``) and exits 1 unless each is caught on a value.  ``--docs docs/mutations.md``
+writes the table there; ``--render JSON`` rewrites the tables from a saved report.
+
+    python benchmarks/mutation_harness.py --smoke
+    python benchmarks/mutation_harness.py --tier quick --out benchmarks/results/mutations --docs docs/mutations.md
 
 Caches.  Every cache of the library (the functools caches and the module-level caches of
 the check kinds) is cleared when a mutation is installed and again when it is undone, so
