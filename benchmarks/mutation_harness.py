@@ -23,8 +23,21 @@ Commands (docs/benchmarks.md, "Mutation harness")::
 ``--tier quick`` runs the quick claims (``icl-symbolic verify``); ``--tier full`` the
 quick and full ones (``verify --full``; every simulator mutation reruns the simulation
 claims, so this takes hours); ``--tier deep`` also the deep ones where the claim files
-have them.  A claim *catches* a mutation when it is ok in the clean run and not ok
-(wrong verdict, or an error) under the mutation.
+have them.  A mutation is *caught* only on a value: a claim that is ok in the clean run comes
+out with the wrong verdict (holds/mismatch) under it, or a test that passes clean fails an
+assertion.  A claim ending in ``error`` and a test raising anything but an AssertionError (a
+guard, a crash) are listed as errors and never count; a mutation whose run crashed (its test
+subprocess died, its paper-facing number raised) is reported as ``crashed``.
+
+Tests.  Under every mutation the pin tests (:data:`PIN_TESTS`, tests/test_library_pins.py) and the
+mutation's own tests run in a fresh interpreter with the mutation installed before the test
+modules are imported; their outcomes are compared with a clean run of the same selection.
+``--smoke`` runs only the smoke mutations against their own tests (no claims; about 1.5 min,
+run by ``.ci/run``) and exits 1 unless each is caught on a value.  ``--docs docs/mutations.md``
+writes the table there; ``--render JSON`` rewrites the tables from a saved report.
+
+    python benchmarks/mutation_harness.py --smoke
+    python benchmarks/mutation_harness.py --tier quick --out benchmarks/results/mutations --docs docs/mutations.md
 
 Caches.  Every cache of the library (the functools caches and the module-level caches of
 the check kinds) is cleared when a mutation is installed and again when it is undone, so
@@ -53,9 +66,12 @@ import importlib
 import inspect
 import json
 import math
+import os
 import pkgutil
 import platform
+import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from dataclasses import dataclass, replace
@@ -72,6 +88,9 @@ from icl_symbolic.verification import claimfile, runner
 from icl_symbolic.verification.checks import REGISTRY
 
 TIERS = ("quick", "full", "deep")
+ROOT = Path(__file__).resolve().parent.parent
+#: the fast pin tests every mutation of the full table runs against (in a subprocess, mutation installed)
+PIN_TESTS = ("tests/test_library_pins.py",)
 #: relative change of the paper-facing number from which a mutation must be caught
 PAPER_FACING_THRESHOLD = 0.01
 
@@ -387,6 +406,85 @@ def _simulated_fig1_point():
     return np.array([float(r.e) for r in res.runs])
 
 
+F_A1ZERO = "(g**2-1)/sqrt(2)"
+F_KERNEL = "g + (g**2 - 1)/sqrt(2)"
+
+
+def _finite_d(f, upto, d, tau, **kw):
+    def fn():
+        from icl_symbolic.theory import finite_d
+
+        terms = finite_d.TERMS[: finite_d.TERMS.index(upto) + 1]
+        return float(finite_d.e_nonlinear_finite(f, 0.1, 2.0, 2.0, tau, d=d, terms=terms, **kw).corrected)
+
+    return fn
+
+
+def _sizes_probe(rounding):
+    def fn():
+        from icl_symbolic.simulation import simulator as simulation
+
+        sz = simulation.sizes(20, 2.025, 0.325, 0.5125, rounding)
+        return float(sz.ell * 1_000_000 + sz.k * 1_000 + sz.n)  # any change of ell, k or n moves it
+
+    return fn
+
+
+def _letey_sizes():
+    from icl_symbolic.model.setting import CONVENTIONS
+    from icl_symbolic.simulation import simulator as simulation
+
+    sz = simulation.sizes(20, 2, 0.33, 2, CONVENTIONS["letey2024"].rounding)
+    return float(sz.k * 1_000 + sz.n)
+
+
+def _default_assignment_random():
+    from icl_symbolic.model.setting import CONVENTIONS
+
+    return float(CONVENTIONS["default"].assignment == "random")
+
+
+def _kernel_rho_eff():
+    from icl_symbolic.kernel_learner import theory as kt
+
+    return float(kt.kernel_spectrum(F_KERNEL, "hermite:2", rho=0.1, d=10, tasks="gaussian").rho_eff)
+
+
+def _ladder_se():
+    from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder
+
+    rng = np.random.default_rng(1)
+    pts = []
+    for d in (16, 24, 32, 48):
+        v = 0.7 + 1.3 / d + 0.05 * rng.standard_normal(10)
+        pts.append(LadderPoint(d, float(v.mean()), float(v.std(ddof=1) / math.sqrt(10)), values=tuple(v)))
+    return float(fit_ladder(pts, model="c1/d").e_inf_se)
+
+
+def _reproduce_se():
+    from icl_symbolic.studies.reproduce import parse_columns, read_table
+
+    fixed = {"alpha": 2, "kappa": 2, "tau": 2, "rho": 0.1, "lam": 0.0}
+    cols = parse_columns("d=d,mean=mean,spread=sd,runs=runs")
+    return float(read_table("d,mean,sd,runs\n32,1.5,0.4,16\n", cols, fixed)[0].theirs_se)
+
+
+def _eq10_factor(tasks, tau):
+    def fn():
+        from icl_symbolic.verification.checks.simulation import eq10_exact_factors
+
+        p = dict(versus="theory", error="icl", tasks=tasks, lam=0.0, C_train="identity", alpha=2.0, kappa=2.0, tau=tau)
+        return float(eq10_exact_factors(F_A1ZERO, 0.1, p, [16], "identity")[16])
+
+    return fn
+
+
+def _lu2024_iso():
+    from icl_symbolic.theory import asymptotic as theory
+
+    return float(theory.e_linear_isotropic(0.1, 2.0, 0.5, 0.3))
+
+
 PROBES = {
     p.name: p
     for p in (
@@ -429,6 +527,67 @@ PROBES = {
             "10 seeds (exact test functional)",
             _simulated_fig1_point,
         ),
+        Probe(
+            "fd_sin_d20",
+            "finite-d theory, sin(g), rho = 0.1, alpha = kappa = 2, tau = 0.5, d = 20: limit + sizes, param_count, "
+            "task_norm, bank_resolvent",
+            _finite_d("sin(g)", "bank_resolvent", 20, 0.5),
+        ),
+        Probe(
+            "fd_a1zero_radial_d16",
+            "finite-d theory, (g^2-1)/sqrt(2), tau = 0.5, d = 16: limit + terms up to radial (40000 prompts)",
+            _finite_d(F_A1ZERO, "radial", 16, 0.5, mc_prompts=40_000),
+        ),
+        Probe(
+            "fd_sin_population_d6",
+            "finite-d theory, sin(g), tau = 4, d = 6: limit + terms up to population (8 banks)",
+            _finite_d("sin(g)", "population", 6, 4.0, banks=8),
+        ),
+        Probe(
+            "sizes_paper_d20",
+            "simulator sizes at d = 20, alpha = 2.025, kappa = 0.325, tau = 0.5125 (paper rounding), "
+            "as ell 1e6 + k 1e3 + n",
+            _sizes_probe("paper"),
+        ),
+        Probe(
+            "sizes_floork_d20",
+            "simulator sizes at d = 20, alpha = 2.025, kappa = 0.325, tau = 0.5125 (floor-k), as ell 1e6 + k 1e3 + n",
+            _sizes_probe("floor-k"),
+        ),
+        Probe(
+            "letey2024_sizes",
+            "simulator k 1e3 + n at d = 20, alpha = 2, kappa = 0.33, tau = 2 with the letey2024 preset's rounding",
+            _letey_sizes,
+        ),
+        Probe(
+            "default_assignment", "1 when the default preset draws tasks at random, else 0", _default_assignment_random
+        ),
+        Probe(
+            "kernel_rho_eff",
+            "kernel learner rho_eff, f = g + h_2(g), hermite:2, Gaussian tasks, d = 10 (exact: 0.2)",
+            _kernel_rho_eff,
+        ),
+        Probe(
+            "ladder_se",
+            "SE of e_inf of a fixed planted ladder (d = 16-48, 10 seeds, model c1/d; the jackknife)",
+            _ladder_se,
+        ),
+        Probe("reproduce_se", "reproduce: the SE read from std = 0.4, runs = 16 (exact: 0.1)", _reproduce_se),
+        Probe(
+            "eq10_factor_sphere",
+            "exact finite-d factor of Eq. (10), sphere tasks, tau = 0.5, d = 16",
+            _eq10_factor("sphere", 0.5),
+        ),
+        Probe(
+            "eq10_factor_gaussian",
+            "exact finite-d factor of Eq. (10), Gaussian tasks, tau = 0.5, d = 16",
+            _eq10_factor("gaussian", 0.5),
+        ),
+        Probe(
+            "lu2024_isotropic",
+            "Lu et al. isotropic closed form e_ICL(rho = 0.1, alpha = 2, kappa = 0.5, tau = 0.3)",
+            _lu2024_iso,
+        ),
     )
 }
 
@@ -445,6 +604,8 @@ class Mutation:
     probe: str  # name in PROBES
     simulator: bool = False  # changes the simulator: simulations rerun
     expect: tuple = ()  # claim ids (globs) expected to catch it (documentation, tests)
+    tests: tuple = ()  # pytest node ids run under it besides PIN_TESTS (--smoke runs only these)
+    smoke: bool = False  # in the CI smoke subset (--smoke)
 
 
 def _replace_moment(name, fn):
@@ -498,8 +659,8 @@ def _noise_x102(args, kwargs):
 
 def _sizes_d_plus_1(orig):
     @functools.wraps(orig)
-    def sizes(d, alpha, kappa, tau):
-        sz = orig(int(d) + 1, alpha, kappa, tau)
+    def sizes(d, alpha, kappa, tau, rounding="paper"):
+        sz = orig(int(d) + 1, alpha, kappa, tau, rounding)
         return type(sz)(int(d), sz.ell, sz.k, sz.n)
 
     return sizes
@@ -806,6 +967,8 @@ MUTATIONS = (
         "sim_fig1_d32",
         simulator=True,
         expect=("setup.finite_d_peak",),
+        tests=("tests/test_library_pins.py::test_simulator_sizes_hand_values",),
+        smoke=True,
     ),
     Mutation(
         "sim_task_variance_x1.02",
@@ -830,6 +993,284 @@ MUTATIONS = (
         "sim_fig1_d32",
         simulator=True,
     ),
+    Mutation(
+        "sim_sizes_floork_n_not_multiple",
+        "the floor-k rounding without its multiple of k: n = round(tau d^2) instead of round(tau d^2/k) k",
+        "simulation.sizes: int(round(tau * d * d / k)) * k -> int(round(tau * d * d))",
+        (
+            Patch(
+                "icl_symbolic.simulation.simulator",
+                "sizes",
+                source_edit(("int(round(tau * d * d / k)) * k", "int(round(tau * d * d))")),
+            ),
+        ),
+        "sizes_floork_d20",
+        simulator=True,
+    ),
+    Mutation(
+        "sim_sizes_floork_ell_floor",
+        "ell = floor(alpha d) instead of round(alpha d) under the floor-k rounding",
+        "simulation.sizes: Sizes(d, _round_half_up(alpha * d), k, ...) -> Sizes(d, int(alpha * d), k, ...)",
+        (
+            Patch(
+                "icl_symbolic.simulation.simulator",
+                "sizes",
+                source_edit(("Sizes(d, _round_half_up(alpha * d), k,", "Sizes(d, int(alpha * d), k,")),
+            ),
+        ),
+        "sizes_floork_d20",
+        simulator=True,
+    ),
+    Mutation(
+        "preset_letey2024_rounding_paper",
+        "the letey2024 preset with the paper rounding instead of its documented one",
+        "model.setting.CONVENTIONS['letey2024'].rounding -> the other rounding",
+        (
+            Patch(
+                "icl_symbolic.model.setting",
+                "CONVENTIONS",
+                lambda orig: {
+                    **orig,
+                    "letey2024": replace(
+                        orig["letey2024"], rounding="paper" if orig["letey2024"].rounding != "paper" else "floor-k"
+                    ),
+                },
+            ),
+        ),
+        "letey2024_sizes",
+        tests=(
+            "tests/test_library_pins.py::test_every_preset_matches_its_documented_values",
+            "tests/test_library_pins.py::test_simulator_uses_the_preset_rounding",
+        ),
+        smoke=True,
+    ),
+    Mutation(
+        "preset_default_assignment_random",
+        "the default preset drawing each prompt's task at random instead of its documented assignment",
+        "model.setting.CONVENTIONS['default'].assignment -> the other assignment",
+        (
+            Patch(
+                "icl_symbolic.model.setting",
+                "CONVENTIONS",
+                lambda orig: {
+                    **orig,
+                    "default": replace(
+                        orig["default"],
+                        assignment="random" if orig["default"].assignment != "random" else "round-robin",
+                    ),
+                },
+            ),
+        ),
+        "default_assignment",
+    ),
+    Mutation(
+        "fd_sizes_k_floor",
+        "the finite-d theory's sizes term with k = floor(kappa d) where the simulator it models rounds",
+        "finite_d.finite_sizes: round_half_up(kappa * d) -> int(kappa * d)",
+        (
+            Patch(
+                "icl_symbolic.theory.finite_d",
+                "finite_sizes",
+                source_edit(("max(1, round_half_up(kappa * d))", "max(1, int(kappa * d))")),
+            ),
+        ),
+        "fd_sin_d20",
+    ),
+    Mutation(
+        "fd_param_count_d_squared",
+        "the param_count term with p = d^2 parameters (the b column forgotten): tau_eff = n/d^2",
+        "finite_d.e_nonlinear_finite: ta = (...) / p -> ta = (...) / (d * d)",
+        (
+            Patch(
+                "icl_symbolic.theory.finite_d",
+                "e_nonlinear_finite",
+                source_edit(
+                    (
+                        'ta = (n if "sizes" in on else tau * d * d) / p',
+                        'ta = (n if "sizes" in on else tau * d * d) / (d * d)',
+                    )
+                ),
+            ),
+        ),
+        "fd_sin_d20",
+        tests=("tests/test_library_pins.py::test_finite_d_param_count_term_is_tau_over_d_plus_1",),
+        smoke=True,
+    ),
+    Mutation(
+        "fd_task_norm_a1sq_x1.005",
+        "the task_norm term's a1_eff^2 0.5 % too large",
+        "finite_d.task_norm_moments: a1_eff^2 x 1.005",
+        (Patch("icl_symbolic.theory.finite_d", "task_norm_moments", edited_result(lambda t: (t[0] * 1.005, t[1]))),),
+        "fd_sin_d20",
+    ),
+    Mutation(
+        "fd_task_norm_rho_nl_x1.005",
+        "the task_norm term's rho_nl_eff 0.5 % too large",
+        "finite_d.task_norm_moments: rho_nl_eff x 1.005",
+        (Patch("icl_symbolic.theory.finite_d", "task_norm_moments", edited_result(lambda t: (t[0], t[1] * 1.005))),),
+        "fd_sin_d20",
+    ),
+    Mutation(
+        "fd_bank_resolvent_x1.005",
+        "the Bai-Silverstein mean shift g(-nu) of the bank_resolvent term 0.5 % too large",
+        "finite_d.bs_mean_correction x 1.005",
+        (Patch("icl_symbolic.theory.finite_d", "bs_mean_correction", scaled(1.005)),),
+        "fd_sin_d20",
+    ),
+    Mutation(
+        "fd_bank_resolvent_complex_case",
+        "the complex-Gaussian Bai-Silverstein mean (zero) instead of the real case: the term vanishes",
+        "finite_d.bs_mean_correction -> 0",
+        (Patch("icl_symbolic.theory.finite_d", "bs_mean_correction", scaled(0.0)),),
+        "fd_sin_d20",
+    ),
+    Mutation(
+        "fd_radial_x1.005",
+        "the radial (elliptical) a1 = 0 error 0.5 % too large",
+        "finite_d.e_radial: value x 1.005",
+        (Patch("icl_symbolic.theory.finite_d", "e_radial", edited_result(lambda t: (t[0] * 1.005, t[1]))),),
+        "fd_a1zero_radial_d16",
+    ),
+    Mutation(
+        "fd_radial_minnorm_factor",
+        "the radial min-norm variance factor n/(p - n + 1) instead of n/(p - n) (an off-by-one in p)",
+        "finite_d.e_radial: n / (p - n - (1 if wishart else 0)) -> n / (p - n + 1 - (1 if wishart else 0))",
+        (
+            Patch(
+                "icl_symbolic.theory.finite_d",
+                "e_radial",
+                source_edit(
+                    ("factor = n / (p - n - (1 if wishart else 0))", "factor = n / (p - n + 1 - (1 if wishart else 0))")
+                ),
+            ),
+        ),
+        "fd_a1zero_radial_d16",
+    ),
+    Mutation(
+        "fd_population_x1.005",
+        "the population term (a1 != 0, n > p) 0.5 % too large",
+        "finite_d.e_population_ols: value x 1.005",
+        (
+            Patch(
+                "icl_symbolic.theory.finite_d",
+                "e_population_ols",
+                edited_result(lambda po: replace(po, value=po.value * 1.005)),
+            ),
+        ),
+        "fd_sin_population_d6",
+    ),
+    Mutation(
+        "fd_population_x1.05",
+        "the population term (a1 != 0, n > p) 5 % too large",
+        "finite_d.e_population_ols: value x 1.05",
+        (
+            Patch(
+                "icl_symbolic.theory.finite_d",
+                "e_population_ols",
+                edited_result(lambda po: replace(po, value=po.value * 1.05)),
+            ),
+        ),
+        "fd_sin_population_d6",
+    ),
+    Mutation(
+        "eq10_wishart_drop_minus_1",
+        "Eq. (10)'s exact finite-d form without the inverse-Wishart -1: n/(p - n) instead of n/(p - n - 1)",
+        "finite_d._eq10_wishart: nn / (p - nn - 1.0) -> nn / (p - nn)",
+        (
+            Patch(
+                "icl_symbolic.theory.finite_d", "_eq10_wishart", source_edit(("nn / (p - nn - 1.0)", "nn / (p - nn)"))
+            ),
+        ),
+        "eq10_factor_gaussian",
+    ),
+    Mutation(
+        "eq10_sphere_law_task_norm",
+        "the sphere-law factor of Eq. (10) with the Gaussian task-norm noise 3/d (sphere tasks have none)",
+        "checks.simulation.eq10_exact_factors: the sphere law's terms gain task_norm",
+        (
+            Patch(
+                "icl_symbolic.verification.checks.simulation",
+                "eq10_exact_factors",
+                source_edit(
+                    (
+                        'else ("sizes", "param_count", "wishart")',
+                        'else ("sizes", "param_count", "task_norm", "wishart")',
+                    )
+                ),
+            ),
+        ),
+        "eq10_factor_sphere",
+    ),
+    Mutation(
+        "kernel_omega_moment",
+        "the kernel learner's Gaussian-task mode split with E omega^j = prod (1 + i/d) instead of prod (1 + 2i/d)",
+        "kernel_learner.theory._omega_moment: Fraction(d + 2 * i, d) -> Fraction(d + i, d)",
+        (
+            Patch(
+                "icl_symbolic.kernel_learner.theory",
+                "_omega_moment",
+                source_edit(("Fraction(d + 2 * i, d)", "Fraction(d + i, d)")),
+            ),
+        ),
+        "kernel_rho_eff",
+    ),
+    Mutation(
+        "kernel_rho_eff_linear_only",
+        "the kernel learner's rho_eff with only the linear mode removed (the captured higher modes left in the noise)",
+        "kernel_learner.theory.kernel_spectrum: rho + E f^2 - captured -> rho + E f^2 - B[1, 1]",
+        (
+            Patch(
+                "icl_symbolic.kernel_learner.theory",
+                "kernel_spectrum",
+                source_edit(
+                    (
+                        "rho_eff = float(rho) + bm.E_f2_float - captured",
+                        "rho_eff = float(rho) + bm.E_f2_float - float(bm.B[1, 1])",
+                    )
+                ),
+            ),
+        ),
+        "kernel_rho_eff",
+    ),
+    Mutation(
+        "stats_jackknife_se_x0.7",
+        "the standard error the ladder verdicts use (the grouped jackknife) 30 % too small",
+        "core.stats.grouped_jackknife_se x 0.7 at every lookup site",
+        (Patch("icl_symbolic.core.stats", "grouped_jackknife_se", scaled(0.7)),),
+        "ladder_se",
+        tests=("tests/test_library_pins.py::test_grouped_jackknife_se_of_linear_statistics_is_the_textbook_se",),
+        smoke=True,
+    ),
+    Mutation(
+        "stats_jackknife_se_x1.2",
+        "the standard error the ladder verdicts use (the grouped jackknife) 20 % too large",
+        "core.stats.grouped_jackknife_se x 1.2 at every lookup site",
+        (Patch("icl_symbolic.core.stats", "grouped_jackknife_se", scaled(1.2)),),
+        "ladder_se",
+    ),
+    Mutation(
+        "reproduce_std_as_se",
+        "reproduce reading a per-run standard deviation as the standard error of the mean",
+        "studies.reproduce.read_table: se = sp / sqrt(runs) -> se = sp",
+        (
+            Patch(
+                "icl_symbolic.studies.reproduce",
+                "read_table",
+                source_edit(('se = sp / math.sqrt(runs if spread == "std" else runs - 1)', "se = sp")),
+            ),
+        ),
+        "reproduce_se",
+        tests=("tests/test_library_pins.py::test_reproduce_reads_a_per_run_std_as_std_over_sqrt_runs",),
+        smoke=True,
+    ),
+    Mutation(
+        "lu2024_closed_form_x1.005",
+        "the sister paper's isotropic closed form e_ICL (Lu et al.) 0.5 % too large (the general recipe unchanged)",
+        "theory.e_linear_isotropic x 1.005 on its closed-form branch (lam = 0)",
+        (Patch("icl_symbolic.theory.asymptotic", "e_linear_isotropic", _closed_form_scaled(1.005)),),
+        "lu2024_isotropic",
+        expect=("lu2024.icl_isotropic_closed_form",),
+    ),
 )
 
 
@@ -842,8 +1283,14 @@ def claim_tier(c) -> str:
     return t if t in TIERS else ("full" if c.full else "quick")
 
 
+#: claim folders run besides the default paper's claims (``verify`` leaves the sister paper's out)
+EXTRA_CLAIMS = ("derivations/lu2024",)
+
+
 def load(claims_globs=None, paths=None):
     claims = claimfile.load_claims(paths)
+    if paths is None:
+        claims += claimfile.load_claims([str(ROOT / p) for p in EXTRA_CLAIMS if (ROOT / p).exists()])
     if claims_globs:
         claims = [c for c in claims if any(fnmatch.fnmatchcase(c.id, g) for g in claims_globs)]
     return claims
@@ -895,7 +1342,11 @@ def run(claims, tier: str, progress=None, cache=None):
 
 
 def measure(probe: Probe) -> dict:
-    out = probe.fn()
+    """The probe's value (and its per-seed values); ``{"error": ...}`` when it raises."""
+    try:
+        out = probe.fn()
+    except Exception as exc:  # a probe that raises under a mutation: reported, never a catch
+        return {"error": _short(f"{type(exc).__name__}: {exc}")}
     if isinstance(out, np.ndarray):
         return {"values": out.tolist(), "value": float(out.mean())}
     return {"value": float(out)}
@@ -903,8 +1354,10 @@ def measure(probe: Probe) -> dict:
 
 def relative_change(clean: dict, mutated: dict) -> dict:
     """Relative change of the probe; for per-seed probes the SE of the paired relative differences."""
+    if "error" in clean or "error" in mutated:
+        return {"clean": clean.get("value"), "mutated": None, "rel_change": None, "error": mutated.get("error")}
     c, m = clean["value"], mutated["value"]
-    rel = (m - c) / abs(c) if c != 0 else math.inf
+    rel = (m - c) / abs(c) if c != 0 else (0.0 if m == 0 else math.inf)
     out = {"clean": c, "mutated": m, "rel_change": rel}
     if "values" in clean and "values" in mutated:
         diffs = np.array(mutated["values"]) / np.array(clean["values"]) - 1.0
@@ -914,21 +1367,155 @@ def relative_change(clean: dict, mutated: dict) -> dict:
 
 
 def _short(detail: str, n: int = 160) -> str:
-    d = " ".join(detail.split())
+    d = " ".join(str(detail).split())
     return d if len(d) <= n else d[: n - 3] + "..."
+
+
+# ---------------------------------------------------------------------------
+# the pin tests, run in a subprocess with the mutation installed
+# ---------------------------------------------------------------------------
+def _recorder():
+    """A pytest plugin recording each test's outcome: ``passed``, ``skipped``, ``value`` (an assertion on a
+    value failed: an AssertionError in the test body, pytest.approx included) or ``error`` (any other
+    exception, in the body, a fixture or the collection: a guard or a crash, never a catch)."""
+    import pytest
+
+    class Recorder:
+        def __init__(self):
+            self.results = {}
+
+        @pytest.hookimpl(hookwrapper=True)
+        def pytest_runtest_makereport(self, item, call):
+            outcome = yield
+            rep = outcome.get_result()
+            if rep.passed and rep.when != "call":
+                return
+            if rep.passed:
+                kind = "passed"
+            elif rep.skipped:
+                kind = "skipped"
+            elif rep.when == "call" and call.excinfo is not None and call.excinfo.errisinstance(AssertionError):
+                kind = "value"
+            else:
+                kind = "error"
+            msg = ""
+            if call.excinfo is not None and not rep.skipped:
+                text = str(call.excinfo.value).strip().splitlines()
+                msg = _short(f"{call.excinfo.typename}: {text[0] if text else ''}")
+            prev = self.results.get(item.nodeid)
+            if prev is None or prev["outcome"] in ("passed", "skipped"):
+                self.results[item.nodeid] = {"outcome": kind, "when": rep.when, "message": msg}
+
+        def pytest_collectreport(self, report):
+            if report.failed:
+                self.results[f"<collection of {report.nodeid}>"] = {
+                    "outcome": "error",
+                    "when": "collect",
+                    "message": _short(str(report.longrepr).strip().splitlines()[-1]),
+                }
+
+    return Recorder()
+
+
+CLEAN = "clean"
+
+
+def tests_under(name: str, tests, out: str) -> int:
+    """(Subprocess entry) run ``tests`` with mutation ``name`` (or none: ``clean``) installed before the test
+    modules are imported, so their ``from ... import`` names bind the mutant; write the outcomes to ``out``."""
+    import pytest
+
+    import_library()
+    patches = () if name == CLEAN else {m.name: m for m in MUTATIONS}[name].patches
+    rec = _recorder()
+    try:
+        with installed(patches):
+            clear_caches(keep_simulations=False)
+            pytest.main(
+                ["-q", "-p", "no:cacheprovider", "-o", "addopts=", "--no-header", "-W", "ignore", *tests],
+                plugins=[rec],
+            )
+    except MutationFailed as exc:
+        Path(out).write_text(json.dumps({"_not_installed": str(exc)}), encoding="utf-8")
+        return 0
+    Path(out).write_text(json.dumps(rec.results), encoding="utf-8")
+    return 0
+
+
+def run_tests(name: str, tests, timeout: float = 1800.0) -> dict:
+    """``tests`` under mutation ``name`` in a fresh interpreter: {node id: outcome}; ``{"_crash": why}``
+    when the subprocess died without its report, ``{"_not_installed": why}`` when the mutation does not
+    install."""
+    if not tests:
+        return {}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "tests.json"
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--tests-under", name, "--tests-out", str(out)]
+        cmd += ["--tests", *tests]
+        env = dict(os.environ)
+        env.setdefault("HYPOTHESIS_PROFILE", "dev")
+        try:
+            proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            return {"_crash": f"the tests did not finish in {timeout:.0f} s"}
+        if not out.exists():
+            lines = (proc.stderr or proc.stdout or "").strip().splitlines()
+            return {"_crash": _short(lines[-1] if lines else f"exit status {proc.returncode}")}
+        return json.loads(out.read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------------------
+# one mutation
+# ---------------------------------------------------------------------------
+#: claim verdicts computed from a value (a claim with another verdict, e.g. "error", did not judge a value)
+VALUE_VERDICTS = ("holds", "mismatch")
+
+
+def mutation_tests(mut: Mutation, smoke: bool) -> list:
+    """The tests run under ``mut``: its own (smoke) or the pin files and its own (full table)."""
+    return list(mut.tests) if smoke else list(dict.fromkeys(PIN_TESTS + tuple(mut.tests)))
+
+
+def _claims_under(mut, tier, claims_globs, verbose, cache):
+    """Install ``mut`` in this process, run the claims (None: none) and measure its paper-facing number."""
+    scope = fresh_simulations() if mut.simulator else contextlib.nullcontext()
+    with scope:
+        try:
+            with installed(mut.patches) as sites:
+                clear_caches(keep_simulations=not mut.simulator)
+                results = {}
+                if tier is not None:
+                    results = run(
+                        load(claims_globs),
+                        tier,
+                        progress=sys.stderr if verbose else None,
+                        cache=None if mut.simulator else cache,
+                    )
+                probe = measure(PROBES[mut.probe])
+        finally:  # nothing computed under the mutation survives it
+            clear_caches(keep_simulations=not mut.simulator)
+    return list(sites), results, probe
 
 
 def run_mutation(
     mut: Mutation,
-    tier: str,
+    tier,
     clean_results: dict,
     clean_probes: dict,
     claims_globs=None,
     say=print,
     verbose=False,
     cache=None,
+    clean_tests=None,
+    smoke: bool = False,
 ) -> dict:
-    """Install ``mut``, run the claims and the probe, undo it; returns its record."""
+    """Install ``mut``, run the claims of ``tier`` (None: no claims) in this process and its tests in a
+    subprocess, measure its paper-facing number, undo it; returns its record.
+
+    A check *catches* the mutation only on a value: a claim ok when clean whose verdict under the mutation is
+    a wrong ``holds``/``mismatch``, or a test passing when clean that fails an assertion.  A claim ending in
+    ``error``, a test raising anything else, are listed as errors and never count; a mutation whose run
+    crashed (the test subprocess died, the paper-facing number raised) is ``crashed``."""
     t0 = time.perf_counter()
     record = {
         "name": mut.name,
@@ -939,157 +1526,155 @@ def run_mutation(
         "probe": mut.probe,
         "probe_description": PROBES[mut.probe].description,
     }
-    scope = fresh_simulations() if mut.simulator else contextlib.nullcontext()
     try:
-        with scope:
-            try:
-                with installed(mut.patches) as sites:
-                    record["sites"] = list(sites)
-                    clear_caches(keep_simulations=not mut.simulator)
-                    claims = load(claims_globs)
-                    results = run(
-                        claims, tier, progress=sys.stderr if verbose else None, cache=None if mut.simulator else cache
-                    )
-                    probe = measure(PROBES[mut.probe])
-            finally:  # nothing computed under the mutation survives it
-                clear_caches(keep_simulations=not mut.simulator)
+        sites, results, probe = _claims_under(mut, tier, claims_globs, verbose, cache)
     except MutationFailed as exc:
-        record.update(error=str(exc), caught={}, failed=[])
+        record.update(error=str(exc), status="not installed", caught={}, failed=[], tests_caught=[], errors=[])
         return record
-    failed = []
+    record["sites"] = sites
+    caught_claims, errors = [], []
     for cid, r in results.items():
         base = clean_results.get(cid)
-        if base is None or not base.ok:
+        if base is None or not base.ok or r.ok:
             continue  # not ok when clean: cannot catch anything
-        if not r.ok:
-            failed.append(
-                {
-                    "id": cid,
-                    "tier": claim_tier(r.claim),
-                    "verdict": r.verdict,
-                    "evidence": r.claim.evidence,
-                    "detail": _short(r.detail),
-                }
-            )
-    record["failed"] = failed
+        entry = {"id": cid, "tier": claim_tier(r.claim), "verdict": r.verdict, "detail": _short(r.detail)}
+        (caught_claims if r.verdict in VALUE_VERDICTS else errors).append(entry)
+    tests = mutation_tests(mut, smoke)
+    tres = run_tests(mut.name, tests)
+    crash = tres.get("_crash") or tres.get("_not_installed")
+    tests_caught = []
+    for nid, r in tres.items():
+        if nid.startswith("_") or (clean_tests or {}).get(nid, {}).get("outcome") != "passed":
+            continue
+        if r["outcome"] == "value":
+            tests_caught.append({"id": nid, "detail": r["message"]})
+        elif r["outcome"] == "error":
+            errors.append({"id": nid, "tier": "test", "verdict": "error", "detail": r["message"]})
+    if "error" in probe:
+        crash = crash or f"its paper-facing number raised: {probe['error']}"
+    record["failed"] = caught_claims
+    record["errors"] = errors
+    record["tests_run"] = tests
+    record["tests_caught"] = tests_caught
     record["z"] = {cid: r.zscore for cid, r in results.items() if r.zscore is not None}
-    ids = {f["id"] for f in failed}
+    ids = {f["id"] for f in caught_claims}
     record["expected_but_held"] = [
         g
         for g in mut.expect
         if not any(fnmatch.fnmatchcase(i, g) for i in ids) and any(fnmatch.fnmatchcase(i, g) for i in results)
     ]
-    record["caught"] = {
-        t: any(TIERS.index(f["tier"]) <= TIERS.index(t) for f in failed) for t in TIERS[: TIERS.index(tier) + 1]
-    }
+    tiers = () if tier is None else TIERS[: TIERS.index(tier) + 1]
+    record["caught"] = {t: any(TIERS.index(f["tier"]) <= TIERS.index(t) for f in caught_claims) for t in tiers}
+    record["caught"]["tests"] = bool(tests_caught)
+    if crash:
+        record["status"], record["crash"] = "crashed", crash
+    elif caught_claims or tests_caught:
+        record["status"] = "caught"
+    else:
+        record["status"] = "not caught (errors only)" if errors else "not caught"
     record["paper_number"] = relative_change(clean_probes[mut.probe], probe)
     record["elapsed_s"] = round(time.perf_counter() - t0, 1)
     return record
 
 
-def score(records, tier: str) -> dict:
-    """Caught / total at each tier up to ``tier``, overall and among mutations moving the paper
-    number by >= PAPER_FACING_THRESHOLD (relative)."""
-    ok = [r for r in records if "error" not in r]
-    big = [r for r in ok if abs(r["paper_number"]["rel_change"]) >= PAPER_FACING_THRESHOLD]
-    out = {}
-    for t in TIERS[: TIERS.index(tier) + 1]:
-        out[t] = {
-            "caught": sum(r["caught"][t] for r in ok),
-            "total": len(ok),
-            "caught_paper_facing": sum(r["caught"][t] for r in big),
-            "paper_facing": len(big),
-            "missed_paper_facing": [r["name"] for r in big if not r["caught"][t]],
-        }
-    if "deep" in out and "full" in out:
-        out["only_deep"] = [r["name"] for r in ok if r["caught"]["deep"] and not r["caught"]["full"]]
+def score(records, tier) -> dict:
+    """Caught (on a value) / total, by the claims of each tier up to ``tier``, by the tests, by either; and
+    among mutations moving their paper number by >= PAPER_FACING_THRESHOLD (relative)."""
+    ok = [r for r in records if r["status"] != "not installed"]
+    big = [
+        r
+        for r in ok
+        if r["paper_number"].get("rel_change") is not None
+        and abs(r["paper_number"]["rel_change"]) >= PAPER_FACING_THRESHOLD
+    ]
+    out = {
+        "caught": sum(r["status"] == "caught" for r in ok),
+        "total": len(ok),
+        "crashed": [r["name"] for r in ok if r["status"] == "crashed"],
+        "not_caught": [r["name"] for r in ok if r["status"].startswith("not caught")],
+        "not_installed": [r["name"] for r in records if r["status"] == "not installed"],
+        "caught_paper_facing": sum(r["status"] == "caught" for r in big),
+        "paper_facing": len(big),
+    }
+    for t in (TIERS[: TIERS.index(tier) + 1] if tier else ()) + ("tests",):
+        out[f"by_{t}"] = sum(bool(r["caught"].get(t)) for r in ok)
     return out
 
 
-def markdown(report: dict) -> str:
+def _rel_text(pn: dict) -> str:
+    if pn.get("rel_change") is None:
+        return "raised"
+    rel = f"{100 * pn['rel_change']:+.3g} %"
+    if "rel_change_se" in pn:
+        rel += f" (SE {100 * pn['rel_change_se']:.2g} %)"
+    return rel
+
+
+def _test_name(nodeid: str) -> str:
+    return nodeid.split("::", 1)[-1] if nodeid.startswith("tests/test_library_pins.py::") else nodeid
+
+
+def _tests_text(entries) -> str:
+    """Test names, the parametrised cases of one test collapsed into ``name (k cases)``."""
+    counts = {}
+    for e in entries:
+        base = _test_name(e["id"]).split("[", 1)[0]
+        counts[base] = counts.get(base, 0) + 1
+    return ", ".join(f"`{b}`" + (f" ({k} cases)" if k > 1 else "") for b, k in counts.items()) or "none"
+
+
+def markdown(report: dict, title: str | None = None) -> str:
     tier = report["tier"]
-    tiers = TIERS[: TIERS.index(tier) + 1]
+    s = report["score"]
     lines = [
-        f"# Mutation harness, tier {tier}",
+        title or f"# Mutation harness, {'smoke' if report['smoke'] else f'tier {tier}'}",
         "",
-        f"Command: `{report['command']}`  ",
-        f"Date: {report['date']}; machine: {report['machine']}; wall time {report['elapsed_s']:.0f} s.  ",
-        f"Claims loaded: {sum(report['claims_by_tier'].values())} ("
-        f"{', '.join(f'{k}: {v}' for k, v in report['claims_by_tier'].items())}), run at this tier: "
-        f"{report['n_claims']}; "
-        f"clean run: {report['clean']['not_ok'] or 'every claim ok'}; "
-        f"restoration control (quick claims, clean, after all mutations): "
-        f"{report['restored']['not_ok'] or 'every claim ok'}.",
+        f"Generated by `{report['command']}` on {report['date']} ({report['machine']}; wall time "
+        f"{report['elapsed_s']:.0f} s).  ",
+        f"Claims run under each mutation: {report['n_claims'] if tier else 'none'}"
+        + (f" (tier {tier}, sister-paper claims included)" if tier else "")
+        + "; tests run under each mutation: "
+        + (", ".join(f"`{t}`" for t in PIN_TESTS) + " and the mutation's own" if not report["smoke"] else "its own")
+        + f".  Clean run: {report['clean']['not_ok'] or 'every claim ok'}; clean tests: "
+        + (f"{report['clean']['tests_not_passed']}" if report["clean"]["tests_not_passed"] else "every test passes")
+        + f"; restoration control: {report['restored']['not_ok'] or 'ok'}.",
         "",
-        "| mutation | paper-facing number | rel. change | "
-        + " | ".join(f"caught ({t})" for t in tiers)
-        + " | claims that fail |",
-        "|---" * (4 + len(tiers)) + "|",
+        f"**Caught on a value: {s['caught']} of {s['total']} mutations**"
+        + (f"; crashed: {', '.join(s['crashed'])}" if s["crashed"] else "; none crashed")
+        + (f"; not caught: {', '.join(s['not_caught'])}" if s["not_caught"] else "; none missed")
+        + (f"; not installed: {', '.join(s['not_installed'])}" if s["not_installed"] else "")
+        + ".  "
+        + ", ".join(f"by {k[3:]}: {v}" for k, v in s.items() if k.startswith("by_"))
+        + f"; among the {s['paper_facing']} that move their paper-facing number by >= "
+        f"{100 * PAPER_FACING_THRESHOLD:g} %: {s['caught_paper_facing']} caught.",
+        "",
+        "A mutation is *caught* only when a check fails on a value: a claim that is ok when clean and comes out "
+        "with the wrong verdict (holds/mismatch), or a test that passes when clean and fails an assertion.  Claims "
+        "ending in an error and tests raising anything but an assertion are listed under *errors* and never count; "
+        "a mutation whose run crashed is *crashed*.",
+        "",
+        "| mutation | status | paper-facing number | rel. change | caught by claims | caught by tests | errors (not counted) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in report["mutations"]:
-        if "error" in r:
-            lines.append(
-                f"| {r['name']} | - | - | " + " | ".join("-" for _ in tiers) + f" | NOT INSTALLED: {r['error']} |"
-            )
+        if r["status"] == "not installed":
+            lines.append(f"| {r['name']} | not installed: {_short(r['error'], 80)} | - | - | - | - | - |")
             continue
-        pn = r["paper_number"]
-        rel = f"{100 * pn['rel_change']:+.3g} %"
-        if "rel_change_se" in pn:
-            rel += f" (SE {100 * pn['rel_change_se']:.2g} %)"
-        ids = (
-            ", ".join(
-                f"`{f['id']}`" + ("" if f["verdict"] in ("mismatch", "holds") else f" ({f['verdict']})")
-                for f in r["failed"]
-            )
-            or "none"
-        )
+        claims = ", ".join(f"`{f['id']}`" for f in r["failed"]) or "none"
+        tests = _tests_text(r["tests_caught"])
+        errs = _tests_text(r["errors"]) if r["errors"] else "-"
+        status = r["status"] + (f" ({_short(r['crash'], 80)})" if r.get("crash") else "")
         lines.append(
-            f"| {r['name']} | {r['probe']} | {rel} | "
-            + " | ".join("yes" if r["caught"][t] else "**no**" for t in tiers)
-            + f" | {ids} |"
+            f"| {r['name']} | {status} | {r['probe']} | {_rel_text(r['paper_number'])} | {claims} | {tests} | {errs} |"
         )
-    lines += [
-        "",
-        "Score (caught / total; among mutations that move their paper-facing number by >= "
-        f"{100 * PAPER_FACING_THRESHOLD:g} %):",
-        "",
-    ]
-    for t in tiers:
-        s = report["score"][t]
-        lines.append(
-            f"* {t}: {s['caught']}/{s['total']}; paper-facing >= 1 %: "
-            f"{s['caught_paper_facing']}/{s['paper_facing']}"
-            + (f" (missed: {', '.join(s['missed_paper_facing'])})" if s["missed_paper_facing"] else "")
-        )
-    if "only_deep" in report["score"]:
-        lines.append(f"* caught only by --tier deep: {', '.join(report['score']['only_deep']) or 'none'}")
-    zc = report["clean"].get("z", {})
-    if zc:
-        lines += [
-            "",
-            "z-scores of the claims judged in standard errors (clean run, then under each mutation; "
-            "the claim's own limit decides):",
-            "",
-            "| claim | clean | " + " | ".join(r["name"] for r in report["mutations"] if "error" not in r) + " |",
-            "|---" * (2 + sum("error" not in r for r in report["mutations"])) + "|",
-        ]
-        for cid, z0 in zc.items():
-            zs = [r["z"].get(cid) for r in report["mutations"] if "error" not in r]
-            lines.append(f"| `{cid}` | {z0:+.2f} | " + " | ".join("-" if z is None else f"{z:+.2f}" for z in zs) + " |")
-    lines += [
-        "",
-        "## The mutations",
-        "",
-        "| mutation | models | code | expected to fail it, but held |",
-        "|---|---|---|---|",
-    ]
+    lines += ["", "## The mutations", "", "| mutation | models | code |", "|---|---|---|"]
     for r in report["mutations"]:
-        held = ", ".join(f"`{g}`" for g in r.get("expected_but_held", [])) or "-"
-        lines.append(f"| {r['name']} | {r['models']} | {r['code']} | {held} |")
-    lines += ["", "Paper-facing numbers:", ""]
+        lines.append(f"| {r['name']} | {r['models']} | {r['code']} |")
+    lines += ["", "Paper-facing numbers (clean values):", ""]
     for name in sorted({r["probe"] for r in report["mutations"]}):
         p = report["clean_probes"][name]
-        lines.append(f"* `{name}`: {PROBES[name].description}; clean value {p['value']:.10g}")
+        val = f"{p['value']:.10g}" if "value" in p else f"raised ({p['error']})"
+        lines.append(f"* `{name}`: {PROBES[name].description}; clean value {val}")
     return "\n".join(lines) + "\n"
 
 
@@ -1102,9 +1687,16 @@ def parse_args(argv=None):
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--tier", choices=TIERS, default="quick", help="claims to run (default quick)")
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="the CI smoke subset: the smoke mutations against their own tests only (no claims); exit 1 unless "
+        "every one is caught on a value",
+    )
     ap.add_argument("--only-mutations", nargs="+", metavar="GLOB", help="run only these mutations (globs)")
     ap.add_argument("--claims", nargs="+", metavar="GLOB", help="run only these claims (id globs)")
     ap.add_argument("--out", default="benchmarks/results/mutations", help="folder for the JSON and Markdown output")
+    ap.add_argument("--docs", metavar="PATH", help="also write the table to this Markdown page (docs/mutations.md)")
     ap.add_argument("--list", action="store_true", help="list the mutations and exit")
     ap.add_argument(
         "--max-seconds",
@@ -1121,6 +1713,12 @@ def parse_args(argv=None):
         "simulator mutations never read it",
     )
     ap.add_argument("--verbose", action="store_true", help="print every claim's progress")
+    ap.add_argument(
+        "--render", metavar="JSON", help="only rewrite the tables (--out, --docs) from a saved mutations_*.json"
+    )
+    ap.add_argument("--tests-under", help=argparse.SUPPRESS)
+    ap.add_argument("--tests-out", help=argparse.SUPPRESS)
+    ap.add_argument("--tests", nargs="+", default=[], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.only_mutations:
         names = [m.name for m in MUTATIONS]
@@ -1137,23 +1735,36 @@ def main(argv=None) -> int:
 
 
 def _run(args, argv) -> int:
+    if args.tests_under:
+        return tests_under(args.tests_under, args.tests, args.tests_out)
+    if args.render:
+        report = json.loads(Path(args.render).read_text(encoding="utf-8"))
+        stem = Path(args.render).stem
+        (Path(args.out) / f"{stem}.md").write_text(markdown(report), encoding="utf-8")
+        if args.docs:
+            Path(args.docs).write_text(markdown(report, DOCS_TITLE) + DOCS_FOOTER, encoding="utf-8")
+        return 0
     if args.list:
         for m in MUTATIONS:
-            print(f"{m.name:<36} {'[simulator] ' if m.simulator else ''}{m.models}")
+            print(f"{m.name:<36} {'[smoke] ' if m.smoke else ''}{'[simulator] ' if m.simulator else ''}{m.models}")
         return 0
     muts = [
         m
         for m in MUTATIONS
-        if not args.only_mutations or any(fnmatch.fnmatchcase(m.name, g) for g in args.only_mutations)
+        if (not args.only_mutations or any(fnmatch.fnmatchcase(m.name, g) for g in args.only_mutations))
+        and (m.smoke or not args.smoke)
     ]
-    try:
-        claims = load(args.claims)
-    except Exception as exc:  # a claim file that does not load: bad input
-        print(f"mutation_harness: {exc}", file=sys.stderr)
-        return 2
-    if not claims:
-        print(f"mutation_harness: no claim matches {args.claims}", file=sys.stderr)
-        return 2
+    tier = None if args.smoke else args.tier
+    claims = []
+    if tier is not None:
+        try:
+            claims = load(args.claims)
+        except Exception as exc:  # a claim file that does not load: bad input
+            print(f"mutation_harness: {exc}", file=sys.stderr)
+            return 2
+        if not claims:
+            print(f"mutation_harness: no claim matches {args.claims}", file=sys.stderr)
+            return 2
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
 
@@ -1163,35 +1774,52 @@ def _run(args, argv) -> int:
     t_start = time.perf_counter()
     import_library()
     clear_caches(keep_simulations=False)
-    say(f"clean run: {len(claims)} claims (tier {args.tier}) ...")
-    t0 = time.perf_counter()
-    clean = run(claims, args.tier, progress=sys.stderr if args.verbose else None, cache=args.cache)
-    say(f"clean run: {len(clean)} run, not ok: {_not_ok(clean) or 'none'} ({time.perf_counter() - t0:.1f} s)")
-    clean_probes = {}
-    for name in sorted({m.probe for m in muts}):
-        clean_probes[name] = measure(PROBES[name])
+    clean = {}
+    if tier is not None:
+        say(f"clean run: {len(claims)} claims (tier {tier}) ...")
+        t0 = time.perf_counter()
+        clean = run(claims, tier, progress=sys.stderr if args.verbose else None, cache=args.cache)
+        say(f"clean run: {len(clean)} run, not ok: {_not_ok(clean) or 'none'} ({time.perf_counter() - t0:.1f} s)")
+    all_tests = list(dict.fromkeys(t for m in muts for t in mutation_tests(m, args.smoke)))
+    say(f"clean tests: {len(all_tests)} selections ...")
+    clean_tests = run_tests(CLEAN, all_tests)
+    tests_not_passed = [
+        f"{k}: {v}" if k.startswith("_") else f"{k}: {v['outcome']}"
+        for k, v in clean_tests.items()
+        if k.startswith("_") or v["outcome"] not in ("passed", "skipped")
+    ]
+    say(f"clean tests: {len(clean_tests)} run, not passed: {tests_not_passed or 'none'}")
+    clean_probes = {name: measure(PROBES[name]) for name in sorted({m.probe for m in muts})}
     records = []
     for i, m in enumerate(muts, 1):
-        say(f"[{i}/{len(muts)}] {m.name}{' (simulator: simulations rerun)' if m.simulator else ''} ...")
-        rec = run_mutation(m, args.tier, clean, clean_probes, args.claims, say, args.verbose, args.cache)
+        say(f"[{i}/{len(muts)}] {m.name}{' (simulator: simulations rerun)' if m.simulator and tier else ''} ...")
+        rec = run_mutation(
+            m, tier, clean, clean_probes, args.claims, say, args.verbose, args.cache, clean_tests, args.smoke
+        )
         records.append(rec)
-        if "error" in rec:
+        if rec["status"] == "not installed":
             say(f"    NOT INSTALLED: {rec['error']}")
-        else:
-            say(
-                f"    caught: {rec['caught']}; by {', '.join(f['id'] for f in rec['failed']) or 'nothing'}; "
-                f"its probe {m.probe} (not the failing claims' numbers) {100 * rec['paper_number']['rel_change']:+.3g} % "
-                f"({rec['elapsed_s']} s)"
-            )
-    say("restoration control: the quick claims, clean ...")
+            continue
+        by = [f["id"] for f in rec["failed"]] + [_test_name(t["id"]) for t in rec["tests_caught"]]
+        pn = rec["paper_number"]
+        say(
+            f"    {rec['status']}{': ' + rec['crash'] if rec.get('crash') else ''}; by {', '.join(by) or 'nothing'}"
+            + (f"; errors (not counted): {', '.join(e['id'] for e in rec['errors'])}" if rec["errors"] else "")
+            + f"; its probe {m.probe} {_rel_text(pn)} ({rec['elapsed_s']} s)"
+        )
+    say("restoration control ...")
     clear_caches(keep_simulations=True)
-    restored = run(load(args.claims), "quick")
+    restored = run(load(args.claims), "quick") if tier is not None else {}
+    not_restored = _not_ok(restored) + [
+        f"probe {n} changed" for n, v in clean_probes.items() if measure(PROBES[n]).get("value") != v.get("value")
+    ]
     by_tier = {}
     for c in claims:
         by_tier[claim_tier(c)] = by_tier.get(claim_tier(c), 0) + 1
     command = "python benchmarks/mutation_harness.py " + " ".join(sys.argv[1:] if argv is None else argv)
     report = {
-        "tier": args.tier,
+        "tier": tier,
+        "smoke": args.smoke,
         "command": command.strip(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": (
@@ -1199,23 +1827,42 @@ def _run(args, argv) -> int:
         ),
         "n_claims": len(clean),
         "claims_by_tier": by_tier,
-        "clean": {"not_ok": _not_ok(clean), "z": {cid: r.zscore for cid, r in clean.items() if r.zscore is not None}},
-        "restored": {"not_ok": _not_ok(restored)},
+        "clean": {
+            "not_ok": _not_ok(clean),
+            "tests_not_passed": tests_not_passed,
+            "z": {cid: r.zscore for cid, r in clean.items() if r.zscore is not None},
+        },
+        "restored": {"not_ok": not_restored},
         "clean_probes": clean_probes,
         "mutations": records,
-        "score": score(records, args.tier),
+        "score": score(records, tier),
         "elapsed_s": time.perf_counter() - t_start,
     }
-    (out_dir / f"mutations_{args.tier}.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    (out_dir / f"mutations_{args.tier}.md").write_text(markdown(report), encoding="utf-8")
-    say(f"wrote {out_dir / f'mutations_{args.tier}.json'} and .md")
-    for t, s in report["score"].items():
-        if t in TIERS:
-            say(
-                f"score {t}: {s['caught']}/{s['total']} caught; paper-facing >= 1 %: "
-                f"{s['caught_paper_facing']}/{s['paper_facing']}"
-            )
-    return 0 if not report["restored"]["not_ok"] and not report["clean"]["not_ok"] else 1
+    stem = "mutations_smoke" if args.smoke else f"mutations_{tier}"
+    (out_dir / f"{stem}.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    (out_dir / f"{stem}.md").write_text(markdown(report), encoding="utf-8")
+    say(f"wrote {out_dir / f'{stem}.json'} and .md")
+    if args.docs:
+        Path(args.docs).write_text(markdown(report, DOCS_TITLE) + DOCS_FOOTER, encoding="utf-8")
+        say(f"wrote {args.docs}")
+    s = report["score"]
+    say(
+        f"caught on a value: {s['caught']}/{s['total']}; crashed: {s['crashed'] or 'none'}; "
+        f"not caught: {s['not_caught'] or 'none'}; not installed: {s['not_installed'] or 'none'}"
+    )
+    healthy = not report["restored"]["not_ok"] and not report["clean"]["not_ok"] and not tests_not_passed
+    if args.smoke:
+        return 0 if healthy and s["caught"] == s["total"] == len(muts) else 1
+    return 0 if healthy else 1
+
+
+DOCS_TITLE = "# Mutations: which checks catch which library errors"
+DOCS_FOOTER = """
+This page is generated by `benchmarks/mutation_harness.py --docs docs/mutations.md` (the command above);
+do not edit it by hand.  `python benchmarks/mutation_harness.py --list` lists the mutations;
+`--smoke` runs the CI subset (`.ci/run`), which fails when a smoke mutation is not caught on a value
+or the harness crashes.
+"""
 
 
 if __name__ == "__main__":

@@ -72,10 +72,10 @@ def test_clean_run_is_clean(clean):
 )
 def test_mutation_is_caught_by_the_expected_claim(clean, name, caught_by):
     probes = {BY_NAME[name].probe: mh.measure(mh.PROBES[BY_NAME[name].probe])}
-    rec = mh.run_mutation(BY_NAME[name], "quick", clean, probes, CLAIMS)
+    rec = mh.run_mutation(BY_NAME[name], "quick", clean, probes, CLAIMS, smoke=True)  # smoke: its own tests (none)
     assert "error" not in rec, rec.get("error")
     assert {f["id"] for f in rec["failed"]} == caught_by
-    assert rec["caught"] == {"quick": True}
+    assert rec["caught"] == {"quick": True, "tests": False} and rec["status"] == "caught"
     assert abs(rec["paper_number"]["rel_change"]) > 0.01  # each moves its number by far more than 1 %
 
 
@@ -148,3 +148,74 @@ def test_simulator_mutations_run_on_empty_simulation_caches_and_get_the_clean_on
         for c, s in zip(caches, saved):
             c.clear()
             c.update(s)
+
+
+def _fake_claim_result(cid, verdict, ok):
+    from types import SimpleNamespace
+
+    claim = SimpleNamespace(id=cid, tier="quick", full=False, evidence="independent")
+    return SimpleNamespace(claim=claim, verdict=verdict, ok=ok, detail=f"{cid}: {verdict}", zscore=None)
+
+
+@pytest.mark.parametrize(
+    "claims, tests, probe, status",
+    [
+        ({"c.value": ("mismatch", False)}, {}, {"value": 2.0}, "caught"),
+        ({"c.err": ("error", False)}, {}, {"value": 2.0}, "not caught (errors only)"),
+        ({}, {"t::v": {"outcome": "value", "message": "AssertionError"}}, {"value": 2.0}, "caught"),
+        ({}, {"t::e": {"outcome": "error", "message": "ICLError: guard"}}, {"value": 2.0}, "not caught (errors only)"),
+        ({}, {"_crash": "Segmentation fault"}, {"value": 2.0}, "crashed"),
+        ({"c.value": ("mismatch", False)}, {}, {"error": "ZeroDivisionError"}, "crashed"),
+        ({"c.value": ("holds", True)}, {"t::v": {"outcome": "passed", "message": ""}}, {"value": 1.0}, "not caught"),
+    ],
+)
+def test_a_mutation_is_caught_only_on_a_value(monkeypatch, claims, tests, probe, status):
+    """Claims in error, tests raising anything but an assertion, never count; a crash is reported as such."""
+    results = {cid: _fake_claim_result(cid, v, ok) for cid, (v, ok) in claims.items()}
+    clean = {cid: _fake_claim_result(cid, "holds", True) for cid in claims}
+    clean_tests = {k: {"outcome": "passed"} for k in tests if not k.startswith("_")}
+    monkeypatch.setattr(mh, "_claims_under", lambda *a, **k: (["site"], results, probe))
+    monkeypatch.setattr(mh, "run_tests", lambda name, sel: tests)
+    m = BY_NAME["reproduce_std_as_se"]
+    rec = mh.run_mutation(m, "quick", clean, {m.probe: {"value": 1.0}}, clean_tests=clean_tests, smoke=True)
+    assert rec["status"] == status, rec
+    assert (rec["status"] == "caught") == bool(rec["failed"] or rec["tests_caught"]) or rec["status"] == "crashed"
+
+
+def test_a_test_that_failed_when_clean_cannot_catch(monkeypatch):
+    monkeypatch.setattr(mh, "_claims_under", lambda *a, **k: ([], {}, {"value": 2.0}))
+    monkeypatch.setattr(mh, "run_tests", lambda name, sel: {"t::v": {"outcome": "value", "message": ""}})
+    m = BY_NAME["reproduce_std_as_se"]
+    rec = mh.run_mutation(m, None, {}, {m.probe: {"value": 1.0}}, clean_tests={"t::v": {"outcome": "value"}})
+    assert rec["status"] == "not caught" and rec["tests_caught"] == []
+
+
+@pytest.mark.heavy
+def test_the_test_runner_tells_an_assertion_from_an_error(tmp_path):
+    """The subprocess pytest run records an AssertionError as ``value`` and any other exception as ``error``."""
+    f = ROOT / "tests" / "_mh_probe_tmp_test.py"
+    f.write_text(
+        "def test_value():\n    assert 1 == 2\n\n"
+        "def test_error():\n    raise ValueError('guard')\n\n"
+        "def test_ok():\n    assert True\n",
+        encoding="utf-8",
+    )
+    try:
+        res = mh.run_tests(mh.CLEAN, [str(f.relative_to(ROOT))])
+    finally:
+        f.unlink()
+    outcomes = {k.split("::")[-1]: v["outcome"] for k, v in res.items()}
+    assert outcomes == {"test_value": "value", "test_error": "error", "test_ok": "passed"}
+
+
+def test_every_smoke_mutation_names_tests_that_exist():
+    import re
+
+    names = set(re.findall(r"^def (test_\w+)", (ROOT / "tests" / "test_library_pins.py").read_text(), re.M))
+    smoke = [m for m in mh.MUTATIONS if m.smoke]
+    assert 3 <= len(smoke) <= 5
+    for m in smoke:
+        assert m.tests, m.name
+        for t in m.tests:
+            path, _, name = t.partition("::")
+            assert (ROOT / path).exists() and name.split("[")[0] in names, t
