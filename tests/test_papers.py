@@ -43,3 +43,28 @@ def test_a_wrong_number_of_the_sister_paper_is_caught(tmp_path, capsys):
     f.write_text(bad)
     assert main(["verify", str(f), "--quiet"]) == 1
     assert "lu2024.idg_below_peak" in capsys.readouterr().out
+
+
+def test_a_folder_includes_its_subfolders_and_paper_filters_the_files_given():
+    """``verify derivations/`` used to leave out derivations/lu2024 without a word, and ``--paper``
+    with files was refused: a folder now brings its subfolders, and ``--paper`` keeps that paper's
+    files among those given."""
+    from icl_symbolic.verification.claimfile import shipped_derivations
+
+    root = str(shipped_derivations())
+    every = load_claims([root])
+    ids = {c.id for c in every}
+    lu_ids = {c.id for c in load_claims(paper="lu2024")}
+    base_ids = {c.id for c in load_claims()}
+    assert ids == lu_ids | base_ids and lu_ids and base_ids
+    assert {c.id for c in load_claims([root], paper="lu2024")} == lu_ids
+    assert {c.id for c in load_claims([root], paper="letey2026")} == base_ids
+    assert {c.id for c in load_claims([root], paper="all")} == ids
+
+
+def test_paper_with_files_of_another_paper_is_one_line_exit_2(capsys):
+    from icl_symbolic.verification.claimfile import default_files
+
+    assert main(["verify", str(default_files()[0]), "--paper", "lu2024", "--list"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no claim files of the paper lu2024" in err[0]

@@ -102,10 +102,12 @@ class VerifyResult(Rows):
         )
 
 
-def claims(files=None, *, only=None, paper_files=None, paper: str = DEFAULT_PAPER) -> list:
-    """The selected claims: claim files, folders or globs (a name that is no file here names a shipped
-    file: ``lemma1``, ``04``), plus the shipped files named in ``paper_files``; default every shipped
-    file of ``paper`` (``letey2026``, the paper checked; ``lu2024``; ``all``); ``only``: claim ids or
+def claims(files=None, *, only=None, paper_files=None, paper: str | None = None) -> list:
+    """The selected claims: claim files, folders (with their subfolders: ``derivations/`` includes the
+    further papers' ``derivations/<paper>/``) or globs (a name that is no file here names a shipped
+    file: ``lemma1``, ``04``), plus the shipped files named in ``paper_files``; without files every
+    shipped file of ``paper`` (default ``letey2026``, the paper checked; ``lu2024``; ``all``); with files,
+    ``paper`` keeps that paper's files among them (``all`` or None: every one).  ``only``: claim ids or
     glob patterns."""
     names = list(files or [])
     for name in paper_files or []:
@@ -116,8 +118,6 @@ def claims(files=None, *, only=None, paper_files=None, paper: str = DEFAULT_PAPE
                 + ", ".join(p.name for p in default_files())
             )
         names += [str(p) for p in hits]
-    if names and paper != DEFAULT_PAPER:
-        raise ICLError("--paper selects the shipped claims; give either claim files or --paper")
     return select(load_claims(names or None, paper), only)
 
 
@@ -134,7 +134,7 @@ def verify(
     paper_files=None,
     on_result=None,
     selected=None,
-    paper: str = DEFAULT_PAPER,
+    paper: str | None = None,
 ) -> VerifyResult:
     """Run claim files (default: the shipped derivations) and judge every claim.
 

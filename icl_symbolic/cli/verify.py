@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 from icl_symbolic.api.verification import (
-    DEFAULT_PAPER,
     PAPERS,
     TIERS,
     default_files,
@@ -71,11 +70,12 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--paper",
-        default=DEFAULT_PAPER,
+        default=None,
         choices=tuple(PAPERS) + ("all",),
-        help="whose shipped claims to run when no FILE is given: letey2026 (arXiv:2610.10761, the "
-        "paper checked; default), lu2024 (arXiv:2405.11751, derivations/lu2024/) or all; the "
-        "evidence tally groups the results by paper",
+        help="whose claims to run: letey2026 (arXiv:2610.10761, the paper checked; the default when no "
+        "FILE is given), lu2024 (arXiv:2405.11751, derivations/lu2024/) or all; with FILEs, keeps that "
+        "paper's files among them (a folder includes its subfolders, so derivations/ is every paper's "
+        "claims unless --paper says which); the evidence tally groups the results by paper",
     )
     p.add_argument(
         "--paper-file",

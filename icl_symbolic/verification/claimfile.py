@@ -178,6 +178,13 @@ def default_files(paper: str = DEFAULT_PAPER) -> list:
     return sorted((p for p in folder.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name)
 
 
+def paper_of_file(path) -> str:
+    """The paper a claim file belongs to: a further paper's files sit in a folder named after it
+    (``derivations/lu2024/``, :data:`PAPERS`); every other file is the checked paper's."""
+    folder = Path(str(path)).parent.name
+    return next((name for name, (sub, _) in PAPERS.items() if sub and folder == sub), DEFAULT_PAPER)
+
+
 def shipped_name(path) -> str:
     """The short name of a shipped claim file: ``04_lemma1.toml`` -> ``lemma1``."""
     stem = Path(str(path)).name.removesuffix(".toml")
@@ -223,8 +230,8 @@ def expand_paths(patterns) -> list[Path]:
             raise ICLError(f"no claim files match {pat!r}")
         for h in hits:
             p = Path(h)
-            if p.is_dir():
-                out.extend(sorted(p.glob("*.toml")))
+            if p.is_dir():  # its subfolders too: derivations/ holds the further papers in derivations/<paper>/
+                out.extend(sorted(p.rglob("*.toml")))
             elif not p.exists():
                 raise ICLError(
                     f"claim file {h} does not exist (a shipped file is named by its number or "
@@ -445,10 +452,18 @@ def _tolerance(t, where, method) -> Tolerance:
     return Tolerance(kind, float(v), reason.strip(), bias)
 
 
-def load_claims(paths=None, paper: str = DEFAULT_PAPER) -> list[Claim]:
-    """Load claim files (default: the shipped claims of ``paper``, see :func:`default_files`); ids must
-    be unique."""
-    files = default_files(paper) if not paths else expand_paths(paths)
+def load_claims(paths=None, paper: str | None = None) -> list[Claim]:
+    """Load claim files; ids must be unique.  Without ``paths``: the shipped claims of ``paper``
+    (default the checked paper, :func:`default_files`).  With ``paths`` (files, folders with their
+    subfolders, globs): every claim in them, or with ``paper`` only the files of that paper
+    (:func:`paper_of_file`; ``all``: every one)."""
+    files = default_files(paper or DEFAULT_PAPER) if not paths else expand_paths(paths)
+    if paths and paper not in (None, "all"):
+        if paper not in PAPERS:
+            raise ICLError(f"unknown paper {paper!r}; expected one of {', '.join(PAPERS)} or all")
+        files = [f for f in files if paper_of_file(f) == paper]
+        if not files:
+            raise ICLError(f"no claim files of the paper {paper} among the files given")
     if not files:
         raise ICLError("no claim files to load")
     claims, owner = [], {}
