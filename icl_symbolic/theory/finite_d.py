@@ -31,7 +31,9 @@ error when it is switched on after the ones before it):
     nonlinear remainder rho_nl(omega) = E f(sqrt(omega) g)^2 - omega beta^2 + rho.
     Result 1 (Eq. (9)) is applied with the task-averaged second moments
     a1_eff^2 = E[omega beta(omega)^2], rho_nl_eff = E[E f^2 | omega] - a1_eff^2 + rho
-    (exact chi^2 quadrature).  Zero for the linear teacher (beta = 1), whose
+    (``task_norm_average``: inner Gaussian expectations split at the kinks and jumps of f, Gauss-Laguerre
+    in omega, error stated; at d -> infinity the Hermite engine's a1 and E f^2, the values of
+    ``theory --order 0``).  Zero for the linear teacher (beta = 1), whose
     Gaussian task norms are already inside the limit's Marchenko-Pastur law;
     for f = (g^2-1)/sqrt 2 it gives rho_nl_eff = rho + 1 + 3/d exactly.
     Neglected: the heteroscedasticity of rho_nl(omega) across tasks, and the
@@ -147,9 +149,11 @@ from icl_symbolic.core.cost import SECONDS_PER, Estimate
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.engine.expr import teacher
+from icl_symbolic.engine.gauss import float_expect
 from icl_symbolic.model.gamma_error import e_gamma_isotropic, functionals_float
 from icl_symbolic.model.moments import FUNCTIONAL_NAMES, moment_functions
 from icl_symbolic.model.prompts import sample_prompts
+from icl_symbolic.theory.asymptotic import teacher_moments
 from icl_symbolic.theory.linear_recipe import linear_error
 from icl_symbolic.theory.stieltjes import stieltjes_isotropic
 
@@ -159,8 +163,8 @@ TERMS = ("sizes", "param_count", "task_norm", "bank_resolvent", "radial", "popul
 SOURCES = {
     "sizes": "exact: the simulator's integer sizes ell, k, n (simulation.sizes)",
     "param_count": "derived here: p = d(d+1) parameters (paper Eq. (5)), tau -> n/(d(d+1))",
-    "task_norm": "derived here: Gaussian task norms omega ~ chi^2_d/d, a1_eff^2 and rho_nl_eff by exact "
-    "chi^2 quadrature (Result 1, Eq. (9)); E omega^2 = 1 + 2/d",
+    "task_norm": "derived here: Gaussian task norms omega ~ chi^2_d/d, a1_eff^2 and rho_nl_eff by Gauss-Laguerre "
+    "in omega of kink-split Gaussian expectations, error below 1e-10 (Result 1, Eq. (9)); E omega^2 = 1 + 2/d",
     "bank_resolvent": "cited: Bai & Silverstein, Ann. Probab. 32 (2004) 553, Thm 1.1 Eq. (1.6), mean of "
     "tr (S + nu)^-1 at finite k (real Gaussian)",
     "radial": "derived here: the Kronecker features' norm fluctuation; elliptical leave-one-out deterministic "
@@ -461,29 +465,102 @@ def gamma_rule(n: int, shape: float) -> tuple:
     return t, V[0] ** 2
 
 
-def task_norm_moments(f, rho: float, d: int | None, n_gauss: int = 120, n_chi: int = 80) -> tuple:
-    """(a1_eff^2, rho_nl_eff) for teacher f: task-norm averages over omega ~ chi^2_d/d (d None: omega = 1).
+@dataclass(frozen=True)
+class TaskNorm:
+    """The task-norm averages of a teacher and how they were obtained: a1_eff^2, rho_nl_eff and a bound
+    on their absolute error (0 for the limit, whose a1, E f^2 come from the Hermite engine)."""
+
+    a1sq: float
+    rho_nl: float
+    err: float
+    method: str
+
+
+@memoize(maxsize=256)
+def _teacher_limit(f: str, rho: float) -> tuple:
+    """(a1^2, rho_nonlinear) of Result 1 (Eq. (8)-(9), p. 3) from the Hermite engine (exact or mpmath
+    certified, ``asymptotic.teacher_moments``): the same numbers ``theory --order 0`` uses."""
+    tm = teacher_moments(f)
+    a1 = 0.0 if tm.a1_is_zero else float(tm.a1)
+    return a1 * a1, float(tm.rho_nonlinear(rho))
+
+
+def _omega_average(T, d: int, n_chi: int) -> tuple:
+    """(E[omega beta^2], E[E f(sqrt(omega) g)^2], error) over omega ~ chi^2_d/d with the n_chi-node
+    generalised Gauss-Laguerre rule; the inner expectations by ``gauss.float_expect`` (split at the
+    kinks and jumps of f, with its error estimate).  omega beta(omega)^2 = E[z f(z)]^2/omega, z ~ N(0, omega)."""
+    t, wo = gamma_rule(n_chi, d / 2.0)
+    keep = wo > 1e-300 * wo.max()  # nodes whose weight underflows carry nothing
+    t, wo = t[keep], wo[keep]
+    om = 2.0 * t / d
+
+    def integrands(z):
+        fz = T.numpy(z)
+        return {"zf": z * fz, "f2": fz * fz}
+
+    vals, errs = float_expect(integrands, om, T.breakpoints, label=T.label)
+    a1sq = float(np.sum(wo * vals["zf"] ** 2 / om))
+    ef2 = float(np.sum(wo * vals["f2"]))
+    inner = float(np.sum(wo * (2.0 * np.abs(vals["zf"]) * errs["zf"] / om + errs["f2"])))
+    return a1sq, ef2, inner
+
+
+def task_norm_average(f, rho: float, d: int | None, n_chi: int = 48) -> TaskNorm:
+    """a1_eff^2 and rho_nl_eff of teacher f with Gaussian task norms omega = |w|^2/d ~ chi^2_d/d (``task_norm``).
 
     beta(omega) = E[f(sqrt(omega) g) g]/sqrt(omega), a1_eff^2 = E[omega beta^2],
-    rho_nl_eff = E[f(sqrt(omega) g)^2] - a1_eff^2 + rho.  Gauss-Hermite (probabilists', n_gauss nodes)
-    in g and generalised Gauss-Laguerre (``gamma_rule``, n_chi nodes, omega = 2t/d, t ~ Gamma(d/2)) in omega;
-    both converge geometrically for the smooth teachers used here (tests compare with closed forms:
-    sin gives a1_eff^2 = E[omega e^-omega], the a1 = 0 teacher rho_nl_eff = rho + 1 + 3/d).
+    rho_nl_eff = E[E f(sqrt(omega) g)^2] - a1_eff^2 + rho.  d None: omega = 1, the values of Result 1
+    (Eq. (9), p. 3) from the Hermite engine, identical to ``theory --order 0``.  Finite d: the inner
+    Gaussian expectations E[z f(z)] and E[f(z)^2], z ~ N(0, omega), by ``gauss.float_expect``
+    (composite Gauss-Legendre split at the kinks and jumps of f: sign, heaviside, relu, abs and their
+    compositions are integrated piecewise, not through a smooth rule), and the omega average by the
+    generalised Gauss-Laguerre rule of ``gamma_rule`` (omega = 2t/d, t ~ Gamma(d/2)).  Both omega
+    integrands are smooth (analytic) in omega > 0 for any f of the input language, kinks included (a
+    Gaussian average of f over N(0, omega) is a heat-kernel smoothing of f), so the rule converges
+    geometrically (slower when f has a jump away from 0: the omega -> 0 end then carries exp(-c/omega));
+    the rule is doubled from n_chi nodes until two successive rules agree to 1e-10 relative (at most
+    8 n_chi nodes), their difference plus the inner quadrature's error estimate is the error stated
+    (``TaskNorm.err``).  Raises when it is not reached.
+
+    >>> tn = task_norm_average("sign(g)", 0.1, None)
+    >>> round(tn.a1sq, 12), tn.err
+    (0.636619772368, 0.0)
     """
-    T = _teacher(f)
-    g, wg = np.polynomial.hermite_e.hermegauss(n_gauss)
-    wg = wg / wg.sum()
+    label = str(f)
+    a1sq0, rnl0 = _teacher_limit(label, float(rho))
     if d is None:
-        om, wo = np.array([1.0]), np.array([1.0])
-    else:
-        t, wo = gamma_rule(n_chi, d / 2.0)
-        om = 2.0 * t / d
-    z = np.sqrt(om)[:, None] * g[None, :]
-    fz = np.asarray(T.numpy(z), dtype=float)
-    b = (fz * g[None, :]) @ wg / np.sqrt(om)  # beta(omega)
-    Ef2 = (fz * fz) @ wg
-    a1sq = float(np.sum(wo * om * b * b))
-    return a1sq, float(np.sum(wo * Ef2)) - a1sq + float(rho)
+        return TaskNorm(a1sq0, rnl0, 0.0, "Hermite engine (exact or mpmath certified), omega = 1")
+    T = _teacher(f)
+    a1sq, ef2, inner = _omega_average(T, int(d), n_chi)
+    while True:  # double the rule until two successive rules agree (at most 8 n_chi nodes)
+        n_chi *= 2
+        a1sq2, ef22, inner2 = _omega_average(T, int(d), n_chi)
+        err = abs(a1sq2 - a1sq) + abs(ef22 - ef2) + inner2
+        scale = max(abs(a1sq2), abs(ef22), 1e-300)
+        if err <= 1e-10 * scale:
+            break
+        if n_chi >= 8 * 48:
+            raise ICLError(
+                f"the task-norm averages of {label} at d = {d} are not resolved (estimated error "
+                f"{err:.1e} of {scale:.3g} with {n_chi} Gauss-Laguerre nodes); the finite-d terms need them to 1e-10"
+            )
+        a1sq, ef2 = a1sq2, ef22
+    if a1sq0 == 0.0:  # a1 = 0 teacher (even f): beta(omega) = 0 for every omega, exactly
+        a1sq2 = 0.0
+    return TaskNorm(
+        a1sq2,
+        ef22 - a1sq2 + float(rho),
+        err,
+        f"chi^2_d/d average by {n_chi}-node Gauss-Laguerre (error vs {n_chi // 2} nodes) of kink-split "
+        "Gauss-Legendre Gaussian expectations",
+    )
+
+
+def task_norm_moments(f, rho: float, d: int | None, n_chi: int = 48) -> tuple:
+    """(a1_eff^2, rho_nl_eff) of :func:`task_norm_average` (the ``task_norm`` term; d None: the limit's
+    a1^2 and rho_nonlinear from the Hermite engine)."""
+    tn = task_norm_average(f, rho, d, n_chi)
+    return tn.a1sq, tn.rho_nl
 
 
 # ----------------------------------------------------------------------------
@@ -777,7 +854,7 @@ def e_nonlinear_finite(
     banks = default_banks(d) if banks is None else int(banks)
     use = _resolve_terms(order, terms)
     a1sq0, rnl0 = task_norm_moments(f, rho, None)
-    a1_zero = a1sq0 < 1e-13
+    a1_zero = a1sq0 == 0.0  # the Hermite engine decides a1 = 0 (exact or certified)
     ell, k, n = finite_sizes(d, alpha, kappa, tau)
     p = d * (d + 1)
 
@@ -851,7 +928,7 @@ def evaluation_seconds(f, rho: float, alpha: float, kappa: float, tau: float, d:
     a1sq0, _ = task_norm_moments(f, rho, None)
     _, _, n = finite_sizes(int(d), alpha, kappa, tau)
     radial = SECONDS_PER["finite_d_radial_per_d"] * d
-    if a1sq0 >= 1e-13 and n > d * (d + 1):
+    if a1sq0 > 0.0 and n > d * (d + 1):
         return SECONDS_PER["finite_d_population"] + SECONDS_PER["finite_d_population_token"] * (alpha + 1) * d + radial
     return 1.0 + radial
 
@@ -921,6 +998,8 @@ __all__ = [
     "gamma_rule",
     "bs_mean_correction",
     "task_norm_moments",
+    "task_norm_average",
+    "TaskNorm",
     "radial_moments",
     "e_radial",
     "RadialMoments",
