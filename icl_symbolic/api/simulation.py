@@ -187,7 +187,11 @@ def check_finite_d_scope(*, lam=0.0, C_train=None, C_test=None, convention=None,
     if features not in (None, "identity"):
         why.append("plain attention (no --features, no --control)")
     if why:
-        raise ICLError("the finite-d theory (--order 1, docs/finite-d.md) covers only " + ", ".join(why))
+        raise ICLError(
+            "the finite-d theory (--order 1, docs/finite-d.md) covers only "
+            + ", ".join(why)
+            + ": its terms for a ridge, tasks on the sphere (no task-norm spread) or other conventions are not derived"
+        )
 
 
 def finite_d_theory(sim, *, terms=None, jobs: int = 1, scheduler=None, progress=None) -> list:

@@ -274,6 +274,9 @@ def _print_point(o):
         value, how = o["e_theory_finite_d_text"], o["e_theory_finite_d_method"]
         print(f"  e_theory + O(1/d) terms at d = {o['d']}                = {value}")
         print(textwrap.fill(how, 100, initial_indent="    (", subsequent_indent="     ") + ")")
+    elif o.get("finite_d_scope"):
+        print(f"  e_theory + O(1/d) terms at d = {o['d']}                = refused")
+        print(textwrap.fill(o["finite_d_scope"], 100, initial_indent="    (", subsequent_indent="     ") + ")")
     if o["e_idg_mean"] is not None:
         idg_th = _fmt(o["e_idg_theory"]) if o["e_idg_theory"] is not None else "inf"
         print(

@@ -201,6 +201,12 @@ class FiniteD:
     terms: tuple
     inputs: dict = field(default_factory=dict)
     stderr: float = 0.0  # Monte-Carlo SE of the corrected value (radial term), 0 otherwise
+    scope_note: str = ""  # why the corrected value is withheld (outside the checked scope); "" inside
+
+    @property
+    def in_scope(self) -> bool:
+        """True when the corrected value is inside the scope the theory was checked in (:func:`finite_d_scope`)."""
+        return not self.scope_note
 
     @property
     def gap(self) -> float:
@@ -223,6 +229,8 @@ class FiniteD:
         """The corrected value with the digits it has: to the SE's leading digit with the SE when the
         ``population`` Monte Carlo gave one; 4 significant digits when only the radial term's prompt
         Monte Carlo (spread below 0.02 %) enters; 6 significant digits when deterministic."""
+        if not self.in_scope:
+            return "refused"
         x = self.corrected
         if self.stderr:
             decimals = max(0, 1 - int(math.floor(math.log10(self.stderr))))
@@ -236,6 +244,19 @@ class FiniteD:
         the limit (``e_theory``), the corrected value, its Monte-Carlo SE, how it was obtained, the value
         with the digits it has (``e_theory_finite_d_text``), the gap in percent of the limit, and each term
         with its source."""
+        if not self.in_scope:
+            return {
+                "e_theory": self.limit,
+                "e_theory_finite_d": None,
+                "e_theory_finite_d_se": None,
+                "e_theory_finite_d_method": "withheld: " + self.scope_note,
+                "e_theory_finite_d_text": "refused",
+                "finite_d_gap_pct": None,
+                "finite_d_terms": {},
+                "finite_d_sources": {},
+                "finite_d_scope": self.scope_note,
+                "reason": self.scope_note,
+            }
         return {
             "e_theory": self.limit,
             "e_theory_finite_d": self.corrected,
@@ -250,6 +271,8 @@ class FiniteD:
     def table(self) -> str:
         """A plain-text table of the terms."""
         rows = [f"d -> infinity limit           {self.limit:.6f}"]
+        if not self.in_scope:
+            return "\n".join(rows + [f"corrected at d = {self.d}: refused ({self.scope_note})"])
         for t in self.terms:
             rows.append(f"  + {t.name:<26}{t.delta:+.6f}   [{t.source}]" + (f" ({t.note})" if t.note else ""))
         rows.append(f"corrected at d = {self.d:<12}{self.value_text()}   ({100 * self.gap:+.2f} % vs limit)")
@@ -821,6 +844,72 @@ def _population_cached(f: str, rho: float, d: int, ell: int, k: int, n: int, ban
 
 
 # ----------------------------------------------------------------------------
+# scope: where the corrected value was checked against simulations
+# ----------------------------------------------------------------------------
+#: a1 != 0: the noise-to-signal ratio rho' = rho_nonlinear/a1^2 (Result 1's equivalent linear teacher) at
+#: most this; beyond it the a1 != 0 radial term under-predicts (docs/finite-d.md, Scope)
+SCOPE_NOISE_TO_SIGNAL = 0.5
+#: ... and the teacher's kurtosis E f^4/(E f^2)^2 at most this (Gaussian: 3; heavy tails beyond)
+SCOPE_KURTOSIS = 6.0
+#: ... and below the peak (n < p) alpha at least this (the radial term's law of v = [u; s] at small alpha)
+SCOPE_ALPHA_BELOW_PEAK = 2.0
+#: n/p (p = d(d+1)) outside this band around the peak n = p, where the 1/d expansion holds
+SCOPE_PEAK_BAND = (0.7, 2.4)
+#: the a1 = 0 branch was checked at this alpha only
+SCOPE_A1ZERO_ALPHA = 8.0
+
+
+@memoize(maxsize=256)
+def teacher_shape(f: str) -> tuple:
+    """(a1^2, nonlinear share (E f^2 - a1^2)/a1^2 (inf when a1 = 0), kurtosis E f^4/(E f^2)^2) of f(g):
+    a1, E f^2 from the Hermite engine, E f^4 by ``gauss.float_expect`` (kink-split)."""
+    a1sq, rnl0 = _teacher_limit(f, 0.0)
+    T = _teacher(f)
+    vals, _ = float_expect(
+        lambda z: {"f2": T.numpy(z) ** 2, "f4": T.numpy(z) ** 4}, [1.0], T.breakpoints, label=T.label
+    )
+    ef2, ef4 = float(vals["f2"][0]), float(vals["f4"][0])
+    share = rnl0 / a1sq if a1sq > 0 else math.inf
+    return a1sq, share, (ef4 / (ef2 * ef2) if ef2 > 0 else 0.0)
+
+
+def finite_d_scope(f, rho: float, alpha: float, kappa: float, tau: float, d: int) -> str:
+    """Why the corrected value at this point is outside the scope it was checked in, or "" inside.
+
+    The rule (docs/finite-d.md, "Scope", set from the simulations there): n/p outside SCOPE_PEAK_BAND;
+    a1 != 0 teachers with rho_nonlinear/a1^2 <= SCOPE_NOISE_TO_SIGNAL, kurtosis <= SCOPE_KURTOSIS and,
+    below the peak, alpha >= SCOPE_ALPHA_BELOW_PEAK; the a1 = 0 teacher at alpha = SCOPE_A1ZERO_ALPHA only."""
+    a1sq, share, kurt = teacher_shape(str(f))
+    _, _, n = finite_sizes(int(d), alpha, kappa, tau)
+    p = int(d) * (int(d) + 1)
+    why = []
+    if a1sq == 0.0:
+        if alpha != SCOPE_A1ZERO_ALPHA:
+            why.append(f"the a1 = 0 branch was checked at alpha = {SCOPE_A1ZERO_ALPHA:g} only")
+    else:
+        nts = share + float(rho) / a1sq
+        if nts > SCOPE_NOISE_TO_SIGNAL:
+            why.append(
+                f"rho_nonlinear/a1^2 = {nts:.3g} > {SCOPE_NOISE_TO_SIGNAL:g} (the a1 != 0 radial term under-predicts "
+                "with a large nonlinear part or label noise)"
+            )
+        if kurt > SCOPE_KURTOSIS:
+            why.append(f"heavy tails: E f^4/(E f^2)^2 = {kurt:.3g} > {SCOPE_KURTOSIS:g}")
+        if n < p and alpha < SCOPE_ALPHA_BELOW_PEAK:
+            why.append(
+                f"alpha = {alpha:g} < {SCOPE_ALPHA_BELOW_PEAK:g} below the peak (the radial term under-predicts)"
+            )
+    lo, hi = SCOPE_PEAK_BAND
+    if lo < n / p < hi:
+        why.append(
+            f"n/p = {n / p:.3g} is inside ({lo:g}, {hi:g}) around the peak n = p = d(d+1) (1/d expansion unchecked)"
+        )
+    if not why:
+        return ""
+    return "outside the checked scope of the finite-d terms: " + "; ".join(why) + " (docs/finite-d.md, Scope)"
+
+
+# ----------------------------------------------------------------------------
 # public entry points
 # ----------------------------------------------------------------------------
 def e_linear_finite(
@@ -846,10 +935,14 @@ def e_nonlinear_finite(
     terms=None,
     mc_prompts: int = 400_000,
     banks: int | None = None,
+    scope: bool = True,
 ) -> FiniteD:
     """Teacher f (Result 1, Eq. (9), p. 3; a1 = 0: Eq. (10)), ridgeless, C = I, Gaussian tasks:
     the d -> infinity limit plus the O(1/d) terms of the module docstring, each switchable.
-    ``banks``: Monte-Carlo banks of the ``population`` term (default :func:`default_banks`)."""
+    ``banks``: Monte-Carlo banks of the ``population`` term (default :func:`default_banks`).
+    ``scope`` (default): with any of ``radial``, ``population``, ``min_norm_metric`` switched on, outside
+    the scope those terms were checked in (:func:`finite_d_scope`) the corrected value is not computed; the result holds the limit, ``corrected`` NaN and the reason in
+    ``scope_note``.  ``scope=False`` computes it anyway (research use; the benchmarks measure the rule)."""
     d = _check_d(d)
     banks = default_banks(d) if banks is None else int(banks)
     use = _resolve_terms(order, terms)
@@ -894,6 +987,11 @@ def e_nonlinear_finite(
         return a1sq * e_iso(rnl / a1sq, al, ka, ta, mf), 0.0
 
     limit, _ = evaluate(())
+    info = dict(f=str(f), rho=rho, alpha=alpha, kappa=kappa, tau=tau, ell=ell, k=k, n=n, p=p, a1_zero=a1_zero)
+    checked = {"radial", "population", "min_norm_metric"}  # the terms whose scope was measured, not exact
+    note = finite_d_scope(f, rho, alpha, kappa, tau, d) if (scope and checked & set(use)) else ""
+    if note:
+        return FiniteD(d, limit, math.nan, (), info, scope_note=note)
     terms_out, prev, on, se = [], limit, (), 0.0
     for t in use:
         if a1_zero and t == "bank_resolvent":
@@ -912,19 +1010,14 @@ def e_nonlinear_finite(
             note = "MC, SE %.1e" % se if se else ("MC over one prompt's law" if t == "radial" else "")
         terms_out.append(Term(t, val - prev, SOURCES[t], note))
         prev = val
-    return FiniteD(
-        d,
-        limit,
-        prev,
-        tuple(terms_out),
-        dict(f=str(f), rho=rho, alpha=alpha, kappa=kappa, tau=tau, ell=ell, k=k, n=n, p=p, a1_zero=a1_zero),
-        stderr=se,
-    )
+    return FiniteD(d, limit, prev, tuple(terms_out), info, stderr=se)
 
 
 def evaluation_seconds(f, rho: float, alpha: float, kappa: float, tau: float, d: int) -> float:
     """Rough single-core seconds of :func:`e_nonlinear_finite` (all terms) at one point, for the estimate
     announced before a batch of points (constants measured on the 2-core box: ``core.cost.SECONDS_PER``)."""
+    if finite_d_scope(f, rho, alpha, kappa, tau, d):
+        return 0.5  # outside the checked scope: only the limit is computed
     a1sq0, _ = task_norm_moments(f, rho, None)
     _, _, n = finite_sizes(int(d), alpha, kappa, tau)
     radial = SECONDS_PER["finite_d_radial_per_d"] * d
@@ -999,6 +1092,8 @@ __all__ = [
     "bs_mean_correction",
     "task_norm_moments",
     "task_norm_average",
+    "finite_d_scope",
+    "teacher_shape",
     "TaskNorm",
     "radial_moments",
     "e_radial",
