@@ -8,7 +8,7 @@ Design (fixed before any of its simulations was seen; fractional, to fit the 2-c
 * (alpha, kappa) from {0.5, 1, 2, 4}^2 in a Latin-square split: teacher i gets the four pairs
   (alpha_j, kappa_(j+i) mod 4), j = 0..3, so the six teachers cover all 16 pairs;
 * tau = 0.6 and 2.5 (both sides of the interpolation peak tau = (d+1)/d) at every pair;
-* d = 32 (300 seeds) and d = 64 (100 seeds); rho = 0.1, C = I, Gaussian tasks, ridgeless, the exact
+* d = 32 (100 seeds) and d = 64 (40 seeds); rho = 0.1, C = I, Gaussian tasks, ridgeless, the exact
   test functional of each trained Gamma.
 
 Near the peak (reported apart, to set the scope rule's distance to the peak): tanh(g) and
@@ -50,7 +50,7 @@ TEACHERS = ["tanh(g)", "sign(g)", "relu(g)", "g**3", "sin(g) + (g**2-1)/2", "hea
 LEVELS = [0.5, 1.0, 2.0, 4.0]
 TAUS = [0.6, 2.5]
 NEAR_PEAK_TAUS = [0.8, 0.9, 1.2, 1.6]
-SEEDS = {32: 300, 64: 100}
+SEEDS = {32: 100, 64: 40}
 MISSES = [
     ("sign(g)", 4.0, 4.0, 0.7, 32),
     ("sign(g)", 4.0, 4.0, 0.7, 64),
@@ -96,6 +96,8 @@ def sims(args):
         if args.d and d not in [int(x) for x in args.d.split(",")]:
             continue
         if args.only and f not in args.only.split(";"):
+            continue
+        if args.taus and t not in [float(x) for x in args.taus.split(",")]:
             continue
         n = SEEDS[d]
         st = _setting(f, a, k, t, d)
@@ -145,20 +147,30 @@ def table(args):
     from icl_symbolic.theory.finite_d import finite_d_scope
 
     cache = SeedCache(args.cache)
-    path = Path(args.cache) / "theory.json"
-    store = {"path": path, "points": json.loads(path.read_text()) if path.exists() else {}}
+    path = Path(args.cache) / args.store
+    points = {}
+    for q in sorted(Path(args.cache).glob("theory*.json")):  # several table runs may have run side by side
+        points.update(json.loads(q.read_text()))
+    store = {"path": path, "points": points}
     rows = []
     # in-scope points first (their corrected values are what the command prints), then the rest (they
     # measure the rule); --printed-only stops after the first group
     pts = sorted(design(), key=lambda q: (bool(finite_d_scope(q[0], RHO, *q[1:5])) and q[5] != "near-peak", q[4]))
     for f, a, k, t, d, which in pts:
-        if args.printed_only and finite_d_scope(f, RHO, a, k, t, d):
+        if args.sets and which not in args.sets.split(","):
+            continue
+        if args.dims and d not in [int(x) for x in args.dims.split(",")]:
+            continue
+        out = bool(finite_d_scope(f, RHO, a, k, t, d))
+        if out and (args.printed_only or (args.out_of_scope == "below" and t > 1.0)):
             continue
         vals = cached(cache, _setting(f, a, k, t, d), SEEDS[d])
         if len(vals) < 20:
             continue
         m, se = float(np.mean(vals)), float(np.std(vals, ddof=1) / math.sqrt(len(vals)))
         row = dict(teacher=f, alpha=a, kappa=k, tau=t, d=d, set=which, seeds=len(vals), sim=m, sim_se=se)
+        if args.stored_only and json.dumps([f, a, k, t, d, RHO]) not in store["points"]:
+            continue  # not evaluated in the time there was (the docs say which)
         th = _theory(f, a, k, t, d, store)
         if "error" in th:
             row.update(limit=None, corrected=None, reason=th["error"])
@@ -230,7 +242,19 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=20)
     ap.add_argument("--d", default=None, help="comma list: only these d")
     ap.add_argument("--only", default=None, help="sims: only these teachers (';'-separated)")
+    ap.add_argument("--taus", default=None, help="sims: only these tau (comma list)")
     ap.add_argument("--printed-only", action="store_true", help="table: only the points inside the scope rule")
+    ap.add_argument("--stored-only", action="store_true", help="table: only points whose theory value is stored")
+    ap.add_argument("--store", default="theory.json", help="table: the file (in --cache) new theory values go to")
+    ap.add_argument("--sets", default=None, help="table: only these sets (comma list: diagnosis, off-grid, near-peak)")
+    ap.add_argument("--dims", default=None, help="table: only these d (comma list)")
+    ap.add_argument(
+        "--out-of-scope",
+        choices=["below", "all"],
+        default="below",
+        help="table: which refused points get the (unprinted) corrected value, to measure the rule: below the peak "
+        "only (cheap: no population Monte Carlo) or all",
+    )
     a = ap.parse_args(argv)
     sims(a) if a.what == "sims" else table(a)
 

@@ -133,6 +133,15 @@ error when it is switched on after the ones before it):
     Exact finite-n inverse-Wishart means E[W^-1] = I/(m - q - 1): the min-norm
     and least-squares variance factors n/(p - n) and p/(n - p) become
     n/(p - n - 1) and p/(n - p - 1).  O(1/d^2); applied to the a1 = 0 branch.
+
+Scope (:func:`finite_d_scope`, docs/finite-d.md "Scope").  The ``radial``, ``population`` and
+``min_norm_metric`` terms were checked against simulations in a region only; outside it
+:func:`e_nonlinear_finite` returns the limit with the reason (``FiniteD.scope_note``) and no corrected
+value: n/p inside (0.7, 2.4) around the peak; a1 != 0 with rho_nonlinear/a1^2 > 0.5, kurtosis > 6,
+or alpha < 2 below the peak (the a1 != 0 radial term under-predicts there: its split of the label
+into a part scaling with |x_test| and label noise, and its law of v = [u; s], were checked at
+alpha = 2 and small noise only; a nonlinear residual is not label noise at O(1/d)); a1 = 0 at
+alpha != 8.
 """
 
 from __future__ import annotations
