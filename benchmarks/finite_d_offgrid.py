@@ -164,6 +164,8 @@ def table(args):
         out = bool(finite_d_scope(f, RHO, a, k, t, d))
         if out and (args.printed_only or (args.out_of_scope == "below" and t > 1.0)):
             continue
+        if args.refused_only and not out:
+            continue
         vals = cached(cache, _setting(f, a, k, t, d), SEEDS[d])
         if len(vals) < 20:
             continue
@@ -244,6 +246,7 @@ def main(argv=None):
     ap.add_argument("--only", default=None, help="sims: only these teachers (';'-separated)")
     ap.add_argument("--taus", default=None, help="sims: only these tau (comma list)")
     ap.add_argument("--printed-only", action="store_true", help="table: only the points inside the scope rule")
+    ap.add_argument("--refused-only", action="store_true", help="table: only the points outside the scope rule")
     ap.add_argument("--stored-only", action="store_true", help="table: only points whose theory value is stored")
     ap.add_argument("--store", default="theory.json", help="table: the file (in --cache) new theory values go to")
     ap.add_argument("--sets", default=None, help="table: only these sets (comma list: diagnosis, off-grid, near-peak)")

@@ -17,7 +17,15 @@ from icl_symbolic.theory import finite_d as FD
     [
         ("sign(g)", 4.0, 4.0, 2.5, 32, "rho_nonlinear/a1^2"),  # a miss of the earlier version (+2.6 %)
         ("g**3", 1.0, 4.0, 3.0, 64, "heavy tails"),
-        ("tanh(g)", 1.0, 1.0, 0.6, 32, "alpha = 1 < 2 below the peak"),  # a miss of the earlier version (-4.8 %)
+        ("tanh(g)", 1.0, 1.0, 0.6, 32, "alpha = 1 < 2 below the peak"),
+        (
+            "heaviside(g - 1) + g/2",
+            4.0,
+            0.5,
+            0.6,
+            32,
+            "alpha/kappa = 8 > 4 below the peak",
+        ),  # a miss of the earlier version (-4.8 %)
         ("relu(g)", 2.0, 2.0, 0.5, 32, "rho_nonlinear/a1^2"),
         ("sin(g)", 2.0, 2.0, 1.2, 32, "peak"),
         ("tanh(g)", 2.0, 2.0, 0.9, 64, "peak"),
@@ -41,7 +49,8 @@ def test_outside_scope_is_refused_with_the_reason(f, alpha, kappa, tau, d, why):
     [
         ("sin(g)", 2.0, 2.0, 0.5, 64),
         ("tanh(g)", 0.5, 4.0, 3.0, 32),
-        ("g", 4.0, 0.5, 0.6, 32),
+        ("g", 4.0, 1.0, 0.6, 32),
+        ("g", 4.0, 0.5, 2.5, 32),
         ("heaviside(g - 1) + g/2", 0.5, 1.0, 2.5, 64),
         ("(g^2-1)/sqrt(2)", 8.0, 2.0, 3.0, 64),
     ],

@@ -138,7 +138,7 @@ Scope (:func:`finite_d_scope`, docs/finite-d.md "Scope").  The ``radial``, ``pop
 ``min_norm_metric`` terms were checked against simulations in a region only; outside it
 :func:`e_nonlinear_finite` returns the limit with the reason (``FiniteD.scope_note``) and no corrected
 value: n/p inside (0.7, 2.4) around the peak; a1 != 0 with rho_nonlinear/a1^2 > 0.5, kurtosis > 6,
-or alpha < 2 below the peak (the a1 != 0 radial term under-predicts there: its split of the label
+or, below the peak, alpha < 2 or alpha/kappa > 4 (the a1 != 0 radial term under-predicts there: its split of the label
 into a part scaling with |x_test| and label noise, and its law of v = [u; s], were checked at
 alpha = 2 and small noise only; a nonlinear residual is not label noise at O(1/d)); a1 = 0 at
 alpha != 8.
@@ -862,6 +862,8 @@ SCOPE_NOISE_TO_SIGNAL = 0.5
 SCOPE_KURTOSIS = 6.0
 #: ... and below the peak (n < p) alpha at least this (the radial term's law of v = [u; s] at small alpha)
 SCOPE_ALPHA_BELOW_PEAK = 2.0
+#: ... and below the peak alpha/kappa at most this (ell/k: tokens per prompt over tasks in the bank)
+SCOPE_ALPHA_OVER_KAPPA_BELOW_PEAK = 4.0
 #: n/p (p = d(d+1)) outside this band around the peak n = p, where the 1/d expansion holds
 SCOPE_PEAK_BAND = (0.7, 2.4)
 #: the a1 = 0 branch was checked at this alpha only
@@ -887,7 +889,7 @@ def finite_d_scope(f, rho: float, alpha: float, kappa: float, tau: float, d: int
 
     The rule (docs/finite-d.md, "Scope", set from the simulations there): n/p outside SCOPE_PEAK_BAND;
     a1 != 0 teachers with rho_nonlinear/a1^2 <= SCOPE_NOISE_TO_SIGNAL, kurtosis <= SCOPE_KURTOSIS and,
-    below the peak, alpha >= SCOPE_ALPHA_BELOW_PEAK; the a1 = 0 teacher at alpha = SCOPE_A1ZERO_ALPHA only."""
+    below the peak, alpha >= SCOPE_ALPHA_BELOW_PEAK and alpha/kappa <= SCOPE_ALPHA_OVER_KAPPA_BELOW_PEAK; the a1 = 0 teacher at alpha = SCOPE_A1ZERO_ALPHA only."""
     a1sq, share, kurt = teacher_shape(str(f))
     _, _, n = finite_sizes(int(d), alpha, kappa, tau)
     p = int(d) * (int(d) + 1)
@@ -907,6 +909,11 @@ def finite_d_scope(f, rho: float, alpha: float, kappa: float, tau: float, d: int
         if n < p and alpha < SCOPE_ALPHA_BELOW_PEAK:
             why.append(
                 f"alpha = {alpha:g} < {SCOPE_ALPHA_BELOW_PEAK:g} below the peak (the radial term under-predicts)"
+            )
+        if n < p and alpha > SCOPE_ALPHA_OVER_KAPPA_BELOW_PEAK * kappa:
+            why.append(
+                f"alpha/kappa = {alpha / kappa:.3g} > {SCOPE_ALPHA_OVER_KAPPA_BELOW_PEAK:g} below the peak "
+                "(the radial term under-predicts)"
             )
     lo, hi = SCOPE_PEAK_BAND
     if lo < n / p < hi:
