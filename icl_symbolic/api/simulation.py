@@ -195,7 +195,11 @@ def check_finite_d_scope(
     if features not in (None, "identity"):
         why.append("plain attention (no --features, no --control)")
     if why:
-        raise ICLError("the finite-d theory (--order 1, docs/finite-d.md) covers only " + ", ".join(why))
+        raise ICLError(
+            "the finite-d theory (--order 1, docs/finite-d.md) covers only "
+            + ", ".join(why)
+            + ": its terms for a ridge, tasks on the sphere (no task-norm spread) or other conventions are not derived"
+        )
 
 
 def check_finite_d_points(d: int, taus) -> None:

@@ -312,6 +312,9 @@ def _print_point(o):
             f"  against it: z = {o['finite_d_z']:+.2f} (limit {o['finite_d_z_limit']:.3g}), "
             f"{'within' if o['finite_d_agrees'] else 'BEYOND'} its limit; MDE {pct(o['mde_rel'])} (90 % power)"
         )
+    elif o.get("finite_d_scope"):
+        print(f"  e_theory + O(1/d) terms at d = {o['d']}                = refused")
+        print(textwrap.fill(o["finite_d_scope"], 100, initial_indent="    (", subsequent_indent="     ") + ")")
     if o["e_idg_mean"] is not None:
         idg_th = _fmt(o["e_idg_theory"]) if o["e_idg_theory"] is not None else "inf"
         print(

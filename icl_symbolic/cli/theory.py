@@ -162,7 +162,10 @@ def _run_finite_d(args, grids) -> int:
     ):
         raise ICLError("--order 1 is implemented for identity task covariances only")
     if np.any(np.asarray(grids["lam"].values if hasattr(grids["lam"], "values") else grids["lam"]) != 0):
-        raise ICLError("--order 1 is implemented for the ridgeless fit (--lam 0) only")
+        raise ICLError(
+            "--order 1 is implemented for the ridgeless fit (--lam 0) only: the O(1/d) terms with a ridge "
+            "(the radial and population terms at lam > 0) are not derived (docs/finite-d.md)"
+        )
     terms = None if args.terms is None else [t.strip() for t in args.terms.split(",") if t.strip()]
     pts = [
         (float(r), float(a), float(k), float(t))
@@ -210,8 +213,9 @@ def _run_finite_d(args, grids) -> int:
         print(f"{'rho':>6} {'alpha':>7} {'kappa':>7} {'tau':>7} {'limit':>10} {'corrected':>18} {'gap %':>8}  terms")
         for r in rows:
             if r["e_theory_finite_d"] is None:
+                lim = "-" if r.get("e_theory") is None else f"{r['e_theory']:.6f}"
                 print(
-                    f"{r['rho']:6g} {r['alpha']:7g} {r['kappa']:7g} {r['tau']:7g} {'-':>10} {'-':>18} {'-':>8}  "
+                    f"{r['rho']:6g} {r['alpha']:7g} {r['kappa']:7g} {r['tau']:7g} {lim:>10} {'-':>18} {'-':>8}  "
                     f"{r['reason']}"
                 )
                 continue
@@ -222,7 +226,8 @@ def _run_finite_d(args, grids) -> int:
             )
         print(
             "corrected: +- is the population term's Monte-Carlo SE over banks; without +-, 4 significant "
-            "digits where the radial term's prompt Monte Carlo enters (spread below 0.02 %), else deterministic"
+            "digits where the radial term's prompt Monte Carlo enters (spread below 0.02 %), else deterministic; "
+            "'-' with a reason: no corrected value there (outside the checked scope: the limit alone is printed)"
         )
     return 0
 

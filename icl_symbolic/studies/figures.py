@@ -205,6 +205,8 @@ def _finite_d_rows(entries, d, jobs, scheduler, progress, tag) -> list:
     rows = []
     for panel, series, teacher, x, scale, spec in entries:
         fd = by_key[tuple(sorted(spec.items()))]
+        if not fd.in_scope:  # outside the checked scope: no corrected value is drawn (docs/finite-d.md, Scope)
+            continue
         rows.append(
             {
                 "panel": panel,

@@ -31,7 +31,9 @@ error when it is switched on after the ones before it):
     nonlinear remainder rho_nl(omega) = E f(sqrt(omega) g)^2 - omega beta^2 + rho.
     Result 1 (Eq. (9)) is applied with the task-averaged second moments
     a1_eff^2 = E[omega beta(omega)^2], rho_nl_eff = E[E f^2 | omega] - a1_eff^2 + rho
-    (exact chi^2 quadrature).  Zero for the linear teacher (beta = 1), whose
+    (``task_norm_average``: inner Gaussian expectations split at the kinks and jumps of f, Gauss-Laguerre
+    in omega, error stated; at d -> infinity the Hermite engine's a1 and E f^2, the values of
+    ``theory --order 0``).  Zero for the linear teacher (beta = 1), whose
     Gaussian task norms are already inside the limit's Marchenko-Pastur law;
     for f = (g^2-1)/sqrt 2 it gives rho_nl_eff = rho + 1 + 3/d exactly.
     Neglected: the heteroscedasticity of rho_nl(omega) across tasks, and the
@@ -131,6 +133,15 @@ error when it is switched on after the ones before it):
     Exact finite-n inverse-Wishart means E[W^-1] = I/(m - q - 1): the min-norm
     and least-squares variance factors n/(p - n) and p/(n - p) become
     n/(p - n - 1) and p/(n - p - 1).  O(1/d^2); applied to the a1 = 0 branch.
+
+Scope (:func:`finite_d_scope`, docs/finite-d.md "Scope").  The ``radial``, ``population`` and
+``min_norm_metric`` terms were checked against simulations in a region only; outside it
+:func:`e_nonlinear_finite` returns the limit with the reason (``FiniteD.scope_note``) and no corrected
+value: n/p inside (0.7, 2.4) around the peak; a1 != 0 with rho_nonlinear/a1^2 > 0.5, kurtosis > 6,
+or, below the peak, alpha < 2 or alpha/kappa > 4 (the a1 != 0 radial term under-predicts there: its split of the label
+into a part scaling with |x_test| and label noise, and its law of v = [u; s], were checked at
+alpha = 2 and small noise only; a nonlinear residual is not label noise at O(1/d)); a1 = 0 at
+alpha != 8.
 """
 
 from __future__ import annotations
@@ -147,9 +158,11 @@ from icl_symbolic.core.cost import SECONDS_PER, Estimate
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.engine.expr import teacher
+from icl_symbolic.engine.gauss import float_expect
 from icl_symbolic.model.gamma_error import e_gamma_isotropic, functionals_float
 from icl_symbolic.model.moments import FUNCTIONAL_NAMES, moment_functions
 from icl_symbolic.model.prompts import sample_prompts
+from icl_symbolic.theory.asymptotic import teacher_moments
 from icl_symbolic.theory.linear_recipe import linear_error
 from icl_symbolic.theory.stieltjes import stieltjes_isotropic
 
@@ -159,8 +172,8 @@ TERMS = ("sizes", "param_count", "task_norm", "bank_resolvent", "radial", "popul
 SOURCES = {
     "sizes": "exact: the simulator's integer sizes ell, k, n (simulation.sizes)",
     "param_count": "derived here: p = d(d+1) parameters (paper Eq. (5)), tau -> n/(d(d+1))",
-    "task_norm": "derived here: Gaussian task norms omega ~ chi^2_d/d, a1_eff^2 and rho_nl_eff by exact "
-    "chi^2 quadrature (Result 1, Eq. (9)); E omega^2 = 1 + 2/d",
+    "task_norm": "derived here: Gaussian task norms omega ~ chi^2_d/d, a1_eff^2 and rho_nl_eff by Gauss-Laguerre "
+    "in omega of kink-split Gaussian expectations, error below 1e-10 (Result 1, Eq. (9)); E omega^2 = 1 + 2/d",
     "bank_resolvent": "cited: Bai & Silverstein, Ann. Probab. 32 (2004) 553, Thm 1.1 Eq. (1.6), mean of "
     "tr (S + nu)^-1 at finite k (real Gaussian)",
     "radial": "derived here: the Kronecker features' norm fluctuation; elliptical leave-one-out deterministic "
@@ -197,6 +210,12 @@ class FiniteD:
     terms: tuple
     inputs: dict = field(default_factory=dict)
     stderr: float = 0.0  # Monte-Carlo SE of the corrected value (radial term), 0 otherwise
+    scope_note: str = ""  # why the corrected value is withheld (outside the checked scope); "" inside
+
+    @property
+    def in_scope(self) -> bool:
+        """True when the corrected value is inside the scope the theory was checked in (:func:`finite_d_scope`)."""
+        return not self.scope_note
 
     @property
     def gap(self) -> float:
@@ -219,6 +238,8 @@ class FiniteD:
         """The corrected value with the digits it has: to the SE's leading digit with the SE when the
         ``population`` Monte Carlo gave one; 4 significant digits when only the radial term's prompt
         Monte Carlo (spread below 0.02 %) enters; 6 significant digits when deterministic."""
+        if not self.in_scope:
+            return "refused"
         x = self.corrected
         if self.stderr:
             decimals = max(0, 1 - int(math.floor(math.log10(self.stderr))))
@@ -232,6 +253,19 @@ class FiniteD:
         the limit (``e_theory``), the corrected value, its Monte-Carlo SE, how it was obtained, the value
         with the digits it has (``e_theory_finite_d_text``), the gap in percent of the limit, and each term
         with its source."""
+        if not self.in_scope:
+            return {
+                "e_theory": self.limit,
+                "e_theory_finite_d": None,
+                "e_theory_finite_d_se": None,
+                "e_theory_finite_d_method": "withheld: " + self.scope_note,
+                "e_theory_finite_d_text": "refused",
+                "finite_d_gap_pct": None,
+                "finite_d_terms": {},
+                "finite_d_sources": {},
+                "finite_d_scope": self.scope_note,
+                "reason": self.scope_note,
+            }
         return {
             "e_theory": self.limit,
             "e_theory_finite_d": self.corrected,
@@ -246,6 +280,8 @@ class FiniteD:
     def table(self) -> str:
         """A plain-text table of the terms."""
         rows = [f"d -> infinity limit           {self.limit:.6f}"]
+        if not self.in_scope:
+            return "\n".join(rows + [f"corrected at d = {self.d}: refused ({self.scope_note})"])
         for t in self.terms:
             rows.append(f"  + {t.name:<26}{t.delta:+.6f}   [{t.source}]" + (f" ({t.note})" if t.note else ""))
         rows.append(f"corrected at d = {self.d:<12}{self.value_text()}   ({100 * self.gap:+.2f} % vs limit)")
@@ -461,29 +497,102 @@ def gamma_rule(n: int, shape: float) -> tuple:
     return t, V[0] ** 2
 
 
-def task_norm_moments(f, rho: float, d: int | None, n_gauss: int = 120, n_chi: int = 80) -> tuple:
-    """(a1_eff^2, rho_nl_eff) for teacher f: task-norm averages over omega ~ chi^2_d/d (d None: omega = 1).
+@dataclass(frozen=True)
+class TaskNorm:
+    """The task-norm averages of a teacher and how they were obtained: a1_eff^2, rho_nl_eff and a bound
+    on their absolute error (0 for the limit, whose a1, E f^2 come from the Hermite engine)."""
+
+    a1sq: float
+    rho_nl: float
+    err: float
+    method: str
+
+
+@memoize(maxsize=256)
+def _teacher_limit(f: str, rho: float) -> tuple:
+    """(a1^2, rho_nonlinear) of Result 1 (Eq. (8)-(9), p. 3) from the Hermite engine (exact or mpmath
+    certified, ``asymptotic.teacher_moments``): the same numbers ``theory --order 0`` uses."""
+    tm = teacher_moments(f)
+    a1 = 0.0 if tm.a1_is_zero else float(tm.a1)
+    return a1 * a1, float(tm.rho_nonlinear(rho))
+
+
+def _omega_average(T, d: int, n_chi: int) -> tuple:
+    """(E[omega beta^2], E[E f(sqrt(omega) g)^2], error) over omega ~ chi^2_d/d with the n_chi-node
+    generalised Gauss-Laguerre rule; the inner expectations by ``gauss.float_expect`` (split at the
+    kinks and jumps of f, with its error estimate).  omega beta(omega)^2 = E[z f(z)]^2/omega, z ~ N(0, omega)."""
+    t, wo = gamma_rule(n_chi, d / 2.0)
+    keep = wo > 1e-300 * wo.max()  # nodes whose weight underflows carry nothing
+    t, wo = t[keep], wo[keep]
+    om = 2.0 * t / d
+
+    def integrands(z):
+        fz = T.numpy(z)
+        return {"zf": z * fz, "f2": fz * fz}
+
+    vals, errs = float_expect(integrands, om, T.breakpoints, label=T.label)
+    a1sq = float(np.sum(wo * vals["zf"] ** 2 / om))
+    ef2 = float(np.sum(wo * vals["f2"]))
+    inner = float(np.sum(wo * (2.0 * np.abs(vals["zf"]) * errs["zf"] / om + errs["f2"])))
+    return a1sq, ef2, inner
+
+
+def task_norm_average(f, rho: float, d: int | None, n_chi: int = 48) -> TaskNorm:
+    """a1_eff^2 and rho_nl_eff of teacher f with Gaussian task norms omega = |w|^2/d ~ chi^2_d/d (``task_norm``).
 
     beta(omega) = E[f(sqrt(omega) g) g]/sqrt(omega), a1_eff^2 = E[omega beta^2],
-    rho_nl_eff = E[f(sqrt(omega) g)^2] - a1_eff^2 + rho.  Gauss-Hermite (probabilists', n_gauss nodes)
-    in g and generalised Gauss-Laguerre (``gamma_rule``, n_chi nodes, omega = 2t/d, t ~ Gamma(d/2)) in omega;
-    both converge geometrically for the smooth teachers used here (tests compare with closed forms:
-    sin gives a1_eff^2 = E[omega e^-omega], the a1 = 0 teacher rho_nl_eff = rho + 1 + 3/d).
+    rho_nl_eff = E[E f(sqrt(omega) g)^2] - a1_eff^2 + rho.  d None: omega = 1, the values of Result 1
+    (Eq. (9), p. 3) from the Hermite engine, identical to ``theory --order 0``.  Finite d: the inner
+    Gaussian expectations E[z f(z)] and E[f(z)^2], z ~ N(0, omega), by ``gauss.float_expect``
+    (composite Gauss-Legendre split at the kinks and jumps of f: sign, heaviside, relu, abs and their
+    compositions are integrated piecewise, not through a smooth rule), and the omega average by the
+    generalised Gauss-Laguerre rule of ``gamma_rule`` (omega = 2t/d, t ~ Gamma(d/2)).  Both omega
+    integrands are smooth (analytic) in omega > 0 for any f of the input language, kinks included (a
+    Gaussian average of f over N(0, omega) is a heat-kernel smoothing of f), so the rule converges
+    geometrically (slower when f has a jump away from 0: the omega -> 0 end then carries exp(-c/omega));
+    the rule is doubled from n_chi nodes until two successive rules agree to 1e-10 relative (at most
+    8 n_chi nodes), their difference plus the inner quadrature's error estimate is the error stated
+    (``TaskNorm.err``).  Raises when it is not reached.
+
+    >>> tn = task_norm_average("sign(g)", 0.1, None)
+    >>> round(tn.a1sq, 12), tn.err
+    (0.636619772368, 0.0)
     """
-    T = _teacher(f)
-    g, wg = np.polynomial.hermite_e.hermegauss(n_gauss)
-    wg = wg / wg.sum()
+    label = str(f)
+    a1sq0, rnl0 = _teacher_limit(label, float(rho))
     if d is None:
-        om, wo = np.array([1.0]), np.array([1.0])
-    else:
-        t, wo = gamma_rule(n_chi, d / 2.0)
-        om = 2.0 * t / d
-    z = np.sqrt(om)[:, None] * g[None, :]
-    fz = np.asarray(T.numpy(z), dtype=float)
-    b = (fz * g[None, :]) @ wg / np.sqrt(om)  # beta(omega)
-    Ef2 = (fz * fz) @ wg
-    a1sq = float(np.sum(wo * om * b * b))
-    return a1sq, float(np.sum(wo * Ef2)) - a1sq + float(rho)
+        return TaskNorm(a1sq0, rnl0, 0.0, "Hermite engine (exact or mpmath certified), omega = 1")
+    T = _teacher(f)
+    a1sq, ef2, inner = _omega_average(T, int(d), n_chi)
+    while True:  # double the rule until two successive rules agree (at most 8 n_chi nodes)
+        n_chi *= 2
+        a1sq2, ef22, inner2 = _omega_average(T, int(d), n_chi)
+        err = abs(a1sq2 - a1sq) + abs(ef22 - ef2) + inner2
+        scale = max(abs(a1sq2), abs(ef22), 1e-300)
+        if err <= 1e-10 * scale:
+            break
+        if n_chi >= 8 * 48:
+            raise ICLError(
+                f"the task-norm averages of {label} at d = {d} are not resolved (estimated error "
+                f"{err:.1e} of {scale:.3g} with {n_chi} Gauss-Laguerre nodes); the finite-d terms need them to 1e-10"
+            )
+        a1sq, ef2 = a1sq2, ef22
+    if a1sq0 == 0.0:  # a1 = 0 teacher (even f): beta(omega) = 0 for every omega, exactly
+        a1sq2 = 0.0
+    return TaskNorm(
+        a1sq2,
+        ef22 - a1sq2 + float(rho),
+        err,
+        f"chi^2_d/d average by {n_chi}-node Gauss-Laguerre (error vs {n_chi // 2} nodes) of kink-split "
+        "Gauss-Legendre Gaussian expectations",
+    )
+
+
+def task_norm_moments(f, rho: float, d: int | None, n_chi: int = 48) -> tuple:
+    """(a1_eff^2, rho_nl_eff) of :func:`task_norm_average` (the ``task_norm`` term; d None: the limit's
+    a1^2 and rho_nonlinear from the Hermite engine)."""
+    tn = task_norm_average(f, rho, d, n_chi)
+    return tn.a1sq, tn.rho_nl
 
 
 # ----------------------------------------------------------------------------
@@ -744,6 +853,79 @@ def _population_cached(f: str, rho: float, d: int, ell: int, k: int, n: int, ban
 
 
 # ----------------------------------------------------------------------------
+# scope: where the corrected value was checked against simulations
+# ----------------------------------------------------------------------------
+#: a1 != 0: the noise-to-signal ratio rho' = rho_nonlinear/a1^2 (Result 1's equivalent linear teacher) at
+#: most this; beyond it the a1 != 0 radial term under-predicts (docs/finite-d.md, Scope)
+SCOPE_NOISE_TO_SIGNAL = 0.5
+#: ... and the teacher's kurtosis E f^4/(E f^2)^2 at most this (Gaussian: 3; heavy tails beyond)
+SCOPE_KURTOSIS = 6.0
+#: ... and below the peak (n < p) alpha at least this (the radial term's law of v = [u; s] at small alpha)
+SCOPE_ALPHA_BELOW_PEAK = 2.0
+#: ... and below the peak alpha/kappa at most this (ell/k: tokens per prompt over tasks in the bank)
+SCOPE_ALPHA_OVER_KAPPA_BELOW_PEAK = 4.0
+#: n/p (p = d(d+1)) outside this band around the peak n = p, where the 1/d expansion holds
+SCOPE_PEAK_BAND = (0.7, 2.4)
+#: the a1 = 0 branch was checked at this alpha only
+SCOPE_A1ZERO_ALPHA = 8.0
+
+
+@memoize(maxsize=256)
+def teacher_shape(f: str) -> tuple:
+    """(a1^2, nonlinear share (E f^2 - a1^2)/a1^2 (inf when a1 = 0), kurtosis E f^4/(E f^2)^2) of f(g):
+    a1, E f^2 from the Hermite engine, E f^4 by ``gauss.float_expect`` (kink-split)."""
+    a1sq, rnl0 = _teacher_limit(f, 0.0)
+    T = _teacher(f)
+    vals, _ = float_expect(
+        lambda z: {"f2": T.numpy(z) ** 2, "f4": T.numpy(z) ** 4}, [1.0], T.breakpoints, label=T.label
+    )
+    ef2, ef4 = float(vals["f2"][0]), float(vals["f4"][0])
+    share = rnl0 / a1sq if a1sq > 0 else math.inf
+    return a1sq, share, (ef4 / (ef2 * ef2) if ef2 > 0 else 0.0)
+
+
+def finite_d_scope(f, rho: float, alpha: float, kappa: float, tau: float, d: int) -> str:
+    """Why the corrected value at this point is outside the scope it was checked in, or "" inside.
+
+    The rule (docs/finite-d.md, "Scope", set from the simulations there): n/p outside SCOPE_PEAK_BAND;
+    a1 != 0 teachers with rho_nonlinear/a1^2 <= SCOPE_NOISE_TO_SIGNAL, kurtosis <= SCOPE_KURTOSIS and,
+    below the peak, alpha >= SCOPE_ALPHA_BELOW_PEAK and alpha/kappa <= SCOPE_ALPHA_OVER_KAPPA_BELOW_PEAK; the a1 = 0 teacher at alpha = SCOPE_A1ZERO_ALPHA only."""
+    a1sq, share, kurt = teacher_shape(str(f))
+    _, _, n = finite_sizes(int(d), alpha, kappa, tau)
+    p = int(d) * (int(d) + 1)
+    why = []
+    if a1sq == 0.0:
+        if alpha != SCOPE_A1ZERO_ALPHA:
+            why.append(f"the a1 = 0 branch was checked at alpha = {SCOPE_A1ZERO_ALPHA:g} only")
+    else:
+        nts = share + float(rho) / a1sq
+        if nts > SCOPE_NOISE_TO_SIGNAL:
+            why.append(
+                f"rho_nonlinear/a1^2 = {nts:.3g} > {SCOPE_NOISE_TO_SIGNAL:g} (the a1 != 0 radial term under-predicts "
+                "with a large nonlinear part or label noise)"
+            )
+        if kurt > SCOPE_KURTOSIS:
+            why.append(f"heavy tails: E f^4/(E f^2)^2 = {kurt:.3g} > {SCOPE_KURTOSIS:g}")
+        if n < p and alpha < SCOPE_ALPHA_BELOW_PEAK:
+            why.append(
+                f"alpha = {alpha:g} < {SCOPE_ALPHA_BELOW_PEAK:g} below the peak (the radial term under-predicts)"
+            )
+        if n < p and alpha > SCOPE_ALPHA_OVER_KAPPA_BELOW_PEAK * kappa:
+            why.append(
+                f"alpha/kappa = {alpha / kappa:.3g} > {SCOPE_ALPHA_OVER_KAPPA_BELOW_PEAK:g} below the peak "
+                "(the radial term under-predicts)"
+            )
+    lo, hi = SCOPE_PEAK_BAND
+    if lo < n / p < hi:
+        why.append(
+            f"n/p = {n / p:.3g} is inside ({lo:g}, {hi:g}) around the peak n = p = d(d+1) (1/d expansion unchecked)"
+        )
+    if not why:
+        return ""
+    return "outside the checked scope of the finite-d terms: " + "; ".join(why) + " (docs/finite-d.md, Scope)"
+
+
+# ----------------------------------------------------------------------------
 # public entry points
 # ----------------------------------------------------------------------------
 def e_linear_finite(
@@ -769,15 +951,19 @@ def e_nonlinear_finite(
     terms=None,
     mc_prompts: int = 400_000,
     banks: int | None = None,
+    scope: bool = True,
 ) -> FiniteD:
     """Teacher f (Result 1, Eq. (9), p. 3; a1 = 0: Eq. (10)), ridgeless, C = I, Gaussian tasks:
     the d -> infinity limit plus the O(1/d) terms of the module docstring, each switchable.
-    ``banks``: Monte-Carlo banks of the ``population`` term (default :func:`default_banks`)."""
+    ``banks``: Monte-Carlo banks of the ``population`` term (default :func:`default_banks`).
+    ``scope`` (default): with any of ``radial``, ``population``, ``min_norm_metric`` switched on, outside
+    the scope those terms were checked in (:func:`finite_d_scope`) the corrected value is not computed; the result holds the limit, ``corrected`` NaN and the reason in
+    ``scope_note``.  ``scope=False`` computes it anyway (research use; the benchmarks measure the rule)."""
     d = _check_d(d)
     banks = default_banks(d) if banks is None else int(banks)
     use = _resolve_terms(order, terms)
     a1sq0, rnl0 = task_norm_moments(f, rho, None)
-    a1_zero = a1sq0 < 1e-13
+    a1_zero = a1sq0 == 0.0  # the Hermite engine decides a1 = 0 (exact or certified)
     ell, k, n = finite_sizes(d, alpha, kappa, tau)
     p = d * (d + 1)
 
@@ -817,6 +1003,11 @@ def e_nonlinear_finite(
         return a1sq * e_iso(rnl / a1sq, al, ka, ta, mf), 0.0
 
     limit, _ = evaluate(())
+    info = dict(f=str(f), rho=rho, alpha=alpha, kappa=kappa, tau=tau, ell=ell, k=k, n=n, p=p, a1_zero=a1_zero)
+    checked = {"radial", "population", "min_norm_metric"}  # the terms whose scope was measured, not exact
+    note = finite_d_scope(f, rho, alpha, kappa, tau, d) if (scope and checked & set(use)) else ""
+    if note:
+        return FiniteD(d, limit, math.nan, (), info, scope_note=note)
     terms_out, prev, on, se = [], limit, (), 0.0
     for t in use:
         if a1_zero and t == "bank_resolvent":
@@ -835,23 +1026,18 @@ def e_nonlinear_finite(
             note = "MC, SE %.1e" % se if se else ("MC over one prompt's law" if t == "radial" else "")
         terms_out.append(Term(t, val - prev, SOURCES[t], note))
         prev = val
-    return FiniteD(
-        d,
-        limit,
-        prev,
-        tuple(terms_out),
-        dict(f=str(f), rho=rho, alpha=alpha, kappa=kappa, tau=tau, ell=ell, k=k, n=n, p=p, a1_zero=a1_zero),
-        stderr=se,
-    )
+    return FiniteD(d, limit, prev, tuple(terms_out), info, stderr=se)
 
 
 def evaluation_seconds(f, rho: float, alpha: float, kappa: float, tau: float, d: int) -> float:
     """Rough single-core seconds of :func:`e_nonlinear_finite` (all terms) at one point, for the estimate
     announced before a batch of points (constants measured on the 2-core box: ``core.cost.SECONDS_PER``)."""
+    if finite_d_scope(f, rho, alpha, kappa, tau, d):
+        return 0.5  # outside the checked scope: only the limit is computed
     a1sq0, _ = task_norm_moments(f, rho, None)
     _, _, n = finite_sizes(int(d), alpha, kappa, tau)
     radial = SECONDS_PER["finite_d_radial_per_d"] * d
-    if a1sq0 >= 1e-13 and n > d * (d + 1):
+    if a1sq0 > 0.0 and n > d * (d + 1):
         return SECONDS_PER["finite_d_population"] + SECONDS_PER["finite_d_population_token"] * (alpha + 1) * d + radial
     return 1.0 + radial
 
@@ -921,6 +1107,10 @@ __all__ = [
     "gamma_rule",
     "bs_mean_correction",
     "task_norm_moments",
+    "task_norm_average",
+    "finite_d_scope",
+    "teacher_shape",
+    "TaskNorm",
     "radial_moments",
     "e_radial",
     "RadialMoments",
