@@ -157,3 +157,25 @@ def test_every_command_refuses_a_bad_mde_before_any_work(argv, msg, capsys, tmp_
     assert main([*argv, "--json-out", str(out)]) == 2
     err = capsys.readouterr().err
     assert msg in err and err.count("\n") == 1 and not out.exists()
+
+
+def test_points_the_finite_d_theory_withholds_are_not_judged():
+    """A point outside the finite-d theory's checked scope has no corrected value (NaN): it must not
+    count as a disagreement (it printed DISAGREES, exit 1, before) nor as an agreement; with no point
+    left the run is inconclusive, exit 3."""
+    from types import SimpleNamespace
+
+    from icl_symbolic.studies.compare import finite_d_verdict
+
+    pts = [dict(e_mean=1.0, e_se=0.001, seeds=list(range(20))), dict(e_mean=2.0, e_se=0.001, seeds=list(range(20)))]
+    inside = SimpleNamespace(corrected=1.0, stderr=0.0, in_scope=True)
+    withheld = SimpleNamespace(corrected=float("nan"), stderr=float("nan"), in_scope=False)
+    tests, v = finite_d_verdict(pts, [withheld, withheld], mde=0.05)
+    assert tests == [None, None] and v.status == INCONCLUSIVE and v.exit_code == 3 and v.withheld == 2
+    assert "none of the 2 points could be judged" in v.sentence(what="points")
+    tests, v = finite_d_verdict(pts, [inside, withheld], mde=0.05)
+    assert tests[1] is None and tests[0].agrees and v.status == AGREES and v.n_rows == 1 and v.withheld == 1
+    assert "1 more points not judged" in v.sentence(what="points")
+    far = SimpleNamespace(corrected=1.5, stderr=0.0, in_scope=True)
+    _, v = finite_d_verdict(pts, [far, withheld], mde=0.05)
+    assert v.status == DISAGREES and v.exit_code == 1

@@ -245,7 +245,8 @@ def run(args) -> int:
         tests, verdict = finite_d_judgement(res, fds, mde=target)
         for o, fd, t in zip(out, fds, tests):
             o.update(finite_d_fields(fd))
-            o.update(finite_d_z=t.z, finite_d_z_limit=t.limit, finite_d_agrees=t.agrees, **t.to_json())
+            if t is not None:  # None: the theory withheld its corrected value (outside its checked scope)
+                o.update(finite_d_z=t.z, finite_d_z_limit=t.limit, finite_d_agrees=t.agrees, **t.to_json())
     if not args.json:
         for o in out:
             (_print_kernel_point if kernel else _print_point)(o)

@@ -213,6 +213,7 @@ class Verdict:
     seeds: int | None = None
     seconds: float | None = None
     advice: str = ""
+    withheld: int = 0  # rows with nothing to compare (e.g. a theory that refuses the point), not judged
 
     @property
     def exit_code(self) -> int:
@@ -220,6 +221,13 @@ class Verdict:
 
     def sentence(self, agree: str = "agrees", disagree: str = "DISAGREES", what: str = "rows") -> str:
         """The verdict line: ``agree``/``disagree`` name the two outcomes in the command's words."""
+        if self.n_rows == 0:
+            return f"inconclusive: none of the {self.withheld} {what} could be judged ({self.advice})"
+        return self._judged(agree, disagree, what) + (
+            f"; {self.withheld} more {what} not judged (nothing to compare)" if self.withheld else ""
+        )
+
+    def _judged(self, agree: str, disagree: str, what: str) -> str:
         one = self.n_rows == 1
         if self.status == DISAGREES:
             return f"{disagree}: " + (
@@ -245,6 +253,7 @@ class Verdict:
             "seeds_to_target": self.seeds,
             "seconds_to_target": self.seconds,
             "advice": self.advice,
+            "withheld": self.withheld,
         }
 
 
@@ -299,24 +308,30 @@ def decide(
     seconds_per_seed: float | None = None,
     advice: str | None = None,
     unit: str = "seeds per row",
+    withheld: int = 0,
 ) -> Verdict:
     """The verdict of ``rows`` at the MDE ``target`` (a fraction).
+
+    ``withheld``: further rows with nothing to compare (not judged; the sentence says so).  With no
+    ``rows`` but some withheld, the run is inconclusive and ``advice`` says why.
 
     When inconclusive, the advice: ``mde_at(N)`` (the run's MDE with N seeds per row)
     from ``n_seeds`` up gives the seeds per row that reach the target
     (:func:`seeds_to_reach`), times ``seconds_per_seed`` (all rows together) their time;
     or ``advice`` as given (e.g. for data with no seeds).
     """
-    if not rows:
-        raise ICLError("a verdict needs at least one compared row")
     if not (0 < target <= 1):
         raise ICLError(f"the MDE target must be a fraction in (0, 1], got {target!r}")
+    if not rows:
+        if not withheld:
+            raise ICLError("a verdict needs at least one compared row")
+        return Verdict(INCONCLUSIVE, None, target, 0, 0, advice=advice or "nothing to compare", withheld=withheld)
     bad = sum(not r.agrees for r in rows)
     m = run_mde(rows)
     if bad:
-        return Verdict(DISAGREES, m, target, len(rows), bad)
+        return Verdict(DISAGREES, m, target, len(rows), bad, withheld=withheld)
     if m is not None and m <= target:
-        return Verdict(AGREES, m, target, len(rows), 0)
+        return Verdict(AGREES, m, target, len(rows), 0, withheld=withheld)
     seeds = seconds = None
     if advice is None:
         if mde_at is not None and n_seeds is not None:
@@ -324,7 +339,7 @@ def decide(
             if seeds is not None and seconds_per_seed is not None:
                 seconds = seeds * seconds_per_seed
         advice = seeds_advice(seeds, seconds, unit) if mde_at is not None else "no seed count applies here"
-    return Verdict(INCONCLUSIVE, m, target, len(rows), 0, seeds, seconds, advice)
+    return Verdict(INCONCLUSIVE, m, target, len(rows), 0, seeds, seconds, advice, withheld)
 
 
 __all__ = [

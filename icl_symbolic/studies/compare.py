@@ -200,28 +200,39 @@ def finite_d_verdict(points, fds, *, mde: float, false_alarm: float = 1e-3, seco
     The two-sided ``false_alarm`` is split over the points (Bonferroni); the verdict is the shared
     one (:func:`icl_symbolic.core.verdict.decide`) at the MDE target ``mde`` (a fraction), with the
     seeds per point that would reach it (``seconds_per_seed``: one seed at every point, the cost
-    model).  Returns ``(tests, verdict)``, one :class:`~icl_symbolic.core.verdict.RowTest` per point.
+    model).  Points whose corrected value the theory withholds (outside its checked scope,
+    ``FiniteD.in_scope``) are not judged: their test is None and the verdict counts them as withheld.
+    Returns ``(tests, verdict)``, one :class:`~icl_symbolic.core.verdict.RowTest` (or None) per point.
     """
-    zb = bonferroni_z(false_alarm, len(points))
-    tests, n_now = [], None
-    for p, fd in zip(points, fds):
+    judged = [i for i, fd in enumerate(fds) if getattr(fd, "in_scope", True) and math.isfinite(fd.corrected)]
+    withheld = len(points) - len(judged)
+    zb = bonferroni_z(false_alarm, max(len(judged), 1))
+    tests, n_now = [None] * len(points), None
+    for i in judged:
+        p, fd = points[i], fds[i]
         exact = p.get("e_mean") is not None
         e, se = (p["e_mean"], p["e_se"]) if exact else (p["e_mc_mean"], p["e_mc_se"])
         n = len(p["seeds"])
         n_now = n if n_now is None else min(n_now, n)
-        tests.append(finite_d_test(e, se, n, fd.corrected, fd.stderr, zb))
-    fixed = [fd.stderr for fd in fds]
+        tests[i] = finite_d_test(e, se, n, fd.corrected, fd.stderr, zb)
+    rows = [tests[i] for i in judged]
+    fixed = [fds[i].stderr for i in judged]
 
-    def dof_at(i, n):
-        return welch_dof([1.0, 1.0], [tests[i].se, fixed[i]], [n, None])
+    def dof_at(j, n):
+        return welch_dof([1.0, 1.0], [rows[j].se, fixed[j]], [n, None])
 
     verdict = decide(
-        tests,
+        rows,
         mde,
-        mde_at=mde_with_seeds(tests, n_now, fixed, dof_at),
+        mde_at=mde_with_seeds(rows, n_now, fixed, dof_at) if rows else None,
         n_seeds=n_now,
         seconds_per_seed=seconds_per_seed,
         unit="seeds per point",
+        advice=None
+        if rows
+        else "the finite-d theory withholds its corrected value at every point: outside the "
+        "scope its terms were checked in (docs/finite-d.md, Scope); no verdict against it",
+        withheld=withheld,
     )
     return tests, verdict
 
