@@ -57,7 +57,7 @@ MISSES = [
     ("g**3", 1.0, 4.0, 0.7, 64),
     ("tanh(g)", 2.0, 2.0, 0.7, 32),
 ]
-DEFAULT_CACHE = "/work/fd-cache/offgrid"
+DEFAULT_CACHE = ".cache/finite-d-offgrid"  # resumable seed cache, relative to the working folder
 RESULTS = ROOT / "benchmarks" / "results" / "finite-d-offgrid.json"
 
 
