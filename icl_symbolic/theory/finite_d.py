@@ -150,7 +150,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.linalg import eigh_tridiagonal
 from scipy.optimize import brentq
 
 from icl_symbolic.core.caches import memoize
@@ -159,6 +158,7 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.engine.expr import teacher
 from icl_symbolic.engine.gauss import float_expect
+from icl_symbolic.engine.omega_rule import omega_rule
 from icl_symbolic.model.gamma_error import e_gamma_isotropic, functionals_float
 from icl_symbolic.model.moments import FUNCTIONAL_NAMES, moment_functions
 from icl_symbolic.model.prompts import sample_prompts
@@ -485,18 +485,6 @@ def _teacher(f):
     return teacher(f)
 
 
-def gamma_rule(n: int, shape: float) -> tuple:
-    """n-point Gauss rule for the Gamma(shape, 1) law (generalised Gauss-Laguerre with weight
-    t^(shape-1) e^-t, normalised to 1), by Golub-Welsch on the Laguerre Jacobi matrix (diagonal
-    2j + shape, off-diagonal sqrt(j (j + shape - 1))); stable for large shape, where the library
-    weights overflow.  Exact for polynomials of degree <= 2n - 1."""
-    j = np.arange(n, dtype=float)
-    a = 2.0 * j + shape
-    b = np.sqrt(j[1:] * (j[1:] + shape - 1.0))
-    t, V = eigh_tridiagonal(a, b)
-    return t, V[0] ** 2
-
-
 @dataclass(frozen=True)
 class TaskNorm:
     """The task-norm averages of a teacher and how they were obtained: a1_eff^2, rho_nl_eff and a bound
@@ -519,12 +507,11 @@ def _teacher_limit(f: str, rho: float) -> tuple:
 
 def _omega_average(T, d: int, n_chi: int) -> tuple:
     """(E[omega beta^2], E[E f(sqrt(omega) g)^2], error) over omega ~ chi^2_d/d with the n_chi-node
-    generalised Gauss-Laguerre rule; the inner expectations by ``gauss.float_expect`` (split at the
+    generalised Gauss-Laguerre rule (:func:`icl_symbolic.engine.omega_rule.omega_rule`); the inner expectations by ``gauss.float_expect`` (split at the
     kinks and jumps of f, with its error estimate).  omega beta(omega)^2 = E[z f(z)]^2/omega, z ~ N(0, omega)."""
-    t, wo = gamma_rule(n_chi, d / 2.0)
+    om, wo = omega_rule(n_chi, d)  # normalised weights: no Gamma(d/2) overflow at large d
     keep = wo > 1e-300 * wo.max()  # nodes whose weight underflows carry nothing
-    t, wo = t[keep], wo[keep]
-    om = 2.0 * t / d
+    om, wo = om[keep], wo[keep]
 
     def integrands(z):
         fz = T.numpy(z)
@@ -546,7 +533,7 @@ def task_norm_average(f, rho: float, d: int | None, n_chi: int = 48) -> TaskNorm
     Gaussian expectations E[z f(z)] and E[f(z)^2], z ~ N(0, omega), by ``gauss.float_expect``
     (composite Gauss-Legendre split at the kinks and jumps of f: sign, heaviside, relu, abs and their
     compositions are integrated piecewise, not through a smooth rule), and the omega average by the
-    generalised Gauss-Laguerre rule of ``gamma_rule`` (omega = 2t/d, t ~ Gamma(d/2)).  Both omega
+    generalised Gauss-Laguerre rule of :func:`~icl_symbolic.engine.omega_rule.omega_rule`.  Both omega
     integrands are smooth (analytic) in omega > 0 for any f of the input language, kinks included (a
     Gaussian average of f over N(0, omega) is a heat-kernel smoothing of f), so the rule converges
     geometrically (slower when f has a jump away from 0: the omega -> 0 end then carries exp(-c/omega));
@@ -755,8 +742,7 @@ def fresh_task_second_moment(f, rho: float, d: int, ell: int, n_nodes: int = 60)
     """E[v v^T] over fresh Gaussian tasks w ~ N(0, I_d): diag(c_u I_d, E s^2) (E[u s] = 0 by symmetry),
     c_u = E[E_uuT_I + omega E_uuT_w], omega ~ chi^2_d/d (generalised Gauss-Laguerre, exact for these
     smooth integrands to quadrature accuracy)."""
-    t, wt = gamma_rule(n_nodes, d / 2.0)
-    om = 2.0 * t / d
+    om, wt = omega_rule(n_nodes, d)
     c = _task_coeffs(f, rho, d, ell, om)
     return np.diag([float(wt @ (c["E_uuT_I"] + om * c["E_uuT_w"]))] * d + [float(wt @ c["E_s2"])])
 
@@ -1104,7 +1090,6 @@ __all__ = [
     "e_iso_general",
     "e_radial_signal",
     "recipe_parts",
-    "gamma_rule",
     "bs_mean_correction",
     "task_norm_moments",
     "task_norm_average",
