@@ -563,6 +563,7 @@ class DualPoint:
             "q2": str(self.q2),
             "c": str(self.c),
             "rho": str(self.rho),
+            "rho_decimal": str(sympy.N(self.rho, 17)),
             "nngp": s(self.nngp),
             "derivative": s(self.derivative),
             "routes": list(self.routes),
@@ -696,5 +697,10 @@ def dual_map(f, q1=1, q2=1, c=0, digits: int = 30, derivative: bool = True) -> D
     k, route = _one(T, q1, q2, c, digits, False)
     kd, route_d = (None, None)
     if derivative:
-        kd, route_d = _one(T, q1, q2, c, digits, True)
+        try:
+            kd, route_d = _one(T, q1, q2, c, digits, True)
+        except ValidityError as exc:
+            if "is infinite" not in str(exc):
+                raise
+            kd, route_d = None, "infinite (a delta squared)"  # reported, not a number
     return DualPoint(q1, q2, c, _rho(q1, q2, c), k, kd, (route, route_d) if derivative else (route,))

@@ -1,0 +1,105 @@
+"""``icl-symbolic dual``: certified dual kernels (NNGP and derivative maps) of a teacher.
+
+Paper: the Hermite expansion of Sec. 2, Eq. (2), p. 2 (K_f(rho) = sum_m a_m^2 rho^m).  Parsing and
+formatting only; the mathematics is :mod:`icl_symbolic.engine.dual`.
+"""
+
+from __future__ import annotations
+
+from icl_symbolic.api.dual import dual_kernel, plot_dual
+from icl_symbolic.cli._args import (
+    EXIT_OK_BAD_INPUT,
+    ICLError,
+    add_output_options,
+    ascii_int,
+    check_output_paths,
+    document,
+    emit_json,
+    epilog,
+    save_figure,
+    split_list,
+    write_points_csv,
+)
+from icl_symbolic.engine.expr import parse_expr
+from icl_symbolic.engine.gauss import to_rational
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "dual",
+        help="certified dual kernels E[f(u)f(v)] and E[f'(u)f'(v)] of a teacher (NNGP / NTK maps)",
+        description="The NNGP map K_f(q1, q2, c) = E[f(u) f(v)], (u, v) ~ N(0, [[q1, c], [c, q2]]), and the "
+        "derivative map E[f'(u) f'(v)] (distributional f'), each exact (closed form) or with a proven error "
+        "bound (Hermite series with Cauchy-Schwarz tail, its re-expansion at |rho| = 1, or 2-D quadrature).",
+        epilog=epilog(
+            EXIT_OK_BAD_INPUT,
+            [
+                'icl-symbolic dual "tanh(g)" --rho 0,0.5,0.9 --digits 20',
+                'icl-symbolic dual "relu(g)" --q1 2 --q2 1 --c 0.5 --json',
+            ],
+        ),
+    )
+    p.add_argument("expr", metavar="EXPR", help="teacher in the input language, e.g. 'tanh(g)'")
+    p.add_argument("--rho", default=None, help="comma-separated correlations in [-1, 1] (default 0,0.5,1)")
+    p.add_argument("--c", default=None, help="one covariance c (instead of --rho)")
+    p.add_argument("--q1", default="1", help="variance of u (read exactly)")
+    p.add_argument("--q2", default="1", help="variance of v (read exactly)")
+    p.add_argument("--digits", type=ascii_int, default=20, help="significant digits (1..200)")
+    p.add_argument("--no-derivative", action="store_true", help="only the NNGP map")
+    add_output_options(
+        p, csv="write the rows (q1, q2, c, rho, nngp, derivative, routes) as CSV", plot="draw both maps against rho"
+    )
+    p.set_defaults(func=run)
+
+
+def _check(args):
+    parse_expr(args.expr)
+    if args.rho is not None and args.c is not None:
+        raise ICLError("give --rho or --c, not both")
+    if not 1 <= args.digits <= 200:
+        raise ICLError(f"--digits must be between 1 and 200, got {args.digits}")
+    q1, q2 = to_rational(args.q1, "--q1"), to_rational(args.q2, "--q2")
+    if q1.is_negative or q2.is_negative:
+        raise ICLError("--q1 and --q2 are variances and must be >= 0")
+    rhos = None
+    if args.c is None:
+        rhos = [to_rational(r, "--rho") for r in split_list(args.rho or "0,0.5,1", "--rho")]
+        if any(abs(r) > 1 for r in rhos):
+            raise ICLError("--rho values must lie in [-1, 1]")
+    else:
+        c = to_rational(args.c, "--c")
+        if c**2 > q1 * q2:
+            raise ICLError("--c must satisfy c^2 <= q1 q2")
+    check_output_paths(args)
+    return rhos
+
+
+def run(args) -> int:
+    rhos = _check(args)
+    grid = dual_kernel(
+        args.expr, rhos, q1=args.q1, q2=args.q2, c=args.c, digits=args.digits, derivative=not args.no_derivative
+    )
+    points = grid.points()
+    if args.plot:
+        save_figure(plot_dual(grid), args.plot)
+    if args.csv:
+        write_points_csv(args.csv, points, ["q1", "q2", "c", "rho", "nngp", "derivative", "routes"])
+    emit_json(args, document("dual", points, expr=args.expr, digits=args.digits))
+    if not args.json:
+        print(table(grid))
+    return 0
+
+
+def table(grid) -> str:
+    w = grid.digits + 8
+    lines = [
+        f"f(g) = {grid.label}; K = E[f(u) f(v)], Kdot = E[f'(u) f'(v)], (u, v) ~ N(0, [[q1, c], [c, q2]])",
+        f"{'q1':>6} {'q2':>6} {'rho':>8}  {'K':<{w}} {'Kdot':<{w}} how obtained",
+    ]
+    for p in grid.results:
+        kd = "-" if p.derivative is None else p.derivative.to_str(grid.digits)
+        how = p.nngp.provenance() + f" [{', '.join(r for r in p.routes if r)}]"
+        lines.append(
+            f"{str(p.q1):>6} {str(p.q2):>6} {str(p.rho)[:8]:>8}  {p.nngp.to_str(grid.digits):<{w}} {kd:<{w}} {how}"
+        )
+    return "\n".join(lines)
