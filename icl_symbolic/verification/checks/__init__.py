@@ -17,6 +17,8 @@ module                    kinds (paper unit)
                           normalisation, d(d+1) parameters, the finite-d peak)
 ``kernel``                kernel_value, kernel_simulation, kernel_gap_decay
                           (our extension, the kernel learner; not the paper's)
+``dual``                  dual_value (the dual kernel: K_f(1) = E[f^2], Kdot_f(0) = a1^2,
+                          Eq. 8, p. 3; literature closed forms)
 ``coverage``              hermite_field (printed fields of hermite_coeffs that no
                           other kind reads: Eq. 2, p. 2; Eq. 8, p. 3), a1zero_derivation
                           (steps of the a1 = 0 derivation the limits do not read: Eq. 15, p. 10)
@@ -35,6 +37,7 @@ from icl_symbolic.verification.checks import (
     appendix_a,
     appendix_c,
     coverage,
+    dual,
     hermite,
     identities,
     kernel,
@@ -44,7 +47,7 @@ from icl_symbolic.verification.checks import (
     theory,
 )
 
-_MODULES = (setup, hermite, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation, kernel, coverage)
+_MODULES = (setup, hermite, dual, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation, kernel, coverage)
 
 #: check name -> :class:`~icl_symbolic.verification.registry.CheckKind`, for every shipped kind.
 REGISTRY = {kind.name: kind for module in _MODULES for kind in module.KINDS}
