@@ -47,7 +47,20 @@ from icl_symbolic.verification.checks import (
     theory,
 )
 
-_MODULES = (setup, hermite, dual, identities, moments, theory, a1zero, appendix_a, appendix_c, simulation, kernel, coverage)
+_MODULES = (
+    setup,
+    hermite,
+    dual,
+    identities,
+    moments,
+    theory,
+    a1zero,
+    appendix_a,
+    appendix_c,
+    simulation,
+    kernel,
+    coverage,
+)
 
 #: check name -> :class:`~icl_symbolic.verification.registry.CheckKind`, for every shipped kind.
 REGISTRY = {kind.name: kind for module in _MODULES for kind in module.KINDS}
