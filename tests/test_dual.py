@@ -147,8 +147,8 @@ def _arccos_ntk(X, depth, sw, sb):
 
 def test_deep_relu_pair_matches_arccos_recursion():
     X = np.array([[1.0, 2.0, -1.0], [0.5, -1.0, 2.0]])
-    r = deep_pair("relu(g)", ["1", "2", "-1"], ["1/2", "-1", "2"], depth=4, sigma_w2=2, sigma_b2="1/10", digits=20)
-    K, Th = _arccos_ntk(X, 4, 2.0, 0.1)
+    r = deep_pair("relu(g)", ["1", "2", "-1"], ["1/2", "-1", "2"], depth=2, sigma_w2=2, sigma_b2="1/10", digits=20)
+    K, Th = _arccos_ntk(X, 2, 2.0, 0.1)
     assert r.method == "exact"
     assert abs(float(r.nngp[-1].value) - K[0, 1]) < 1e-12 * abs(K[0, 1])
     assert abs(float(r.ntk[-1].value) - Th[0, 1]) < 1e-12 * abs(Th[0, 1])

@@ -125,7 +125,7 @@ def _exact_recursion(T, q1, q2, c, depth, sw, sb, digits):
         return None
 
     def val(e, name):
-        return Value.from_exact(sympy.simplify(e), digits, note=name)
+        return Value.from_exact(e, digits, note=name)
 
     return DeepPair(
         tuple(val(e, f"K^{i}") for i, e in enumerate(Ks)),
