@@ -169,6 +169,10 @@ def test_deep_tanh_gram_psd_and_pair_agreement():
     p = deep_pair("tanh(g)", xs, ys, depth=2, sigma_w2="3/2", sigma_b2="1/10", digits=16)
     assert abs(float(p.nngp[-1].value) - G.nngp[0, 1]) <= G.nngp_err + float(p.nngp[-1].abs_err) + 1e-15
     assert abs(float(p.ntk[-1].value) - G.ntk[0, 1]) <= G.ntk_err + float(p.ntk[-1].abs_err) + 1e-15
+    # the diagonal (rho = 1 at every layer) against the pair recursion of x with itself
+    d = deep_pair("tanh(g)", xs, xs, depth=2, sigma_w2="3/2", sigma_b2="1/10", digits=16)
+    assert abs(float(d.nngp[-1].value) - G.nngp[0, 0]) <= G.nngp_err + float(d.nngp[-1].abs_err) + 1e-15
+    assert abs(float(d.ntk[-1].value) - G.ntk[0, 0]) <= G.ntk_err + float(d.ntk[-1].abs_err) + 1e-15
 
 
 def _cli(*args):

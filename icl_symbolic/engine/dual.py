@@ -352,7 +352,8 @@ def _endpoint(F1, F2, c1, c2, r, digits):
         for d, co in ((d1, c1), (d2, c2)):
             v, e = E(d[n] ** 2)
             s = sum(
-                mpmath.binomial(m, n) * (am**2 + 2 * abs(am) * ea + ea**2) for m, (am, ea) in enumerate(co[: M + 1])
+                mpmath.binomial(m, n) * max(abs(am) - ea, 0) ** 2  # a lower bound: P is an upper bound
+                for m, (am, ea) in enumerate(co[: M + 1])
             )
             P.append(max(v / mpmath.factorial(n) - s, 0) + e / mpmath.factorial(n))
         tail = (1 - r) ** n * mpmath.sqrt(P[0] * P[1])

@@ -285,13 +285,13 @@ def deep_gram(f, X, depth: int, sigma_w2=1, sigma_b2=0, M: int = 120, digits: in
         dmap = _horner(cD, rho_l)
         # the diagonal is the exact map at rho = 1
         np.fill_diagonal(kmap, float(sympy.N((nq - sb) / sw, 20)))
-        np.fill_diagonal(dmap, float(f1 / qm))
+        np.fill_diagonal(dmap, float(f1))
         eK_map = tail + coef_err + rnd * E_f2 + L_c * eK / 1.0
-        eD_map = tailD + coefD_err + rnd * float(f1 / qm) + (L_cd * eK if np.isfinite(L_cd) else np.inf)
+        eD_map = tailD + coefD_err + rnd * float(f1) + (L_cd * eK if np.isfinite(L_cd) else np.inf)
         newK = swf * kmap + sbf
         newT = newK + swf * dmap * Th
         eK_new = swf * eK_map + 2 * EPS * float(np.max(np.abs(newK)))
-        eT = eK_new + swf * (float(f1 / qm) * eT + float(np.max(np.abs(Th))) * eD_map + eD_map * eT)
+        eT = eK_new + swf * (float(f1) * eT + float(np.max(np.abs(Th))) * eD_map + eD_map * eT)
         eT += 4 * EPS * float(np.max(np.abs(newT)))
         K, Th, eK = newK, newT, eK_new
         q = nq
