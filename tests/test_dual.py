@@ -180,10 +180,10 @@ def _cli(*args):
 
 
 def test_cli_json_and_bad_input():
-    r = _cli("relu(g)", "--rho", "0,1/2", "--digits", "12", "--json")
+    r = _cli("relu(g)", "--corr", "0,1/2", "--digits", "12", "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["points"][1]["nngp"] == "0.304498890522" and doc["points"][1]["routes"][0] == "closed form"
-    for bad in (["foo(g)"], ["g", "--rho", "2"], ["g", "--digits", "0"], ["g", "--c", "3"], ["g", "--q1", "-1"]):
+    for bad in (["foo(g)"], ["g", "--corr", "2"], ["g", "--digits", "0"], ["g", "--c", "3"], ["g", "--q1", "-1"]):
         r = _cli(*bad)
         assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, (bad, r.stderr)

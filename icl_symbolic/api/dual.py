@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import sympy
+
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.dual import DualPoint, dual_map
 from icl_symbolic.engine.dual_deep import DeepGram, DeepPair, deep_gram, deep_pair
@@ -41,13 +43,16 @@ def dual_kernel(f, rhos=None, *, q1=1, q2=1, c=None, digits: int = 30, derivativ
     if c is not None:
         cs = [to_rational(c, "c")]
     else:
-        import sympy
-
         root = sympy.sqrt(q1r * q2r)
         if not root.is_rational:
             raise ICLError("a rho grid needs sqrt(q1 q2) rational (else give c)")
         cs = [to_rational(r, "rho") * root for r in rhos]
     return DualGrid(T.label, digits, tuple(dual_map(T, q1r, q2r, ci, digits, derivative) for ci in cs))
+
+
+def read_exact(text, name: str):
+    """An exact rational from a user's number (``"0.1"`` is 1/10); one-line ICLError otherwise."""
+    return to_rational(text, name)
 
 
 def plot_dual(grid: DualGrid):

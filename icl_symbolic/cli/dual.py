@@ -6,22 +6,22 @@ formatting only; the mathematics is :mod:`icl_symbolic.engine.dual`.
 
 from __future__ import annotations
 
-from icl_symbolic.api.dual import dual_kernel, plot_dual
+from icl_symbolic.api.dual import dual_kernel, plot_dual, read_exact
 from icl_symbolic.cli._args import (
     EXIT_OK_BAD_INPUT,
     ICLError,
     add_output_options,
     ascii_int,
     check_output_paths,
+    defaults,
     document,
     emit_json,
     epilog,
+    parse_expr,
     save_figure,
     split_list,
     write_points_csv,
 )
-from icl_symbolic.engine.expr import parse_expr
-from icl_symbolic.engine.gauss import to_rational
 
 
 def register(subparsers) -> None:
@@ -34,17 +34,19 @@ def register(subparsers) -> None:
         epilog=epilog(
             EXIT_OK_BAD_INPUT,
             [
-                'icl-symbolic dual "tanh(g)" --rho 0,0.5,0.9 --digits 20',
+                'icl-symbolic dual "tanh(g)" --corr 0,0.5,0.9 --digits 20',
                 'icl-symbolic dual "relu(g)" --q1 2 --q2 1 --c 0.5 --json',
             ],
         ),
     )
     p.add_argument("expr", metavar="EXPR", help="teacher in the input language, e.g. 'tanh(g)'")
-    p.add_argument("--rho", default=None, help="comma-separated correlations in [-1, 1] (default 0,0.5,1)")
-    p.add_argument("--c", default=None, help="one covariance c (instead of --rho)")
+    p.add_argument(
+        "--corr", default=None, help="comma-separated correlations rho = c/sqrt(q1 q2) in [-1, 1] (default 0,0.5,1)"
+    )
+    p.add_argument("--c", default=None, help="one covariance c (instead of --corr)")
     p.add_argument("--q1", default="1", help="variance of u (read exactly)")
     p.add_argument("--q2", default="1", help="variance of v (read exactly)")
-    p.add_argument("--digits", type=ascii_int, default=20, help="significant digits (1..200)")
+    p.add_argument("--digits", type=ascii_int, default=defaults.DIGITS, help="significant digits (1..200)")
     p.add_argument("--no-derivative", action="store_true", help="only the NNGP map")
     add_output_options(
         p, csv="write the rows (q1, q2, c, rho, nngp, derivative, routes) as CSV", plot="draw both maps against rho"
@@ -54,20 +56,20 @@ def register(subparsers) -> None:
 
 def _check(args):
     parse_expr(args.expr)
-    if args.rho is not None and args.c is not None:
-        raise ICLError("give --rho or --c, not both")
+    if args.corr is not None and args.c is not None:
+        raise ICLError("give --corr or --c, not both")
     if not 1 <= args.digits <= 200:
         raise ICLError(f"--digits must be between 1 and 200, got {args.digits}")
-    q1, q2 = to_rational(args.q1, "--q1"), to_rational(args.q2, "--q2")
+    q1, q2 = read_exact(args.q1, "--q1"), read_exact(args.q2, "--q2")
     if q1.is_negative or q2.is_negative:
         raise ICLError("--q1 and --q2 are variances and must be >= 0")
     rhos = None
     if args.c is None:
-        rhos = [to_rational(r, "--rho") for r in split_list(args.rho or "0,0.5,1", "--rho")]
+        rhos = [read_exact(r, "--corr") for r in split_list(args.corr or "0,0.5,1", "--corr")]
         if any(abs(r) > 1 for r in rhos):
-            raise ICLError("--rho values must lie in [-1, 1]")
+            raise ICLError("--corr values must lie in [-1, 1]")
     else:
-        c = to_rational(args.c, "--c")
+        c = read_exact(args.c, "--c")
         if c**2 > q1 * q2:
             raise ICLError("--c must satisfy c^2 <= q1 q2")
     check_output_paths(args)

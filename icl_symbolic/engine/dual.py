@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import mpmath
 import sympy
 
+from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.core.values import Value
 from icl_symbolic.engine.expr import Teacher, g, teacher
@@ -235,17 +236,17 @@ def _scaled_expr(T: Teacher, q):
     return T.expr.subs(g, sympy.sqrt(q) * g)
 
 
-@functools.lru_cache(maxsize=64)
-def _coeffs(expr, M: int, digits: int):
+@memoize(maxsize=64)
+def scaled_coeffs(expr, M: int, digits: int):
     r = hermite_coeffs(expr, M=M, digits=digits)
     with mpmath.workdps(digits + 20):
-        a = [(mpmath.mpf(v.value), _err(v)) for v in r.a]
+        a = [(mpmath.mpf(v.value), value_error(v)) for v in r.a]
         R = mpmath.mpf(r.parseval_residual.value)
-        R_hi = max(R, mpmath.mpf(0)) + _err(r.parseval_residual)
+        R_hi = max(R, mpmath.mpf(0)) + value_error(r.parseval_residual)
     return a, R_hi, r.method
 
 
-def _err(v: Value):
+def value_error(v: Value):
     if v.method == "exact":
         return abs(mpmath.mpf(v.value)) * mpmath.mpf(10) ** -((v.digits or 15) + 4)
     e = v.abs_err
@@ -257,8 +258,8 @@ def hermite_pair(f, q1, q2, M: int, digits: int):
     and the two certified upper bounds of their Parseval remainders (shared when q1 = q2)."""
     T = teacher(f)
     e1 = _scaled_expr(T, q1)
-    c1 = _coeffs(e1, M, digits)
-    c2 = c1 if q1 == q2 else _coeffs(_scaled_expr(T, q2), M, digits)
+    c1 = scaled_coeffs(e1, M, digits)
+    c2 = c1 if q1 == q2 else scaled_coeffs(_scaled_expr(T, q2), M, digits)
     return c1, c2
 
 
@@ -267,7 +268,7 @@ def _enough(val, err, digits) -> bool:
     return err <= abs(val) * mpmath.mpf(10) ** -digits / 2 or err <= mpmath.mpf(10) ** -(digits + 1)
 
 
-def _max_weight(J: int, r, power: int):
+def tail_weight(J: int, r, power: int):
     """max over m >= J of m^power r^m (power 0 or 1), r in [0, 1): the tail's largest weight."""
     if r == 0:
         return mpmath.mpf(0) if J > 0 else mpmath.mpf(1)
@@ -299,9 +300,9 @@ def _series(c1, c2, rho, rho_err, derivative: bool, scale):
     # tail: |sum_(m > last) w_m a b rho^m| <= max w_m |rho|^m sqrt(R1 R2); for the derivative
     # the order-m term uses a_(m+1), so the remainder after a_M is sum_(j > M) a_j^2 = R
     if derivative:
-        tail = _max_weight(M + 1, r, 1) / r * mpmath.sqrt(R1 * R2) if r else mpmath.mpf(0)
+        tail = tail_weight(M + 1, r, 1) / r * mpmath.sqrt(R1 * R2) if r else mpmath.mpf(0)
     else:
-        tail = _max_weight(M + 1, r, 0) * mpmath.sqrt(R1 * R2)
+        tail = tail_weight(M + 1, r, 0) * mpmath.sqrt(R1 * R2)
     err += tail + lip * rho_err  # rho itself is known to rho_err
     return total * scale, err * scale, tail * scale
 
@@ -342,7 +343,7 @@ def _endpoint(F1, F2, c1, c2, r, digits):
     def E(expr):
         if expr not in cache:
             v = expect(expr, 1, digits + 5)
-            cache[expr] = (mpmath.mpf(v.value), _err(v))
+            cache[expr] = (mpmath.mpf(v.value), value_error(v))
         return cache[expr]
 
     for n in ENDPOINT_ORDERS:
@@ -638,9 +639,9 @@ def _one(T: Teacher, q1, q2, c, digits, derivative, closed=True) -> tuple[Value,
                 return Value.from_exact(
                     sympy.simplify(v.exact * scale**2 if derivative else v.exact), digits, note=note
                 ), ("closed form")
-            return mp_value(mpmath.mpf(v.value) * scale, _err(v) * scale, digits, note=f"{note}; 1-D quadrature"), (
-                "quadrature"
-            )
+            return mp_value(
+                mpmath.mpf(v.value) * scale, value_error(v) * scale, digits, note=f"{note}; 1-D quadrature"
+            ), ("quadrature")
         c1 = c2 = None
         for M in SERIES_ORDERS:
             c1, c2 = hermite_pair(T, q1, q2, M + 1, digits + 5)  # shared by both maps

@@ -34,7 +34,7 @@ import sympy
 
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.core.values import Value
-from icl_symbolic.engine.dual import _coeffs, _err, _max_weight, closed_form, dual_map, split_derivative
+from icl_symbolic.engine.dual import closed_form, dual_map, scaled_coeffs, split_derivative, tail_weight, value_error
 from icl_symbolic.engine.expr import Teacher, g, teacher
 from icl_symbolic.engine.gauss import expect, mp_value, to_rational
 
@@ -62,7 +62,7 @@ def _moment(expr, q, k: int, digits: int):
     if e == 0:
         return mpmath.mpf(0)
     v = expect(sympy.expand(e.subs(g, sympy.sqrt(q) * g) ** 2), 1, digits)
-    return abs(mpmath.mpf(v.value)) + _err(v)
+    return abs(mpmath.mpf(v.value)) + value_error(v)
 
 
 @dataclass(frozen=True)
@@ -169,10 +169,16 @@ def _mp_recursion(T, q1, q2, c, depth, sw, sb, digits):
             p = dual_map(T, pts["q1"], pts["q2"], pts["c"], digits + 5)
             d1 = dual_map(T, pts["q1"], pts["q1"], pts["q1"], digits + 5, derivative=False)
             d2 = dual_map(T, pts["q2"], pts["q2"], pts["q2"], digits + 5, derivative=False)
-            k, ek = mpmath.mpf(p.nngp.value), _err(p.nngp) + drift
-            kd, ekd = mpmath.mpf(p.derivative.value), _err(p.derivative) + drift_d
-            nq1 = (swm * mpmath.mpf(d1.nngp.value) + sbm, swm * (_err(d1.nngp) + 2 * L_q * rad["q1"] + a1 * rad["q1"]))
-            nq2 = (swm * mpmath.mpf(d2.nngp.value) + sbm, swm * (_err(d2.nngp) + 2 * L_q * rad["q2"] + b1 * rad["q2"]))
+            k, ek = mpmath.mpf(p.nngp.value), value_error(p.nngp) + drift
+            kd, ekd = mpmath.mpf(p.derivative.value), value_error(p.derivative) + drift_d
+            nq1 = (
+                swm * mpmath.mpf(d1.nngp.value) + sbm,
+                swm * (value_error(d1.nngp) + 2 * L_q * rad["q1"] + a1 * rad["q1"]),
+            )
+            nq2 = (
+                swm * mpmath.mpf(d2.nngp.value) + sbm,
+                swm * (value_error(d2.nngp) + 2 * L_q * rad["q2"] + b1 * rad["q2"]),
+            )
             nc = (swm * k + sbm, swm * ek)
             tv, te = th
             th = (nc[0] + swm * kd * tv, nc[1] + swm * (abs(kd) * te + abs(tv) * ekd + ekd * te))
@@ -242,7 +248,7 @@ def deep_gram(f, X, depth: int, sigma_w2=1, sigma_b2=0, M: int = 120, digits: in
     off = ~np.eye(n, dtype=bool)
     for _ in range(depth):
         expr = T.expr.subs(g, sympy.sqrt(q) * g)
-        a, R_hi, _ = _coeffs(expr, M + 1, digits)
+        a, R_hi, _ = scaled_coeffs(expr, M + 1, digits)
         with mpmath.workdps(digits + 10):
             qm = mpmath.mpf(sympy.N(q, digits + 10))
             f1 = _moment(T.expr, q, 1, digits)
@@ -266,9 +272,9 @@ def deep_gram(f, X, depth: int, sigma_w2=1, sigma_b2=0, M: int = 120, digits: in
             rmax_hi = min(1.0, rmax + (eK + 2 * EPS) / qf * 2)
             if rmax_hi >= 1:
                 raise ValidityError(f"a pair of inputs is (numerically) parallel at layer {len(qs)}: no certified tail")
-            tail = float(_max_weight(M + 1, mpmath.mpf(rmax_hi), 0) * R_hi)
+            tail = float(tail_weight(M + 1, mpmath.mpf(rmax_hi), 0) * R_hi)
             tailD = (
-                float(_max_weight(M + 1, mpmath.mpf(rmax_hi), 1) / mpmath.mpf(rmax_hi) * R_hi / qm) if rmax_hi else 0.0
+                float(tail_weight(M + 1, mpmath.mpf(rmax_hi), 1) / mpmath.mpf(rmax_hi) * R_hi / qm) if rmax_hi else 0.0
             )
             E_f2 = float(sum(v**2 for v in ak) + R_hi)
             L_c = float(f1)  # |dK/dc| <= E[f'(sqrt q g)^2]
