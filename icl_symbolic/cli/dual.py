@@ -100,7 +100,12 @@ def table(grid) -> str:
     ]
     for p in grid.results:
         kd = "-" if p.derivative is None else p.derivative.to_str(grid.digits)
-        how = p.nngp.provenance() + f" [{', '.join(r for r in p.routes if r)}]"
+        routes = ", ".join(r for r in p.routes if r)
+        if p.nngp.method == "exact":
+            how = f"{routes} (exact, SymPy)"
+        else:
+            errs = [v.abs_err for v in (p.nngp, p.derivative) if v is not None and v.abs_err is not None]
+            how = f"{routes}; |err| <= {max(float(e) for e in errs):.1e}" if errs else routes
         lines.append(
             f"{str(p.q1):>6} {str(p.q2):>6} {str(p.rho)[:8]:>8}  {p.nngp.to_str(grid.digits):<{w}} {kd:<{w}} {how}"
         )
