@@ -160,6 +160,7 @@ def test_the_same_mistake_has_the_same_words_in_every_command(command, capsys, t
 
 CHEAP = {
     "coeffs": ["coeffs", "g**3", "--M", "3"],
+    "dual": ["dual", "relu(g)", "--corr", "0,1/2", "--digits", "12"],
     "moments": ["moments", "g", "--d", "4", "--ell", "8"],
     "appendix-a": ["appendix-a", "identity", "--d", "10"],
     "theory": ["theory", "sin(g)", "--tau", "0.5,2"],

@@ -45,6 +45,7 @@ PROG = "icl-symbolic"
 #: command name -> module of this package with ``register(subparsers)`` and ``run(args)``.
 COMMANDS = {
     "coeffs": "coeffs",
+    "dual": "dual",
     "moments": "moments",
     "appendix-a": "appendix_a",
     "theory": "theory",

@@ -722,3 +722,19 @@ def slip_curve_figure(rep, grid=None, title: str = ""):
     ax.set_title(title or f"diagnose: {rep.verdict()}", fontsize=10)
     ax.legend(fontsize=8)
     return fig
+
+
+def dual_figure(label: str, points: list):
+    """The dual kernel K_f and its derivative map against the correlation rho (``dual --plot``);
+    ``points``: the rows of ``dual --json`` (``rho``, ``nngp``, ``derivative`` decimal strings)."""
+    fig, axes = _new_figure((6.4, 4.2))
+    ax = axes[0][0]
+    for key, name, fmt in (("nngp", "E[f(u) f(v)]", "-"), ("derivative", "E[f'(u) f'(v)]", "--")):
+        xs = [float(p["rho_decimal"]) for p in points if p.get(key) not in (None, "uncertified")]
+        ys = [float(p[key]) for p in points if p.get(key) not in (None, "uncertified")]
+        if xs:
+            ax.plot(xs, ys, fmt, marker="o", ms=3, label=name)
+    ax.set_xlabel("correlation rho")
+    ax.set_title(f"dual kernel of f = {label} (certified values)", fontsize=10)
+    ax.legend(fontsize=8)
+    return fig

@@ -17,6 +17,8 @@ module                    kinds (paper unit)
                           normalisation, d(d+1) parameters, the finite-d peak)
 ``kernel``                kernel_value, kernel_simulation, kernel_gap_decay
                           (our extension, the kernel learner; not the paper's)
+``dual``                  dual_value (the dual kernel: K_f(1) = E[f^2], Kdot_f(0) = a1^2,
+                          Eq. 8, p. 3; literature closed forms)
 ``coverage``              hermite_field (printed fields of hermite_coeffs that no
                           other kind reads: Eq. 2, p. 2; Eq. 8, p. 3), a1zero_derivation
                           (steps of the a1 = 0 derivation the limits do not read: Eq. 15, p. 10)
@@ -38,6 +40,7 @@ from icl_symbolic.verification.checks import (
     appendix_c,
     calibration,
     coverage,
+    dual,
     hermite,
     identities,
     kernel,
@@ -50,6 +53,7 @@ from icl_symbolic.verification.checks import (
 _MODULES = (
     setup,
     hermite,
+    dual,
     identities,
     moments,
     theory,

@@ -1,0 +1,315 @@
+r"""NNGP and NTK kernels of a deep fully connected network, with a certified maximum error.
+
+Recursion (depth L hidden layers, weight and bias variances sigma_w^2, sigma_b^2, inputs in R^d):
+
+    K^0(x, y)       = sigma_w^2 <x, y> / d + sigma_b^2,           Theta^0 = K^0,
+    K^(l+1)(x, y)   = sigma_w^2 K_f(K^l(x,x), K^l(y,y), K^l(x,y)) + sigma_b^2,
+    Theta^(l+1)     = K^(l+1) + sigma_w^2 Kdot_f(K^l(x,x), K^l(y,y), K^l(x,y)) Theta^l,
+
+with K_f and Kdot_f the single-layer maps of :mod:`icl_symbolic.engine.dual` (the dual kernel of the
+teacher f, Sec. 2, Eq. (2), p. 2 of arXiv:2610.10761, is the case q1 = q2 = 1).
+
+Two entry points:
+
+* :func:`deep_pair` -- one pair of inputs, every layer certified in mpmath: exact nested closed
+  forms when f has one (relu, erf, ...), else each layer's value carries the bound of its own
+  route plus the propagated error of the layer below (Lipschitz constants |d K/d c| <= E[f'^2],
+  |d Kdot/d c| <= E[f''^2] by Cauchy-Schwarz, and |d K / d q_i| <= sqrt(E[f''^2] E[f^2]) / 2 by the
+  heat equation, all certified one-dimensional expectations).
+* :func:`deep_gram` -- a Gram matrix in float64 for inputs on a common sphere: per layer the
+  Hermite coefficients of f(sqrt(q) g) (certified) give K and Kdot as polynomials in the
+  correlation, evaluated by Horner's rule in numpy; the bound adds the Cauchy-Schwarz tail at the
+  largest off-diagonal |correlation|, the float64 rounding (gamma_(2M+2) times the sum of the
+  absolute terms) and the propagated error of the layer below.  Where the tail cannot be made small
+  (|correlation| too close to 1 for the coefficient decay) the call refuses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mpmath
+import numpy as np
+import sympy
+
+from icl_symbolic.core.errors import ICLError, ValidityError
+from icl_symbolic.core.values import Value
+from icl_symbolic.engine.dual import closed_form, dual_map, scaled_coeffs, split_derivative, tail_weight, value_error
+from icl_symbolic.engine.expr import Teacher, g, teacher
+from icl_symbolic.engine.gauss import expect, mp_value, to_rational
+
+__all__ = ["DeepPair", "DeepGram", "deep_pair", "deep_gram"]
+
+EPS = np.finfo(float).eps
+
+
+def _check(depth, sigma_w2, sigma_b2):
+    if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= 100:
+        raise ICLError(f"depth must be an integer between 1 and 100, got {depth!r}")
+    sw, sb = to_rational(sigma_w2, "sigma_w2"), to_rational(sigma_b2, "sigma_b2")
+    if not sw.is_positive or sb.is_negative:
+        raise ICLError(f"need sigma_w2 > 0 and sigma_b2 >= 0, got {sigma_w2}, {sigma_b2}")
+    return sw, sb
+
+
+def _moment(expr, q, k: int, digits: int):
+    """Upper bound of E[(f^(k)(sqrt(q) g))^2] (k = 0, 1, 2); inf when f^(k) has point masses."""
+    e = expr
+    for _ in range(k):
+        e, masses = split_derivative(teacher(e))
+        if masses:
+            return mpmath.inf
+    if e == 0:
+        return mpmath.mpf(0)
+    v = expect(sympy.expand(e.subs(g, sympy.sqrt(q) * g) ** 2), 1, digits)
+    return abs(mpmath.mpf(v.value)) + value_error(v)
+
+
+@dataclass(frozen=True)
+class DeepPair:
+    """Layer-by-layer (q1, q2, c) of the NNGP and the NTK Theta for one pair of inputs."""
+
+    nngp: tuple  # Values K^l(x, y), l = 0..L
+    ntk: tuple  # Values Theta^l(x, y)
+    q1: tuple
+    q2: tuple
+    method: str
+
+
+def _rat(v: mpmath.mpf, digits: int):
+    return sympy.Rational(mpmath.nstr(v, digits + 10, min_fixed=-mpmath.inf, max_fixed=mpmath.inf))
+
+
+def deep_pair(f, x, y, depth: int, sigma_w2=1, sigma_b2=0, digits: int = 20) -> DeepPair:
+    """NNGP K^L(x, y) and NTK Theta^L(x, y) of a depth-L fully connected network, certified.
+
+    >>> r = deep_pair("relu(g)", [1, 0], [0, 1], depth=1, sigma_w2=2, digits=15)
+    >>> r.nngp[-1].exact, r.ntk[-1].exact
+    (1/(2*pi), 1/pi + 1/2)
+    """
+    sw, sb = _check(depth, sigma_w2, sigma_b2)
+    T = teacher(f)
+    x = [to_rational(v, "x") for v in x]
+    y = [to_rational(v, "y") for v in y]
+    if len(x) != len(y) or not x:
+        raise ICLError("x and y must be non-empty vectors of the same length")
+    d = len(x)
+    q1 = sw * sum(a * a for a in x) / d + sb
+    q2 = sw * sum(b * b for b in y) / d + sb
+    c = sw * sum(a * b for a, b in zip(x, y)) / d + sb
+    exact = _exact_recursion(T, q1, q2, c, depth, sw, sb, digits)
+    if exact is not None:
+        return exact
+    return _mp_recursion(T, q1, q2, c, depth, sw, sb, digits)
+
+
+def _exact_recursion(T, q1, q2, c, depth, sw, sb, digits):
+    try:
+        Ks, Ts, Q1, Q2 = [c], [c], [q1], [q2]
+        th = c
+        for _ in range(depth):
+            k = closed_form(T, q1, q2, c)
+            kd = closed_form(T, q1, q2, c, derivative=True)
+            if k is None or kd is None:
+                return None
+            nq1 = sw * closed_form(T, q1, q1, q1) + sb
+            nq2 = sw * closed_form(T, q2, q2, q2) + sb
+            c = sw * k + sb
+            th = c + sw * kd * th
+            q1, q2 = nq1, nq2
+            Ks.append(c)
+            Ts.append(th)
+            Q1.append(q1)
+            Q2.append(q2)
+    except ValidityError:
+        return None
+
+    def val(e, name):
+        return Value.from_exact(e, digits, note=name)
+
+    return DeepPair(
+        tuple(val(e, f"K^{i}") for i, e in enumerate(Ks)),
+        tuple(val(e, f"Theta^{i}") for i, e in enumerate(Ts)),
+        tuple(val(e, f"q1^{i}") for i, e in enumerate(Q1)),
+        tuple(val(e, f"q2^{i}") for i, e in enumerate(Q2)),
+        "exact",
+    )
+
+
+def _mp_recursion(T, q1, q2, c, depth, sw, sb, digits):
+    wd = digits + 10
+    with mpmath.workdps(wd):
+        swm, sbm = mpmath.mpf(sympy.N(sw, wd)), mpmath.mpf(sympy.N(sb, wd))
+        cur = {k: (mpmath.mpf(sympy.N(v, wd)), mpmath.mpf(0)) for k, v in (("q1", q1), ("q2", q2), ("c", c))}
+        th = cur["c"]
+        out = {"K": [cur["c"]], "T": [th], "q1": [cur["q1"]], "q2": [cur["q2"]]}
+        for _ in range(depth):
+            # the map is evaluated at rational points near the enclosure's centres; the distance
+            # is added to the enclosure radius
+            pts = {k: _rat(v, digits) for k, (v, _e) in cur.items()}
+            rad = {k: e + abs(mpmath.mpf(sympy.N(pts[k], wd)) - v) for k, (v, e) in cur.items()}
+            if pts["c"] ** 2 > pts["q1"] * pts["q2"]:
+                pts["c"] = sympy.sign(pts["c"]) * sympy.sqrt(pts["q1"] * pts["q2"])
+            lips = {}
+            for key in ("q1", "q2"):
+                q = pts[key]
+                f0, f1, f2 = (_moment(T.expr, q, k, digits) for k in range(3))
+                lips[key] = (f0, f1, f2)
+            if not all(mpmath.isfinite(lips[k][1]) and mpmath.isfinite(lips[k][2]) for k in lips):
+                raise ValidityError(
+                    f"no certified deep kernel for {T.label}: f' or f'' has a jump (the layer map is not Lipschitz) "
+                    "and no closed form is recognised"
+                )
+            (a0, a1, a2), (b0, b1, b2) = lips["q1"], lips["q2"]
+            L_c = mpmath.sqrt(a1 * b1)
+            L_cd = mpmath.sqrt(a2 * b2)
+            L_q = mpmath.sqrt(a2 * b0) / 2 + mpmath.sqrt(b2 * a0) / 2
+            drift = L_c * rad["c"] + L_q * max(rad["q1"], rad["q2"])
+            drift_d = L_cd * rad["c"] + (mpmath.sqrt(a2 * b2)) * max(rad["q1"], rad["q2"])
+            p = dual_map(T, pts["q1"], pts["q2"], pts["c"], digits + 5)
+            d1 = dual_map(T, pts["q1"], pts["q1"], pts["q1"], digits + 5, derivative=False)
+            d2 = dual_map(T, pts["q2"], pts["q2"], pts["q2"], digits + 5, derivative=False)
+            k, ek = mpmath.mpf(p.nngp.value), value_error(p.nngp) + drift
+            kd, ekd = mpmath.mpf(p.derivative.value), value_error(p.derivative) + drift_d
+            nq1 = (
+                swm * mpmath.mpf(d1.nngp.value) + sbm,
+                swm * (value_error(d1.nngp) + 2 * L_q * rad["q1"] + a1 * rad["q1"]),
+            )
+            nq2 = (
+                swm * mpmath.mpf(d2.nngp.value) + sbm,
+                swm * (value_error(d2.nngp) + 2 * L_q * rad["q2"] + b1 * rad["q2"]),
+            )
+            nc = (swm * k + sbm, swm * ek)
+            tv, te = th
+            th = (nc[0] + swm * kd * tv, nc[1] + swm * (abs(kd) * te + abs(tv) * ekd + ekd * te))
+            cur = {"q1": nq1, "q2": nq2, "c": nc}
+            out["K"].append(nc)
+            out["T"].append(th)
+            out["q1"].append(nq1)
+            out["q2"].append(nq2)
+
+        def vals(lst, name):
+            return tuple(mp_value(v, e, digits, note=f"{name}^{i}") for i, (v, e) in enumerate(lst))
+
+        return DeepPair(
+            vals(out["K"], "K"), vals(out["T"], "Theta"), vals(out["q1"], "q1"), vals(out["q2"], "q2"), "mpmath"
+        )
+
+
+@dataclass(frozen=True)
+class DeepGram:
+    """float64 Gram matrices of the NNGP and NTK with their certified maximum absolute errors."""
+
+    nngp: np.ndarray
+    ntk: np.ndarray
+    nngp_err: float
+    ntk_err: float
+    q: tuple  # the common diagonal q^l, l = 0..L (floats)
+    orders: tuple  # the Hermite order used per layer
+
+
+def _horner(coef: np.ndarray, r: np.ndarray) -> np.ndarray:
+    out = np.full_like(r, coef[-1])
+    for a in coef[-2::-1]:
+        out *= r
+        out += a
+    return out
+
+
+def deep_gram(f, X, depth: int, sigma_w2=1, sigma_b2=0, M: int = 120, digits: int = 25) -> DeepGram:
+    """NNGP and NTK Gram matrices of the rows of X (each taken on the sphere of radius sqrt(d):
+    x -> sqrt(d) x / |x|), float64, with certified maximum errors over all entries.
+
+    Refuses (ValidityError) when the Hermite tail at the largest off-diagonal |correlation| of a
+    layer is not below 1e-13 of the scale, or when f' has jumps.
+    """
+    sw, sb = _check(depth, sigma_w2, sigma_b2)
+    T: Teacher = teacher(f)
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[0] < 1 or not np.all(np.isfinite(X)):
+        raise ICLError("X must be a finite 2-D array (rows are inputs)")
+    norms = np.linalg.norm(X, axis=1)
+    if np.any(norms == 0):
+        raise ICLError("X has a zero row: it has no direction on the sphere")
+    U = X / norms[:, None]
+    n, d = X.shape
+    R = np.clip(U @ U.T, -1, 1)
+    np.fill_diagonal(R, 1)
+    # float64 error of the input correlations: a dot product of unit vectors, gamma_(d+2)
+    e_rho = (d + 4) * EPS
+    swf, sbf = float(sw), float(sb)
+    q = sw + sb  # exact: <x, x>/d = 1 on the sphere
+    qf = float(q)
+    K = swf * R + sbf
+    Th = K.copy()
+    eK = swf * e_rho + 4 * EPS * (swf + sbf)
+    eT = eK
+    qs, orders = [qf], []
+    off = ~np.eye(n, dtype=bool)
+    for _ in range(depth):
+        expr = T.expr.subs(g, sympy.sqrt(q) * g)
+        a, R_hi, _ = scaled_coeffs(expr, M + 1, digits)
+        with mpmath.workdps(digits + 10):
+            qm = mpmath.mpf(sympy.N(q, digits + 10))
+            f1 = _moment(T.expr, q, 1, digits)
+            f2 = _moment(T.expr, q, 2, digits)
+            if not mpmath.isfinite(f1):
+                raise ValidityError(
+                    f"no certified deep Gram for {T.label}: f has a jump (its NTK map is not Lipschitz)"
+                )
+            ak = [v for v, _e in a]
+            ea = [e for _v, e in a]
+            cK = np.array([float(v**2) for v in ak])
+            cD = np.array([float((m + 1) * ak[m + 1] ** 2 / qm) for m in range(M + 1)])
+            # coefficient errors (mpmath errors and the float64 rounding of each coefficient)
+            coef_err = float(sum(2 * abs(v) * e + e * e for v, e in zip(ak, ea))) + EPS * float(np.abs(cK).sum())
+            coefD_err = float(
+                sum((m + 1) * (2 * abs(ak[m + 1]) * ea[m + 1] + ea[m + 1] ** 2) for m in range(M + 1)) / qm
+            )
+            coefD_err += EPS * float(np.abs(cD).sum())
+            rho_l = K / qf
+            rmax = float(np.max(np.abs(rho_l[off]))) if n > 1 else 0.0
+            rmax_hi = min(1.0, rmax + (eK + 2 * EPS) / qf * 2)
+            if rmax_hi >= 1:
+                raise ValidityError(f"a pair of inputs is (numerically) parallel at layer {len(qs)}: no certified tail")
+            tail = float(tail_weight(M + 1, mpmath.mpf(rmax_hi), 0) * R_hi)
+            tailD = (
+                float(tail_weight(M + 1, mpmath.mpf(rmax_hi), 1) / mpmath.mpf(rmax_hi) * R_hi / qm) if rmax_hi else 0.0
+            )
+            E_f2 = float(sum(v**2 for v in ak) + R_hi)
+            L_c = float(f1)  # |dK/dc| <= E[f'(sqrt q g)^2]
+            L_cd = float(f2) if mpmath.isfinite(f2) else np.inf
+            nq = sw * _coeff_sum_exact(T.expr, q, digits) + sb
+        scale = max(E_f2, 1.0)
+        if tail > 1e-13 * scale or tailD > 1e-13 * scale:
+            raise ValidityError(
+                f"the Hermite tail of {T.label} at |correlation| {rmax_hi:.4f} is {max(tail, tailD):.1e} at order {M}: "
+                "no certified float64 Gram (a larger M, or less correlated inputs)"
+            )
+        rnd = 2 * (M + 2) * EPS  # Horner on M+2 terms: gamma_(2M+4) relative to sum |terms|
+        kmap = _horner(cK, rho_l)
+        dmap = _horner(cD, rho_l)
+        # the diagonal is the exact map at rho = 1
+        np.fill_diagonal(kmap, float(sympy.N((nq - sb) / sw, 20)))
+        np.fill_diagonal(dmap, float(f1))
+        eK_map = tail + coef_err + rnd * E_f2 + L_c * eK / 1.0
+        eD_map = tailD + coefD_err + rnd * float(f1) + (L_cd * eK if np.isfinite(L_cd) else np.inf)
+        newK = swf * kmap + sbf
+        newT = newK + swf * dmap * Th
+        eK_new = swf * eK_map + 2 * EPS * float(np.max(np.abs(newK)))
+        eT = eK_new + swf * (float(f1) * eT + float(np.max(np.abs(Th))) * eD_map + eD_map * eT)
+        eT += 4 * EPS * float(np.max(np.abs(newT)))
+        K, Th, eK = newK, newT, eK_new
+        q = nq
+        qf = float(sympy.N(q, 20))
+        qs.append(qf)
+        orders.append(M)
+        if not np.isfinite(eT):
+            raise ValidityError(f"no certified NTK Gram for {T.label}: f'' is not square-integrable")
+    return DeepGram(K, Th, float(eK), float(eT), tuple(qs), tuple(orders))
+
+
+def _coeff_sum_exact(expr, q, digits):
+    """E[f(sqrt(q) g)^2] as a rational within 10^-(digits+5) (the next layer's diagonal)."""
+    v = expect(sympy.expand(expr.subs(g, sympy.sqrt(q) * g) ** 2), 1, digits + 5)
+    return _rat(mpmath.mpf(v.value), digits + 5)
