@@ -42,9 +42,20 @@ def test_closed_forms_against_series_smooth(f, rho):
     _agree(exact.derivative, other.derivative, 30)
 
 
+_ALL_ROUTES_F = ["relu(g)", "erf(g)", "heaviside(g)", "sign(g)", "relu(g)**2", "sin(g)", "exp(g/2)"]
+#: minutes each (erf at |rho| = 0.99: 5-7 min through the capped quadrature): run with ICL_SYMBOLIC_XSLOW=1
+_SLOW_CASES = {(f, r) for f in _ALL_ROUTES_F for r in ("-0.99", "0.99")} | {("erf(g)", r) for r in ("-0.5", "0.5")}
+
+
 @pytest.mark.heavy
-@pytest.mark.parametrize("f", ["relu(g)", "erf(g)", "heaviside(g)", "sign(g)", "relu(g)**2", "sin(g)", "exp(g/2)"])
-@pytest.mark.parametrize("rho", ["-0.99", "-0.5", "0", "0.5", "0.99", "1"])
+@pytest.mark.parametrize(
+    "f, rho",
+    [
+        pytest.param(f, r, marks=[pytest.mark.slow] if (f, r) in _SLOW_CASES else [])
+        for f in _ALL_ROUTES_F
+        for r in ("-0.99", "-0.5", "0", "0.5", "0.99", "1")
+    ],
+)
 def test_closed_forms_all_routes(f, rho):
     """Every closed form at the issue's six correlations to 30 digits (slow where the series is)."""
     exact = dual_map(f, 1, 1, rho, digits=30)
