@@ -454,3 +454,33 @@ def test_sister_paper_isotropic_closed_form_by_hand():
     a = 2.0
     nu = (1.0 + RHO) / a
     assert e_linear_isotropic(RHO, a, 1e8, 1e8) == pytest.approx(RHO + nu / (1.0 + nu), rel=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# the simulator's data: task law and label noise as the simulator uses them
+# ---------------------------------------------------------------------------
+def test_simulator_training_tasks_have_the_law_of_C_train():
+    """The task sampler as the simulator looks it up draws w ~ N(0, I): E[w_i^2] = 1 over 2e5 x 8
+    draws (SE of the mean square sqrt(2/1.6e6) = 0.11 %; a 2 % variance slip is 18 SE, the limit 5 SE)."""
+    from icl_symbolic.model.covariance import resolve_covariance
+    from icl_symbolic.simulation import simulator
+
+    d, k = 8, 200_000
+    w = simulator.sample_tasks(resolve_covariance("identity", d), k, np.random.default_rng(7))
+    ms = float(np.mean(w**2))
+    assert abs(ms - 1.0) <= 5 * math.sqrt(2.0 / w.size), ms
+
+
+def test_simulator_exact_error_uses_the_label_noise_it_was_given():
+    """A trained seed's exact test error equals e(Gamma) of its own Gamma recomputed independently with
+    the rho passed in (model.gamma_error.e_gamma_isotropic): the label noise enters e(Gamma) additively,
+    so a slip of rho in the simulator (x1.02 at rho = 0.1: 0.002 absolute) is 1e5 times the agreement
+    asked for here."""
+    from icl_symbolic.engine.expr import teacher
+    from icl_symbolic.model.gamma_error import e_gamma_isotropic
+
+    res = simulate("sin(g)", d=4, alpha=2, kappa=2, tau=3, rho=RHO, seeds=[0], keep_gamma=True)
+    run = res.runs[0]
+    d = run.Gamma.shape[0]
+    ref = e_gamma_isotropic(run.Gamma[:, :d], run.Gamma[:, d], teacher("sin(g)"), RHO, d, res.ell)
+    assert float(run.e) == pytest.approx(float(ref), abs=2e-8)
