@@ -794,10 +794,8 @@ def curve(
     [0.4, 2.0, 0.4]
     """
     check_error(error)
-    if rho is None:
-        if a1 is None:
-            raise ICLError("rho (noise variance) is needed unless a1 and rho_nonlinear are given")
-        rho = float("nan")  # not used with precomputed (a1, rho_nonlinear); recorded as NaN
+    if rho is None and a1 is None:
+        raise ICLError("rho (noise variance) is needed unless a1 and rho_nonlinear are given")
     grids = check_grid(rho, alpha, kappa, tau, lam, C_train, C_test, d)  # before the teacher's moments
     n_points = math.prod(len(grids[k]) for k in _GRID_ORDER)
     moments = None
@@ -885,6 +883,8 @@ def check_grid(rho, alpha, kappa, tau, lam, C_train="identity", C_test=None, d=N
     for name, arr in grids.items():
         if arr.ndim != 1 or arr.size == 0:
             raise ICLError(f"{name}: expected a number or a 1-D list of numbers")
+    if rho is not None and not np.all(np.isfinite(grids["rho"])):  # NaN below means "not given" only
+        raise ICLError(f"rho must be finite numbers, got {rho!r}")
     sweep_estimate(math.prod(arr.size for arr in grids.values()), C_train, C_test, d)
     _validate_grid(grids, None)
     return grids
