@@ -312,12 +312,20 @@ def test_evidence_audit_is_pinned():
     for cid, old, new in rows:
         assert claims[cid].evidence == new and old != new, cid
     # every self-test of the audited files is in it; derivations/13_library_coverage.toml, 14_idg.toml,
-    # 15_finite_d.toml and 16_calibration.toml were written after the audit, with their labels (and reasons)
+    # 15_finite_d.toml, 16_calibration.toml and 17_dual_kernels.toml were written after the audit, with their labels (and reasons)
     # from the start
     born_labelled = {
         c.id
         for c in claims.values()
-        if c.file.endswith(("13_library_coverage.toml", "14_idg.toml", "15_finite_d.toml", "16_calibration.toml"))
+        if c.file.endswith(
+            (
+                "13_library_coverage.toml",
+                "14_idg.toml",
+                "15_finite_d.toml",
+                "16_calibration.toml",
+                "17_dual_kernels.toml",
+            )
+        )
     }
     assert {r[0] for r in rows} == {c.id for c in claims.values() if c.evidence == "self-test"} - born_labelled
 
