@@ -464,12 +464,13 @@ def test_population_variance_falls_like_one_over_n_minus_p():
     (the misspecified-OLS sandwich), and the term refuses n <= p."""
     d, ell, k = 8, 16, 16
     p = d * (d + 1)
-    vs = [FD.e_population_ols("sin(g)", 0.1, d, ell, k, n, banks=2, prompts=20_000) for n in (4 * p, 40 * p)]
+    mc = FD.PopulationMC(banks=2, prompts=20_000)
+    vs = [FD.e_population_ols("sin(g)", 0.1, d, ell, k, n, mc) for n in (4 * p, 40 * p)]
     assert vs[0].e_pop == pytest.approx(vs[1].e_pop, rel=1e-12)  # same banks (same seed)
     c = [v.variance * (n - p) / p for v, n in zip(vs, (4 * p, 40 * p))]
     assert c[1] == pytest.approx(c[0], rel=0.05) and vs[0].variance > 5 * vs[1].variance
     with pytest.raises(ICLError):
-        FD.e_population_ols("sin(g)", 0.1, d, ell, k, p, banks=2)
+        FD.e_population_ols("sin(g)", 0.1, d, ell, k, p, mc)
 
 
 def test_population_term_applies_to_least_squares_with_a1_only():

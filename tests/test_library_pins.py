@@ -484,3 +484,49 @@ def test_simulator_exact_error_uses_the_label_noise_it_was_given():
     d = run.Gamma.shape[0]
     ref = e_gamma_isotropic(run.Gamma[:, :d], run.Gamma[:, d], teacher("sin(g)"), RHO, d, res.ell)
     assert float(run.e) == pytest.approx(float(ref), abs=2e-8)
+
+
+# ---------------------------------------------------------------------------
+# finite-d population term: brute-force least squares on sampled prompts of the same bank
+# ---------------------------------------------------------------------------
+def test_population_term_is_brute_force_least_squares_on_its_bank():
+    """``e_population_ols`` against least squares done by hand.  d = 2, ell = 1 (one context token: the finite-ell moments at
+    their most extreme), k = 3 tasks (bank 0 of
+        ``population_bank``), sin(g), rho = 0.1, n = 10^12 >> p = 6: the elliptical variance part is then
+        delta x O(1) with delta = p/(n - p) ~ 6e-12, below 1e-9 of the value (asserted), so the value is the
+        test error of the bank's least-squares fit.  Independent computation: 16 x 80 000 prompts of that
+        bank drawn directly here (every x_i ~ N(0, I/d), y_i = sin(x_i^T w) + noise, u = (d/ell) sum y_i x_i,
+        s = mean y_i^2; round robin over the tasks), the normal equations of the features x_test (x) [u; s]
+        accumulated and solved, and the test error of that fit on fresh Gaussian tasks by
+        ``model.gamma_error.e_gamma_isotropic`` (itself pinned against prompt Monte Carlo in
+        tests/test_gamma_error.py).  SE by the jackknife over the 16 groups (the fit's O(p/M) bias is 4e-6
+        relative, negligible); tolerance 5 SE (Student t, 15 dof: false-alarm budget 1.6e-4).  The SE is about
+        0.05 % of the value, so a 0.5 % slip of the value is about 9 SE: the test asserts its own minimum
+        detectable error (5 + 0.87 SE, 80 % power) is below 0.5 %."""
+    from icl_symbolic.model.gamma_error import e_gamma_isotropic
+
+    d, ell, k, f, n = 2, 1, 3, "sin(g)", 10**12
+    po = fd.e_population_ols(f, RHO, d, ell, k, n, fd.PopulationMC(banks=1, prompts=4096))
+    assert po.variance < 1e-9 * po.value
+    W = fd.population_bank(d, k, 0)
+    rng = np.random.default_rng(7)
+    groups, per, q = 16, 80_000, d * (d + 1)
+    G, g = np.zeros((groups, q, q)), np.zeros((groups, q))
+    w = W[np.arange(per) % k].T  # (d, per): the task of each prompt
+    for j in range(groups):
+        X = rng.standard_normal((d, ell + 1, per)) / math.sqrt(d)  # ell context tokens and the test token
+        y = np.sin(np.einsum("dip,dp->ip", X, w)) + math.sqrt(RHO) * rng.standard_normal((ell + 1, per))
+        u = (d / ell) * np.einsum("ip,dip->dp", y[:ell], X[:, :ell])
+        v = np.vstack([u, np.mean(y[:ell] ** 2, axis=0)])
+        H = (X[:, ell][:, None, :] * v[None, :, :]).reshape(q, per)  # x_test (x) [u; s]
+        G[j], g[j] = H @ H.T, H @ y[ell]
+
+    def test_error(GG, gg):
+        gam = np.linalg.solve(GG, gg).reshape(d, d + 1)  # prediction x_test^T [A, b] [u; s]
+        return float(e_gamma_isotropic(gam[:, :d], gam[:, d], f, RHO, d, ell).value)
+
+    brute = test_error(G.sum(0), g.sum(0))
+    jack = np.array([test_error(G.sum(0) - G[j], g.sum(0) - g[j]) for j in range(groups)])
+    se = math.sqrt((groups - 1) / groups * float(np.sum((jack - jack.mean()) ** 2)))
+    assert (5.0 + 0.87) * se < 0.005 * brute, (se, brute)  # the minimum detectable error is below 0.5 %
+    assert abs(po.value - brute) <= 5.0 * se, (po.value, brute, se)

@@ -716,8 +716,60 @@ def _task_coeffs(f, rho: float, d: int, ell: int, omegas) -> dict:
     |w|^2 = d omega, at finite d and ell (paper Appendix B, Eqs. (12)-(14), p. 8-9; ``model.moments``)."""
     om = np.asarray(omegas, dtype=float)
     vals, _ = functionals_float(f, om)
+    return _coeffs_from(vals, rho, d, ell, om)
+
+
+def _coeffs_from(vals: dict, rho: float, d: int, ell: int, om: np.ndarray) -> dict:
     args = [d, ell, rho, om] + [vals[k] for k in FUNCTIONAL_NAMES]
     return {k: np.broadcast_to(np.asarray(fn(*args), dtype=float), om.shape) for k, fn in moment_functions().items()}
+
+
+#: relative accuracy the interpolated Gaussian functionals must reach at the check points (else direct)
+INTERP_TOL = 1e-11
+
+
+def _task_coeffs_many(f, rho: float, d: int, ell: int, omegas) -> dict:
+    """:func:`_task_coeffs` at many omegas (all the banks' tasks): the five Gaussian functionals of f at
+    z ~ N(0, omega) are analytic in omega > 0 (heat-kernel smoothings of f, kinks and jumps included), so
+    they are computed at m + 1 Chebyshev-Lobatto nodes spanning the omegas and interpolated (barycentric);
+    the interpolant is accepted only when it reproduces the direct values at the m interleaved Chebyshev
+    points to INTERP_TOL relative (m = 24, then 48), else every omega is computed directly."""
+    from scipy.interpolate import BarycentricInterpolator
+
+    om = np.asarray(omegas, dtype=float)
+    lo, hi = float(om.min()), float(om.max())
+    if om.size > 100 and hi > lo:
+        for m in (24, 48):
+            j = np.arange(m + 1)
+            nodes = lo + (hi - lo) * (1.0 - np.cos(np.pi * j / m)) / 2.0
+            checks = lo + (hi - lo) * (1.0 - np.cos(np.pi * (j[:-1] + 0.5) / m)) / 2.0
+            vals, _ = functionals_float(f, np.concatenate([nodes, checks]))
+            ok, out = True, {}
+            for key in FUNCTIONAL_NAMES:
+                v = np.asarray(vals[key], dtype=float)
+                interp = BarycentricInterpolator(nodes, v[: m + 1])
+                scale = max(float(np.max(np.abs(v))), 1e-300)
+                if float(np.max(np.abs(interp(checks) - v[m + 1 :]))) > INTERP_TOL * scale:
+                    ok = False
+                    break
+                out[key] = interp(om)
+            if ok:
+                return _coeffs_from(out, rho, d, ell, om)
+    return _task_coeffs(f, rho, d, ell, om)
+
+
+@memoize(maxsize=64)
+def _test_error_affine(f: str, rho: float, d: int, ell: int) -> tuple:
+    """(c0, c1, c2, c3) with e_gamma_isotropic(A, b) = c0 + c1 tr A + c2 |A|_F^2 + c3 |b|^2 (the isotropic
+    test error depends on Gamma = [A, b] only through these traces and is affine in them: it is quadratic in
+    Gamma, model.gamma_error), read off ``e_gamma_isotropic`` at Gamma = 0, [I, 0], [2I, 0], [0, e_1]."""
+    z, eye = np.zeros(d), np.eye(d)
+    e0 = float(e_gamma_isotropic(0 * eye, z, f, rho, d, ell).value)
+    e1 = float(e_gamma_isotropic(eye, z, f, rho, d, ell).value)
+    e2 = float(e_gamma_isotropic(2 * eye, z, f, rho, d, ell).value)
+    eb = float(e_gamma_isotropic(0 * eye, eye[0], f, rho, d, ell).value)
+    c2 = (e2 - 2 * e1 + e0) / (2 * d)
+    return e0, (e1 - e0) / d - c2, c2, eb - e0
 
 
 def population_fit(f, rho: float, d: int, ell: int, W: np.ndarray) -> tuple:
@@ -730,8 +782,12 @@ def population_fit(f, rho: float, d: int, ell: int, W: np.ndarray) -> tuple:
     E[u u^T|w] = E_uuT_I I + E_uuT_w w w^T, E[u s|w] = E_us w, E[x_test y|w] = E_yx w (Lemma 1,
     exact).  Minimiser Gamma* = d C Sigma^-1; e_train is its training error."""
     W = np.asarray(W, dtype=float)
+    return _population_fit_from(_task_coeffs(f, rho, d, ell, np.einsum("kd,kd->k", W, W) / d), W, d)
+
+
+def _population_fit_from(c: dict, W: np.ndarray, d: int) -> tuple:
+    """:func:`population_fit` from the bank's Lemma 1 coefficients ``c`` (:func:`_task_coeffs` at its omegas)."""
     k = W.shape[0]
-    c = _task_coeffs(f, rho, d, ell, np.einsum("kd,kd->k", W, W) / d)
     S = np.empty((d + 1, d + 1))
     S[:d, :d] = float(np.mean(c["E_uuT_I"])) * np.eye(d) + (W.T * c["E_uuT_w"]) @ W / k
     S[:d, d] = S[d, :d] = c["E_us"] @ W / k
@@ -765,45 +821,89 @@ class PopulationOLS:
     prompts: int
 
 
-def e_population_ols(
-    f, rho: float, d: int, ell: int, k: int, n: int, banks: int = 16, prompts: int = 60_000, seed: int = 2026
-) -> PopulationOLS:
-    """Least squares (n > p = d(d+1)) at finite d: for each of ``banks`` Gaussian banks (k tasks),
-    the exact test error of the population fit (:func:`population_fit`, ``e_gamma_isotropic``) plus the
-    elliptical variance of its residual e, estimated on ``prompts`` training prompts of that bank
-    (``prompts.sample_prompts``, exact sampler, round robin over the tasks):
+@dataclass(frozen=True)
+class PopulationMC:
+    """The Monte-Carlo knobs of the ``population`` term: ``banks`` Gaussian banks (bank i drawn by
+    :func:`population_bank` from ``seed`` and i, the same banks at every n, so a curve over tau has
+    common random numbers), ``prompts`` training prompts per bank for the variance part."""
+
+    banks: int = 16
+    prompts: int = 4096
+    seed: int = 2026
+
+
+def population_bank(d: int, k: int, index: int, seed: int = 2026) -> np.ndarray:
+    """Bank ``index`` of the ``population`` term: k Gaussian tasks N(0, I_d) (k x d), from its own stream
+    ``numpy.random.default_rng([seed, index])`` (independent of n, of the teacher and of the other banks)."""
+    return np.random.default_rng([int(seed), int(index)]).standard_normal((int(k), int(d)))
+
+
+@memoize(maxsize=64)
+def _population_banks(f: str, rho: float, d: int, ell: int, k: int, mc: PopulationMC) -> tuple:
+    """Everything of the banks that does not depend on n, one tuple per bank: (e_pop, e_train, ratio, r2, e2),
+    with e_pop the exact test error of the bank's population fit, e_train its exact training error E[e^2]
+    over the bank's prompts, ratio = tr(Sigma_test Sigma^-1)/(d + 1), and per sampled training prompt of the
+    bank (round robin over its tasks, exact fast sampler, stream ``default_rng([seed, index, 1])``) the
+    whitened squared norm r2 = |x_test|^2 v^T Sigma^-1 v/(d + 1) and the squared residual e2 of the
+    population fit.  The Lemma 1 coefficients of all banks' tasks come from one vectorised call."""
+    Ws = [population_bank(d, k, i, mc.seed) for i in range(int(mc.banks))]
+    om = np.concatenate([np.einsum("kd,kd->k", W, W) / d for W in Ws])
+    call = _task_coeffs_many(f, rho, d, ell, om)
+    c0, c1, c2, c3 = _test_error_affine(f, rho, d, ell)
+    Ste = fresh_task_second_moment(f, rho, d, ell)
+    T = _teacher(f)
+    out = []
+    for i, W in enumerate(Ws):
+        A, b, e_train, S = _population_fit_from({key: v[i * k : (i + 1) * k] for key, v in call.items()}, W, d)
+        e_pop = c0 + c1 * float(np.trace(A)) + c2 * float(np.sum(A * A)) + c3 * float(b @ b)
+        rng = np.random.default_rng([int(mc.seed), i, 1])
+        P = sample_prompts(T.numpy, W[np.arange(int(mc.prompts)) % k], ell, rho, rng, method="fast")
+        V = np.concatenate([P.u, P.s[:, None]], axis=1)
+        e = P.y_test - np.einsum("md,md->m", P.x_test, P.u @ A.T + P.s[:, None] * b[None, :])
+        Z = np.linalg.solve(np.linalg.cholesky(S), V.T)
+        r2 = np.einsum("md,md->m", P.x_test, P.x_test) * np.einsum("im,im->m", Z, Z) / (d + 1)
+        ratio = float(np.trace(np.linalg.solve(S, Ste))) / (d + 1)
+        out.append((e_pop, e_train, ratio, r2, e * e))
+    return tuple(out)
+
+
+def _elliptical_delta(r2: np.ndarray, p: int, n: int) -> float:
+    """delta > 0 solving E[1/(1 + r^2 delta)] = 1 - p/n over the samples r2 (the leave-one-out equation)."""
+    target = 1.0 - p / n
+    fun = lambda dl: float(np.mean(1.0 / (1.0 + r2 * dl))) - target  # noqa: E731  decreasing
+    hi = 2.0 * p / (n - p) + 1.0
+    while fun(hi) > 0:
+        hi *= 2.0
+    return brentq(fun, 0.0, hi, rtol=1e-13)
+
+
+def e_population_ols(f, rho: float, d: int, ell: int, k: int, n: int, mc: PopulationMC | None = None) -> PopulationOLS:
+    """Least squares (n > p = d(d+1)) at finite d: for each of ``mc.banks`` Gaussian banks (k tasks,
+    :func:`population_bank`), the exact test error of the population fit (:func:`population_fit`,
+    ``e_gamma_isotropic``) plus the elliptical variance of its residual e over the bank's training prompts:
 
         V = delta E[e^2 r^2/(1 + r^2 delta)^2]/E[r^2/(1 + r^2 delta)^2] x tr(Sigma_test Sigma^-1)/(d + 1),
         E[1/(1 + r^2 delta)] = 1 - p/n,   r^2 = |x_test|^2 v^T Sigma^-1 v/(d + 1).
 
     With r = 1 and e independent of the features V is the Gaussian value
     E[e^2] tr(Sigma_test Sigma^-1)/(n - p) (the classical misspecified-OLS excess, up to the
-    inverse-Wishart -1).  Mean and SE over banks (the SE covers the prompt Monte Carlo too)."""
+    inverse-Wishart -1).  The weighted mean E[e^2 w]/E[w] (w = r^2/(1 + r^2 delta)^2) is written
+    E[e^2] + E[e^2 (w - E w)]/E[w] with E[e^2] = e_train exact (:func:`population_fit`): a control variate,
+    so that only the small covariance of e^2 with the O(d^-1/2) fluctuation of w is Monte Carlo
+    (``mc.prompts`` prompts per bank; the same expectation as the plain ratio up to its O(1/prompts)
+    ratio bias).  Mean and SE over banks (the SE covers the prompt Monte Carlo too).  The per-bank parts
+    that do not depend on n are cached, so further n (a curve over tau) cost only the delta equation."""
+    mc = PopulationMC() if mc is None else mc
     p = d * (d + 1)
     if n <= p:
         raise ICLError(f"the population term needs n > p = d(d+1) (least squares), got n = {n}, p = {p}")
-    T = _teacher(f)
-    rng = np.random.default_rng(seed)
-    Ste = fresh_task_second_moment(f, rho, d, ell)
+    banks, prompts = int(mc.banks), int(mc.prompts)
     out = np.empty((banks, 2))
-    for i in range(banks):
-        W = rng.standard_normal((k, d))
-        A, b, _, S = population_fit(f, rho, d, ell, W)
-        e_pop = float(e_gamma_isotropic(A, b, f, rho, d, ell).value)
-        P = sample_prompts(T.numpy, W[np.arange(prompts) % k], ell, rho, rng, method="fast")
-        V = np.concatenate([P.u, P.s[:, None]], axis=1)
-        e = P.y_test - np.einsum("md,md->m", P.x_test, P.u @ A.T + P.s[:, None] * b[None, :])
-        r2 = np.einsum("md,md->m", P.x_test, P.x_test) * np.einsum("mi,mi->m", V, np.linalg.solve(S, V.T).T)
-        r2 = r2 / (d + 1)
-        target = 1.0 - p / n
-        fun = lambda dl, r2=r2: float(np.mean(1.0 / (1.0 + r2 * dl))) - target  # noqa: E731  decreasing
-        hi = 2.0 * p / (n - p) + 1.0
-        while fun(hi) > 0:
-            hi *= 2.0
-        delta = brentq(fun, 0.0, hi, rtol=1e-13)
-        wgt = r2 / (1.0 + r2 * delta) ** 2
-        ratio = float(np.trace(np.linalg.solve(S, Ste))) / (d + 1)
-        out[i] = e_pop, delta * float(np.mean(e * e * wgt) / np.mean(wgt)) * ratio
+    for i, (e_pop, e_train, ratio, r2, e2) in enumerate(_population_banks(str(f), float(rho), d, ell, k, mc)):
+        delta = _elliptical_delta(r2, p, n)
+        w = r2 / (1.0 + r2 * delta) ** 2
+        wbar = float(np.mean(w))
+        out[i] = e_pop, delta * (e_train + float(np.mean(e2 * (w - wbar))) / wbar) * ratio
     tot = out.sum(axis=1)
     se = float(tot.std(ddof=1) / math.sqrt(banks)) if banks > 1 else float("nan")
     return PopulationOLS(float(tot.mean()), se, float(out[:, 0].mean()), float(out[:, 1].mean()), banks, prompts)
@@ -841,7 +941,7 @@ def default_banks(d: int) -> int:
 
 @memoize(maxsize=64)
 def _population_cached(f: str, rho: float, d: int, ell: int, k: int, n: int, banks: int) -> PopulationOLS:
-    return e_population_ols(f, rho, d, ell, k, n, banks=banks)
+    return e_population_ols(f, rho, d, ell, k, n, PopulationMC(banks=banks))
 
 
 # ----------------------------------------------------------------------------

@@ -1,0 +1,175 @@
+"""Speed and reproducibility of the finite-d theory (``theory --order 1``), old against new in one run.
+
+The old implementation is read from a git commit (``--old-commit``, default the commit before the
+``population`` term was rewritten) with ``git show`` and loaded as a separate module, so both are
+timed on the same box in the same process (single-threaded BLAS: run it as below).
+
+``time``: seconds of one :func:`e_nonlinear_finite` call (all terms, a fresh process-level cache for
+each point) at d = 64 above the interpolation peak (sin(g), alpha/kappa variants) and below it
+(tau = 0.5), and of a 40-tau curve above the peak (new path only, one process).
+
+``agree``: the ``population`` term's value (:func:`e_population_ols` at the simulator's integer
+sizes, default banks) old against new at teachers sin, tanh, relu, sign, d = 32 and 64, alpha and
+kappa in {1, 2, 4}, tau above the peak; |new - old| in units of the combined Monte-Carlo SE
+(sqrt(SE_old^2 + SE_new^2); the two use independent banks, so under "same expectation" this is a
+standard normal; 4 SE is a false-alarm budget of 6e-5 per point).
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/finite_d_speed.py time
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/finite_d_speed.py agree
+
+Writes benchmarks/results/finite_d_speed_<what>.json and .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from icl_symbolic.core.caches import clear as clear_all_caches  # noqa: E402
+from icl_symbolic.theory import finite_d as new  # noqa: E402
+
+OLD_COMMIT = "b31efc2"
+RHO = 0.1
+TIME_POINTS = [  # (f, alpha, kappa, tau) at d = 64
+    ("sin(g)", 2.0, 2.0, 4.0),
+    ("sin(g)", 4.0, 2.0, 4.0),
+    ("sin(g)", 2.0, 4.0, 4.0),
+    ("sin(g)", 2.0, 2.0, 0.5),
+]
+AGREE_POINTS = [  # (f, alpha, kappa, tau, d)
+    ("sin(g)", 2.0, 2.0, 4.0, 64),
+    ("tanh(g)", 1.0, 1.0, 3.0, 64),
+    ("relu(g)", 4.0, 2.0, 3.0, 64),
+    ("sign(g)", 2.0, 4.0, 6.0, 64),
+    ("sin(g)", 2.0, 2.0, 4.0, 32),
+    ("tanh(g)", 4.0, 4.0, 3.0, 32),
+    ("relu(g)", 1.0, 2.0, 6.0, 32),
+    ("sign(g)", 1.0, 1.0, 3.0, 32),
+    ("sin(g)", 1.0, 4.0, 3.0, 32),
+    ("tanh(g)", 2.0, 1.0, 6.0, 32),
+]
+
+
+def load_old(commit: str):
+    """The module ``theory/finite_d.py`` as it was at ``commit`` (its imports resolve to today's package)."""
+    src = subprocess.check_output(["git", "show", f"{commit}:icl_symbolic/theory/finite_d.py"], cwd=ROOT, text=True)
+    spec = importlib.util.spec_from_loader("finite_d_old", loader=None)
+    mod = importlib.util.module_from_spec(spec)
+    exec(compile(src, f"{commit}:icl_symbolic/theory/finite_d.py", "exec"), mod.__dict__)  # noqa: S102
+    return mod
+
+
+def _timed(fn):
+    clear_all_caches()
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def run_time(old, quick: bool) -> dict:
+    rows = []
+    for f, a, k, t in TIME_POINTS[:1] + TIME_POINTS[-1:] if quick else TIME_POINTS:
+        row = {"f": f, "alpha": a, "kappa": k, "tau": t, "d": 64}
+        for name, mod in (("new", new), ("old", old)):
+            if mod is None:
+                continue
+            r, s = _timed(lambda mod=mod: mod.e_nonlinear_finite(f, RHO, a, k, t, d=64, scope=False))
+            row[name] = {"seconds": s, "value": r.corrected, "se": r.stderr, "text": r.value_text()}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    taus = [2.5 + 0.1 * i for i in range(40)]
+    clear_all_caches()
+    t0 = time.perf_counter()
+    curve = [new.e_nonlinear_finite("sin(g)", RHO, 2.0, 2.0, t, d=64, scope=False) for t in taus]
+    curve_s = time.perf_counter() - t0
+    print(f"curve: 40 taus in {curve_s:.1f} s", flush=True)
+    return {
+        "points": rows,
+        "curve": {
+            "f": "sin(g)",
+            "alpha": 2.0,
+            "kappa": 2.0,
+            "taus": taus,
+            "seconds": curve_s,
+            "values": [c.corrected for c in curve],
+            "se": [c.stderr for c in curve],
+        },
+    }
+
+
+def run_agree(old) -> dict:
+    rows = []
+    for f, a, k, t, d in AGREE_POINTS:
+        ell, kk, n = new.finite_sizes(d, a, k, t)
+        row = {"f": f, "alpha": a, "kappa": k, "tau": t, "d": d, "ell": ell, "k": kk, "n": n}
+        po, s = _timed(lambda: new.e_population_ols(f, RHO, d, ell, kk, n))
+        row["new"] = {"value": po.value, "se": po.stderr, "seconds": s}
+        po, s = _timed(lambda: old.e_population_ols(f, RHO, d, ell, kk, n, banks=old.default_banks(d)))
+        row["old"] = {"value": po.value, "se": po.stderr, "seconds": s}
+        row["z"] = (row["new"]["value"] - row["old"]["value"]) / math.hypot(row["new"]["se"], row["old"]["se"])
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return {"points": rows}
+
+
+def markdown(what: str, res: dict, commit: str) -> str:
+    lines = [f"# finite-d speed ({what}), old = {commit}, new = working tree", ""]
+    if what == "time":
+        lines += [
+            "| f | alpha | kappa | tau | d | old s | old value | new s | new value |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in res["points"]:
+            o = r.get("old", {})
+            lines.append(
+                f"| {r['f']} | {r['alpha']:g} | {r['kappa']:g} | {r['tau']:g} | {r['d']} | "
+                f"{o.get('seconds', float('nan')):.1f} | {o.get('text', '-')} | {r['new']['seconds']:.2f} | {r['new']['text']} |"
+            )
+        c = res["curve"]
+        lines += ["", f"40-tau curve (sin(g), alpha = kappa = 2, tau 2.5..6.4, d = 64), new path: {c['seconds']:.1f} s"]
+    else:
+        lines += [
+            "| f | alpha | kappa | tau | d | old value (SE) | new value (SE) | z = diff/combined SE | new s | old s |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in res["points"]:
+            o, nw = r["old"], r["new"]
+            lines.append(
+                f"| {r['f']} | {r['alpha']:g} | {r['kappa']:g} | {r['tau']:g} | {r['d']} | {o['value']:.5f} ({o['se']:.1e}) | "
+                f"{nw['value']:.5f} ({nw['se']:.1e}) | {r['z']:+.2f} | {nw['seconds']:.2f} | {o['seconds']:.1f} |"
+            )
+        zs = [abs(r["z"]) for r in res["points"]]
+        lines += ["", f"max |z| = {max(zs):.2f} over {len(zs)} points (4 SE: false-alarm budget 6e-5 per point)"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("what", choices=["time", "agree"])
+    ap.add_argument("--old-commit", default=OLD_COMMIT)
+    ap.add_argument("--no-old", action="store_true", help="time the new path only")
+    ap.add_argument("--quick", action="store_true", help="time two points only (one above, one below the peak)")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    a = ap.parse_args(argv)
+    old = None if a.no_old else load_old(a.old_commit)
+    res = run_time(old, a.quick) if a.what == "time" else run_agree(old)
+    res["old_commit"] = a.old_commit
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"finite_d_speed_{a.what}.json").write_text(json.dumps(res, indent=1) + "\n")
+    (out / f"finite_d_speed_{a.what}.md").write_text(markdown(a.what, res, a.old_commit))
+    print(markdown(a.what, res, a.old_commit))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
