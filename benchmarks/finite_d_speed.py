@@ -16,6 +16,11 @@ standard normal; 4 SE is a false-alarm budget of 6e-5 per point).
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/finite_d_speed.py time
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/finite_d_speed.py agree
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/finite_d_speed.py spread
+
+``spread``: the a1 != 0 radial term (the value below the peak) recomputed with 8 independent prompt streams
+of 100 000 prompts (the default of ``RADIAL_PROMPTS["sphere"]``): its seed-to-seed spread, which the printed
+4 significant digits rely on.
 
 Writes benchmarks/results/finite_d_speed_<what>.json and .md.
 """
@@ -121,8 +126,66 @@ def run_agree(old) -> dict:
     return {"points": rows}
 
 
+SPREAD_POINTS = [  # (f, alpha, kappa, tau, d): a1 != 0 below the peak, where the radial term sets the value
+    ("sin(g)", 2.0, 2.0, 0.5, 64),
+    ("tanh(g)", 4.0, 2.0, 0.6, 64),
+    ("sin(g)", 2.0, 1.0, 0.5, 32),
+    ("tanh(g)", 2.0, 2.0, 0.6, 32),
+]
+
+
+def run_spread(prompts: int, seeds: int) -> dict:
+    """The a1 != 0 radial term's seed-to-seed spread: the corrected value below the peak recomputed with
+    ``seeds`` independent prompt streams of ``prompts`` prompts (the library's own default seed first, checked
+    to reproduce :func:`e_nonlinear_finite`)."""
+    rows = []
+    for f, a, k, t, d in SPREAD_POINTS:
+        ell, kk, n = new.finite_sizes(d, a, k, t)
+        p = d * (d + 1)
+        a1sq, rnl = new.task_norm_moments(f, RHO, d)
+        mf = new._mfun(kk / d, d)
+        vals = []
+        t0 = time.perf_counter()
+        for s in range(seeds):
+            rm = new.radial_moments(f, RHO, d, ell, n=prompts, seed=12345 + s, law="sphere")
+            vals.append(a1sq * new.e_radial_signal(rm, rnl / a1sq, RHO / a1sq, ell / d, kk / d, n / p, mf))
+        secs = (time.perf_counter() - t0) / seeds
+        lib = new.e_nonlinear_finite(f, RHO, a, k, t, d=d, mc_prompts=prompts, scope=False).corrected
+        assert abs(lib - vals[0]) <= 1e-12 * abs(lib), (lib, vals[0])  # the same computation as the library's
+        mean = sum(vals) / len(vals)
+        sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (len(vals) - 1))
+        row = {
+            "f": f,
+            "alpha": a,
+            "kappa": k,
+            "tau": t,
+            "d": d,
+            "prompts": prompts,
+            "seeds": seeds,
+            "values": vals,
+            "mean": mean,
+            "sd": sd,
+            "rel_sd_pct": 100 * sd / mean,
+            "seconds_per_seed": secs,
+        }
+        rows.append(row)
+        print(json.dumps({k: v for k, v in row.items() if k != "values"}), flush=True)
+    return {"points": rows}
+
+
 def markdown(what: str, res: dict, commit: str) -> str:
     lines = [f"# finite-d speed ({what}), old = {commit}, new = working tree", ""]
+    if what == "spread":
+        lines += [
+            "| f | alpha | kappa | tau | d | prompts | seeds | mean | sd | sd % | s per seed |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in res["points"]:
+            lines.append(
+                f"| {r['f']} | {r['alpha']:g} | {r['kappa']:g} | {r['tau']:g} | {r['d']} | {r['prompts']} | {r['seeds']} | "
+                f"{r['mean']:.6f} | {r['sd']:.1e} | {r['rel_sd_pct']:.4f} | {r['seconds_per_seed']:.2f} |"
+            )
+        return "\n".join(lines) + "\n"
     if what == "time":
         lines += [
             "| f | alpha | kappa | tau | d | old s | old value | new s | new value |",
@@ -154,14 +217,19 @@ def markdown(what: str, res: dict, commit: str) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("what", choices=["time", "agree"])
+    ap.add_argument("what", choices=["time", "agree", "spread"])
+    ap.add_argument("--prompts", type=int, default=100_000, help="spread: prompts of the radial Monte Carlo")
+    ap.add_argument("--seeds", type=int, default=8, help="spread: independent prompt streams per point")
     ap.add_argument("--old-commit", default=OLD_COMMIT)
     ap.add_argument("--no-old", action="store_true", help="time the new path only")
     ap.add_argument("--quick", action="store_true", help="time two points only (one above, one below the peak)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     a = ap.parse_args(argv)
-    old = None if a.no_old else load_old(a.old_commit)
-    res = run_time(old, a.quick) if a.what == "time" else run_agree(old)
+    old = None if (a.no_old or a.what == "spread") else load_old(a.old_commit)
+    if a.what == "spread":
+        res = run_spread(a.prompts, a.seeds)
+    else:
+        res = run_time(old, a.quick) if a.what == "time" else run_agree(old)
     res["old_commit"] = a.old_commit
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -828,7 +828,7 @@ class PopulationMC:
     common random numbers), ``prompts`` training prompts per bank for the variance part."""
 
     banks: int = 16
-    prompts: int = 4096
+    prompts: int = 2048
     seed: int = 2026
 
 
@@ -930,6 +930,13 @@ def intercept_shift(rho: float, alpha: float, kappa: float, d: int) -> float:
     nu = (1.0 + rho) / alpha
     big = 1e12
     return e_iso(rho, alpha, kp, big, mc) - e_iso(rho, alpha, kappa, big) + nu * nu * (-mc(nu)[1]) / k
+
+
+#: default prompts of the ``radial`` term's one-prompt Monte Carlo, by task law: the a1 = 0 branch (Gaussian
+#: tasks) reports its batch-means SE; the a1 != 0 branch (tasks on the sphere) prints 4 significant digits
+#: without an SE, its seed-to-seed spread measured at 0.003-0.007 % with 100 000 prompts at d = 32 and 64
+#: (benchmarks/finite_d_speed.py spread; docs/finite-d.md, "Speed and determinism")
+RADIAL_PROMPTS = {"gaussian": 400_000, "sphere": 100_000}
 
 
 def default_banks(d: int) -> int:
@@ -1037,6 +1044,22 @@ def e_linear_finite(
     return e_nonlinear_finite("g", rho=rho, alpha=alpha, kappa=kappa, tau=tau, d=d, order=order, terms=terms)
 
 
+@dataclass(frozen=True)
+class FiniteDKnobs:
+    """The numerical knobs of :func:`e_nonlinear_finite` (passed to it as keywords): ``mc_prompts``, the
+    prompts of the ``radial`` term's one-prompt Monte Carlo (None: :data:`RADIAL_PROMPTS` of the branch's task
+    law); ``banks``, the Monte-Carlo banks of the
+    ``population`` term (None: :func:`default_banks`); ``scope`` (default True): with any of ``radial``,
+    ``population``, ``min_norm_metric`` switched on, outside the scope those terms were checked in
+    (:func:`finite_d_scope`) the corrected value is not computed; the result holds the limit, ``corrected``
+    NaN and the reason in ``scope_note``.  ``scope=False`` computes it anyway (research use; the benchmarks
+    measure the rule)."""
+
+    mc_prompts: int | None = None
+    banks: int | None = None
+    scope: bool = True
+
+
 def e_nonlinear_finite(
     f,
     rho: float = 0.1,
@@ -1047,16 +1070,21 @@ def e_nonlinear_finite(
     d: int,
     order: int = 1,
     terms=None,
-    mc_prompts: int = 400_000,
-    banks: int | None = None,
-    scope: bool = True,
+    **knobs,
 ) -> FiniteD:
     """Teacher f (Result 1, Eq. (9), p. 3; a1 = 0: Eq. (10)), ridgeless, C = I, Gaussian tasks:
     the d -> infinity limit plus the O(1/d) terms of the module docstring, each switchable.
-    ``banks``: Monte-Carlo banks of the ``population`` term (default :func:`default_banks`).
-    ``scope`` (default): with any of ``radial``, ``population``, ``min_norm_metric`` switched on, outside
-    the scope those terms were checked in (:func:`finite_d_scope`) the corrected value is not computed; the result holds the limit, ``corrected`` NaN and the reason in
-    ``scope_note``.  ``scope=False`` computes it anyway (research use; the benchmarks measure the rule)."""
+    ``knobs``: the keywords of :class:`FiniteDKnobs` (``mc_prompts``, ``banks``, ``scope``); any other
+    name is refused."""
+    try:
+        kn = FiniteDKnobs(**knobs)
+    except TypeError as exc:
+        raise ICLError(
+            f"e_nonlinear_finite: unknown option(s) {sorted(knobs)}; known: mc_prompts, banks, scope"
+        ) from exc
+    mc_prompts, banks, scope = kn.mc_prompts, kn.banks, kn.scope
+    if mc_prompts is None:
+        mc_prompts = RADIAL_PROMPTS["gaussian" if task_norm_moments(f, rho, None)[0] == 0.0 else "sphere"]
     d = _check_d(d)
     banks = default_banks(d) if banks is None else int(banks)
     use = _resolve_terms(order, terms)
@@ -1222,6 +1250,9 @@ __all__ = [
     "e_population_ols",
     "PopulationOLS",
     "default_banks",
+    "population_bank",
+    "PopulationMC",
+    "FiniteDKnobs",
     "intercept_shift",
     "finite_sizes",
     "e_finite_d_many",
