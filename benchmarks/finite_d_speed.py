@@ -69,6 +69,7 @@ def load_old(commit: str):
     src = subprocess.check_output(["git", "show", f"{commit}:icl_symbolic/theory/finite_d.py"], cwd=ROOT, text=True)
     spec = importlib.util.spec_from_loader("finite_d_old", loader=None)
     mod = importlib.util.module_from_spec(spec)
+    sys.modules["finite_d_old"] = mod  # dataclasses look their module up there
     exec(compile(src, f"{commit}:icl_symbolic/theory/finite_d.py", "exec"), mod.__dict__)  # noqa: S102
     return mod
 

@@ -695,3 +695,75 @@ def test_cli_theory_order1_announces_long_work_and_keeps_the_peak_row(monkeypatc
     assert "diverges" in pts[2]["reason"]
     want = FD.e_nonlinear_finite("sin(g)", 0.1, 2.0, 2.0, 3.0, d=64, terms=("param_count",))
     assert pts[0]["e_theory_finite_d"] == pytest.approx(want.corrected, rel=1e-12)
+
+
+# ----------------------------------------------------------------------------
+# speed without changing the value: interpolated coefficients, affine test error, SEs, knobs
+# ----------------------------------------------------------------------------
+@pytest.mark.parametrize("f", ["sin(g)", "sign(g)", "relu(g)", "abs(g) - 0.5", "heaviside(g - 1) + g/2", "g**3"])
+@pytest.mark.parametrize("d", [8, 64])
+def test_interpolated_task_coefficients_equal_the_direct_ones(f, d):
+    """The banks' Lemma 1 coefficients from the Chebyshev interpolant of the Gaussian functionals equal the
+    direct per-omega ones to 1e-9 relative (kinks and jumps included: the functionals are analytic in omega)."""
+    om = np.concatenate([np.einsum("kd,kd->k", W, W) / d for W in [FD.population_bank(d, 2 * d, i) for i in range(8)]])
+    fast, ref = FD._task_coeffs_many(f, 0.1, d, 2 * d, om), FD._task_coeffs(f, 0.1, d, 2 * d, om)
+    for key in ref:
+        assert np.max(np.abs(fast[key] - ref[key])) <= 1e-9 * np.max(np.abs(ref[key])), key
+
+
+@pytest.mark.parametrize("f", ["sin(g)", "sign(g)", "relu(g)"])
+def test_test_error_is_affine_in_the_traces(f):
+    """e_gamma_isotropic(A, b) = c0 + c1 tr A + c2 |A|_F^2 + c3 |b|^2 with the coefficients read off four
+    Gammas, for generated A, b (not diagonal, not symmetric) to 1e-12 relative."""
+    from icl_symbolic.model.gamma_error import e_gamma_isotropic
+
+    d, ell = 6, 12
+    c0, c1, c2, c3 = FD._test_error_affine(f, 0.1, d, ell)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        A, b = rng.standard_normal((d, d)) / d + 0.4 * np.eye(d), 0.2 * rng.standard_normal(d)
+        ref = float(e_gamma_isotropic(A, b, f, 0.1, d, ell).value)
+        assert c0 + c1 * np.trace(A) + c2 * np.sum(A * A) + c3 * (b @ b) == pytest.approx(ref, rel=1e-12)
+
+
+def test_radial_signal_se_is_the_seed_spread():
+    """The a1 != 0 radial term's batch-means SE against the spread of 12 independent prompt streams
+    (d = 8, sin, below the peak, 20 000 prompts each): sd/rms(SE) inside [0.45, 1.8] (for a calibrated SE
+    the ratio^2 is chi^2_11/11: false-alarm budget about 1e-3); an SE off by a factor 2 either way fails."""
+    d = 8
+    ell, k, n = FD.finite_sizes(d, 2.0, 2.0, 0.5)
+    a1sq, rnl = FD.task_norm_moments("sin(g)", 0.1, d)
+    mf = FD._mfun(k / d, d)
+    vals, ses = [], []
+    for s in range(12):
+        rm = FD.radial_moments("sin(g)", 0.1, d, ell, n=20_000, seed=s, law="sphere")
+        v, se = FD.e_radial_signal_se(rm, rnl / a1sq, 0.1 / a1sq, ell / d, k / d, n / (d * (d + 1)), mf)
+        assert v == pytest.approx(FD.e_radial_signal(rm, rnl / a1sq, 0.1 / a1sq, ell / d, k / d, n / (d * d + d), mf))
+        vals.append(v)
+        ses.append(se)
+    ratio = float(np.std(vals, ddof=1) / math.sqrt(np.mean(np.square(ses))))
+    assert 0.45 <= ratio <= 1.8, ratio
+
+
+def test_radial_below_the_peak_reports_its_se():
+    fd = FD.e_nonlinear_finite("sin(g)", 0.1, 2.0, 2.0, 0.5, d=8, mc_prompts=20_000)
+    assert fd.stderr > 0 and "+-" in fd.value_text() and "Monte-Carlo SE" in fd.method
+
+
+def test_unknown_numerical_knob_is_refused():
+    with pytest.raises(ICLError, match="unknown option"):
+        FD.e_nonlinear_finite("sin(g)", 0.1, 2.0, 2.0, 0.5, d=8, bank=3)
+    assert FD.FiniteDKnobs().mc_prompts is None and FD.FiniteDKnobs().scope is True
+
+
+def test_population_banks_are_shared_across_tau():
+    """Common random numbers: the banks (and their exact population errors) are the same at every n, so a
+    tau curve differs from point to point only through the variance part."""
+    d, ell, k = 8, 16, 16
+    p = d * (d + 1)
+    mc = FD.PopulationMC(banks=3, prompts=1000)
+    a, b = (FD.e_population_ols("sin(g)", 0.1, d, ell, k, n, mc) for n in (3 * p, 5 * p))
+    assert a.e_pop == b.e_pop and a.variance > b.variance
+    W0 = FD.population_bank(d, k, 0)
+    assert W0.shape == (k, d) and np.array_equal(W0, FD.population_bank(d, k, 0))
+    assert not np.array_equal(W0, FD.population_bank(d, k, 1))

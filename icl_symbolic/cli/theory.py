@@ -201,8 +201,8 @@ def _run_finite_d(args, grids) -> int:
         order=1,
         method="d -> infinity limit (Result 1, Eq. (9); Eq. (10) for a1 = 0) plus the O(1/d) terms "
         "of icl_symbolic.theory.finite_d (docs/finite-d.md); ridgeless, C = I, Gaussian tasks; the "
-        "radial term averages over one prompt's law by Monte Carlo (good to 4 significant digits), the "
-        "population term over banks (e_theory_finite_d_se); e_theory_finite_d_text holds the digits each value has",
+        "radial term averages over one prompt's law by Monte Carlo, the population term over banks (the SE of "
+        "the last one that enters: e_theory_finite_d_se); e_theory_finite_d_text holds the digits each value has",
     )
     emit_json(args, doc)
     if not args.json:
@@ -225,8 +225,8 @@ def _run_finite_d(args, grids) -> int:
                 f"{r['e_theory_finite_d_text']:>18} {r['finite_d_gap_pct']:+8.2f}  {terms_txt}"
             )
         print(
-            "corrected: +- is the population term's Monte-Carlo SE over banks; without +-, 4 significant "
-            "digits where the radial term's prompt Monte Carlo enters (spread below 0.02 %), else deterministic; "
+            "corrected: +- is the Monte-Carlo SE (the population term's over banks above the peak, the radial "
+            "term's over prompts below it); without +-, deterministic; "
             "'-' with a reason: no corrected value there (outside the checked scope: the limit alone is printed)"
         )
     return 0

@@ -625,9 +625,8 @@ def make_figure(
             "error bar = SE over seeds; e_mc: Monte-Carlo test error on fresh prompts."
             + (
                 " theory_finite_d rows (--order 1): the limit plus the O(1/d) terms at the simulated d "
-                "(theory.finite_d); e_se = the population term's Monte-Carlo SE over banks, empty where none "
-                "enters (then good to 4 significant digits where the radial term's prompt Monte Carlo enters, "
-                "deterministic otherwise)."
+                "(theory.finite_d); e_se = the Monte-Carlo SE (the population term's over banks above the peak, "
+                "the radial term's over prompts below it), empty where none enters (deterministic)."
                 if int(overrides.get("order", 0)) == 1
                 else ""
             ),

@@ -147,7 +147,7 @@ alpha != 8.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.optimize import brentq
@@ -209,7 +209,7 @@ class FiniteD:
     corrected: float
     terms: tuple
     inputs: dict = field(default_factory=dict)
-    stderr: float = 0.0  # Monte-Carlo SE of the corrected value (radial term), 0 otherwise
+    stderr: float = 0.0  # Monte-Carlo SE of the corrected value (the last radial/population term), 0 otherwise
     scope_note: str = ""  # why the corrected value is withheld (outside the checked scope); "" inside
 
     @property
@@ -230,14 +230,15 @@ class FiniteD:
         if any(t.name == "radial" for t in self.terms):
             return (
                 "limit + O(1/d) terms (docs/finite-d.md); the radial term averages one prompt's law by Monte Carlo "
-                "(spread below 0.02 %, not in an SE): good to 4 significant digits"
+                "(no SE given): 4 significant digits"
             )
         return "limit + O(1/d) terms (docs/finite-d.md), deterministic"
 
     def value_text(self) -> str:
-        """The corrected value with the digits it has: to the SE's leading digit with the SE when the
-        ``population`` Monte Carlo gave one; 4 significant digits when only the radial term's prompt
-        Monte Carlo (spread below 0.02 %) enters; 6 significant digits when deterministic."""
+        """The corrected value with the digits it has: to the SE's leading digit with the SE when a Monte
+        Carlo gave one (:func:`e_nonlinear_finite` always gives one where ``population`` or ``radial``
+        enters: over banks above the peak, over prompts below it); 4 significant digits for a radial value
+        built without an SE; 6 significant digits when deterministic."""
         if not self.in_scope:
             return "refused"
         x = self.corrected
@@ -460,6 +461,28 @@ def e_radial_signal(
         extra = float(np.mean(w * resid_r)) / Erv**2 * delta * (tau - 1.0) - sig_res
     e1, t_A, q1 = recipe_parts(rho_p, alpha, kappa, tau, mfun, extra)
     return e1 - 2.0 * (Erv * factor - 1.0) * t_A + (Erv2 * factor**2 - 1.0) * q1
+
+
+def e_radial_signal_se(
+    rm: "RadialMoments", rho_p: float, rho_eps: float, alpha: float, kappa: float, tau: float, mfun, groups: int = 10
+) -> tuple:
+    """(:func:`e_radial_signal` on all of ``rm``, its Monte-Carlo SE): the SE by batch means, the term
+    recomputed on ``groups`` interleaved subsets of the prompts (sd/sqrt(groups); the subsets' O(groups/N)
+    ratio bias is far below it).  ``mfun`` is memoised for the call (the recipe's resolvent solve does
+    not depend on the subset)."""
+    memo = {}
+
+    def mf(nu):
+        if nu not in memo:
+            memo[nu] = mfun(nu)
+        return memo[nu]
+
+    value = e_radial_signal(rm, rho_p, rho_eps, alpha, kappa, tau, mf)
+    vals = []
+    for g in range(int(groups)):
+        sub = replace(rm, r2=rm.r2[g::groups], y2=rm.y2[g::groups], rx2=rm.rx2[g::groups])
+        vals.append(e_radial_signal(sub, rho_p, rho_eps, alpha, kappa, tau, mf))
+    return value, float(np.std(vals, ddof=1) / math.sqrt(groups))
 
 
 def recipe_parts(rho: float, alpha: float, kappa: float, tau: float, mfun, extra_train_noise: float = 0.0):
@@ -1125,7 +1148,8 @@ def e_nonlinear_finite(
         mf = _mfun(ka, d if "bank_resolvent" in on else None)
         if "radial" in on:
             rm = _radial_cached(str(f), float(rho), d, ell, int(mc_prompts), "sphere")
-            return a1sq * e_radial_signal(rm, rnl / a1sq, rho / a1sq, al, ka, ta, mf), 0.0
+            val, se = e_radial_signal_se(rm, rnl / a1sq, rho / a1sq, al, ka, ta, mf)
+            return a1sq * val, a1sq * se
         return a1sq * e_iso(rnl / a1sq, al, ka, ta, mf), 0.0
 
     try:
@@ -1161,17 +1185,29 @@ def e_nonlinear_finite(
     return FiniteD(d, limit, prev, tuple(terms_out), info, stderr=se)
 
 
+#: single-core seconds per prompt token of the exact fast sampler (one prompt of ell tokens and a d-dimensional
+#: remainder costs (ell + d) of them), and per bank of the ``population`` term's exact parts (Lemma 1
+#: coefficients, fit, test error); measured with benchmarks/finite_d_speed.py on the 2-core box
+SECONDS_PER_PROMPT_TOKEN = 1.2e-7
+SECONDS_PER_BANK = 0.01
+
+
 def evaluation_seconds(f, rho: float, alpha: float, kappa: float, tau: float, d: int) -> float:
     """Rough single-core seconds of :func:`e_nonlinear_finite` (all terms) at one point, for the estimate
-    announced before a batch of points (constants measured on the 2-core box: ``core.cost.SECONDS_PER``)."""
+    announced before a batch of points: the a1 = 0 radial term from ``core.cost.SECONDS_PER``; the a1 != 0
+    radial and ``population`` Monte Carlos from their prompt tokens (:data:`SECONDS_PER_PROMPT_TOKEN`)."""
     if finite_d_scope(f, rho, alpha, kappa, tau, d):
         return 0.5  # outside the checked scope: only the limit is computed
     a1sq0, _ = task_norm_moments(f, rho, None)
-    _, _, n = finite_sizes(int(d), alpha, kappa, tau)
-    radial = SECONDS_PER["finite_d_radial_per_d"] * d
-    if a1sq0 > 0.0 and n > d * (d + 1):
-        return SECONDS_PER["finite_d_population"] + SECONDS_PER["finite_d_population_token"] * (alpha + 1) * d + radial
-    return 1.0 + radial
+    ell, _, n = finite_sizes(int(d), alpha, kappa, tau)
+    if a1sq0 == 0.0:
+        return 1.0 + SECONDS_PER["finite_d_radial_per_d"] * d
+    per_prompt = SECONDS_PER_PROMPT_TOKEN * (ell + d)
+    seconds = 1.0 + RADIAL_PROMPTS["sphere"] * per_prompt
+    if n > d * (d + 1):
+        mc = PopulationMC(banks=default_banks(d))
+        seconds += mc.banks * (SECONDS_PER_BANK + mc.prompts * per_prompt)
+    return seconds
 
 
 def _finite_d_item(spec: dict) -> "FiniteD":
@@ -1235,6 +1271,8 @@ __all__ = [
     "e_iso",
     "e_iso_general",
     "e_radial_signal",
+    "e_radial_signal_se",
+    "RADIAL_PROMPTS",
     "recipe_parts",
     "bs_mean_correction",
     "task_norm_moments",
