@@ -117,7 +117,9 @@ def run_agree(old) -> dict:
     for f, a, k, t, d in AGREE_POINTS:
         ell, kk, n = new.finite_sizes(d, a, k, t)
         row = {"f": f, "alpha": a, "kappa": k, "tau": t, "d": d, "ell": ell, "k": kk, "n": n}
-        po, s = _timed(lambda: new.e_population_ols(f, RHO, d, ell, kk, n))
+        po, s = _timed(
+            lambda: new.e_population_ols(f, RHO, d, ell, kk, n, new.PopulationMC(banks=new.default_banks(d)))
+        )
         row["new"] = {"value": po.value, "se": po.stderr, "seconds": s}
         po, s = _timed(lambda: old.e_population_ols(f, RHO, d, ell, kk, n, banks=old.default_banks(d)))
         row["old"] = {"value": po.value, "se": po.stderr, "seconds": s}

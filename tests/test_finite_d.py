@@ -649,31 +649,37 @@ def test_many_points_announce_their_estimate_then_report_each_point(monkeypatch)
     (population points above the peak dominate it), a line per finished point, results in order."""
     import re
 
+    from icl_symbolic.core.cost import SECONDS_PER
+
     specs = [dict(f="sin(g)", rho=0.1, alpha=2.0, kappa=2.0, tau=t, d=64) for t in (0.5, 3.0, 4.0)]
     slow = FD.evaluation_seconds("sin(g)", 0.1, 2.0, 2.0, 3.0, 64)
     fast = FD.evaluation_seconds("sin(g)", 0.1, 2.0, 2.0, 0.5, 64)
-    assert slow > 40 > fast  # the population term (a1 != 0, n > p) is the cost
-    assert FD.evaluation_seconds("(g^2-1)/sqrt(2)", 0.1, 2.0, 2.0, 3.0, 64) < 40  # a1 = 0: no population term
+    per_prompt = FD.SECONDS_PER_PROMPT_TOKEN * (128 + 64)  # ell + d tokens per prompt
+    assert fast == pytest.approx(1.0 + FD.RADIAL_PROMPTS["sphere"] * per_prompt)
+    assert slow - fast == pytest.approx(32 * (FD.SECONDS_PER_BANK + 2048 * per_prompt))  # the population term
+    a1zero = FD.evaluation_seconds("(g^2-1)/sqrt(2)", 0.1, 8.0, 2.0, 3.0, 64)  # alpha = 8: in scope
+    assert a1zero == pytest.approx(1.0 + SECONDS_PER["finite_d_radial_per_d"] * 64)  # a1 = 0: no population term
     monkeypatch.setattr(FD, "_finite_d_item", lambda spec: spec["tau"])  # the bookkeeping, not the numbers
     lines = []
     out = FD.e_finite_d_many(specs, progress=lines.append)
     assert out == [0.5, 3.0, 4.0]
     want = sum(FD.evaluation_seconds(s["f"], 0.1, 2.0, 2.0, s["tau"], 64) for s in specs)
-    assert 150 < want < 170  # 2 x (40 + 0.1 x 3 x 64 + 0.2 x 64) + (1 + 0.2 x 64)
-    assert re.search(r"^finite-d theory \(--order 1\): estimated 2 min [0-9]+ s \(3 points\); progress below", lines[0])
+    assert want == pytest.approx(fast + 2 * slow)
+    assert re.search(r"^finite-d theory \(--order 1\): estimated [0-9]+ s \(3 points\); progress below", lines[0])
     assert len(lines) == 4 and all(
         ln.startswith(f"finite-d theory: point {i}/3 done") for i, ln in zip((1, 2, 3), lines[1:])
     )
     quiet = []
-    small = [dict(specs[0], d=8)]  # 1 + 0.2 x 8 s: below the announcement threshold (3 s)
+    small = [dict(specs[0], d=8)]  # about 1.3 s: below the announcement threshold (3 s)
     assert FD.e_finite_d_many(small, progress=quiet.append) == [0.5] and quiet == []  # short: no lines
 
 
 def test_cli_theory_order1_announces_long_work_and_keeps_the_peak_row(monkeypatch, capsys):
     """theory --order 1 runs its points through e_finite_d_many: the estimate line first when the points
-    are long (here two population points at d = 64, 2 x 72 s estimated; evaluated with one cheap term so the
-    test is quick), and a point without a value (n = d(d+1)) keeps its row with the reason."""
+    are long (here two population points at d = 64, about 5 s each estimated; evaluated with one cheap term so
+    the test is quick), and a point without a value (n = d(d+1)) keeps its row with the reason."""
     import json
+    import re
 
     from icl_symbolic.cli import main
 
@@ -689,7 +695,7 @@ def test_cli_theory_order1_announces_long_work_and_keeps_the_peak_row(monkeypatc
     )
     assert code == 0
     cap = capsys.readouterr()
-    assert "finite-d theory (--order 1): estimated 2 min" in cap.err
+    assert re.search(r"finite-d theory \(--order 1\): estimated [0-9]+ s \(3 points\)", cap.err)
     pts = json.loads(cap.out)["points"]
     assert [p["e_theory_finite_d"] is None for p in pts] == [False, False, True]
     assert "diverges" in pts[2]["reason"]

@@ -106,7 +106,8 @@ error when it is switched on after the ones before it):
     with r^2 = |x_test|^2 v^T Sigma_W^-1 v/(d + 1) whitened by the bank and
     E[1/(1 + r^2 delta)] = 1 - p/n (the test-train factor is exact for Gaussian features:
     sigma^2 tr(Sigma_test Sigma_train^-1)/(n - p - 1)).  Banks and one-prompt expectations by
-    Monte Carlo (:func:`e_population_ols`, with SE).  Replaces the value for a1 != 0 and
+    Monte Carlo (:func:`e_population_ols`, with SE; each bank from its own random stream, the same at every
+    n, its n-independent parts cached, the prompt average with the exact E[e^2] as control variate).  Replaces the value for a1 != 0 and
     n > p (so it supersedes ``param_count``, ``task_norm``, ``bank_resolvent`` and ``radial``
     there).  Not applied to a1 = 0 (there Gamma* = 0 and ``radial`` already agrees with the
     simulations; the bank-whitened variant overshoots, docs/finite-d.md) nor to n < p (the
@@ -848,9 +849,10 @@ class PopulationOLS:
 class PopulationMC:
     """The Monte-Carlo knobs of the ``population`` term: ``banks`` Gaussian banks (bank i drawn by
     :func:`population_bank` from ``seed`` and i, the same banks at every n, so a curve over tau has
-    common random numbers), ``prompts`` training prompts per bank for the variance part."""
+    common random numbers; None: :func:`default_banks` of d), ``prompts`` training prompts per bank for the
+    variance part."""
 
-    banks: int = 16
+    banks: int | None = None
     prompts: int = 2048
     seed: int = 2026
 
@@ -917,6 +919,8 @@ def e_population_ols(f, rho: float, d: int, ell: int, k: int, n: int, mc: Popula
     ratio bias).  Mean and SE over banks (the SE covers the prompt Monte Carlo too).  The per-bank parts
     that do not depend on n are cached, so further n (a curve over tau) cost only the delta equation."""
     mc = PopulationMC() if mc is None else mc
+    if mc.banks is None:
+        mc = replace(mc, banks=default_banks(d))
     p = d * (d + 1)
     if n <= p:
         raise ICLError(f"the population term needs n > p = d(d+1) (least squares), got n = {n}, p = {p}")
@@ -1205,8 +1209,8 @@ def evaluation_seconds(f, rho: float, alpha: float, kappa: float, tau: float, d:
     per_prompt = SECONDS_PER_PROMPT_TOKEN * (ell + d)
     seconds = 1.0 + RADIAL_PROMPTS["sphere"] * per_prompt
     if n > d * (d + 1):
-        mc = PopulationMC(banks=default_banks(d))
-        seconds += mc.banks * (SECONDS_PER_BANK + mc.prompts * per_prompt)
+        mc = PopulationMC()
+        seconds += default_banks(d) * (SECONDS_PER_BANK + mc.prompts * per_prompt)
     return seconds
 
 
