@@ -17,10 +17,12 @@ standard normal; 4 SE is a false-alarm budget of 6e-5 per point).
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/finite_d_speed.py time
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/finite_d_speed.py agree
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/finite_d_speed.py spread
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/finite_d_speed.py cv
 
 ``spread``: the a1 != 0 radial term (the value below the peak) recomputed with 8 independent prompt streams
 of 100 000 prompts (the default of ``RADIAL_PROMPTS["sphere"]``): its seed-to-seed spread, which the printed
-4 significant digits rely on.
+4 significant digits relied on.  ``cv``: the ``population`` term's control variate, per-bank prompt SE of its
+variance part with and without it, next to the bank-to-bank spread.
 
 Writes benchmarks/results/finite_d_speed_<what>.json and .md.
 """
@@ -84,7 +86,7 @@ def _timed(fn):
 def run_time(old, quick: bool) -> dict:
     rows = []
     for f, a, k, t in TIME_POINTS[:1] + TIME_POINTS[-1:] if quick else TIME_POINTS:
-        row = {"f": f, "alpha": a, "kappa": k, "tau": t, "d": 64}
+        row = _point(f, a, k, t, 64)
         for name, mod in (("new", new), ("old", old)):
             if mod is None:
                 continue
@@ -116,7 +118,7 @@ def run_agree(old) -> dict:
     rows = []
     for f, a, k, t, d in AGREE_POINTS:
         ell, kk, n = new.finite_sizes(d, a, k, t)
-        row = {"f": f, "alpha": a, "kappa": k, "tau": t, "d": d, "ell": ell, "k": kk, "n": n}
+        row = {**_point(f, a, k, t, d), "ell": ell, "k": kk, "n": n}
         po, s = _timed(
             lambda: new.e_population_ols(f, RHO, d, ell, kk, n, new.PopulationMC(banks=new.default_banks(d)))
         )
@@ -137,6 +139,15 @@ SPREAD_POINTS = [  # (f, alpha, kappa, tau, d): a1 != 0 below the peak, where th
 ]
 
 
+def _mean_sd(xs: list) -> tuple:
+    mean = sum(xs) / len(xs)
+    return mean, math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def _point(f, alpha, kappa, tau, d) -> dict:
+    return {"f": f, "alpha": alpha, "kappa": kappa, "tau": tau, "d": d}
+
+
 def run_spread(prompts: int, seeds: int) -> dict:
     """The a1 != 0 radial term's seed-to-seed spread: the corrected value below the peak recomputed with
     ``seeds`` independent prompt streams of ``prompts`` prompts (the library's own default seed first, checked
@@ -155,14 +166,9 @@ def run_spread(prompts: int, seeds: int) -> dict:
         secs = (time.perf_counter() - t0) / seeds
         lib = new.e_nonlinear_finite(f, RHO, a, k, t, d=d, mc_prompts=prompts, scope=False).corrected
         assert abs(lib - vals[0]) <= 1e-12 * abs(lib), (lib, vals[0])  # the same computation as the library's
-        mean = sum(vals) / len(vals)
-        sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (len(vals) - 1))
+        mean, sd = _mean_sd(vals)
         row = {
-            "f": f,
-            "alpha": a,
-            "kappa": k,
-            "tau": t,
-            "d": d,
+            **_point(f, a, k, t, d),
             "prompts": prompts,
             "seeds": seeds,
             "values": vals,
@@ -176,51 +182,104 @@ def run_spread(prompts: int, seeds: int) -> dict:
     return {"points": rows}
 
 
+CV_POINTS = [
+    ("sin(g)", 2.0, 2.0, 4.0, 64),
+    ("sign(g)", 2.0, 4.0, 6.0, 64),
+    ("tanh(g)", 1.0, 1.0, 3.0, 32),
+    ("relu(g)", 4.0, 2.0, 3.0, 64),
+]
+
+
+def run_cv() -> dict:
+    """The ``population`` term's control variate: per bank, the prompt-Monte-Carlo SE of the variance part
+    E[e^2 w]/E[w] estimated plainly and as e_train + E[e^2 (w - E w)]/E[w] (same prompts, default banks
+    and prompts), averaged over the banks; and the bank-to-bank sd of the term."""
+    rows = []
+    for f, a, k, t, d in CV_POINTS:
+        ell, kk, n = new.finite_sizes(d, a, k, t)
+        p = d * (d + 1)
+        mc = new.PopulationMC(banks=new.default_banks(d))
+        plain, cv, tot = [], [], []
+        for e_pop, e_train, ratio, r2, e2 in new._population_banks(f, RHO, d, ell, kk, mc):
+            delta = new._elliptical_delta(r2, p, n)
+            w = r2 / (1.0 + r2 * delta) ** 2
+            wb = float(w.mean())
+            m = len(w)
+            plain.append(float((e2 * w / wb).std()) * delta * ratio / math.sqrt(m))
+            cv.append(float((e2 * (w - wb) / wb).std()) * delta * ratio / math.sqrt(m))
+            tot.append(e_pop + delta * ratio * (e_train + float((e2 * (w - wb)).mean()) / wb))
+        _, sd = _mean_sd(tot)
+        row = {
+            **_point(f, a, k, t, d),
+            "prompts": mc.prompts,
+            "prompt_se_plain": sum(plain) / len(plain),
+            "prompt_se_cv": sum(cv) / len(cv),
+            "bank_sd": sd,
+        }
+        row["reduction"] = row["prompt_se_plain"] / row["prompt_se_cv"]
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return {"points": rows}
+
+
+def _table(head: list, rows: list) -> list:
+    """A Markdown table: the header, the rule, a line per row (cells already formatted)."""
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def _where(r: dict) -> list:
+    return [r["f"], f"{r['alpha']:g}", f"{r['kappa']:g}", f"{r['tau']:g}", str(r["d"])]
+
+
+WHERE = ["f", "alpha", "kappa", "tau", "d"]
+
+
 def markdown(what: str, res: dict, commit: str) -> str:
     lines = [f"# finite-d speed ({what}), old = {commit}, new = working tree", ""]
-    if what == "spread":
-        lines += [
-            "| f | alpha | kappa | tau | d | prompts | seeds | mean | sd | sd % | s per seed |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+    pts = res["points"]
+    if what == "cv":
+        head = WHERE + ["prompts per bank", "prompt SE plain", "prompt SE with the control variate", "reduction"]
+        rows = [
+            _where(r)
+            + [str(r["prompts"]), f"{r['prompt_se_plain']:.1e}", f"{r['prompt_se_cv']:.1e}", f"{r['reduction']:.1f}"]
+            + [f"{r['bank_sd']:.1e}"]
+            for r in pts
         ]
-        for r in res["points"]:
-            lines.append(
-                f"| {r['f']} | {r['alpha']:g} | {r['kappa']:g} | {r['tau']:g} | {r['d']} | {r['prompts']} | {r['seeds']} | "
-                f"{r['mean']:.6f} | {r['sd']:.1e} | {r['rel_sd_pct']:.4f} | {r['seconds_per_seed']:.2f} |"
-            )
-        return "\n".join(lines) + "\n"
-    if what == "time":
-        lines += [
-            "| f | alpha | kappa | tau | d | old s | old value | new s | new value |",
-            "|---|---|---|---|---|---|---|---|---|",
+        lines += _table(head + ["bank-to-bank sd"], rows)
+    elif what == "spread":
+        head = WHERE + ["prompts", "seeds", "mean", "sd", "sd %", "s per seed"]
+        rows = [
+            _where(r)
+            + [str(r["prompts"]), str(r["seeds"]), f"{r['mean']:.6f}", f"{r['sd']:.1e}", f"{r['rel_sd_pct']:.4f}"]
+            + [f"{r['seconds_per_seed']:.2f}"]
+            for r in pts
         ]
-        for r in res["points"]:
+        lines += _table(head, rows)
+    elif what == "time":
+        rows = []
+        for r in pts:
             o = r.get("old", {})
-            lines.append(
-                f"| {r['f']} | {r['alpha']:g} | {r['kappa']:g} | {r['tau']:g} | {r['d']} | "
-                f"{o.get('seconds', float('nan')):.1f} | {o.get('text', '-')} | {r['new']['seconds']:.2f} | {r['new']['text']} |"
-            )
+            old_s = f"{o['seconds']:.1f}" if o else "-"
+            rows.append(_where(r) + [old_s, o.get("text", "-"), f"{r['new']['seconds']:.2f}", r["new"]["text"]])
+        lines += _table(WHERE + ["old s", "old value", "new s", "new value"], rows)
         c = res["curve"]
         lines += ["", f"40-tau curve (sin(g), alpha = kappa = 2, tau 2.5..6.4, d = 64), new path: {c['seconds']:.1f} s"]
     else:
-        lines += [
-            "| f | alpha | kappa | tau | d | old value (SE) | new value (SE) | z = diff/combined SE | new s | old s |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+        rows = [
+            _where(r)
+            + [f"{r['old']['value']:.5f} ({r['old']['se']:.1e})", f"{r['new']['value']:.5f} ({r['new']['se']:.1e})"]
+            + [f"{r['z']:+.2f}", f"{r['new']['seconds']:.2f}", f"{r['old']['seconds']:.1f}"]
+            for r in pts
         ]
-        for r in res["points"]:
-            o, nw = r["old"], r["new"]
-            lines.append(
-                f"| {r['f']} | {r['alpha']:g} | {r['kappa']:g} | {r['tau']:g} | {r['d']} | {o['value']:.5f} ({o['se']:.1e}) | "
-                f"{nw['value']:.5f} ({nw['se']:.1e}) | {r['z']:+.2f} | {nw['seconds']:.2f} | {o['seconds']:.1f} |"
-            )
-        zs = [abs(r["z"]) for r in res["points"]]
+        lines += _table(WHERE + ["old value (SE)", "new value (SE)", "z = diff/combined SE", "new s", "old s"], rows)
+        zs = [abs(r["z"]) for r in pts]
         lines += ["", f"max |z| = {max(zs):.2f} over {len(zs)} points (4 SE: false-alarm budget 6e-5 per point)"]
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("what", choices=["time", "agree", "spread"])
+    ap.add_argument("what", choices=["time", "agree", "spread", "cv"])
     ap.add_argument("--prompts", type=int, default=100_000, help="spread: prompts of the radial Monte Carlo")
     ap.add_argument("--seeds", type=int, default=8, help="spread: independent prompt streams per point")
     ap.add_argument("--old-commit", default=OLD_COMMIT)
@@ -228,9 +287,11 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="time two points only (one above, one below the peak)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     a = ap.parse_args(argv)
-    old = None if (a.no_old or a.what == "spread") else load_old(a.old_commit)
+    old = None if (a.no_old or a.what in ("spread", "cv")) else load_old(a.old_commit)
     if a.what == "spread":
         res = run_spread(a.prompts, a.seeds)
+    elif a.what == "cv":
+        res = run_cv()
     else:
         res = run_time(old, a.quick) if a.what == "time" else run_agree(old)
     res["old_commit"] = a.old_commit
