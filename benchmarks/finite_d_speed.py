@@ -20,8 +20,8 @@ standard normal; 4 SE is a false-alarm budget of 6e-5 per point).
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/finite_d_speed.py cv
 
 ``spread``: the a1 != 0 radial term (the value below the peak) recomputed with 8 independent prompt streams
-of 100 000 prompts (the default of ``RADIAL_PROMPTS["sphere"]``): its seed-to-seed spread, which the printed
-4 significant digits relied on.  ``cv``: the ``population`` term's control variate, per-bank prompt SE of its
+of 50 000 prompts (the default of ``RADIAL_PROMPTS["sphere"]``): its seed-to-seed spread next to the
+batch-means SE the library reports.  ``cv``: the ``population`` term's control variate, per-bank prompt SE of its
 variance part with and without it, next to the bank-to-bank spread.
 
 Writes benchmarks/results/finite_d_speed_<what>.json and .md.
@@ -158,11 +158,13 @@ def run_spread(prompts: int, seeds: int) -> dict:
         p = d * (d + 1)
         a1sq, rnl = new.task_norm_moments(f, RHO, d)
         mf = new._mfun(kk / d, d)
-        vals = []
+        vals, ses = [], []
         t0 = time.perf_counter()
         for s in range(seeds):
             rm = new.radial_moments(f, RHO, d, ell, n=prompts, seed=12345 + s, law="sphere")
-            vals.append(a1sq * new.e_radial_signal(rm, rnl / a1sq, RHO / a1sq, ell / d, kk / d, n / p, mf))
+            v, se = new.e_radial_signal_se(rm, rnl / a1sq, RHO / a1sq, ell / d, kk / d, n / p, mf)
+            vals.append(a1sq * v)
+            ses.append(a1sq * se)
         secs = (time.perf_counter() - t0) / seeds
         lib = new.e_nonlinear_finite(f, RHO, a, k, t, d=d, mc_prompts=prompts, scope=False).corrected
         assert abs(lib - vals[0]) <= 1e-12 * abs(lib), (lib, vals[0])  # the same computation as the library's
@@ -172,6 +174,7 @@ def run_spread(prompts: int, seeds: int) -> dict:
             "prompts": prompts,
             "seeds": seeds,
             "values": vals,
+            "se_rms": math.sqrt(sum(x * x for x in ses) / len(ses)),
             "mean": mean,
             "sd": sd,
             "rel_sd_pct": 100 * sd / mean,
@@ -234,6 +237,10 @@ def _where(r: dict) -> list:
 WHERE = ["f", "alpha", "kappa", "tau", "d"]
 
 
+def _mde_pct(r: dict) -> float:
+    return 100 * (4.0 + 0.84) * math.hypot(r["new"]["se"], r["old"]["se"]) / r["old"]["value"]
+
+
 def markdown(what: str, res: dict, commit: str) -> str:
     lines = [f"# finite-d speed ({what}), old = {commit}, new = working tree", ""]
     pts = res["points"]
@@ -247,11 +254,11 @@ def markdown(what: str, res: dict, commit: str) -> str:
         ]
         lines += _table(head + ["bank-to-bank sd"], rows)
     elif what == "spread":
-        head = WHERE + ["prompts", "seeds", "mean", "sd", "sd %", "s per seed"]
+        head = WHERE + ["prompts", "seeds", "mean", "sd over seeds", "sd %", "reported SE (rms)", "s per seed"]
         rows = [
             _where(r)
             + [str(r["prompts"]), str(r["seeds"]), f"{r['mean']:.6f}", f"{r['sd']:.1e}", f"{r['rel_sd_pct']:.4f}"]
-            + [f"{r['seconds_per_seed']:.2f}"]
+            + [f"{r['se_rms']:.1e}", f"{r['seconds_per_seed']:.2f}"]
             for r in pts
         ]
         lines += _table(head, rows)
@@ -268,25 +275,36 @@ def markdown(what: str, res: dict, commit: str) -> str:
         rows = [
             _where(r)
             + [f"{r['old']['value']:.5f} ({r['old']['se']:.1e})", f"{r['new']['value']:.5f} ({r['new']['se']:.1e})"]
-            + [f"{r['z']:+.2f}", f"{r['new']['seconds']:.2f}", f"{r['old']['seconds']:.1f}"]
+            + [f"{r['z']:+.2f}", f"{_mde_pct(r):.2f}", f"{r['new']['seconds']:.2f}", f"{r['old']['seconds']:.1f}"]
             for r in pts
         ]
-        lines += _table(WHERE + ["old value (SE)", "new value (SE)", "z = diff/combined SE", "new s", "old s"], rows)
+        head = WHERE + ["old value (SE)", "new value (SE)", "z = diff/combined SE", "MDE %", "new s", "old s"]
+        lines += _table(head, rows)
         zs = [abs(r["z"]) for r in pts]
-        lines += ["", f"max |z| = {max(zs):.2f} over {len(zs)} points (4 SE: false-alarm budget 6e-5 per point)"]
+        lines += [
+            "",
+            f"max |z| = {max(zs):.2f} over {len(zs)} points (4 SE: false-alarm budget 6e-5 per point); MDE = the shift "
+            "detected with 80 % power at that threshold, (4 + 0.84) combined SE, in % of the old value",
+        ]
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("what", choices=["time", "agree", "spread", "cv"])
-    ap.add_argument("--prompts", type=int, default=100_000, help="spread: prompts of the radial Monte Carlo")
+    ap.add_argument("--prompts", type=int, default=50_000, help="spread: prompts of the radial Monte Carlo")
     ap.add_argument("--seeds", type=int, default=8, help="spread: independent prompt streams per point")
     ap.add_argument("--old-commit", default=OLD_COMMIT)
     ap.add_argument("--no-old", action="store_true", help="time the new path only")
     ap.add_argument("--quick", action="store_true", help="time two points only (one above, one below the peak)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--render", action="store_true", help="only rewrite the Markdown from the saved JSON of WHAT")
     a = ap.parse_args(argv)
+    out = Path(a.out)
+    if a.render:
+        res = json.loads((out / f"finite_d_speed_{a.what}.json").read_text())
+        (out / f"finite_d_speed_{a.what}.md").write_text(markdown(a.what, res, res["old_commit"]))
+        return 0
     old = None if (a.no_old or a.what in ("spread", "cv")) else load_old(a.old_commit)
     if a.what == "spread":
         res = run_spread(a.prompts, a.seeds)
@@ -295,7 +313,6 @@ def main(argv=None) -> int:
     else:
         res = run_time(old, a.quick) if a.what == "time" else run_agree(old)
     res["old_commit"] = a.old_commit
-    out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"finite_d_speed_{a.what}.json").write_text(json.dumps(res, indent=1) + "\n")
     (out / f"finite_d_speed_{a.what}.md").write_text(markdown(a.what, res, a.old_commit))

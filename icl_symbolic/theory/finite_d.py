@@ -960,10 +960,10 @@ def intercept_shift(rho: float, alpha: float, kappa: float, d: int) -> float:
 
 
 #: default prompts of the ``radial`` term's one-prompt Monte Carlo, by task law: the a1 = 0 branch (Gaussian
-#: tasks) reports its batch-means SE; the a1 != 0 branch (tasks on the sphere) prints 4 significant digits
-#: without an SE, its seed-to-seed spread measured at 0.003-0.007 % with 100 000 prompts at d = 32 and 64
-#: (benchmarks/finite_d_speed.py spread; docs/finite-d.md, "Speed and determinism")
-RADIAL_PROMPTS = {"gaussian": 400_000, "sphere": 100_000}
+#: tasks, 400 000) and the a1 != 0 branch (tasks on the sphere, 50 000) both report a batch-means SE, printed
+#: with the value (its calibration against independent prompt streams: benchmarks/finite_d_speed.py spread,
+#: docs/finite-d.md, "Speed and determinism")
+RADIAL_PROMPTS = {"gaussian": 400_000, "sphere": 50_000}
 
 
 def default_banks(d: int) -> int:
