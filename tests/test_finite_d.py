@@ -665,7 +665,7 @@ def test_many_points_announce_their_estimate_then_report_each_point(monkeypatch)
     assert out == [0.5, 3.0, 4.0]
     want = sum(FD.evaluation_seconds(s["f"], 0.1, 2.0, 2.0, s["tau"], 64) for s in specs)
     assert want == pytest.approx(fast + 2 * slow)
-    assert re.search(r"^finite-d theory \(--order 1\): estimated [0-9]+ s \(3 points\); progress below", lines[0])
+    assert re.search(r"^finite-d theory \(--order 1\): estimated [0-9.]+ s \(3 points\); progress below", lines[0])
     assert len(lines) == 4 and all(
         ln.startswith(f"finite-d theory: point {i}/3 done") for i, ln in zip((1, 2, 3), lines[1:])
     )
@@ -695,7 +695,7 @@ def test_cli_theory_order1_announces_long_work_and_keeps_the_peak_row(monkeypatc
     )
     assert code == 0
     cap = capsys.readouterr()
-    assert re.search(r"finite-d theory \(--order 1\): estimated [0-9]+ s \(3 points\)", cap.err)
+    assert re.search(r"finite-d theory \(--order 1\): estimated [0-9.]+ s \(3 points\)", cap.err)
     pts = json.loads(cap.out)["points"]
     assert [p["e_theory_finite_d"] is None for p in pts] == [False, False, True]
     assert "diverges" in pts[2]["reason"]
