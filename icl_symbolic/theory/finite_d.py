@@ -151,6 +151,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from scipy.interpolate import BarycentricInterpolator
 from scipy.optimize import brentq
 
 from icl_symbolic.core.caches import memoize
@@ -758,8 +759,6 @@ def _task_coeffs_many(f, rho: float, d: int, ell: int, omegas) -> dict:
     they are computed at m + 1 Chebyshev-Lobatto nodes spanning the omegas and interpolated (barycentric);
     the interpolant is accepted only when it reproduces the direct values at the m interleaved Chebyshev
     points to INTERP_TOL relative (m = 24, then 48), else every omega is computed directly."""
-    from scipy.interpolate import BarycentricInterpolator
-
     om = np.asarray(omegas, dtype=float)
     lo, hi = float(om.min()), float(om.max())
     if om.size > 100 and hi > lo:
