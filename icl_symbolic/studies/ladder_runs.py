@@ -105,7 +105,7 @@ class SeedRunner:
     progress: Callable[[str], None] | None = None
     memo: MutableMapping | None = field(default=None, compare=False)
     cache: object = None
-    store_every: float = STORE_EVERY
+    store_every: float | None = None  # None: STORE_EVERY
 
     def __post_init__(self):
         if isinstance(self.jobs, bool) or int(self.jobs) != self.jobs or self.jobs < 1:
@@ -219,7 +219,8 @@ class SeedRunner:
         for d, st in rungs.items():
             mine = [pair for pair in missing if pair[0] == d]
             one = seed_cost(_sizes(st), "auto", int(st.n_test), float(st.lam))[0]
-            size = max(self.jobs, self.jobs * int(self.store_every / max(one, 1e-9)))
+            every = STORE_EVERY if self.store_every is None else self.store_every
+            size = max(self.jobs, self.jobs * int(every / max(one, 1e-9)))
             out += [mine[i : i + size] for i in range(0, len(mine), size)]
         return out
 
