@@ -157,3 +157,25 @@ def test_a_claims_z_and_the_commands_budget_are_one_test():
     ):
         with pytest.raises(ICLError, match=msg):
             LadderTest(**bad)
+
+
+def test_an_unknown_option_of_a_ladder_is_one_clear_error_before_any_run(monkeypatch):
+    """The loose keyword forms (the setting's fields plus jobs, scheduler, progress) refuse a misspelt
+    name with one ICLError line, before anything is simulated."""
+    from icl_symbolic.kernel_learner.ladder import extrapolate_kernel
+    from icl_symbolic.kernel_learner.simulation import simulate_kernel
+    from icl_symbolic.studies.extrapolate import run_ladder
+
+    calls = []
+    monkeypatch.setattr(ladder_runs, "simulate", _fake_simulate(calls))
+    with pytest.raises(ICLError, match="unknown option.*tua"):
+        run_ladder("g", [4, 6], alpha=1, tua=2, seeds=(0, 1))
+    with pytest.raises(ICLError, match="no option.*tua"):
+        simulate_kernel("g", 3, 4, 2, 4, 0.1, tua=2)
+    with pytest.raises(ICLError, match="no option.*tua"):
+        extrapolate_kernel("g", [3, 4], tua=2)
+    with pytest.raises(ICLError, match="jobs must be an integer"):
+        run_ladder("g", [4, 6], alpha=1, jobs=0, seeds=(0, 1))
+    assert calls == []
+    pts = run_ladder("g", [6, 4], alpha=1, kappa=1, tau=2, seeds=(0, 1), jobs=1)
+    assert [p.d for p in pts] == [4, 6] and [p.values for p in pts] == [(4.0, 4.01), (6.0, 6.01)]

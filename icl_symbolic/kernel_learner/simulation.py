@@ -381,6 +381,9 @@ def kernel_setting(f, **loose) -> Setting:
     (``features`` default ``hermite:2``, ``n_test`` default :data:`DEFAULT_N_TEST_KERNEL`).  Refused
     (ICLError) unless the setting is one the learner covers: Gaussian tasks in the default convention,
     C_train = C_test = identity."""
+    unknown = sorted(set(loose) - set(FIELDS))
+    if unknown:
+        raise ICLError(f"the kernel learner has no option {', '.join(unknown)}")
     if not isinstance(f, Setting) and loose.get("features") is None:
         loose["features"] = "hermite:2"
     st = as_setting(f, **loose)
@@ -426,9 +429,6 @@ def simulate_kernel(
     """
     run = {k: options.pop(k, v) for k, v in KERNEL_RUN_OPTIONS.items()}
     runner = SeedRunner.from_options(options)
-    unknown = sorted(set(options) - set(FIELDS))
-    if unknown:
-        raise ICLError(f"simulate_kernel has no option {', '.join(unknown)}")
     st = kernel_setting(f, d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, **options)
     return _simulate_kernel(st, check_seeds(seeds), run, runner)
 

@@ -128,14 +128,14 @@ class SeedRunner:
             self.progress(note)
         return self._map(fn, items, watch, 0)
 
-    def _map(self, fn, items, watch, done: int) -> list:
+    def _map(self, fn, items, watch, done: int, label: str = "run (d, seed)") -> list:
         return map_sweep(
             fn,
             list(items),
             jobs=self.jobs,
             scheduler=self.scheduler,
             progress=self.progress,
-            label="run (d, seed)",
+            label=label,
             on_item=lambda i, _: watch.update(done + i + 1),
         )
 
@@ -159,9 +159,9 @@ class SeedRunner:
             watch = announced(self.progress, self._estimate(rungs, missing, what), len(missing), "runs (d, seed)")
             if self.progress is not None and self.jobs > 1:
                 self.progress(f"{len(missing)} runs (d x seeds) on {self.jobs} workers")
-            done = 0
+            done, label = 0, "run (d, seed)" if len(rungs) > 1 else f"seed run at d={next(iter(rungs))}"
             for chunk in self._chunks(rungs, missing):
-                out = self._map(_seed_item, [(rungs[d], s, error) for d, s in chunk], watch, done)
+                out = self._map(_seed_item, [(rungs[d], s, error) for d, s in chunk], watch, done, label)
                 done += len(chunk)
                 for (d, s), rec in zip(chunk, out):
                     found[(d, s)] = rec[0]
