@@ -37,8 +37,9 @@ resolved and positive at every D of the ladder, and its power-law rate p lies
 inside a stated band [rate_min, rate_max] (the whole one-sided Student-t band of
 p, not only its centre: a claim cannot hold because its SE is large).
 
-The (d, seed) runs go through :func:`icl_symbolic.core.parallel.map_sweep` (``jobs``
-processes or a Dask scheduler, BLAS pinned to one thread per run); each seed's
+The (d, seed) runs go through the ladder engine's runner
+(:meth:`icl_symbolic.studies.ladder_runs.SeedRunner.sweep`: :func:`icl_symbolic.core.parallel.map_sweep`,
+``jobs`` processes or a Dask scheduler, BLAS pinned to one thread per run); each seed's
 random streams depend only on the seed, so the numbers do not depend on
 ``jobs``.  Inputs and the memory of ``min(jobs, runs)`` concurrent runs at every
 d are checked before anything is computed.

@@ -39,9 +39,16 @@ where they are cheap (small d): then seed j of every point is in group
 j mod min(S_i) and the delete-a-group jackknife leaves one group out at every d
 (:func:`icl_symbolic.core.stats.grouped_jackknife_se`, min(S_i) - 1 dof).
 
-Nothing here knows about the model of the paper: :func:`run_ladder` takes
-the simulator from :mod:`icl_symbolic.simulation.simulator`, and the fit is tested on
-planted ladders (tests/test_extrapolate.py).
+This is the one ladder engine: the ``extrapolate`` command, ``verify``'s
+``simulation_extrapolated`` claims and the kernel learner's gap ladder
+(:mod:`icl_symbolic.kernel_learner.ladder`) all fit and judge through
+:func:`extrapolate` (a :class:`LadderTest`: the command's false-alarm budget or a
+claim's z), and run their seeds through
+:class:`icl_symbolic.studies.ladder_runs.SeedRunner`.  Nothing here knows about the
+model of the paper: :func:`run_ladder` takes the simulator from
+:mod:`icl_symbolic.simulation.simulator`, and the fit is tested on planted ladders
+(tests/test_extrapolate.py); tests/test_ladder_engine.py holds ``verify`` and the
+command to the same numbers.
 """
 
 from __future__ import annotations

@@ -266,7 +266,10 @@ def eq10_exact_factors(f, rho: float, p: dict, ds, C_test, tasks: str | None = N
 def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     """Simulations on a ladder of d, extrapolated to d -> infinity (no bias budget).
 
-    :func:`icl_symbolic.studies.extrapolate.fit_ladder` fits e(d) = e_inf + c1/d (a
+    The ladder engine the ``extrapolate`` command uses: the seeds run through
+    :class:`icl_symbolic.studies.ladder_runs.SeedRunner` (:func:`_runner`), and
+    :func:`icl_symbolic.studies.extrapolate.extrapolate` (with the claim's z as its
+    :class:`~icl_symbolic.studies.extrapolate.LadderTest`) fits e(d) = e_inf + c1/d (a
     c2/d^2 term only when the data need it) weighted by the per-d seed SEs;
     e_inf is compared in its SE (the claim's z, converted to Student t at the
     dof of that SE: the delete-a-group jackknife's, the smallest seed count
