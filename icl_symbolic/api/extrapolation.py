@@ -12,12 +12,12 @@ from icl_symbolic.kernel_learner.ladder import KernelExtrapolation, extrapolate_
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
 from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.model.setting import resolve_convention
-from icl_symbolic.output.plotting import extrapolation_figure
 from icl_symbolic.studies.extrapolate import (
     MODELS,
     Extrapolation,
     LadderTest,
     ladder_estimate,
+    ladder_figure,
     ladder_memory_check,
     ladder_setting,
     run_ladder,
@@ -131,17 +131,7 @@ def plot_extrapolation(res):
         f"{res.tasks} tasks, convention {res.convention['name']}; "
         f"e_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} vs theory {res.e_theory:.4g} (z = {res.z:+.2f})"
     )
-    return extrapolation_figure(
-        title,
-        [p.d for p in res.points],
-        [p.e_mean for p in res.points],
-        [p.e_se for p in res.points],
-        f.coef,
-        res.e_theory,
-        len(res.points[0].seeds),
-        e_inf_se=f.e_inf_se,
-        model=f.model,
-    )
+    return ladder_figure(res, title)
 
 
 def plot_kernel_gap(res):
@@ -153,15 +143,9 @@ def plot_kernel_gap(res):
         f"k/D={res.kappa:g} n/D^2={res.tau:g} rho={res.rho:g}; gap_inf = {f.e_inf:.3g} +- {f.e_inf_se:.2g} "
         f"(z = {res.gap.core.z:+.2f})"
     )
-    return extrapolation_figure(
+    return ladder_figure(
+        res.gap.core,
         title,
-        [p.D for p in res.points],
-        [p.gap_mean for p in res.points],
-        [p.e_se for p in res.points],
-        f.coef,
-        0.0,
-        len(res.points[0].seeds),
-        e_inf_se=f.e_inf_se,
         model=res.to_json()["model"],
         xname="D",
         ylabel="gap e_sim - e_pred",

@@ -66,6 +66,7 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.stats import grouped_jackknife_se, sample_se, seed_mean_se, t_limit
 from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, RowTest, Verdict, decide, mde_with_seeds
 from icl_symbolic.model.setting import FIELDS, PARAMETERS, Setting, SettingView, as_setting
+from icl_symbolic.output.plotting import extrapolation_figure
 from icl_symbolic.simulation.simulator import (  # noqa: F401  (seed_error: re-exported, it moved to the simulator)
     check_memory,
     resolve_convention,
@@ -587,6 +588,23 @@ class Extrapolation(SettingView):
         }
 
 
+def ladder_figure(res: Extrapolation, title: str, **labels):
+    """The ladder against 1/d with the fit, its SE band and the compared value (``extrapolate --plot``,
+    a claim's ``plot = true``, the kernel learner's gap against 1/D); ``labels``: the names of
+    :func:`icl_symbolic.output.plotting.extrapolation_figure` (``model``, ``xname``, ``ylabel``, ...)."""
+    f, pts = res.fit, res.points
+    return extrapolation_figure(
+        title,
+        [p.d for p in pts],
+        [p.e_mean for p in pts],
+        [p.e_se for p in pts],
+        f.coef,
+        res.e_theory,
+        min(len(p.seeds) for p in pts),
+        **{"e_inf_se": f.e_inf_se, "model": f.model, **labels},
+    )
+
+
 def theory_value(setting: Setting, error: str = "icl", d: int | None = None):
     """The d -> infinity theory of ``setting`` (Result 1, Eq. (9), p. 3; Eq. (10) when a1 = 0), with its
     provenance; ``error``: ``icl``, ``idg`` or ``gap`` (docs/idg.md); ``d`` sizes an array covariance."""
@@ -749,6 +767,7 @@ __all__ = [
     "ladder_setting",
     "ladder_memory_check",
     "theory_value",
+    "ladder_figure",
     "P_MODEL",
     "LR_CHI2_1",
     "MODELS",

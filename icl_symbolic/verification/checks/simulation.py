@@ -21,10 +21,10 @@ from icl_symbolic.core.stats import MIN_SEEDS, sample_se, t_limit
 from icl_symbolic.core.values import Value
 from icl_symbolic.diagnosis.scale import explain_ratio, slip_report_sweep
 from icl_symbolic.model.setting import Setting, resolve_convention
-from icl_symbolic.output.plotting import extrapolation_figure, png_bytes, seed_figure
+from icl_symbolic.output.plotting import png_bytes, seed_figure
 from icl_symbolic.simulation.cache import active_cache
 from icl_symbolic.simulation.simulator import seed_mean
-from icl_symbolic.studies.extrapolate import LadderPoint, LadderTest, extrapolate, theory_value
+from icl_symbolic.studies.extrapolate import LadderPoint, LadderTest, extrapolate, ladder_figure, theory_value
 from icl_symbolic.studies.ladder_runs import SeedRunner
 from icl_symbolic.theory.asymptotic import e_nonlinear
 from icl_symbolic.theory.finite_d import e_nonlinear_finite
@@ -311,7 +311,7 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
         note=f"1/d extrapolation over d = {lad.ds} (n_samples = the dof of its SE + 1)",
     )
     claimed = Value(ref, "numeric", note=ref_note)
-    figs = _ladder_figure(claim, res, min(lad.counts))
+    figs = _ladder_figure(claim, res)
     if p["compare"] == "differs":
         holds = abs(z) > zq and extra_ok and not fit_why
         detail += (
@@ -469,23 +469,11 @@ def _laws_differ(res) -> tuple:
     return ok, why, txt
 
 
-def _ladder_figure(claim, res, n_seeds: int) -> list:
+def _ladder_figure(claim, res) -> list:
     """The fit in 1/d (when the claim asks for ``plot``)."""
     if not claim.parsed["plot"]:
         return []
-    f = res.fit
-    fig = extrapolation_figure(
-        claim.id,
-        [pt.d for pt in res.points],
-        [pt.e_mean for pt in res.points],
-        [pt.e_se for pt in res.points],
-        f.coef,
-        res.e_theory,
-        n_seeds,
-        e_inf_se=f.e_inf_se,
-        model=f.model,
-    )
-    return [(f"{claim.id}: extrapolation in 1/d", png_bytes(fig))]
+    return [(f"{claim.id}: extrapolation in 1/d", png_bytes(ladder_figure(res, claim.id)))]
 
 
 def _ratio_diagnosis(claim, res):
