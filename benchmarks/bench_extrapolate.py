@@ -39,7 +39,8 @@ CHECKS = {
 
 
 def main() -> int:
-    from icl_symbolic.studies.extrapolate import extrapolate, run_ladder, theory_value
+    from icl_symbolic.studies.extrapolate import LadderTest, extrapolate, ladder_setting, run_ladder, theory_value
+    from icl_symbolic.studies.ladder_runs import SeedRunner
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default=",".join(CHECKS))
@@ -74,28 +75,12 @@ def main() -> int:
         spec = CHECKS[name]
         t0 = time.monotonic()
         prog = lambda s, n=name: print(f"[{n}] {s}", file=sys.stderr, flush=True)
+        st = ladder_setting(spec["f"], tasks=spec["tasks"], alpha=2, kappa=2, tau=2, rho=0.1)
         pts, per_seed = run_ladder(
-            spec["f"],
-            ds,
-            2,
-            2,
-            2,
-            0.1,
-            seeds=range(a.seeds),
-            tasks=spec["tasks"],
-            jobs=a.jobs,
-            progress=prog,
-            per_seed=True,
+            st, ds, seeds=range(a.seeds), runner=SeedRunner(jobs=a.jobs, progress=prog), per_seed=True
         )
-        e_th, note = theory_value(spec["f"], 0.1, 2, 2, 2)
-        res = extrapolate(
-            pts,
-            e_th,
-            m=m,
-            meta=dict(teacher=spec["f"], tasks=spec["tasks"], alpha=2, kappa=2, tau=2, rho=0.1),
-            theory_note=note,
-            seconds=time.monotonic() - t0,
-        )
+        e_th, note = theory_value(st)
+        res = extrapolate(pts, e_th, test=LadderTest(m=m), setting=st, theory_note=note, seconds=time.monotonic() - t0)
         js = res.to_json()
         js["per_seed"] = {str(d): v for d, v in per_seed.items()}
         js["rel_se"] = res.fit.e_inf_se / abs(res.fit.e_inf)

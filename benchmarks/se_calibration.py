@@ -22,13 +22,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import sympy
 from scipy import stats as sps
 
 from icl_symbolic.studies.calibration import power_for_scale, se_calibration
+from icl_symbolic.verification.checks.common import claim_setting
 from icl_symbolic.verification.checks.simulation import per_seed_errors
 from icl_symbolic.verification.claimfile import load_file
-from icl_symbolic.verification.registry import param_text
 
 ROOT = Path(__file__).resolve().parent.parent
 CLAIMS = ROOT / "derivations" / "16_calibration.toml"
@@ -40,12 +39,7 @@ SCALES = (0.7, 0.8, 1.2)
 def pool_of(claim) -> dict:
     p = claim.parsed
     seeds = [p["seed0"] + i for i in range(p["pool"])]
-    rho = float(sympy.N(p["rho"], 17))
-    f = param_text(claim.params["f"])
-    return {
-        d: per_seed_errors(f, rho, d, p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"])
-        for d in p["d_list"]
-    }
+    return {d: per_seed_errors(claim_setting(claim, d=d, n_test=p["n_test"]), seeds) for d in p["d_list"]}
 
 
 def study(claim, runs: int) -> dict:

@@ -377,8 +377,8 @@ def _fake_simulate(table):
     """A stand-in for the check's per-seed simulated errors: ``table[f](seed)``."""
     import numpy as np
 
-    def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None):
-        return np.array([table[f](s) for s in seeds], dtype=float)
+    def fake(st, seeds, progress=None, **kw):
+        return np.array([table[st.f](s) for s in seeds], dtype=float)
 
     return fake
 
@@ -484,10 +484,10 @@ def test_simulation_extrapolation_in_one_over_d(tmp_path, monkeypatch):
     th = float(e_nonlinear("tanh(g)", rho=0.1, alpha=2, kappa=2, tau=3).value)
     state = {"offset": 0.0, "c": 0.5}
 
-    def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, **kw):
+    def planted(d, seeds):
         return np.array([th + state["offset"] + state["c"] / d + 1e-4 * ((s * 7919 + d) % 5 - 2) for s in seeds])
 
-    monkeypatch.setattr(checks_simulation, "_per_seed", fake)
+    monkeypatch.setattr(checks_simulation, "_per_seed", lambda st, seeds, *a, **kw: planted(st.d, seeds))
     (c,) = claimfile.load_file(write(tmp_path, EXTRAP))
     r = runner.run_claim(c)
     assert r.verdict == "holds" and r.ok, r.detail
@@ -499,7 +499,7 @@ def test_simulation_extrapolation_in_one_over_d(tmp_path, monkeypatch):
     assert r.verdict == "mismatch" and r.zscore > 100  # caught by the z test on the limit
     state.update(c=-0.5, offset=0.0)
     monkeypatch.setattr(
-        checks_simulation, "_per_seed", lambda f, rho, d, *a, **kw: fake(f, rho, 1000.0 / d, *a)
+        checks_simulation, "_per_seed", lambda st, seeds, *a, **kw: planted(1000.0 / st.d, seeds)
     )  # gap grows with d
     r = runner.run_claim(c)
     assert r.verdict == "mismatch" and "must describe the ladder" in r.detail

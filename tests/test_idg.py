@@ -153,7 +153,9 @@ def test_simulation_reports_icl_and_idg_of_the_same_gamma():
 @pytest.mark.parametrize("f, kappa, tau", [("g", 0.5, 2.0), ("sin(g)", 1.0, 0.5)])
 def test_idg_theory_against_extrapolated_simulation(f, kappa, tau):
     """Two settings (the linear teacher above the peak; sin below it, i.e. Result 1 for IDG)."""
-    pts = run_ladder(f, [16, 24, 32, 40], 2, kappa, tau, 0.1, seeds=range(10), n_test=20, error="idg")
+    pts = run_ladder(
+        f, [16, 24, 32, 40], alpha=2, kappa=kappa, tau=tau, rho=0.1, seeds=range(10), n_test=20, error="idg"
+    )
     th = float(theory.e_nonlinear(f, rho=0.1, alpha=2, kappa=kappa, tau=tau, error="idg"))
     x = extrapolate(pts, th, error="idg")
     limit = t_bonferroni(2, max(1, int(x.fit.e_inf_dof)))

@@ -29,6 +29,7 @@ from icl_symbolic.kernel_learner.theory import kernel_curve
 from icl_symbolic.model.setting import Setting
 from icl_symbolic.simulation.simulator import estimate_memory, sizes
 from icl_symbolic.studies.extrapolate import LadderPoint, fit_power_law
+from icl_symbolic.studies.ladder_runs import SeedRunner
 
 F = "g + (g^2-1)/sqrt(2)"
 DS_D = (14, 27, 44, 65, 90)  # D of hermite:2 at d = 4, 6, 8, 10, 12
@@ -244,9 +245,10 @@ def test_memory_is_checked_for_the_concurrent_runs_at_the_largest_d():
     --jobs 1 accepted (every d is checked: memory is not monotone in D when the solver changes)."""
     need = estimate_memory(sizes(44, 16, 2, 4), "auto", 300)  # D = 44 at d = 8
     budget = int(1.5 * need)
-    assert list(kernel_ladder_check([4, 8], 16, 2, 4, "hermite:2", 300, jobs=1, max_memory=budget)) == [4, 8]
+    st = Setting(F, features="hermite:2", alpha=16, kappa=2, tau=4, n_test=300, d=None)
+    assert list(kernel_ladder_check(st, [4, 8], runner=SeedRunner(jobs=1), max_memory=budget)) == [4, 8]
     with pytest.raises(ICLError, match="GiB"):
-        kernel_ladder_check([4, 8], 16, 2, 4, "hermite:2", 300, jobs=2, max_memory=budget)
+        kernel_ladder_check(st, [4, 8], runner=SeedRunner(jobs=2), max_memory=budget)
     assert estimate_memory(sizes(14, 16, 2, 4), "auto", 300) <= budget
 
 

@@ -38,7 +38,8 @@ def fast_pool(monkeypatch):
     """The claims' pool replaced by a synthetic skewed one (the simulator is exercised by the sim test)."""
     pools = {}
 
-    def per_seed(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress):
+    def per_seed(st, seeds, progress=None, **kw):
+        d = st.d
         if d not in pools:
             pools.update(_skewed_pool((4, 6, 8), len(seeds), seeds[0]))
         return pools[d]

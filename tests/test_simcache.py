@@ -12,8 +12,8 @@ import pytest
 from icl_symbolic.cli import main
 from icl_symbolic.core import caches, sources
 from icl_symbolic.simulation import cache as simcache
+from icl_symbolic.studies import ladder_runs
 from icl_symbolic.verification import runner
-from icl_symbolic.verification.checks import simulation as checks_simulation
 
 from _claims import small_ladder_claims
 
@@ -153,11 +153,12 @@ def test_a_record_for_another_setting_is_not_read(tmp_path):
 
 
 def _counting(real, log):
-    """``real`` (the simulate the check calls), logging (d, number of seeds) of each call in ``log``."""
+    """``real`` (the simulate the ladder's runner calls, one per (d, seed)), logging (d, number of seeds)
+    of each call in ``log``."""
 
-    def counting(*a, **kw):
-        log.append((kw["d"], len(kw["seeds"])))
-        return real(*a, **kw)
+    def counting(st, **kw):
+        log.append((st.d, len(kw["seeds"])))
+        return real(st, **kw)
 
     return counting
 
@@ -168,28 +169,26 @@ def test_a_killed_run_resumes_from_its_stored_seeds(tmp_path, monkeypatch):
     and gives exactly the numbers of an uninterrupted run."""
     claim = _claim(tmp_path)
     cache = tmp_path / "cache"
-    real = checks_simulation.simulate
-    calls = []
+    real = ladder_runs.simulate
 
-    def killed_after_first(*a, **kw):
-        if calls:
+    def killed_after_first(st, **kw):
+        if st.d != 6:
             raise KeyboardInterrupt
-        calls.append((kw["d"], kw["seeds"]))
-        return real(*a, **kw)
+        return real(st, **kw)
 
     caches.clear("simulation")
-    monkeypatch.setattr(checks_simulation, "simulate", killed_after_first)
+    monkeypatch.setattr(ladder_runs, "simulate", killed_after_first)
     with pytest.raises(KeyboardInterrupt):
         runner.run_claim(claim, cache=cache)
     assert len(simcache.SeedCache(cache)) == 12  # the 12 seeds of d = 6 were stored
 
     caches.clear("simulation")  # a new process: nothing in memory
     resumed = []
-    monkeypatch.setattr(checks_simulation, "simulate", _counting(real, resumed))
+    monkeypatch.setattr(ladder_runs, "simulate", _counting(real, resumed))
     r = runner.run_claim(claim, cache=cache)
-    assert sorted(resumed) == [(8, 10), (10, 10)]  # d = 6 came from the folder
+    assert sorted(resumed) == [(8, 1)] * 10 + [(10, 1)] * 10  # d = 6 came from the folder
     caches.clear("simulation")
-    monkeypatch.setattr(checks_simulation, "simulate", real)
+    monkeypatch.setattr(ladder_runs, "simulate", real)
     fresh = runner.run_claim(claim)  # no cache at all
     assert r.verdict == fresh.verdict
     assert float(r.computed.value) == float(fresh.computed.value)
@@ -213,35 +212,35 @@ def test_seeds_are_stored_chunk_by_chunk_within_one_d(tmp_path, monkeypatch):
 
     claim = _claim(tmp_path)
     cache = tmp_path / "cache"
-    real = checks_simulation.simulate
-    monkeypatch.setattr(checks_simulation, "STORE_EVERY", 1e-9)  # a chunk per seed (one worker)
+    real = ladder_runs.simulate
+    monkeypatch.setattr(ladder_runs, "STORE_EVERY", 1e-9)  # a chunk per seed (one worker)
     monkeypatch.setattr(cost, "ANNOUNCE_SECONDS", 0.0)
     monkeypatch.setattr(cost, "PROGRESS_EVERY", 0.0)
     calls = []
 
-    def killed_after_three(*a, **kw):
+    def killed_after_three(st, **kw):
         if len(calls) == 3:
             raise KeyboardInterrupt
-        calls.append((kw["d"], tuple(kw["seeds"])))
-        return real(*a, **kw)
+        calls.append((st.d, tuple(kw["seeds"])))
+        return real(st, **kw)
 
     caches.clear("simulation")
-    monkeypatch.setattr(checks_simulation, "simulate", killed_after_three)
+    monkeypatch.setattr(ladder_runs, "simulate", killed_after_three)
     lines = []
     with pytest.raises(KeyboardInterrupt):
         runner.run_claim(claim, progress=lines.append, cache=cache)
     assert [d for d, _ in calls] == [6, 6, 6] and all(len(c) == 1 for _, c in calls)
     assert len(simcache.SeedCache(cache)) == 3  # three seeds of d = 6 kept
-    assert any("seeds simulated and stored" in ln and "left" in ln for ln in lines), lines
+    assert any("runs (d, seed)" in ln and "left" in ln for ln in lines), lines
 
     caches.clear("simulation")
     resumed = []
-    monkeypatch.setattr(checks_simulation, "simulate", _counting(real, resumed))
+    monkeypatch.setattr(ladder_runs, "simulate", _counting(real, resumed))
     r = runner.run_claim(claim, cache=cache)
     assert sum(n for d, n in resumed if d == 6) == 12 - 3 and sum(n for _, n in resumed) == 12 - 3 + 10 + 10
     caches.clear("simulation")
-    monkeypatch.setattr(checks_simulation, "simulate", real)
-    monkeypatch.setattr(checks_simulation, "STORE_EVERY", 60.0)
-    fresh = runner.run_claim(claim)  # no cache: one simulate call per d
+    monkeypatch.setattr(ladder_runs, "simulate", real)
+    monkeypatch.setattr(ladder_runs, "STORE_EVERY", 60.0)
+    fresh = runner.run_claim(claim)  # no cache: one map over the seeds of each d
     assert float(r.computed.value) == float(fresh.computed.value)
     assert float(r.computed.stderr) == float(fresh.computed.stderr)

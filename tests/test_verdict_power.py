@@ -155,7 +155,8 @@ def test_a_ladder_claim_reports_its_mde_in_json(tmp_path, monkeypatch):
 
     th = float(e_nonlinear("tanh(g)", rho=0.1, alpha=2, kappa=2, tau=3).value)
 
-    def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, **kw):
+    def fake(st, seeds, progress=None, **kw):
+        d = st.d
         rng = np.random.default_rng(d)
         return th + 0.5 / d + 0.002 * rng.standard_normal(len(seeds))
 
@@ -236,7 +237,8 @@ def test_a_finite_d_claim_compares_with_the_finite_d_theory_and_reports_its_mde(
 
     th = e_nonlinear_finite("sin(g)", rho=0.1, alpha=2, kappa=2, tau=0.5, d=8, mc_prompts=20000).corrected
 
-    def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, **kw):
+    def fake(st, seeds, progress=None, **kw):
+        d, lam = st.d, st.lam
         assert d == 8 and lam == 0.0
         rng = np.random.default_rng(3)
         z = rng.standard_normal(len(seeds))
@@ -310,7 +312,8 @@ def test_eq10_exact_factor_takes_the_derived_curvature_out_and_keeps_the_power(t
     p = dict(versus="theory", error="icl", lam=0.0, C_train="identity", alpha=2.0, kappa=2.0, tau=2.0, tasks="gaussian")
     factors = checks_simulation.eq10_exact_factors("(g^2-1)/sqrt(2)", 0.1, p, [16, 24, 32, 48], "identity")
 
-    def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, **kw):
+    def fake(st, seeds, progress=None, **kw):
+        d = st.d
         z = np.random.default_rng(d).standard_normal(len(seeds))
         return 2.2 * factors[d] * (1 + shift) * (1 + 0.001 * (z - z.mean()) / z.std(ddof=1))
 
@@ -332,7 +335,8 @@ def test_a_single_work_item_lends_the_workers_to_its_seeds(tmp_path, monkeypatch
 
     seen = []
 
-    def fake(f, rho, d, alpha, kappa, tau, seeds, lam, n_test, progress=None, **kw):
+    def fake(st, seeds, progress=None, **kw):
+        d = st.d
         seen.append(seed_jobs())
         if progress is not None:
             progress(f"d={d}: {len(seeds)} seeds")

@@ -12,17 +12,19 @@ from icl_symbolic.kernel_learner.ladder import KernelExtrapolation, extrapolate_
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
 from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.model.setting import resolve_convention
-from icl_symbolic.output.plotting import extrapolation_figure
 from icl_symbolic.studies.extrapolate import (
     MODELS,
     Extrapolation,
+    LadderTest,
     ladder_estimate,
+    ladder_figure,
     ladder_memory_check,
     ladder_setting,
     run_ladder,
     theory_value,
 )
 from icl_symbolic.studies.extrapolate import extrapolate as _fit
+from icl_symbolic.studies.ladder_runs import SeedRunner
 from icl_symbolic.theory.asymptotic import ERRORS
 from icl_symbolic.theory.peak import DIVERGES, is_peak
 
@@ -91,43 +93,29 @@ def extrapolate(
         raise ICLError(f"tau: {DIVERGES}; there is no finite e_inf to extrapolate to (use lam > 0 or tau != 1)")
     ds = [int(x) for x in d]
     seeds = seeds_of(seeds, seed)
+    runner = SeedRunner(jobs, scheduler, progress)
+    test = LadderTest(false_alarm, m, model, mde)
     if st.features != "identity":
         if st.convention != resolve_convention() or error != "icl":
             raise ICLError(
                 "--features hermite:K runs the default convention and the ICL error only "
                 "(drop --convention, the convention options and --error)"
             )
-        return extrapolate_kernel(
-            st,
-            ds,
-            seeds=seeds,
-            false_alarm=false_alarm,
-            m=m,
-            mde=mde,
-            model=model,
-            jobs=jobs,
-            scheduler=scheduler,
-            progress=progress,
-        )
+        return extrapolate_kernel(st, ds, seeds=seeds, test=test, runner=runner)
     st = ladder_setting(st.replace(n_test=D.N_TEST if st.n_test is None else st.n_test))
     # everything that can be refused is refused before the first simulation
-    e_th, note = theory_value(
-        st.f, st.rho, st.alpha, st.kappa, st.tau, st.lam, st.C_train, st.C_test, d=max(ds), error=error
-    )
+    e_th, note = theory_value(st, error, d=max(ds))
     ladder_memory_check(ds, st.alpha, st.kappa, st.tau, st.n_test)
     t0 = time.monotonic()
-    points = run_ladder(st, ds, seeds=seeds, jobs=jobs, progress=progress, scheduler=scheduler, error=error)
+    points = run_ladder(st, ds, seeds=seeds, error=error, runner=runner)
     return _fit(
         points,
         e_th,
+        test=test,
         setting=st,
         error=error,
-        false_alarm=false_alarm,
-        m=m,
-        model=model,
         theory_note=note,
         seconds=time.monotonic() - t0,
-        mde=mde,
         seconds_per_seed=ladder_estimate(ds, st.alpha, st.kappa, st.tau, 1, st.n_test, st.lam or 0.0).seconds,
     )
 
@@ -143,17 +131,7 @@ def plot_extrapolation(res):
         f"{res.tasks} tasks, convention {res.convention['name']}; "
         f"e_inf = {f.e_inf:.4g} +- {f.e_inf_se:.2g} vs theory {res.e_theory:.4g} (z = {res.z:+.2f})"
     )
-    return extrapolation_figure(
-        title,
-        [p.d for p in res.points],
-        [p.e_mean for p in res.points],
-        [p.e_se for p in res.points],
-        f.coef,
-        res.e_theory,
-        len(res.points[0].seeds),
-        e_inf_se=f.e_inf_se,
-        model=f.model,
-    )
+    return ladder_figure(res, title)
 
 
 def plot_kernel_gap(res):
@@ -165,15 +143,9 @@ def plot_kernel_gap(res):
         f"k/D={res.kappa:g} n/D^2={res.tau:g} rho={res.rho:g}; gap_inf = {f.e_inf:.3g} +- {f.e_inf_se:.2g} "
         f"(z = {res.gap.core.z:+.2f})"
     )
-    return extrapolation_figure(
+    return ladder_figure(
+        res.gap.core,
         title,
-        [p.D for p in res.points],
-        [p.gap_mean for p in res.points],
-        [p.e_se for p in res.points],
-        f.coef,
-        0.0,
-        len(res.points[0].seeds),
-        e_inf_se=f.e_inf_se,
         model=res.to_json()["model"],
         xname="D",
         ylabel="gap e_sim - e_pred",

@@ -37,8 +37,9 @@ resolved and positive at every D of the ladder, and its power-law rate p lies
 inside a stated band [rate_min, rate_max] (the whole one-sided Student-t band of
 p, not only its centre: a claim cannot hold because its SE is large).
 
-The (d, seed) runs go through :func:`icl_symbolic.core.parallel.map_sweep` (``jobs``
-processes or a Dask scheduler, BLAS pinned to one thread per run); each seed's
+The (d, seed) runs go through the ladder engine's runner
+(:meth:`icl_symbolic.studies.ladder_runs.SeedRunner.sweep`: :func:`icl_symbolic.core.parallel.map_sweep`,
+``jobs`` processes or a Dask scheduler, BLAS pinned to one thread per run); each seed's
 random streams depend only on the seed, so the numbers do not depend on
 ``jobs``.  Inputs and the memory of ``min(jobs, runs)`` concurrent runs at every
 d are checked before anything is computed.
@@ -49,20 +50,16 @@ from __future__ import annotations
 import math
 import re
 import time
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Sequence
 
 import numpy as np
 from scipy import stats
 
-from icl_symbolic.core.cost import announced
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.core.stats import seed_mean_se
-from icl_symbolic.core.verdict import DEFAULT_MDE_PCT
 from icl_symbolic.engine.expr import teacher
 from icl_symbolic.kernel_learner.simulation import (
-    DEFAULT_N_TEST_KERNEL,
     check_kernel_run,
     kernel_estimate,
     kernel_prediction,
@@ -70,18 +67,19 @@ from icl_symbolic.kernel_learner.simulation import (
     simulate_kernel,
 )
 from icl_symbolic.kernel_learner.theory import parse_features
-from icl_symbolic.model.setting import Setting, SettingView, setting_fields
+from icl_symbolic.model.setting import Setting, SettingView
 from icl_symbolic.simulation.simulator import Sizes, check_seeds, memory_share
 from icl_symbolic.studies.extrapolate import (
-    MODELS,
     Extrapolation,
     LadderPoint,
+    LadderTest,
     PowerLaw,
     check_ladder,
     extrapolate,
     fit_power_law,
     welch_dof,
 )
+from icl_symbolic.studies.ladder_runs import SeedRunner
 from icl_symbolic.theory.peak import is_peak
 
 __all__ = [
@@ -218,39 +216,34 @@ class GapFit:
 
 def fit_gap(
     points: Sequence[LadderPoint],
+    test: LadderTest | None = None,
     *,
-    false_alarm: float = 1e-3,
-    m: int = 1,
-    model: str = "auto",
-    mde: float = DEFAULT_MDE_PCT / 100,
     reference: float | None = None,
     seconds_per_seed: float | None = None,
 ) -> GapFit:
     """Fit gaps given as ladder points in D (``point.d`` = D, ``e_mean`` = gap, ``e_se`` its SE).
 
-    gap_inf + c1/D (+ c2/D^2) by :func:`~icl_symbolic.studies.extrapolate.fit_ladder`, z test of
-    gap_inf against 0 (two-sided ``false_alarm`` split over ``m``, Student t at the dof of the
-    fit's SE: the delete-a-group jackknife's, the smallest seed count per D minus 1, when the points
-    carry per-seed values; the Welch-Satterthwaite dof only for points without them), and the power
-    law c D^-p of the positive gaps.
+    gap_inf + c1/D (+ c2/D^2) and the z test of gap_inf against 0 by the ladder engine
+    (:func:`~icl_symbolic.studies.extrapolate.extrapolate` with e_theory = 0; ``test`` a
+    :class:`~icl_symbolic.studies.extrapolate.LadderTest`: the model, the two-sided false-alarm
+    budget, Student t at the dof of the fit's SE: the delete-a-group jackknife's, the smallest seed
+    count per D minus 1, when the points carry per-seed values; the Welch-Satterthwaite dof only for
+    points without them), and the power law c D^-p of the positive gaps.
     The verdict (``core.judgement``) states the
     minimum detectable gap_inf relative to ``reference`` (the prediction at the largest D, from
-    :func:`extrapolate_kernel`; None: no relative scale, so never "agrees") against the target ``mde``.
+    :func:`extrapolate_kernel`; None: no relative scale, so never "agrees") against the test's MDE target.
 
     >>> pts = [LadderPoint(D, 18.0 / D, 0.01, (0, 1, 2)) for D in (14, 27, 44, 65)]
     >>> g = fit_gap(pts)
     >>> round(g.core.fit.coef[1], 9), abs(g.core.fit.e_inf) < 1e-12, g.holds, round(g.power_law.p, 9)
     (18.0, True, True, 1.0)
     """
+    test = replace(LadderTest() if test is None else test, reference=0.0 if reference is None else reference)
     core = extrapolate(
         points,
         0.0,
-        false_alarm=false_alarm,
-        m=m,
-        model=model,
+        test=test,
         theory_note="the gap e_sim - e_pred must vanish as D -> infinity",
-        mde=mde,
-        reference=0.0 if reference is None else reference,
         seconds_per_seed=seconds_per_seed,
     )
     return GapFit(core, fit_power_law(points))
@@ -393,28 +386,21 @@ def judge_gap_decay(points: Sequence[LadderPoint], rate_min: float, rate_max: fl
 
 
 def kernel_ladder_check(
-    ds,
-    alpha: float,
-    kappa: float,
-    tau: float,
-    features="hermite:2",
-    n_test: int = DEFAULT_N_TEST_KERNEL,
-    jobs: int = 1,
-    n_seeds: int = 2,
-    max_memory: int | None = None,
-    scheduler: str | None = None,
+    setting: Setting, ds, n_seeds: int = 2, *, runner: SeedRunner | None = None, max_memory: int | None = None
 ) -> dict:
     """Refuse (ICLError) before any work: the ladder, the sizes and the memory of the runs at every d.
 
-    ``min(jobs, runs)`` runs go at once on this machine (one when a Dask scheduler
-    runs them elsewhere), so each gets that share of the memory limit.  Every d is
-    checked, not only the largest: the memory is not monotone in D where the
-    solver changes (dense Gram at small D, matrix-free CG above).
+    ``setting``: the learner's (``features``, its ratios, ``n_test``).  ``min(jobs, runs)`` runs of
+    ``runner`` go at once on this machine (one when a Dask scheduler runs them elsewhere), so each
+    gets that share of the memory limit.  Every d is checked, not only the largest: the memory is not
+    monotone in D where the solver changes (dense Gram at small D, matrix-free CG above).
     Returns ``{d: Sizes in D}`` in ladder order.
     """
+    st, runner = setting, SeedRunner() if runner is None else runner
     ds = check_ladder(ds)
-    limit = memory_share(max_memory, jobs, len(ds) * int(n_seeds), scheduler)
-    return {d: check_kernel_run(d, alpha, kappa, tau, features, n_test, "auto", limit) for d in ds}
+    limit = memory_share(max_memory, runner.jobs, len(ds) * int(n_seeds), runner.scheduler)
+    fm = parse_features(st.features)
+    return {d: check_kernel_run(d, st.alpha, st.kappa, st.tau, fm, st.n_test, "auto", limit) for d in ds}
 
 
 def _one_item(item):
@@ -428,28 +414,24 @@ def _one_item(item):
 def run_kernel_ladder(
     f,
     ds,
-    alpha: float | None = None,
-    kappa: float | None = None,
-    tau: float | None = None,
-    rho: float | None = None,
-    lam: float | None = None,
-    features=None,
+    *,
     seeds: Sequence[int] = (0, 1, 2),
-    n_test: int | None = None,
-    jobs: int = 1,
-    scheduler: str | None = None,
+    runner: SeedRunner | None = None,
     max_memory: int | None = None,
-    progress: Callable[[str], None] | None = None,
+    **loose,
 ) -> list[GapPoint]:
     """Simulate the kernel learner at every (d, seed) (the same seeds at every d) and return the points.
 
     ``f``: a :class:`~icl_symbolic.model.setting.Setting` (its ``d`` is ignored: the ladder is ``ds``)
-    or the teacher with the setting's fields (:func:`~icl_symbolic.kernel_learner.simulation.kernel_setting`).
-    Each run is ``simulate_kernel(setting at d, seeds=(seed,))`` (query-exact test error,
-    ``n_test`` fresh prompts); the prediction e_pred(d) is computed first, for every d
+    or the teacher with the setting's fields as keywords
+    (:func:`~icl_symbolic.kernel_learner.simulation.kernel_setting`).  The runs go through ``runner``
+    (:class:`~icl_symbolic.studies.ladder_runs.SeedRunner`, or one built from the keywords ``jobs``,
+    ``scheduler``, ``progress``), each ``simulate_kernel(setting at d, seeds=(seed,))`` (query-exact
+    test error, ``n_test`` fresh prompts); the prediction e_pred(d) is computed first, for every d
     (so a teacher the theory cannot handle is refused before any simulation).
     """
-    st = kernel_setting(f, **setting_fields(locals())).replace(d=None)
+    runner = SeedRunner.from_options(loose) if runner is None else runner
+    st = kernel_setting(f, **loose).replace(d=None)
     fm = parse_features(st.features)
     if fm.is_identity:
         raise ICLError(
@@ -461,26 +443,26 @@ def run_kernel_ladder(
         raise ICLError(f"need at least two seeds per d for a standard error, got {seeds}")
     if is_peak(st.tau, st.lam):
         raise ICLError("tau = 1 with lam = 0 is the interpolation peak: the prediction diverges there")
-    szs = kernel_ladder_check(ds, st.alpha, st.kappa, st.tau, fm, st.n_test, jobs, len(seeds), max_memory, scheduler)
+    szs = kernel_ladder_check(st, ds, len(seeds), runner=runner, max_memory=max_memory)
     ds = list(szs)
     T = teacher(st.f)
     preds = {d: kernel_prediction(T, fm, d, st.alpha, st.kappa, st.tau, st.rho, st.lam) for d in ds}
     st = st.replace(f=st.f if isinstance(st.f, str) else T)
     pairs = [(d, s) for d in ds for s in seeds]
     est = kernel_estimate(
-        szs.values(), len(seeds), st.n_test, st.lam or 0.0, jobs, scheduler, f"extrapolate --features {fm}"
+        szs.values(),
+        len(seeds),
+        st.n_test,
+        st.lam or 0.0,
+        runner.jobs,
+        runner.scheduler,
+        f"extrapolate --features {fm}",
     )
-    watch = announced(progress, est, total=len(pairs), unit="runs (d, seed)")
-    if progress is not None:
-        progress(f"{len(pairs)} kernel-learner runs (d x seeds), {fm}, on {jobs} worker(s)")
-    out = map_sweep(
+    out = runner.sweep(
         _one_item,
         [(st.replace(d=d), s, max_memory) for d, s in pairs],
-        jobs=int(jobs),
-        scheduler=scheduler,
-        progress=progress,
-        label="run (d, seed)",
-        on_item=lambda i, _: watch.update(i + 1),
+        est,
+        note=f"{len(pairs)} kernel-learner runs (d x seeds), {fm}, on {runner.jobs} worker(s)",
     )
     points = []
     for d in ds:
@@ -538,46 +520,25 @@ class KernelExtrapolation(SettingView):
 def extrapolate_kernel(
     f,
     ds,
-    alpha: float | None = None,
-    kappa: float | None = None,
-    tau: float | None = None,
-    rho: float | None = None,
-    lam: float | None = None,
-    features=None,
-    seeds: Sequence[int] = (0, 1, 2),
-    n_test: int | None = None,
     *,
-    false_alarm: float = 1e-3,
-    m: int = 1,
-    model: str = "auto",
-    mde: float = DEFAULT_MDE_PCT / 100,
-    jobs: int = 1,
-    scheduler: str | None = None,
+    seeds: Sequence[int] = (0, 1, 2),
+    test: LadderTest | None = None,
+    runner: SeedRunner | None = None,
     max_memory: int | None = None,
-    progress: Callable[[str], None] | None = None,
+    **loose,
 ) -> KernelExtrapolation:
     """Run the ladder (:func:`run_kernel_ladder`; ``f`` a Setting or the teacher with the setting's
-    fields) and fit its gaps against D (:func:`fit_gap`)."""
-    if not 0 < false_alarm < 1 or int(m) != m or m < 1:
-        raise ICLError("false-alarm budget must be in (0, 1) and m >= 1")
-    if model not in ("auto",) + MODELS:
-        raise ICLError(f"unknown model {model!r}; expected auto, {', '.join(MODELS)} (d standing for D)")
-    if model == "c1/d+c2/d^2" and len(set(ds)) < 3:
+    fields, ``runner`` or the keywords ``jobs``, ``scheduler``, ``progress``) and fit its gaps against D
+    (:func:`fit_gap`; ``test`` the model, false-alarm budget and MDE target, ``model`` with d standing
+    for D)."""
+    test = LadderTest() if test is None else test
+    if test.model == "c1/d+c2/d^2" and len(set(ds)) < 3:
         raise ICLError("the 1/D^2 model needs at least three dimensions")
-    st = kernel_setting(f, **setting_fields(locals())).replace(d=None)
+    runner = SeedRunner.from_options(loose) if runner is None else runner
+    st = kernel_setting(f, **loose).replace(d=None)
     t0 = time.monotonic()
-    pts = run_kernel_ladder(
-        st, ds, seeds=seeds, jobs=jobs, scheduler=scheduler, max_memory=max_memory, progress=progress
-    )
+    pts = run_kernel_ladder(st, ds, seeds=seeds, runner=runner, max_memory=max_memory)
     top = max(pts, key=lambda p: p.D)
     one_seed = kernel_estimate([Sizes(p.D, p.ell, p.k, p.n) for p in pts], 1, st.n_test, st.lam or 0.0).seconds
-    gap = fit_gap(
-        [p.ladder_point() for p in pts],
-        false_alarm=false_alarm,
-        m=m,
-        model=model,
-        mde=mde,
-        reference=top.e_pred,
-        seconds_per_seed=one_seed,
-    )
+    gap = fit_gap([p.ladder_point() for p in pts], test, reference=top.e_pred, seconds_per_seed=one_seed)
     return KernelExtrapolation(st, tuple(pts), gap, time.monotonic() - t0)

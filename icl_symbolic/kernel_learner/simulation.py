@@ -64,7 +64,7 @@ from icl_symbolic.kernel_learner.theory import (
 )
 from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
 from icl_symbolic.model.prompts import sample_prompts
-from icl_symbolic.model.setting import Setting, SettingView, as_setting, resolve_convention, setting_fields
+from icl_symbolic.model.setting import FIELDS, Setting, SettingView, as_setting, resolve_convention
 from icl_symbolic.simulation.simulator import (
     Sizes,
     check_memory,
@@ -78,6 +78,7 @@ from icl_symbolic.simulation.simulator import (
     sizes,
     train,
 )
+from icl_symbolic.studies.ladder_runs import SeedRunner
 from icl_symbolic.theory.peak import is_peak
 
 __all__ = [
@@ -380,6 +381,9 @@ def kernel_setting(f, **loose) -> Setting:
     (``features`` default ``hermite:2``, ``n_test`` default :data:`DEFAULT_N_TEST_KERNEL`).  Refused
     (ICLError) unless the setting is one the learner covers: Gaussian tasks in the default convention,
     C_train = C_test = identity."""
+    unknown = sorted(set(loose) - set(FIELDS))
+    if unknown:
+        raise ICLError(f"the kernel learner has no option {', '.join(unknown)}")
     if not isinstance(f, Setting) and loose.get("features") is None:
         loose["features"] = "hermite:2"
     st = as_setting(f, **loose)
@@ -393,6 +397,10 @@ def kernel_setting(f, **loose) -> Setting:
     return st if st.n_test is not None else st.replace(n_test=DEFAULT_N_TEST_KERNEL)
 
 
+#: the options of :func:`simulate_kernel` besides the setting's fields and the runner's, with their defaults
+KERNEL_RUN_OPTIONS = {"control": None, "solver": "auto", "theory": True, "max_memory": None}
+
+
 def simulate_kernel(
     f,
     d: int | None = None,
@@ -400,41 +408,49 @@ def simulate_kernel(
     kappa: float | None = None,
     tau: float | None = None,
     rho: float | None = None,
-    features=None,
-    lam: float | None = None,
+    *,
     seeds: Sequence[int] = (0, 1, 2),
-    n_test: int | None = None,
-    control: str | None = None,
-    solver: str = "auto",
-    theory: bool = True,
-    progress: Callable[[str], None] | None = None,
-    max_memory: int | None = None,
-    jobs: int = 1,
-    scheduler: str | None = None,
+    **options,
 ) -> KernelSimResult:
     """Train and test the kernel learner (or its Gaussian-feature control) on teacher f.
 
     ``f``: a :class:`~icl_symbolic.model.setting.Setting`, or the teacher with the setting's
-    fields as keywords (``features`` default ``hermite:2``, ``n_test`` default
+    fields as keywords (``features`` default ``hermite:2``, ``lam``, ``n_test`` default
     ``DEFAULT_N_TEST_KERNEL``).  Parameters are those of
     :func:`icl_symbolic.simulation.simulator.simulate` with alpha, kappa,
     tau the learner's ratios ell/D, k/D, n/D^2 (module docstring); ``features`` is
-    ``identity`` or ``hermite:K``; tasks are Gaussian, C = I (:func:`kernel_setting`).  ``theory=True`` adds
-    the prediction of :func:`icl_symbolic.kernel_learner.theory.kernel_curve` (None at tau = 1, lam = 0).
-    ``jobs`` / ``scheduler``: the seeds run through :func:`icl_symbolic.core.parallel.map_sweep`
-    (BLAS pinned to one thread per seed, serially too: the same numbers for any ``jobs``);
-    the memory check then allows for ``min(jobs, seeds)`` runs at once.
+    ``identity`` or ``hermite:K``; tasks are Gaussian, C = I (:func:`kernel_setting`).
+    ``options`` besides the setting's fields: ``control`` (None, ``features``, ``gaussian``),
+    ``solver``, ``theory`` (True: add the prediction of
+    :func:`icl_symbolic.kernel_learner.theory.kernel_curve`, None at tau = 1, lam = 0),
+    ``max_memory``, and ``jobs`` / ``scheduler`` / ``progress``: the seeds run through
+    :func:`icl_symbolic.core.parallel.map_sweep` (BLAS pinned to one thread per seed, serially too:
+    the same numbers for any ``jobs``); the memory check then allows for ``min(jobs, seeds)`` runs at once.
     """
-    st = kernel_setting(f, **setting_fields(locals()))
+    run = {k: options.pop(k, v) for k, v in KERNEL_RUN_OPTIONS.items()}
+    runner = SeedRunner.from_options(options)
+    st = kernel_setting(f, d=d, alpha=alpha, kappa=kappa, tau=tau, rho=rho, **options)
+    return _simulate_kernel(st, check_seeds(seeds), run, runner)
+
+
+def _simulate_kernel(st: Setting, seeds: tuple, run: dict, runner: SeedRunner) -> KernelSimResult:
+    """:func:`simulate_kernel` of a checked setting (``run``: its :data:`KERNEL_RUN_OPTIONS`)."""
+    control, solver, progress, jobs = run["control"], run["solver"], runner.progress, runner.jobs
     fm = parse_features(st.features)
     if control not in CONTROLS:
         raise ICLError(f"unknown control {control!r}; expected one of features, gaussian")
     if control == "gaussian" and fm.K > 2:
         raise ICLError("the all-Gaussian control needs K <= 2")
-    seeds = check_seeds(seeds)
-    address = resolve_scheduler(scheduler)
+    address = resolve_scheduler(runner.scheduler)
     sz = check_kernel_run(
-        st.d, st.alpha, st.kappa, st.tau, fm, st.n_test, solver, memory_share(max_memory, jobs, len(seeds), address)
+        st.d,
+        st.alpha,
+        st.kappa,
+        st.tau,
+        fm,
+        st.n_test,
+        solver,
+        memory_share(run["max_memory"], jobs, len(seeds), address),
     )
     d, n_test, rho, lam = st.d, st.n_test, st.rho, st.lam
     T = teacher(st.f)
@@ -464,7 +480,7 @@ def simulate_kernel(
         [float(r.e_query) for r in runs], seeds, "query-exact test error of each trained Gamma, mean over seeds"
     )
     e_mc = seed_mean([float(r.e_mc) for r in runs], seeds, f"Monte-Carlo test error ({n_test} prompts/seed)")
-    e_th = kernel_prediction(T, fm, d, st.alpha, st.kappa, st.tau, rho, lam) if theory else None
+    e_th = kernel_prediction(T, fm, d, st.alpha, st.kappa, st.tau, rho, lam) if run["theory"] else None
     ks = _setup(spec, str(fm), d, rho)[2]
     return KernelSimResult(
         st.replace(f=spec),

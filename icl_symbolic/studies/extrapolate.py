@@ -39,9 +39,16 @@ where they are cheap (small d): then seed j of every point is in group
 j mod min(S_i) and the delete-a-group jackknife leaves one group out at every d
 (:func:`icl_symbolic.core.stats.grouped_jackknife_se`, min(S_i) - 1 dof).
 
-Nothing here knows about the model of the paper: :func:`run_ladder` takes
-the simulator from :mod:`icl_symbolic.simulation.simulator`, and the fit is tested on
-planted ladders (tests/test_extrapolate.py).
+This is the one ladder engine: the ``extrapolate`` command, ``verify``'s
+``simulation_extrapolated`` claims and the kernel learner's gap ladder
+(:mod:`icl_symbolic.kernel_learner.ladder`) all fit and judge through
+:func:`extrapolate` (a :class:`LadderTest`: the command's false-alarm budget or a
+claim's z), and run their seeds through
+:class:`icl_symbolic.studies.ladder_runs.SeedRunner`.  Nothing here knows about the
+model of the paper: :func:`run_ladder` takes the simulator from
+:mod:`icl_symbolic.simulation.simulator`, and the fit is tested on planted ladders
+(tests/test_extrapolate.py); tests/test_ladder_engine.py holds ``verify`` and the
+command to the same numbers.
 """
 
 from __future__ import annotations
@@ -49,26 +56,26 @@ from __future__ import annotations
 import math
 import types
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 from scipy import stats
 
-from icl_symbolic.core.cost import Estimate, announced
+from icl_symbolic.core.cost import Estimate
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.parallel import map_sweep
 from icl_symbolic.core.stats import grouped_jackknife_se, sample_se, seed_mean_se, t_limit
 from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, RowTest, Verdict, decide, mde_with_seeds
-from icl_symbolic.model.setting import PARAMETERS, Setting, SettingView, as_setting, setting_fields
+from icl_symbolic.model.setting import FIELDS, PARAMETERS, Setting, SettingView, as_setting
+from icl_symbolic.output.plotting import extrapolation_figure
 from icl_symbolic.simulation.simulator import (  # noqa: F401  (seed_error: re-exported, it moved to the simulator)
     check_memory,
     resolve_convention,
     run_estimate,
     seed_error,
-    simulate,
     sized_plan,
     sizes,
 )
+from icl_symbolic.studies.ladder_runs import LADDER_REDUCE, SeedRunner
 from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
 
 #: p-value below which a fit model is rejected (model choice, Birge inflation).
@@ -99,6 +106,20 @@ class LadderPoint:
     @property
     def n_seeds(self) -> int | None:
         return None if self.seeds is None else len(self.seeds)
+
+    @classmethod
+    def from_values(cls, d: int, values, seeds, seconds: float | None = None) -> "LadderPoint":
+        """The point of per-seed ``values`` at ``d``: mean, SE = sd/sqrt(S)
+        (:func:`icl_symbolic.core.stats.seed_mean_se`), the seeds, and the values themselves (so
+        :func:`fit_ladder`'s SE is the jackknife over seeds).
+
+        >>> p = LadderPoint.from_values(16, [1.0, 2.0, 3.0, 6.0], (0, 1, 2, 3))
+        >>> p.e_mean, round(p.e_se, 6), p.values
+        (3.0, 1.080123, (1.0, 2.0, 3.0, 6.0))
+        """
+        vals = tuple(float(v) for v in np.asarray(values, dtype=float).ravel())
+        mean, se, _ = seed_mean_se(vals)
+        return cls(int(d), mean, se, tuple(seeds), seconds, vals)
 
     def to_json(self) -> dict:
         return {
@@ -390,6 +411,47 @@ def bonferroni_z(false_alarm: float, m: int = 1) -> float:
     return float(stats.norm.isf(false_alarm / (2 * m)))
 
 
+@dataclass(frozen=True)
+class LadderTest:
+    """How a ladder's limit is tested: the fit ``model`` (``auto``, ``c1/d``, ``c1/d+c2/d^2``), the
+    two-sided false-alarm budget (``false_alarm`` split over ``m`` comparisons by Bonferroni, or a
+    claim's normal quantile ``z`` given directly), and the verdict's MDE target ``mde`` (a fraction
+    of ``reference``; None: of the compared value).  The z-score is referred to Student t at the dof
+    of e_inf's SE (:func:`icl_symbolic.core.stats.t_limit`).
+
+    >>> LadderTest(false_alarm=1e-3, m=10).z_budget == bonferroni_z(1e-3, 10)
+    True
+    >>> round(LadderTest(z=3.29).false_alarm, 4)
+    0.001
+    """
+
+    false_alarm: float = 1e-3
+    m: int = 1
+    model: str = "auto"
+    mde: float = DEFAULT_MDE_PCT / 100
+    reference: float | None = None
+    z: float | None = None
+
+    def __post_init__(self):
+        if self.model not in ("auto",) + MODELS:
+            raise ICLError(f"unknown model {self.model!r}; expected auto, {', '.join(MODELS)}")
+        if not 0 < self.mde <= 1:
+            raise ICLError(f"the MDE target must be a fraction in (0, 1], got {self.mde!r}")
+        if self.z is None:
+            if isinstance(self.m, bool) or int(self.m) != self.m:
+                raise ICLError("false-alarm budget must be in (0, 1) and m >= 1")
+            bonferroni_z(self.false_alarm, self.m)  # refuses a budget outside (0, 1) or m < 1
+        elif not (math.isfinite(self.z) and self.z > 0):
+            raise ICLError(f"the z budget must be a positive number, got {self.z!r}")
+        else:
+            object.__setattr__(self, "false_alarm", float(2 * stats.norm.sf(self.z)))
+
+    @property
+    def z_budget(self) -> float:
+        """The normal quantile of the budget (before the Student-t limit)."""
+        return bonferroni_z(self.false_alarm, self.m) if self.z is None else float(self.z)
+
+
 #: what an Extrapolation of bare numbers (no Setting) reports as its setting
 BARE = types.SimpleNamespace(
     label="",
@@ -472,6 +534,16 @@ class Extrapolation(SettingView):
             unit="seeds per d",
         )
 
+    @property
+    def misfit(self) -> str:
+        """Why the fitted model does not describe the ladder ('' when it does): its chi^2 p-value is
+        below the two-sided false-alarm rate of the test (a model that misses the ladder's shape
+        extrapolates to a number nobody should compare)."""
+        f, p_min = self.fit, float(2 * stats.norm.sf(self.z_budget)) if self.z_budget else 0.0
+        if f.p_value is not None and f.p_value < p_min:
+            return f"the fitted model must describe the ladder (chi2 p-value {f.p_value:.2g} < {p_min:.2g})"
+        return ""
+
     def verdict_json(self) -> dict:
         """``status``, ``mde_abs``, ``mde_rel``, ``mde_target`` and the seed advice of :attr:`judgement`
         (``status`` None when there is no theory value to compare with)."""
@@ -516,12 +588,38 @@ class Extrapolation(SettingView):
         }
 
 
-def theory_value(f, rho, alpha, kappa, tau, lam=0.0, C_train="identity", C_test=None, d=None, error="icl"):
-    """The d -> infinity theory for teacher f (Result 1; Eq. (10) when a1 = 0), with its provenance.
+def ladder_figure(res: Extrapolation, title: str, **labels):
+    """The ladder against 1/d with the fit, its SE band and the compared value (``extrapolate --plot``,
+    a claim's ``plot = true``, the kernel learner's gap against 1/D); ``labels``: the names of
+    :func:`icl_symbolic.output.plotting.extrapolation_figure` (``model``, ``xname``, ``ylabel``, ...)."""
+    f, pts = res.fit, res.points
+    return extrapolation_figure(
+        title,
+        [p.d for p in pts],
+        [p.e_mean for p in pts],
+        [p.e_se for p in pts],
+        f.coef,
+        res.e_theory,
+        min(len(p.seeds) for p in pts),
+        **{"e_inf_se": f.e_inf_se, "model": f.model, **labels},
+    )
 
-    ``error``: ``icl``, ``idg`` or ``gap`` (docs/idg.md)."""
+
+def theory_value(setting: Setting, error: str = "icl", d: int | None = None):
+    """The d -> infinity theory of ``setting`` (Result 1, Eq. (9), p. 3; Eq. (10) when a1 = 0), with its
+    provenance; ``error``: ``icl``, ``idg`` or ``gap`` (docs/idg.md); ``d`` sizes an array covariance."""
+    st = setting
     v = e_nonlinear(
-        f, C_train=C_train, C_test=C_test, rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=lam, d=d, error=error
+        st.f,
+        C_train=st.C_train,
+        C_test=st.C_test,
+        rho=st.rho,
+        alpha=st.alpha,
+        kappa=st.kappa,
+        tau=st.tau,
+        lam=st.lam,
+        d=d,
+        error=error,
     )
     return float(v.value), (v.note or "theory.e_nonlinear")
 
@@ -530,34 +628,29 @@ def extrapolate(
     points: Sequence[LadderPoint],
     e_theory: float | None = None,
     *,
+    test: LadderTest | None = None,
     setting: Setting | None = None,
     error: str = "icl",
-    false_alarm: float = 1e-3,
-    m: int = 1,
-    model: str = "auto",
     theory_note: str = "",
     seconds: float = 0.0,
-    estimator: str = "exact",
-    mde: float = DEFAULT_MDE_PCT / 100,
-    reference: float | None = None,
     seconds_per_seed: float | None = None,
 ) -> Extrapolation:
-    """Fit a ladder and compare e_inf with ``e_theory`` (library core of the ``extrapolate`` command).
+    """Fit a ladder and compare e_inf with ``e_theory``: the one place of the fit, the z test, the
+    MDE and the verdict of every ladder (the ``extrapolate`` command, ``verify``'s simulation claims,
+    the kernel learner's gap ladder).
 
-    ``false_alarm``: two-sided false-alarm budget, split over ``m`` comparisons
-    (Bonferroni); the normal quantile is converted to Student t at the fit's
-    Welch-Satterthwaite dof.  ``setting``: the :class:`Setting` of the ladder (for the
-    output; None for bare numbers), ``error``: ``icl``, ``idg`` or ``gap``.  ``mde``: the MDE target of
-    the verdict (a fraction of ``reference``, default ``e_theory``); ``seconds_per_seed``: one seed at
-    every rung by the cost model (for the verdict's seed advice).
+    ``test``: a :class:`LadderTest` (the model, the false-alarm budget, the MDE target); the
+    normal quantile is converted to Student t at the dof of e_inf's SE.  ``setting``: the
+    :class:`Setting` of the ladder (for the output; None for bare numbers), ``error``: ``icl``,
+    ``idg`` or ``gap``.  ``seconds_per_seed``: one seed at every rung by the cost model (for the
+    verdict's seed advice).
     """
-    if not 0 < mde <= 1:
-        raise ICLError(f"the MDE target must be a fraction in (0, 1], got {mde!r}")
-    fit = fit_ladder(points, model)
+    test = LadderTest() if test is None else test
+    fit = fit_ladder(points, test.model)
     z = zl = zb = None
     if e_theory is not None:
         z = (fit.e_inf - e_theory) / fit.e_inf_se
-        zb = bonferroni_z(false_alarm, m)
+        zb = test.z_budget
         zl = t_limit(zb, fit.e_inf_dof)
     return Extrapolation(
         setting=setting,
@@ -567,12 +660,11 @@ def extrapolate(
         theory_note=theory_note,
         z=z,
         z_limit=zl,
-        false_alarm=false_alarm,
+        false_alarm=test.false_alarm,
         seconds=seconds,
-        estimator=estimator,
         error=check_error(str(error)),
-        mde_target=float(mde),
-        reference=reference,
+        mde_target=float(test.mde),
+        reference=test.reference,
         seconds_per_seed=seconds_per_seed,
         z_budget=zb,
     )
@@ -589,114 +681,65 @@ def check_ladder(ds) -> list[int]:
     return sorted(out)
 
 
-def _one_item(item):
-    """One seed at one d (the unit of :func:`parallel.map_sweep`): (per-seed error, how, seconds);
-    the exact functional where available."""
-    st, seed, error = item
-    run = simulate(st, seeds=(seed,)).runs[0]
-    value, how = seed_error(run, error)
-    return value, how, float(run.seconds)
-
-
 def ladder_memory_check(ds, alpha, kappa, tau, n_test: int = 2000) -> None:
     """Refuse (ICLError) before any work when the largest d of the ladder would not fit in memory."""
     check_memory(sizes(max(ds), alpha, kappa, tau), n_test=n_test)
 
 
-#: what shortens a ladder (the options of ``extrapolate``)
-LADDER_REDUCE = "fewer --seeds, fewer or smaller --d, a smaller --alpha or --tau"
-
-
 def ladder_estimate(
-    ds,
-    alpha,
-    kappa,
-    tau,
-    n_seeds: int,
-    n_test: int = 2000,
-    lam: float = 0.0,
-    jobs: int = 1,
-    scheduler: str | None = None,
-    what: str = "extrapolate",
+    ds, alpha, kappa, tau, n_seeds: int, n_test: int = 2000, lam: float = 0.0, jobs: int = 1
 ) -> Estimate:
     """What a ladder costs before it starts: :func:`icl_symbolic.simulation.simulator.run_estimate`
     of ``n_seeds`` seeds at every d of ``ds`` (the simulator's cost model, ``cost.SECONDS_PER``)."""
     plans = [sized_plan(sizes(int(d), alpha, kappa, tau), n_seeds, n_test, lam) for d in ds]
-    return run_estimate(plans, jobs, scheduler, what, LADDER_REDUCE)
+    return run_estimate(plans, jobs, None, "extrapolate", LADDER_REDUCE)
 
 
 def run_ladder(
     f,
     ds,
-    alpha=None,
-    kappa=None,
-    tau=None,
-    rho=None,
-    lam=None,
+    *,
     seeds=(0, 1, 2, 3),
-    tasks=None,
-    C_train=None,
-    C_test=None,
-    jobs: int = 1,
-    n_test: int | None = None,
-    progress: Callable[[str], None] | None = None,
-    per_seed: bool = False,
-    scheduler: str | None = None,
-    convention=None,
     error: str = "icl",
+    per_seed: bool = False,
+    runner: SeedRunner | None = None,
+    **loose,
 ):
     """Simulate every (d, seed) of the ladder (the same seeds at every d) and return the points.
 
     ``f``: a :class:`~icl_symbolic.model.setting.Setting` (its ``d`` is ignored: the ladder is
-    ``ds``), or the teacher with the setting's fields as keywords (``n_test`` default 2000).
-    Each seed is an independent :func:`icl_symbolic.simulation.simulator.simulate` run
-    (its random streams depend only on the seed), so running the pairs in
-    ``jobs`` worker processes or on a Dask ``scheduler`` (:func:`parallel.map_sweep`,
-    BLAS pinned to one thread per run) gives the same numbers as one process.
-    The per-seed error is the exact test functional of the trained Gamma
-    (else its Monte-Carlo estimate); the point is the mean over seeds with
-    SE = std/sqrt(S) and keeps the per-seed values (so :func:`fit_ladder` can use
-    the jackknife over seeds).  ``per_seed=True`` also returns ``{d: [values]}``.
-    The convention (:func:`icl_symbolic.simulation.simulator.resolve_convention`; ``tasks`` sets
-    both task laws) is the same at every d; ``error``: ``icl`` (default), ``idg`` (the same
-    Gamma on its k pretraining tasks) or ``gap`` (icl - idg per seed).
+    ``ds``), or the teacher with the setting's fields as keywords (``loose``; ``tasks`` sets both
+    task laws; ``n_test`` default 2000).  The runs go through ``runner``
+    (:class:`icl_symbolic.studies.ladder_runs.SeedRunner`; or one built from the keywords ``jobs``,
+    ``scheduler``, ``progress``): every (d, seed) an independent
+    :func:`icl_symbolic.simulation.simulator.simulate` run (its random streams depend only on the
+    seed) in ``jobs`` worker processes or on a Dask ``scheduler`` (BLAS pinned to one thread per
+    run), so the numbers are those of one process.  The per-seed error is
+    :func:`icl_symbolic.simulation.simulator.seed_error` (``error``: ``icl`` the exact test functional
+    of the trained Gamma, else its Monte-Carlo estimate; ``idg`` the same Gamma on its k pretraining
+    tasks; ``gap`` icl - idg per seed); a point is the mean over seeds with SE = std/sqrt(S) and keeps
+    the per-seed values (:meth:`LadderPoint.from_values`, so :func:`fit_ladder` uses the jackknife
+    over seeds).  ``per_seed=True`` also returns ``{d: [values]}``.
     """
     check_error(error)
-    st = ladder_setting(f, tasks, **setting_fields(locals()))
+    runner = SeedRunner.from_options(loose) if runner is None else runner
+    st = ladder_setting(f, **loose)
     ds = check_ladder(ds)
     seeds = tuple(int(s) for s in seeds)
     if len(seeds) < 2:
         raise ICLError("need at least two seeds per d for a standard error")
-    if isinstance(jobs, bool) or int(jobs) != jobs or jobs < 1:
-        raise ICLError(f"jobs must be an integer >= 1, got {jobs!r}")
-    pairs = [(d, s) for d in ds for s in seeds]
-    # the time, estimated from the simulator's cost model before the first run, then an ETA
-    est = ladder_estimate(ds, st.alpha, st.kappa, st.tau, len(seeds), st.n_test, st.lam or 0.0, jobs, scheduler)
-    watch = announced(progress, est, total=len(pairs), unit="runs (d, seed)")
-    if progress is not None and jobs > 1:
-        progress(f"{len(pairs)} runs (d x seeds) on {jobs} workers")
-    out = map_sweep(
-        _one_item,
-        [(st.replace(d=d), s, error) for d, s in pairs],
-        jobs=int(jobs),
-        scheduler=scheduler,
-        progress=progress,
-        label="run (d, seed)",
-        on_item=lambda i, _: watch.update(i + 1),
-    )
-    points, values = [], {}
-    for d in ds:
-        rows = [o for (dd, _), o in zip(pairs, out) if dd == d]
-        vals = [float(r[0]) for r in rows]
-        values[d] = vals
-        mean, se, _ = seed_mean_se(vals)
-        points.append(LadderPoint(d, mean, se, seeds, float(sum(r[2] for r in rows)), tuple(vals)))
+    rungs = runner.ladder(st, dict.fromkeys(ds, seeds), error)
+    points = [LadderPoint.from_values(d, rungs[d].values, seeds, float(rungs[d].seconds)) for d in ds]
+    values = {d: [float(v) for v in rungs[d].values] for d in ds}
     return (points, values) if per_seed else points
 
 
 def ladder_setting(f, tasks=None, **loose) -> Setting:
     """The :class:`Setting` of a ladder (``d`` None; ``n_test`` default 2000): ``f`` a Setting, or the
     teacher with the loose fields; ``tasks`` sets both task laws of its convention."""
+    unknown = sorted(set(loose) - set(FIELDS))
+    if unknown:
+        raise ICLError(f"unknown option(s) {', '.join(unknown)} of a ladder")
     st = as_setting(f, **loose)
     st = st.replace(
         d=None,
@@ -708,6 +751,7 @@ def ladder_setting(f, tasks=None, **loose) -> Setting:
 
 __all__ = [
     "LadderPoint",
+    "LadderTest",
     "Fit",
     "Extrapolation",
     "PowerLaw",
@@ -723,6 +767,7 @@ __all__ = [
     "ladder_setting",
     "ladder_memory_check",
     "theory_value",
+    "ladder_figure",
     "P_MODEL",
     "LR_CHI2_1",
     "MODELS",

@@ -157,7 +157,7 @@ def share_key(claim):
 
 def share_key_of(claim):
     """The setting part of :func:`share_key`, for any claim (whether or not it simulates): every input
-    of a seed's cache key (checks.simulation._per_seed) but the task law, which :func:`_sides` names
+    of a seed's cache key (studies.ladder_runs.seed_setting) but the task law, which :func:`_sides` names
     per side (a claim comparing the two laws shares the seeds of both)."""
     p = claim.parsed
     f = claim.params.get("f")

@@ -19,7 +19,7 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.stats import t_limit
 from icl_symbolic.core.values import Value
 from icl_symbolic.studies.calibration import WHICH, power_for_scale, se_calibration
-from icl_symbolic.verification.checks.common import setting_params
+from icl_symbolic.verification.checks.common import claim_setting, setting_params
 from icl_symbolic.verification.checks.simulation import per_seed_errors
 from icl_symbolic.verification.registry import Outcome, Param, check_kind, param_text
 
@@ -54,13 +54,9 @@ def check_se_calibration(claim, progress=None) -> Outcome:
     p = claim.parsed
     if len(p["counts"]) != len(p["d_list"]):
         raise ICLError(f"counts has {len(p['counts'])} entries for {len(p['d_list'])} dimensions")
-    rho = float(sympy.N(p["rho"], 17))
-    f = param_text(claim.params["f"])
     seeds = [p["seed0"] + i for i in range(p["pool"])]
-    pool = {
-        d: per_seed_errors(f, rho, d, p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"], progress)
-        for d in p["d_list"]
-    }
+    f = param_text(claim.params["f"])
+    pool = {d: per_seed_errors(claim_setting(claim, d=d, n_test=p["n_test"]), seeds, progress) for d in p["d_list"]}
     cal = se_calibration(pool, p["counts"], p["se"], p["replicates"], p["draw_seed"])
     limit = t_limit(claim.tolerance.value, None)
     powers = ", ".join(f"SE x{c:g}: {power_for_scale(c, cal.ratio_se, limit):.4f}" for c in SCALES)

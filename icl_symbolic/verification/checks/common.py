@@ -6,12 +6,10 @@ propagation, and the scale-mismatch diagnosis hook.
 from __future__ import annotations
 
 import sympy
-from scipy import stats
 
 from icl_symbolic.core.caches import memoize, store
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.propagation import evaluate_at
-from icl_symbolic.core.stats import t_limit
 from icl_symbolic.core.values import Value
 from icl_symbolic.diagnosis.scale import diagnose_value, slip_report
 from icl_symbolic.engine.hermite import hermite_coeffs
@@ -65,18 +63,6 @@ def evaluate_with(expr, vals: dict, digits: int = 30, note: str = "") -> Value:
     if missing:
         raise ICLError(f"no value for {', '.join(sorted(missing))}")
     return evaluate_at(expr, {s: vals[n] for n, s in syms.items()}, digits, note, canonical=sympy.simplify)
-
-
-def ladder_limit_and_fit(fit, z_budget: float) -> tuple[float, str]:
-    """For a claim on a fitted ladder (:func:`icl_symbolic.studies.extrapolate.fit_ladder`): the claim's
-    normal ``z_budget`` as a Student-t limit at the dof of the fit's SE, and why the fitted model does
-    not describe the ladder ('' when it does: its chi^2 p-value is not below the claim's
-    two-sided false-alarm rate)."""
-    p_min = float(2 * stats.norm.sf(z_budget))
-    why = ""
-    if fit.p_value is not None and fit.p_value < p_min:
-        why = f"the fitted model must describe the ladder (chi2 p-value {fit.p_value:.2g} < {p_min:.2g})"
-    return t_limit(z_budget, fit.e_inf_dof), why
 
 
 def const_value(e, digits: int = 30, note: str = "claimed") -> Value:

@@ -19,6 +19,7 @@ from icl_symbolic.core.values import Value
 from icl_symbolic.kernel_learner.ladder import POWER, extrapolate_kernel, judge_gap_decay
 from icl_symbolic.kernel_learner.simulation import simulate_kernel
 from icl_symbolic.kernel_learner.theory import kernel_curve, kernel_spectrum
+from icl_symbolic.studies.ladder_runs import SeedRunner
 from icl_symbolic.theory.asymptotic import e_nonlinear
 from icl_symbolic.verification.checks.common import claim_setting, lazy_family, numeric_value, pretty, setting_params
 from icl_symbolic.verification.registry import Outcome, Param, check_kind, param_text
@@ -84,23 +85,11 @@ def check_kernel_value(claim) -> Outcome:
     )
 
 
-def _sim(f, rho, d, alpha, kappa, tau, lam, features, control, seeds, n_test, progress):
-    key = (f, rho, d, alpha, kappa, tau, lam, features, control, tuple(seeds), n_test)
+def _sim(setting, control: str, seeds, progress):
+    """The kernel learner's simulation of ``setting`` (``control`` '' for the learner), once per process."""
+    key = (setting, control, tuple(seeds))
     if key not in _SIM_CACHE:
-        _SIM_CACHE[key] = simulate_kernel(
-            f,
-            d,
-            alpha,
-            kappa,
-            tau,
-            rho,
-            features=features,
-            lam=lam,
-            seeds=tuple(seeds),
-            n_test=n_test,
-            control=control or None,
-            progress=progress,
-        )
+        _SIM_CACHE[key] = simulate_kernel(setting, seeds=tuple(seeds), control=control or None, progress=progress)
     return _SIM_CACHE[key]
 
 
@@ -142,23 +131,9 @@ def check_kernel_simulation(claim, progress=None) -> Outcome:
     prediction (tolerance z SE + bias_rel |prediction|), or below/above a bound by z SE
     (one-sided, Student t with n_seeds - 1 dof)."""
     p = claim.parsed
-    f = param_text(claim.params["f"])
-    rho = float(sympy.N(p["rho"], 17))
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
-    r = _sim(
-        f,
-        rho,
-        p["d"],
-        p["alpha"],
-        p["kappa"],
-        p["tau"],
-        p["lam"],
-        p["features"],
-        p["control"],
-        seeds,
-        p["n_test"],
-        progress,
-    )
+    setting = claim_setting(claim, d=p["d"], features=p["features"], n_test=p["n_test"])
+    r = _sim(setting, p["control"], seeds, progress)
     mine = r.e_query
     who = f"{p['control'] + ' control of the ' if p['control'] else ''}kernel learner {p['features']}"
     head = (
@@ -234,7 +209,7 @@ def check_kernel_gap_decay(claim, progress=None) -> Outcome:
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
     ds = sorted(set(p["d_list"]))
     setting = claim_setting(claim, d=None, features=p["features"], n_test=p["n_test"])
-    res = extrapolate_kernel(setting, ds, seeds=seeds, progress=progress)
+    res = extrapolate_kernel(setting, ds, seeds=seeds, runner=SeedRunner(progress=progress))
     dec = judge_gap_decay([q.ladder_point() for q in res.points], p["rate_min"], p["rate_max"], claim.tolerance.value)
     pl, fit, js = dec.power_law, res.gap.core.fit, res.gap.to_json()
     pts = ", ".join(f"D={q.D}: {q.gap_mean:.4g}+-{q.e_se:.2g} (D x gap {q.D * q.gap_mean:.3g})" for q in res.points)

@@ -9,26 +9,27 @@ and the script that regenerates them, in ``docs/finite-size.md``.
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 
 import numpy as np
 import sympy
 
 from icl_symbolic.core.caches import store
-from icl_symbolic.core.cost import announced
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.parallel import seed_jobs
 from icl_symbolic.core.stats import MIN_SEEDS, sample_se, t_limit
 from icl_symbolic.core.values import Value
 from icl_symbolic.diagnosis.scale import explain_ratio, slip_report_sweep
-from icl_symbolic.output.plotting import extrapolation_figure, png_bytes, seed_figure
+from icl_symbolic.model.setting import Setting, resolve_convention
+from icl_symbolic.output.plotting import png_bytes, seed_figure
 from icl_symbolic.simulation.cache import active_cache
-from icl_symbolic.simulation.simulator import run_estimate, seed_cost, seed_mean, simulate, sized_plan, sizes
-from icl_symbolic.studies.extrapolate import LadderPoint, fit_ladder, seed_error
+from icl_symbolic.simulation.simulator import seed_mean
+from icl_symbolic.studies.extrapolate import LadderPoint, LadderTest, extrapolate, ladder_figure, theory_value
+from icl_symbolic.studies.ladder_runs import SeedRunner
 from icl_symbolic.theory.asymptotic import e_nonlinear
 from icl_symbolic.theory.finite_d import e_nonlinear_finite
 from icl_symbolic.verification.checks.common import (
-    ladder_limit_and_fit,
+    claim_setting,
     lazy_family,
     numeric_value,
     pretty,
@@ -50,123 +51,27 @@ def _seed_figures(claim, seeds, per_seed, reference, label, what) -> list:
     return [(f"{claim.id}: per-seed simulated errors", png_bytes(fig))]
 
 
-#: with a cache folder (verify --cache DIR), seconds of simulation (estimated) between two writes to it
-STORE_EVERY = 60.0
+def _runner(progress=None) -> SeedRunner:
+    """How this check's seeds run (:class:`icl_symbolic.studies.ladder_runs.SeedRunner`): on the workers
+    the verification run lends to one work item (:func:`icl_symbolic.core.parallel.seed_jobs`), each
+    (setting, seed) simulated once per process (``_SIM_CACHE``) and, when the run has a cache folder
+    (:func:`icl_symbolic.simulation.cache.active_cache`, ``verify --cache DIR``), once per folder:
+    a killed run resumes from its stored seeds."""
+    return SeedRunner(jobs=seed_jobs(), progress=progress, memo=_SIM_CACHE, cache=active_cache())
 
 
-def _per_seed(
-    f,
-    rho,
-    d,
-    alpha,
-    kappa,
-    tau,
-    seeds,
-    lam,
-    n_test,
-    progress=None,
-    tasks="gaussian",
-    C_train="identity",
-    C_test="identity",
-    error="icl",
-):
-    """Per-seed simulated errors: ICL (exact test functional; Monte Carlo only where it is
-    missing), or with ``error`` = ``idg`` / ``gap`` the IDG error of the same Gamma / ICL - IDG.
-
-    Each (setting, seed) is simulated once per process (``_SIM_CACHE``) and, when the
-    run has a cache folder (:func:`icl_symbolic.simulation.cache.active_cache`, ``verify
-    --cache DIR``), once per folder: a killed run resumes from its stored seeds.
-    ``progress``: callable(str) or None.  Returns a float array in the order of ``seeds``.
-    """
-    setting = {
-        "f": f,
-        "rho": float(rho),
-        "d": int(d),
-        "alpha": float(alpha),
-        "kappa": float(kappa),
-        "tau": float(tau),
-        "lam": float(lam),
-        "n_test": int(n_test),
-        "tasks": tasks,
-        "C_train": str(C_train),
-        "C_test": str(C_test),
-        "exact": True,
-    }
-    if error != "icl":  # (ICL settings keep their old cache keys)
-        setting["error"] = error
-    disk = active_cache()
-    out, stored = {}, 0
-    for s in seeds:
-        key = (json.dumps(setting, sort_keys=True), int(s))
-        if key in _SIM_CACHE:
-            out[s] = _SIM_CACHE[key]
-        elif disk is not None and (rec := disk.get(setting, s)) is not None:
-            out[s] = _SIM_CACHE[key] = float(rec["e"])
-            stored += 1
-    if stored and progress is not None:
-        progress(f"d={d}: {stored} seed(s) read from the cache folder {disk.folder}")
-    missing = tuple(s for s in seeds if s not in out)
-    if not missing:
-        return np.array([out[s] for s in seeds], dtype=float)
-    kw = dict(
-        d=d,
-        alpha=alpha,
-        kappa=kappa,
-        tau=tau,
-        rho=rho,
-        lam=lam,
-        n_test=n_test,
-        tasks=tasks,
-        C_train=C_train,
-        C_test=C_test,
-    )
-    jobs = seed_jobs()
-    # with a cache folder, the seeds go in chunks of about STORE_EVERY seconds, each stored as it is
-    # done: a killed run loses at most one chunk per d, not the whole d (80 seeds of a deep ladder's
-    # top rung are an hour); the numbers do not depend on it (every seed has its own streams)
-    chunks, watch = [missing], None
-    if disk is not None:
-        sz = sizes(int(d), float(alpha), float(kappa), float(tau))
-        one = seed_cost(sz, "auto", int(n_test), float(lam))[0]
-        size = max(jobs, jobs * int(STORE_EVERY / max(one, 1e-9)))  # a chunk: about STORE_EVERY s of wall
-        chunks = [missing[i : i + size] for i in range(0, len(missing), size)]
-        if len(chunks) > 1:
-            est = run_estimate([sized_plan(sz, len(missing), int(n_test), float(lam))], jobs, None, f"d={d}")
-            watch = announced(progress, est, total=len(missing), unit="seeds simulated and stored")
-    done = 0
-    for chunk in chunks:
-        sim = simulate(
-            f,
-            seeds=chunk,
-            progress=progress if watch is None else None,
-            jobs=jobs,
-            **kw,
-        )
-        for r in sim.runs:
-            value, how = seed_error(r, error)
-            out[r.seed] = _SIM_CACHE[(json.dumps(setting, sort_keys=True), int(r.seed))] = value
-            if disk is not None:
-                disk.put(
-                    setting,
-                    r.seed,
-                    {
-                        "e": value,
-                        "e_method": how,
-                        "e_mc": float(r.e_mc.value),
-                        "solver": r.solver,
-                        "seconds": round(r.seconds, 3),
-                    },
-                )
-        done += len(chunk)
-        if watch is not None:
-            watch.update(done)
-    return np.array([out[s] for s in seeds], dtype=float)
+def _per_seed(setting: Setting, seeds, progress=None, error: str = "icl") -> np.ndarray:
+    """Per-seed simulated errors of ``setting`` (its ``d`` set): ICL (exact test functional; Monte
+    Carlo only where it is missing), or with ``error`` = ``idg`` / ``gap`` the IDG error of the same
+    Gamma / ICL - IDG (:func:`icl_symbolic.simulation.simulator.seed_error`), by :func:`_runner`.
+    ``progress``: callable(str) or None.  Returns a float array in the order of ``seeds``."""
+    return _runner(progress).values(setting, seeds, error)
 
 
-def per_seed_errors(*args, **kwargs):
+def per_seed_errors(setting: Setting, seeds, progress=None, error: str = "icl") -> np.ndarray:
     """The per-seed simulated errors of one setting (:func:`_per_seed`: cached per process and in the
     run's cache folder); the public entry other check kinds use (``se_calibration``)."""
-    return _per_seed(*args, **kwargs)
+    return _per_seed(setting, seeds, progress, error=error)
 
 
 @check_kind(
@@ -200,14 +105,9 @@ def check_simulation(claim, progress=None) -> Outcome:
     """
     p = claim.parsed
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
-    rho_value = float(sympy.N(p["rho"], 17))
-    ftxt = param_text(claim.params["f"])
-    per_seed = [
-        float(x)
-        for x in _per_seed(
-            ftxt, rho_value, p["d"], p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"], progress
-        )
-    ]
+    st = claim_setting(claim, d=p["d"], n_test=p["n_test"])
+    rho_value, ftxt = st.rho, st.f
+    per_seed = [float(x) for x in _per_seed(st, seeds, progress)]
     mine = seed_mean(per_seed, seeds, "mean over seeds (exact test functional per seed)")
     fam = lazy_family(claim)
     scale = numeric_value(p["scale"], fam) if not isinstance(p["scale"], int) else float(p["scale"])
@@ -222,10 +122,7 @@ def check_simulation(claim, progress=None) -> Outcome:
         other_seed = None
         pair_note = ""
     elif p["versus"] == "simulation":
-        other_seed = [
-            scale * float(x)
-            for x in _per_seed(vf, vr, p["d"], p["alpha"], p["kappa"], p["tau"], seeds, p["lam"], p["n_test"], progress)
-        ]
+        other_seed = [scale * float(x) for x in _per_seed(st.replace(f=vf, rho=vr), seeds, progress)]
         # Paired by seed: the SE is that of the per-seed differences, carried by the
         # simulated side; the other side is then treated as a reference (stderr 0).
         diffs = [a - b for a, b in zip(per_seed, other_seed)]
@@ -363,13 +260,16 @@ def eq10_exact_factors(f, rho: float, p: dict, ds, C_test, tasks: str | None = N
         ("studies.extrapolate", "1/d extrapolation"),
         ("theory.finite_d", "exact finite-d factor of Eq. (10)"),
     ),
-    needs_attrs={"simulation.simulator": ("simulate",), "studies.extrapolate": ("fit_ladder",)},
+    needs_attrs={"simulation.simulator": ("simulate",), "studies.extrapolate": ("extrapolate",)},
     reports_progress=True,
 )
 def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     """Simulations on a ladder of d, extrapolated to d -> infinity (no bias budget).
 
-    :func:`icl_symbolic.studies.extrapolate.fit_ladder` fits e(d) = e_inf + c1/d (a
+    The ladder engine the ``extrapolate`` command uses: the seeds run through
+    :class:`icl_symbolic.studies.ladder_runs.SeedRunner` (:func:`_runner`), and
+    :func:`icl_symbolic.studies.extrapolate.extrapolate` (with the claim's z as its
+    :class:`~icl_symbolic.studies.extrapolate.LadderTest`) fits e(d) = e_inf + c1/d (a
     c2/d^2 term only when the data need it) weighted by the per-d seed SEs;
     e_inf is compared in its SE (the claim's z, converted to Student t at the
     dof of that SE: the delete-a-group jackknife's, the smallest seed count
@@ -381,158 +281,39 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
     differ at the smallest d (else the claim would have no power).
     """
     p = claim.parsed
-    rho_value = float(sympy.N(p["rho"], 17))
-    ftxt = param_text(claim.params["f"])
-    ds = sorted(set(p["d_list"]))
-    counts = p["n_seeds"] if isinstance(p["n_seeds"], list) else [p["n_seeds"]] * len(p["d_list"])
-    if len(counts) != len(p["d_list"]):
-        raise ICLError(f"n_seeds has {len(counts)} counts for {len(p['d_list'])} dimensions in d_list")
-    seeds_at = {d: [p["seed0"] + i for i in range(n)] for d, n in zip(p["d_list"], counts)}
-    seeds = seeds_at[max(ds, key=lambda d: len(seeds_at[d]))]
-    C_test = p["C_test"] or p["C_train"]
-
-    def per_seed(f, rho, d, tasks):
-        return _per_seed(
-            f,
-            rho,
-            d,
-            p["alpha"],
-            p["kappa"],
-            p["tau"],
-            seeds_at[d],
-            p["lam"],
-            p["n_test"],
-            progress,
-            tasks=tasks,
-            C_train=p["C_train"],
-            C_test=C_test,
-            error=p["error"],
-        )
-
-    fam = lazy_family(claim)
-    versus = p["versus"]
-    if p["error"] != "icl" and versus != "theory":
+    if p["error"] != "icl" and p["versus"] != "theory":
         raise ICLError(f"error = {p['error']!r} is compared with the theory only (versus = 'theory')")
-    extra_ok, extra_why, extra_txt = True, "", ""
-
-    def theory(error):
-        """The d -> infinity theory of this setting (Result 1 / Eq. (10)) for ``error``."""
-        return float(
-            e_nonlinear(
-                ftxt,
-                rho=rho_value,
-                alpha=p["alpha"],
-                kappa=p["kappa"],
-                tau=p["tau"],
-                lam=p["lam"],
-                C_train=p["C_train"],
-                C_test=C_test,
-                d=max(ds),
-                error=error,
-            ).value
-        )
-
-    if versus == "theory":
-        th = theory(p["error"])
-        what = {"icl": "e", "idg": "e_IDG", "gap": "e_ICL - e_IDG"}[p["error"]]
-        ref, ref_note = (
-            th,
-            "theory, d -> infinity (Result 1 / Eq. (10))" + ("" if p["error"] == "icl" else f", {what} (docs/idg.md)"),
-        )
-        series = {d: per_seed(ftxt, rho_value, d, p["tasks"]) for d in ds}
-        if p["finite_d_factor"] == "eq10_exact":
-            factors = eq10_exact_factors(ftxt, rho_value, p, ds, C_test)
-            series = {d: v / factors[d] for d, v in series.items()}
-            what += " / F(d)"
-            extra_txt = (
-                "; each d divided by the exact finite-d factor F(d)/F(inf) of Eq. (10) "
-                + (
-                    "(sizes, d(d+1), rho_nonlinear + 3/d, inverse Wishart): "
-                    if p["tasks"] == "gaussian"
-                    else "(sizes, d(d+1), inverse Wishart; sphere tasks: no norm term): "
-                )
-                + ", ".join(f"{factors[d]:.5f}" for d in ds)
-            )
-    elif versus == "linear_equivalent":
-        sc = p["scale"] if isinstance(p["scale"], sympy.Basic) else parse_claim_expr(str(p["scale"]), HERMITE_NAMES)
-        scale = numeric_value(sc, fam)
-        rho_lin = numeric_value(parse_claim_expr("rho_nonlinear/a1^2", HERMITE_NAMES), fam)
-        series = {
-            d: per_seed(ftxt, rho_value, d, p["tasks"]) / (scale * per_seed("g", rho_lin, d, p["tasks"])) for d in ds
-        }
-        ref, ref_note = 1.0, "Result 1 with homogeneity: e_f = a1^2 e_linear(rho_nonlinear/a1^2)"
-        what = f"e_f / ({pretty(p['scale'])} e_linear(rho = {rho_lin:.6g})) per seed"
-    else:
-        fg = fs = dict.fromkeys(ds, 1.0)
-        what = "e_gaussian - e_sphere per seed"
-        if p["finite_d_factor"] == "eq10_exact":
-            fg = eq10_exact_factors(ftxt, rho_value, p, ds, C_test, "gaussian")
-            fs = eq10_exact_factors(ftxt, rho_value, p, ds, C_test, "sphere")
-            what = "e_gaussian / F_gaussian(d) - e_sphere / F_sphere(d) per seed"
-            extra_txt = "; each law divided by its exact finite-d factor of Eq. (10), F(d)/F(inf)"
-        series = {
-            d: per_seed(ftxt, rho_value, d, "gaussian") / fg[d] - per_seed(ftxt, rho_value, d, "sphere") / fs[d]
-            for d in ds
-        }
-        ref, ref_note = 0.0, "both task laws have the same d -> infinity limit"
-    # per-seed values go with each point, so fit_ladder's SE is the delete-a-group jackknife over
-    # seeds (delete-one-seed with one seed count at every d); the Welch SE under-covers on planted
-    # ladders (docs/power.md)
-    points = [
-        LadderPoint(d, float(v.mean()), float(sample_se(v)), tuple(seeds_at[d]), values=tuple(float(x) for x in v))
-        for d, v in series.items()
-    ]
-    fit = fit_ladder(points, p["model"])
-    zq, fit_why = ladder_limit_and_fit(fit, claim.tolerance.value)
-    z = (fit.e_inf - ref) / fit.e_inf_se
-    fit_ok = not fit_why
-    if versus == "other_law":
-        z1 = fit.coef[1] / fit.coef_se[1]
-        extra_ok = abs(z1) > zq
-        extra_txt += (
-            f"; the laws differ at finite d: c1 = {fit.coef[1]:.3g} +- {fit.coef_se[1]:.2g} "
-            f"(z = {z1:+.1f}; at d = {points[0].d} the difference is {points[0].e_mean:.4g})"
-        )
-        extra_why = "the two laws must differ at finite d (a significant c1/d term), else the test has no power"
-    pts_txt = ", ".join(f"d={pt.d}: {pt.e_mean:.5g}+-{pt.e_se:.2g}" for pt in points)
+    lad = _Ladder.of(claim, progress)
+    series, ref, ref_note, what, extra_txt = _SERIES[p["versus"]](lad)
+    # per-seed values go with each point, so the fit's SE is the delete-a-group jackknife over seeds
+    # (delete-one-seed with one seed count at every d); the Welch SE under-covers on planted ladders
+    # (docs/power.md)
+    points = [LadderPoint.from_values(d, v, lad.seeds_at[d]) for d, v in series.items()]
+    res = extrapolate(points, ref, test=LadderTest(model=p["model"], z=claim.tolerance.value), error=p["error"])
+    fit, z, zq, fit_why = res.fit, res.z, res.z_limit, res.misfit
+    extra_ok, extra_why = True, ""
+    if p["versus"] == "other_law":
+        extra_ok, extra_why, more = _laws_differ(res)
+        extra_txt += more
+    pts_txt = ", ".join(f"d={pt.d}: {pt.e_mean:.5g}+-{pt.e_se:.2g}" for pt in res.points)
     detail = (
         f"{what}: {pts_txt}; fit {fit.model} ({fit.reason}): extrapolated {fit.e_inf:.5g} "
         f"(SE {fit.e_inf_se:.2g}, {fit.e_inf_dof:.1f} dof) vs {ref:.6g} [{ref_note}]; "
-        f"seeds per d {'/'.join(str(len(seeds_at[d])) for d in ds)}, "
-        f"{p['tasks'] if versus != 'other_law' else 'both'} tasks{extra_txt}"
+        f"seeds per d {'/'.join(str(len(lad.seeds_at[d])) for d in lad.ds)}, "
+        f"{p['tasks'] if p['versus'] != 'other_law' else 'both'} tasks{extra_txt}"
     )
     computed = Value(
         fit.e_inf,
         "sim",
         stderr=fit.e_inf_se,
         n_samples=int(min(fit.e_inf_dof, 1e6)) + 1,
-        seeds=tuple(seeds),
-        note=f"1/d extrapolation over d = {ds} (n_samples = the dof of its SE + 1)",
+        seeds=tuple(lad.seeds),
+        note=f"1/d extrapolation over d = {lad.ds} (n_samples = the dof of its SE + 1)",
     )
     claimed = Value(ref, "numeric", note=ref_note)
-    mde_rel, mde_note = None, ""
-    if versus == "other_law":
-        # a difference claimed to vanish: its power is stated relative to the error itself (the
-        # theory's limit), i.e. the smallest difference between the two laws' limits it would catch
-        th = theory("icl")
-        _, mde_rel, how = detectable(computed, claimed, claim.tolerance, scale=th)
-        mde_note = f"{how}; relative to the d -> infinity error {th:.6g} of either law"
-    figs = []
-    if p["plot"]:
-        fig = extrapolation_figure(
-            claim.id,
-            ds,
-            [pt.e_mean for pt in points],
-            [pt.e_se for pt in points],
-            fit.coef,
-            ref,
-            min(counts),
-            e_inf_se=fit.e_inf_se,
-            model=fit.model,
-        )
-        figs.append((f"{claim.id}: extrapolation in 1/d", png_bytes(fig)))
+    figs = _ladder_figure(claim, res)
     if p["compare"] == "differs":
-        holds = abs(z) > zq and extra_ok and fit_ok
+        holds = abs(z) > zq and extra_ok and not fit_why
         detail += (
             f"; z = {z:+.2f} vs limit {zq:.3g}: the extrapolated value "
             f"{'is' if abs(z) > zq else 'is NOT'} separated from {ref:g}, as the claim states"
@@ -549,17 +330,14 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
             mde_rel=sep_rel,
             mde_note=f"separation: {how}; the smallest true separation from {ref:g} it would detect",
         )
-
-    def diag_fn():
-        if versus != "linear_equivalent":
-            return None
-        vals = fam()
-        base = {k: vals[k] for k in ("a1", "E_f2", "rho")}
-        d_, _ = explain_ratio(fit.e_inf, 1.0, base, tol=zq * fit.e_inf_se)
-        if d_ is not None:
-            d_.subject = "the extrapolated per-seed ratio"
-        return d_
-
+    mde_rel, mde_note = None, ""
+    if p["versus"] == "other_law":
+        # a difference claimed to vanish: its power is stated relative to the error itself (the
+        # theory's limit), i.e. the smallest difference between the two laws' limits it would catch
+        th = lad.theory("icl")
+        _, mde_rel, how = detectable(computed, claimed, claim.tolerance, scale=th)
+        mde_note = f"{how}; relative to the d -> infinity error {th:.6g} of either law"
+    diag_fn = _ratio_diagnosis(claim, res) if p["versus"] == "linear_equivalent" else lambda: None
     return Outcome(
         computed,
         claimed,
@@ -568,8 +346,148 @@ def check_simulation_extrapolated(claim, progress=None) -> Outcome:
         diagnosis_fn=diag_fn,
         mde_rel=mde_rel,
         mde_note=mde_note,
-        also_required=(extra_ok and fit_ok, "; ".join(w for w in (extra_why if not extra_ok else "", fit_why) if w)),
+        also_required=(extra_ok and not fit_why, "; ".join(w for w in (extra_why, fit_why) if w)),
     )
+
+
+@dataclass(frozen=True)
+class _Ladder:
+    """The ladder of a ``simulation_extrapolated`` claim: its setting (``d`` None), the dimensions, the
+    seeds at each d, and how its seeds run."""
+
+    claim: object
+    setting: Setting
+    ds: list
+    seeds_at: dict
+    counts: list
+    progress: object = None
+
+    @classmethod
+    def of(cls, claim, progress=None) -> "_Ladder":
+        p = claim.parsed
+        counts = p["n_seeds"] if isinstance(p["n_seeds"], list) else [p["n_seeds"]] * len(p["d_list"])
+        if len(counts) != len(p["d_list"]):
+            raise ICLError(f"n_seeds has {len(counts)} counts for {len(p['d_list'])} dimensions in d_list")
+        seeds_at = {d: [p["seed0"] + i for i in range(n)] for d, n in zip(p["d_list"], counts)}
+        st = claim_setting(
+            claim,
+            d=None,
+            n_test=p["n_test"],
+            C_train=p["C_train"],
+            C_test=p["C_test"] or p["C_train"],
+            convention=resolve_convention(None, p["tasks"]),
+        )
+        return cls(claim, st, sorted(set(p["d_list"])), seeds_at, counts, progress)
+
+    @property
+    def seeds(self) -> list:
+        """The longest seed list (the claim's ``seeds``)."""
+        return self.seeds_at[max(self.ds, key=lambda d: len(self.seeds_at[d]))]
+
+    def per_seed(self, d: int, f=None, rho=None, tasks=None) -> np.ndarray:
+        """The per-seed errors at ``d`` (of teacher ``f``, noise ``rho``, task law ``tasks``: the
+        claim's by default)."""
+        st = self.setting.replace(
+            d=d,
+            **({} if f is None else {"f": f}),
+            **({} if rho is None else {"rho": rho}),
+            **({} if tasks is None else {"convention": resolve_convention(None, tasks)}),
+        )
+        return _per_seed(st, self.seeds_at[d], self.progress, error=self.claim.parsed["error"])
+
+    def theory(self, error: str) -> float:
+        """The d -> infinity theory of this setting (Result 1 / Eq. (10)) for ``error``."""
+        return theory_value(self.setting, error, d=max(self.ds))[0]
+
+
+def _series_theory(lad: _Ladder):
+    """versus = theory: the per-seed errors themselves (or divided by Eq. (10)'s exact finite-d factor)."""
+    p, st = lad.claim.parsed, lad.setting
+    ref = lad.theory(p["error"])
+    what = {"icl": "e", "idg": "e_IDG", "gap": "e_ICL - e_IDG"}[p["error"]]
+    ref_note = "theory, d -> infinity (Result 1 / Eq. (10))" + (
+        "" if p["error"] == "icl" else f", {what} (docs/idg.md)"
+    )
+    series, extra_txt = {d: lad.per_seed(d) for d in lad.ds}, ""
+    if p["finite_d_factor"] == "eq10_exact":
+        factors = eq10_exact_factors(st.f, st.rho, p, lad.ds, st.C_test)
+        series = {d: v / factors[d] for d, v in series.items()}
+        what += " / F(d)"
+        extra_txt = (
+            "; each d divided by the exact finite-d factor F(d)/F(inf) of Eq. (10) "
+            + (
+                "(sizes, d(d+1), rho_nonlinear + 3/d, inverse Wishart): "
+                if p["tasks"] == "gaussian"
+                else "(sizes, d(d+1), inverse Wishart; sphere tasks: no norm term): "
+            )
+            + ", ".join(f"{factors[d]:.5f}" for d in lad.ds)
+        )
+    return series, ref, ref_note, what, extra_txt
+
+
+def _series_linear_equivalent(lad: _Ladder):
+    """versus = linear_equivalent: the per-seed ratio e_f / (scale x e_linear(rho_nonlinear/a1^2))."""
+    p, fam = lad.claim.parsed, lazy_family(lad.claim)
+    sc = p["scale"] if isinstance(p["scale"], sympy.Basic) else parse_claim_expr(str(p["scale"]), HERMITE_NAMES)
+    scale = numeric_value(sc, fam)
+    rho_lin = numeric_value(parse_claim_expr("rho_nonlinear/a1^2", HERMITE_NAMES), fam)
+    series = {d: lad.per_seed(d) / (scale * lad.per_seed(d, f="g", rho=rho_lin)) for d in lad.ds}
+    what = f"e_f / ({pretty(p['scale'])} e_linear(rho = {rho_lin:.6g})) per seed"
+    return series, 1.0, "Result 1 with homogeneity: e_f = a1^2 e_linear(rho_nonlinear/a1^2)", what, ""
+
+
+def _series_other_law(lad: _Ladder):
+    """versus = other_law: the per-seed difference gaussian minus sphere tasks (each divided by its own
+    exact finite-d factor of Eq. (10) with ``finite_d_factor = eq10_exact``)."""
+    p, st = lad.claim.parsed, lad.setting
+    fg = fs = dict.fromkeys(lad.ds, 1.0)
+    what, extra_txt = "e_gaussian - e_sphere per seed", ""
+    if p["finite_d_factor"] == "eq10_exact":
+        fg = eq10_exact_factors(st.f, st.rho, p, lad.ds, st.C_test, "gaussian")
+        fs = eq10_exact_factors(st.f, st.rho, p, lad.ds, st.C_test, "sphere")
+        what = "e_gaussian / F_gaussian(d) - e_sphere / F_sphere(d) per seed"
+        extra_txt = "; each law divided by its exact finite-d factor of Eq. (10), F(d)/F(inf)"
+    series = {d: lad.per_seed(d, tasks="gaussian") / fg[d] - lad.per_seed(d, tasks="sphere") / fs[d] for d in lad.ds}
+    return series, 0.0, "both task laws have the same d -> infinity limit", what, extra_txt
+
+
+#: versus -> the per-seed series of the ladder: (series {d: values}, reference, its note, what, detail)
+_SERIES = {"theory": _series_theory, "linear_equivalent": _series_linear_equivalent, "other_law": _series_other_law}
+
+
+def _laws_differ(res) -> tuple:
+    """other_law: the two laws must differ at finite d (a significant c1/d term), else the test has no
+    power: (ok, why not, detail)."""
+    fit, first = res.fit, res.points[0]
+    z1 = fit.coef[1] / fit.coef_se[1]
+    txt = (
+        f"; the laws differ at finite d: c1 = {fit.coef[1]:.3g} +- {fit.coef_se[1]:.2g} "
+        f"(z = {z1:+.1f}; at d = {first.d} the difference is {first.e_mean:.4g})"
+    )
+    ok = abs(z1) > res.z_limit
+    why = "" if ok else "the two laws must differ at finite d (a significant c1/d term), else the test has no power"
+    return ok, why, txt
+
+
+def _ladder_figure(claim, res) -> list:
+    """The fit in 1/d (when the claim asks for ``plot``)."""
+    if not claim.parsed["plot"]:
+        return []
+    return [(f"{claim.id}: extrapolation in 1/d", png_bytes(ladder_figure(res, claim.id)))]
+
+
+def _ratio_diagnosis(claim, res):
+    """linear_equivalent: which Hermite-family factor explains the extrapolated ratio, if not 1."""
+
+    def diag_fn():
+        vals = lazy_family(claim)()
+        base = {k: vals[k] for k in ("a1", "E_f2", "rho")}
+        d_, _ = explain_ratio(res.fit.e_inf, 1.0, base, tol=res.z_limit * res.fit.e_inf_se)
+        if d_ is not None:
+            d_.subject = "the extrapolated per-seed ratio"
+        return d_
+
+    return diag_fn
 
 
 @check_kind(
@@ -604,12 +522,9 @@ def check_simulation_finite_d(claim, progress=None) -> Outcome:
     if p["lam"] != 0:
         raise ICLError(f"lam = {p['lam']}: the finite-d theory covers only the ridgeless fit (lam = 0)")
     seeds = [p["seed0"] + i for i in range(p["n_seeds"])]
-    rho_value = float(sympy.N(p["rho"], 17))
-    ftxt = param_text(claim.params["f"])
-    per_seed = [
-        float(x)
-        for x in _per_seed(ftxt, rho_value, p["d"], p["alpha"], p["kappa"], p["tau"], seeds, 0.0, p["n_test"], progress)
-    ]
+    st = claim_setting(claim, d=p["d"], n_test=p["n_test"])
+    rho_value, ftxt = st.rho, st.f
+    per_seed = [float(x) for x in _per_seed(st, seeds, progress)]
     mine = seed_mean(per_seed, seeds, "mean over seeds (exact test functional per seed)")
     if progress is not None:
         progress(f"finite-d theory at d = {p['d']}")
