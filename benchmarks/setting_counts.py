@@ -11,7 +11,8 @@ work (monkeypatched in this process only, at every module that imported them):
 * ``teacher built``: Teachers actually built from a text or an expression (``_from_sympy``: the
   SymPy simplification, the breakpoints, the lambdified numpy and mpmath forms);
 * ``parse_expr``: texts parsed by the whitelist parser;
-* ``sizes``: integer sizes (ell, k, n) computed from the ratios.
+* ``sizes``: integer sizes (ell, k, n) computed from the ratios (``model.sizes.counts``; before it
+  existed, ``simulation.simulator.sizes``).
 
 The counts are exact (no timing): they depend only on the code path.  The caches of the package are
 cleared before each call (``core.caches.clear``) so each call is counted as a first call in a
@@ -57,22 +58,35 @@ def _import_all() -> list:
     return mods
 
 
-def _sizes_target():
-    """Where the one ``sizes`` function lives (model/ after the Setting refactor, simulation/ before)."""
-    for name in ("icl_symbolic.model.sizes", "icl_symbolic.simulation.simulator"):
-        try:
-            mod = importlib.import_module(name)
-        except ImportError:
-            continue
-        if hasattr(mod, "sizes"):
-            return mod
-    raise SystemExit("no sizes function found")
+def _sizes_target() -> tuple:
+    """The function that turns ratios into counts: ``model.sizes.counts`` (which ``sizes`` and
+    ``Setting.sizes`` call) where it exists, else ``simulation.simulator.sizes`` (before the refactor)."""
+    try:
+        return importlib.import_module("icl_symbolic.model.sizes"), "counts"
+    except ImportError:
+        return importlib.import_module("icl_symbolic.simulation.simulator"), "sizes"
+
+
+def _rewire(holder: dict, original, counted) -> None:
+    """Replace ``original`` by ``counted`` among the values of ``holder`` (a module's namespace or a
+    table in it), also inside ``functools.partial`` objects and one level of dict tables."""
+    for name, value in list(holder.items()):
+        if value is original:
+            holder[name] = counted
+        elif isinstance(value, functools.partial) and value.func is original:
+            holder[name] = functools.partial(counted, *value.args, **value.keywords)
+        elif isinstance(value, dict):
+            for k, v in list(value.items()):
+                if v is original:
+                    value[k] = counted
+                elif isinstance(v, functools.partial) and v.func is original:
+                    value[k] = functools.partial(counted, *v.args, **v.keywords)
 
 
 def install(counts: dict) -> None:
     """Wrap every target at every module that holds a reference to it."""
     modules = _import_all()
-    targets = [*TARGETS, ("sizes", _sizes_target(), "sizes")]
+    targets = [*TARGETS, ("sizes", *_sizes_target())]
     for key, mod, attr in targets:
         original = getattr(mod, attr)
 
@@ -82,9 +96,7 @@ def install(counts: dict) -> None:
 
         functools.update_wrapper(counted, original)
         for m in modules:
-            for name, value in list(vars(m).items()):
-                if value is original:
-                    setattr(m, name, counted)
+            _rewire(vars(m), original, counted)
     post_init = S.Setting.__post_init__
 
     def counted_post_init(self, _orig=post_init):

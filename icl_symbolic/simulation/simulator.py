@@ -93,6 +93,7 @@ from icl_symbolic.model.setting import (  # noqa: F401  (the conventions, re-exp
     resolve_convention,
     setting_fields,
 )
+from icl_symbolic.model.sizes import Sizes, sizes  # noqa: F401  (re-exported)
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
 from icl_symbolic.output.rows import Rows
 from icl_symbolic.simulation import matfree
@@ -134,79 +135,8 @@ def task_assignment(n: int, k: int, convention: Convention, rng: np.random.Gener
 
 
 # ----------------------------------------------------------------------------
-# sizes and memory
+# sizes (icl_symbolic.model.sizes, re-exported here where they were first defined) and memory
 # ----------------------------------------------------------------------------
-def _round_half_up(x: float) -> int:
-    return int(math.floor(x + 0.5))
-
-
-@dataclass(frozen=True)
-class Sizes:
-    """Integer sizes of one simulation (Sec. 2, p. 2: ell = alpha d, k = kappa d, n = tau d^2)."""
-
-    d: int
-    ell: int
-    k: int
-    n: int
-
-    @property
-    def p(self) -> int:
-        """Number of trainable parameters d (d + 1)."""
-        return self.d * (self.d + 1)
-
-
-def sizes(d, alpha, kappa, tau, rounding: str = "paper") -> Sizes:
-    """Integer sizes from the paper's ratios (Sec. 2, p. 2).
-
-    ``rounding="paper"`` (our default): ell = round(alpha d), k = round(kappa d),
-    n = round(tau d^2), halves up.  ``rounding="floor-k"``: k = floor(kappa d),
-    n = round(tau d^2 / k) k (every task the same number of times; Python's round,
-    halves to even as numpy's), ell as in ``paper``.  ``rounding="truncate"`` (the
-    authors' simulation code, preset ``letey2024``, docs/conventions.md): their integer
-    conversions exactly: ell = int(alpha d) and k = int(kappa d) (the double product
-    truncated, as numpy's int64 conversion does), n = round(tau d^2 / k) k.
-
-    >>> sizes(64, 2, 2, 2)
-    Sizes(d=64, ell=128, k=128, n=8192)
-    >>> sizes(32, 20, 0.5, 10).p
-    1056
-    >>> sizes(20, 2, 0.33, 2), sizes(20, 2, 0.33, 2, "floor-k")
-    (Sizes(d=20, ell=40, k=7, n=800), Sizes(d=20, ell=40, k=6, n=798))
-    >>> sizes(20, 1.53, 0.33, 2, "floor-k").ell, sizes(20, 1.53, 0.33, 2, "truncate").ell
-    (31, 30)
-    """
-    check_rounding(rounding)
-    d = check_dimension(d)
-    alpha, kappa, tau = (check_ratio(name, v) for name, v in (("alpha", alpha), ("kappa", kappa), ("tau", tau)))
-    for name, value in (("alpha", alpha), ("kappa", kappa), ("tau", tau)):
-        if value * d > 1e12 or (name == "tau" and value * d * d > 1e12):
-            raise ICLError(f"{name} = {value:g} at d = {d} gives more than 1e12 items; reduce {name}")
-    if rounding == "paper":
-        out = Sizes(d, _round_half_up(alpha * d), _round_half_up(kappa * d), _round_half_up(tau * d * d))
-        k_txt, n_txt = "k = round(kappa d)", "n = round(tau d^2)"
-    elif rounding == "floor-k":
-        k = int(math.floor(kappa * d + 1e-9))
-        if k < 1:
-            raise ICLError(f"k = floor(kappa d) is {k} at d = {d}; increase kappa")
-        out = Sizes(d, _round_half_up(alpha * d), k, int(round(tau * d * d / k)) * k)
-        k_txt, n_txt = "k = floor(kappa d)", "n = round(tau d^2/k) k"
-    else:  # truncate: the authors' np.int64(kappa * d), np.round(tau * d**2 / K) * K, np.int64(alpha * d)
-        k = int(kappa * d)
-        if k < 1:
-            raise ICLError(f"k = int(kappa d) is {k} at d = {d}; increase kappa")
-        out = Sizes(d, int(alpha * d), k, int(round(tau * d**2 / k)) * k)
-        k_txt, n_txt = "k = int(kappa d)", "n = round(tau d^2/k) k"
-    ell_txt = "ell = int(alpha d)" if rounding == "truncate" else "ell = round(alpha d)"
-    for name, value, ratio in (
-        (ell_txt, out.ell, "alpha"),
-        (k_txt, out.k, "kappa"),
-        (n_txt, out.n, "tau"),
-    ):
-        if value < 1:
-            raise ICLError(f"{name} is {value} at d = {d}; increase {ratio}")
-    return out
-
-
 def cost_flops(sz: Sizes, solver: str, lam: float = 0.0) -> float:
     """Estimated floating-point operations of one training solve (the cost model of ``auto``).
 
@@ -912,10 +842,6 @@ def seed_mean(values: Sequence[float], seeds: Sequence[int], note: str) -> Value
     return Value(mean, "sim", stderr=se, n_samples=n, seeds=tuple(seeds), note=note)
 
 
-def _teacher(f):
-    return teacher(f)
-
-
 @dataclass(frozen=True)
 class _SeedTask:
     """Everything one seed's run needs (picklable: sent to worker processes)."""
@@ -942,7 +868,7 @@ def _run_seed(task: _SeedTask) -> SeedRun:
     """One seed: tasks, training (Eq. (6)), MC and exact test error, exact IDG error."""
     t0 = time.monotonic()
     sz, progress, conv = task.sz, task.progress, task.convention
-    T = _teacher(task.f)
+    T = teacher(task.f)
     lam = conv.lam(task.lam)
     if progress is not None:
         progress(
@@ -1223,12 +1149,12 @@ def _plan(
     if tasks is not None:
         st = st.replace(convention=resolve_convention(st.convention, tasks))
     conv = st.convention
-    sz = sizes(st.d, st.alpha, st.kappa, st.tau, conv.rounding)
+    sz = st.sizes  # computed once by the Setting, whose ratios were validated once
     seeds, n_test = _check_common(st.rho, st.lam, seeds, DEFAULT_N_TEST if st.n_test is None else st.n_test, sampler)
     check_memory(sz, solver, n_test, max_memory, conv.lam(st.lam))  # before any array is allocated
     cov_train = resolve_covariance(st.C_train, sz.d)
     cov_test = resolve_covariance(st.C_test, sz.d)
-    T = _teacher(st.f)
+    T = st.teacher
     spec = st.f if isinstance(st.f, str) else T
     return {
         "spec": spec,
