@@ -386,7 +386,13 @@ def test_train_tolerance_moves_the_errors_far_below_any_seed_se():
         tasks = sample_tasks(cov, sz.k, np.random.default_rng(5))
         out = {}
         for tol in (1e-11, sim.TRAIN_TOL):
-            G, info = sim.train(T.numpy, tasks, sz.n, sz.ell, 0.1, 0.0, np.random.default_rng(6), "cg", tol=tol)
+            G, info = sim.train(
+                sim.PromptLaw(T.numpy, sz.ell, 0.1),
+                tasks,
+                sz.n,
+                np.random.default_rng(6),
+                sim.FitOptions(0.0, "cg", tol=tol),
+            )
             e = float(sim.exact_test_error(G, T, 0.1, sz.ell, cov, np.random.default_rng(0)).value)
             out[tol] = (e, float(sim.idg_error(G, T, 0.1, sz.ell, tasks).value), info.iterations, info.residual)
         (e_ref, i_ref, its_ref, _), (e, i, its, res) = out[1e-11], out[sim.TRAIN_TOL]

@@ -539,36 +539,60 @@ def fit_gamma(X, V, y, lam: float = 0.0, solver: str = "auto"):
 # ----------------------------------------------------------------------------
 # training and testing
 # ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PromptLaw:
+    """How the prompts of one run are drawn (Sec. 2, Eqs. (1)-(5), p. 2): the teacher's float64 form
+    ``f_numpy``, the context length ``ell``, the label-noise variance ``rho``, the ``sampler``
+    (``fast`` or ``direct``, :func:`icl_symbolic.model.prompts.sample_prompts`) and the learner's
+    query-side feature map ``features`` (None: plain attention; direct sampler only, an object with
+    attribute ``D``: :class:`icl_symbolic.kernel_learner.theory.FeatureTransform`)."""
+
+    f_numpy: Callable
+    ell: int
+    rho: float
+    sampler: str = "fast"
+    features: object = None
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    """How Gamma is fitted (Eq. (6), p. 3): the ridge ``lam`` (as used: after a convention's floor),
+    the ``solver`` (:func:`fit`), a byte limit ``max_memory`` (None: :func:`memory_limit`) and the
+    matrix-free solve's relative-residual ``tol`` (:data:`TRAIN_TOL`)."""
+
+    lam: float = 0.0
+    solver: str = "auto"
+    max_memory: int | None = None
+    tol: float = TRAIN_TOL
+
+
 def sample_training_set(
-    f_numpy,
+    law: PromptLaw,
     tasks: np.ndarray,
     n: int,
-    ell: int,
-    rho: float,
     rng: np.random.Generator,
-    sampler: str = "fast",
-    progress: Callable[[str], None] | None = None,
-    features=None,
     assign: np.ndarray | None = None,
+    progress: Callable[[str], None] | None = None,
 ):
     """The n training prompts' features: X = x_test rows (n x d), V = [u, s] rows (n x (d+1)), y = y_test.
 
     Prompt mu uses task ``tasks[mu mod k]`` (round robin), or ``tasks[assign[mu]]``
     when ``assign`` is given (:func:`task_assignment`); drawn in chunks of :func:`chunk_rows` prompts
     (a function of d only, so a seed gives the same prompts whatever the solver).
-    ``features`` (direct sampler only): a query-side feature map with attribute ``D``
-    (:class:`icl_symbolic.kernel_learner.theory.FeatureTransform`); X is then n x D and V n x (D + 1).
+    With ``law.features`` X is n x D and V n x (D + 1).
     """
     k, d = tasks.shape
-    if features is not None:
-        d = int(features.D)  # the learner's input dimension
+    if law.features is not None:
+        d = int(law.features.D)  # the learner's input dimension
     m = chunk_rows(d)
     idx_all = np.arange(n) % k if assign is None else np.asarray(assign)
     X, V, y = np.empty((n, d)), np.empty((n, d + 1)), np.empty(n)
     last = time.monotonic()
     for start in range(0, n, m):
         stop = min(n, start + m)
-        P = sample_prompts(f_numpy, tasks[idx_all[start:stop]], ell, rho, rng, method=sampler, features=features)
+        P = sample_prompts(
+            law.f_numpy, tasks[idx_all[start:stop]], law.ell, law.rho, rng, method=law.sampler, features=law.features
+        )
         X[start:stop], V[start:stop, :d], V[start:stop, d], y[start:stop] = P.x_test, P.u, P.s, P.y_test
         if progress is not None and time.monotonic() - last > 2.0:
             progress(f"  prompts {stop}/{n}")
@@ -577,30 +601,23 @@ def sample_training_set(
 
 
 def train(
-    f_numpy,
+    law: PromptLaw,
     tasks: np.ndarray,
     n: int,
-    ell: int,
-    rho: float,
-    lam: float,
     rng: np.random.Generator,
-    solver: str = "auto",
-    sampler: str = "fast",
-    progress: Callable[[str], None] | None = None,
-    max_memory: int | None = None,
-    features=None,
+    options: FitOptions | None = None,
     assign: np.ndarray | None = None,
-    tol: float = TRAIN_TOL,
+    progress: Callable[[str], None] | None = None,
 ):
-    """Train Gamma on n prompts; prompt mu uses task ``tasks[mu mod k]`` (Eq. (6), p. 3),
-    or ``tasks[assign[mu]]``.
+    """Train Gamma on n prompts drawn by ``law``; prompt mu uses task ``tasks[mu mod k]`` (Eq. (6), p. 3),
+    or ``tasks[assign[mu]]``; fitted with ``options`` (:class:`FitOptions`; None: its defaults).
 
-    ``features``: see :func:`sample_training_set` (Gamma is then D x (D + 1)).
-    ``tol``: relative residual of a matrix-free solve (:data:`TRAIN_TOL`).
+    With ``law.features`` Gamma is D x (D + 1).
     Returns ``(Gamma, FitInfo)`` (the solver path, CG iterations, certified residual).
     """
-    X, V, y = sample_training_set(f_numpy, tasks, n, ell, rho, rng, sampler, progress, features, assign)
-    return fit(X, V, y, lam, solver, tol=tol, progress=progress, max_memory=max_memory)
+    X, V, y = sample_training_set(law, tasks, n, rng, assign, progress)
+    options = options or FitOptions()
+    return fit(X, V, y, options.lam, options.solver, tol=options.tol, progress=progress, max_memory=options.max_memory)
 
 
 def predict(Gamma: np.ndarray, P) -> np.ndarray:
@@ -612,24 +629,22 @@ def predict(Gamma: np.ndarray, P) -> np.ndarray:
 
 def mc_test_error(
     Gamma,
-    f_numpy,
+    law: PromptLaw,
     cov_test: Covariance,
-    ell: int,
-    rho: float,
     n_test: int,
-    rng_tasks: np.random.Generator,
-    rng_prompts: np.random.Generator,
-    sampler: str = "fast",
+    rngs: tuple,
     seed=None,
-    law: str = "gaussian",
+    tasks: str = "gaussian",
 ) -> Value:
-    """Monte-Carlo ICL error on ``n_test`` fresh prompts, each with a fresh task ~ N(0, C_test) (``law``).
+    """Monte-Carlo ICL error on ``n_test`` fresh prompts drawn by ``law``, each with a fresh task ~ N(0, C_test)
+    (its law ``tasks``); ``rngs``: the generators of the test tasks and of the prompts.
 
     The squared errors are i.i.d., so the standard error is their sample
     standard deviation over sqrt(n_test).
     """
-    W = sample_tasks(cov_test, n_test, rng_tasks, law=law)
-    P = sample_prompts(f_numpy, W, ell, rho, rng_prompts, method=sampler)
+    rng_tasks, rng_prompts = rngs
+    W = sample_tasks(cov_test, n_test, rng_tasks, law=tasks)
+    P = sample_prompts(law.f_numpy, W, law.ell, law.rho, rng_prompts, method=law.sampler)
     sq = (predict(Gamma, P) - P.y_test) ** 2
     return Value(
         float(sq.mean()),
@@ -879,34 +894,26 @@ def _run_seed(task: _SeedTask) -> SeedRun:
     ss_tasks, ss_train, ss_test_tasks, ss_test, ss_assign = np.random.SeedSequence(task.seed).spawn(5)
     tasks = sample_tasks(task.cov_train, sz.k, np.random.default_rng(ss_tasks), law=conv.train_tasks)
     assign = task_assignment(sz.n, sz.k, conv, np.random.default_rng(ss_assign))
+    law = PromptLaw(T.numpy, sz.ell, task.rho, task.sampler)
     Gamma, info = train(
-        T.numpy,
+        law,
         tasks,
         sz.n,
-        sz.ell,
-        task.rho,
-        lam,
         np.random.default_rng(ss_train),
-        task.solver,
-        task.sampler,
-        progress,
-        task.max_memory,
+        FitOptions(lam, task.solver, task.max_memory),
         assign=assign,
+        progress=progress,
     )
     t_train = time.monotonic() - t0
     rng_test_tasks = np.random.default_rng(ss_test_tasks)
     e_mc = mc_test_error(
         Gamma,
-        T.numpy,
+        law,
         task.cov_test,
-        sz.ell,
-        task.rho,
         task.n_test,
-        rng_test_tasks,
-        np.random.default_rng(ss_test),
-        task.sampler,
+        (rng_test_tasks, np.random.default_rng(ss_test)),
         task.seed,
-        law=conv.test_tasks,
+        tasks=conv.test_tasks,
     )
     e = (
         exact_test_error(Gamma, T, task.rho, sz.ell, task.cov_test, rng_test_tasks, law=conv.test_tasks)
@@ -1046,7 +1053,7 @@ def simulate_many(
     address = resolve_scheduler(scheduler)
     if not specs:
         raise ICLError("no simulations to run")
-    plans = [_plan(**spec) for spec in specs]
+    plans = [_plan(spec) for spec in specs]
     n_items = sum(len(pl["seeds"]) for pl in plans)
     serial = address is None and concurrent_runs(jobs, n_items) == 1
     estimate = run_estimate(plans, jobs, address, what, reduce)
@@ -1118,32 +1125,24 @@ def simulate_many(
     return out
 
 
-def _plan(
-    f=None,
-    d=None,
-    alpha=None,
-    kappa=None,
-    tau=None,
-    rho=None,
-    lam=None,
-    C_train=None,
-    C_test=None,
-    seeds=(0, 1, 2),
-    n_test=None,
-    solver="auto",
-    sampler="fast",
-    exact=True,
-    max_memory=None,
-    keep_gamma=False,
-    tasks=None,
-    convention=None,
-    setting=None,
-) -> dict:
+#: the run options of one simulation (what is not part of its Setting), with their defaults
+RUN_OPTIONS = dict(seeds=(0, 1, 2), solver="auto", sampler="fast", exact=True, max_memory=None, keep_gamma=False)
+#: the Setting fields a simulation spec may give as loose keywords (the teacher is ``f``)
+SPEC_FIELDS = ("d", "alpha", "kappa", "tau", "rho", "lam", "C_train", "C_test", "n_test", "convention")
+
+
+def _plan(spec: dict) -> dict:
     """Validate one simulation's inputs (no computation) and resolve sizes, covariances, teacher.
 
     The setting is ``setting`` (a :class:`Setting`) or ``f`` (a Setting, or the teacher with the
     loose parameters); ``tasks`` sets both task laws of the convention."""
-    st = as_setting(f if setting is None else setting, **setting_fields(locals()))
+    unknown = sorted(set(spec) - {"f", "setting", "tasks", *SPEC_FIELDS, *RUN_OPTIONS})
+    if unknown:
+        raise TypeError(f"a simulation spec got an unexpected keyword argument {unknown[0]!r}")
+    opt = {**RUN_OPTIONS, **{k: spec[k] for k in RUN_OPTIONS if k in spec}}
+    seeds, solver, sampler, exact, max_memory, keep_gamma = (opt[k] for k in RUN_OPTIONS)
+    setting, tasks = spec.get("setting"), spec.get("tasks")
+    st = as_setting(spec.get("f") if setting is None else setting, **{k: spec.get(k) for k in SPEC_FIELDS})
     if st.d is None:
         raise ICLError("a simulation needs the dimension d")
     if tasks is not None:
