@@ -12,7 +12,7 @@ from icl_symbolic.kernel_learner.ladder import KernelExtrapolation, extrapolate_
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
 from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.model.setting import resolve_convention
-from icl_symbolic.output.plotting import extrapolation_figure
+from icl_symbolic.output.plotting import KERNEL_GAP_AXES, FitLine, extrapolation_figure
 from icl_symbolic.studies.extrapolate import (
     MODELS,
     Extrapolation,
@@ -148,11 +148,9 @@ def plot_extrapolation(res):
         [p.d for p in res.points],
         [p.e_mean for p in res.points],
         [p.e_se for p in res.points],
-        f.coef,
+        FitLine(f.coef, f.e_inf_se, f.model),
         res.e_theory,
         len(res.points[0].seeds),
-        e_inf_se=f.e_inf_se,
-        model=f.model,
     )
 
 
@@ -170,15 +168,10 @@ def plot_kernel_gap(res):
         [p.D for p in res.points],
         [p.gap_mean for p in res.points],
         [p.e_se for p in res.points],
-        f.coef,
+        FitLine(f.coef, f.e_inf_se, res.to_json()["model"]),
         0.0,
         len(res.points[0].seeds),
-        e_inf_se=f.e_inf_se,
-        model=res.to_json()["model"],
-        xname="D",
-        ylabel="gap e_sim - e_pred",
-        limit_name="gap_inf",
-        theory_label="0 (the prediction is exact)",
+        KERNEL_GAP_AXES,
     )
 
 
