@@ -659,11 +659,11 @@ def _noise_x102(args, kwargs):
 
 def _sizes_d_plus_1(orig):
     @functools.wraps(orig)
-    def sizes(d, alpha, kappa, tau, rounding="paper"):
-        sz = orig(int(d) + 1, alpha, kappa, tau, rounding)
+    def counts(d, alpha, kappa, tau, rounding="paper", clamp=False):
+        sz = orig(int(d) + 1, alpha, kappa, tau, rounding, clamp)
         return type(sz)(int(d), sz.ell, sz.k, sz.n)
 
-    return sizes
+    return counts
 
 
 def _closed_form_scaled(factor):
@@ -962,8 +962,8 @@ MUTATIONS = (
     Mutation(
         "sim_sizes_d_plus_1",
         "d + 1 for d in the simulator's sizes: ell = alpha (d+1), k = kappa (d+1), n = tau (d+1)^2 at dimension d",
-        "simulation.sizes at every lookup site",
-        (Patch("icl_symbolic.simulation.simulator", "sizes", _sizes_d_plus_1),),
+        "model.sizes.counts (what simulation.sizes and Setting.sizes compute) at every lookup site",
+        (Patch("icl_symbolic.model.sizes", "counts", _sizes_d_plus_1),),
         "sim_fig1_d32",
         simulator=True,
         expect=("setup.finite_d_peak",),
@@ -996,11 +996,11 @@ MUTATIONS = (
     Mutation(
         "sim_sizes_floork_n_not_multiple",
         "the floor-k rounding without its multiple of k: n = round(tau d^2) instead of round(tau d^2/k) k",
-        "simulation.sizes: int(round(tau * d * d / k)) * k -> int(round(tau * d * d))",
+        "model.sizes.counts: int(round(tau * d * d / k)) * k -> int(round(tau * d * d))",
         (
             Patch(
-                "icl_symbolic.simulation.simulator",
-                "sizes",
+                "icl_symbolic.model.sizes",
+                "counts",
                 source_edit(("int(round(tau * d * d / k)) * k", "int(round(tau * d * d))")),
             ),
         ),
@@ -1010,12 +1010,12 @@ MUTATIONS = (
     Mutation(
         "sim_sizes_floork_ell_floor",
         "ell = floor(alpha d) instead of round(alpha d) under the floor-k rounding",
-        "simulation.sizes: Sizes(d, _round_half_up(alpha * d), k, ...) -> Sizes(d, int(alpha * d), k, ...)",
+        "model.sizes.counts: ell = ... else round_half_up(alpha * d) -> ... else int(alpha * d)",
         (
             Patch(
-                "icl_symbolic.simulation.simulator",
-                "sizes",
-                source_edit(("Sizes(d, _round_half_up(alpha * d), k,", "Sizes(d, int(alpha * d), k,")),
+                "icl_symbolic.model.sizes",
+                "counts",
+                source_edit(("else round_half_up(alpha * d)", "else int(alpha * d)")),
             ),
         ),
         "sizes_floork_d20",
