@@ -937,7 +937,8 @@ def mc_estimators(P, w) -> dict:
     return out
 
 
-def mc_moments(f, rho, d, ell, w, n, rng, progress=None, announce: bool = True) -> dict:
+# over the parameter limit: the label law, the task and the Monte-Carlo knobs
+def mc_moments(f, rho, d, ell, w, n, rng, progress=None, announce: bool = True) -> dict:  # noqa: PLR0913
     """Monte-Carlo estimates of the conditional moments for the fixed task w.
 
     Prompts come from :func:`icl_symbolic.model.prompts.sample_prompts` (the direct

@@ -1175,7 +1175,7 @@ def _plan(spec: dict) -> dict:
     }
 
 
-def simulate(
+def simulate(  # noqa: PLR0913  (the loose form; simulate(setting, seeds=...) takes a Setting)
     f,
     d: int | None = None,
     alpha: float | None = None,
