@@ -949,13 +949,12 @@ def check_seeds(seeds) -> tuple:
     return seeds
 
 
-def _check_common(rho, lam, seeds, n_test, sampler):
-    check_rho_lam(rho, lam)
+def _check_run(seeds, sampler) -> tuple:
+    """The run options of one simulation that are not part of its Setting (which was validated once)."""
     seeds = check_seeds(seeds)
-    n_test = check_n_test(n_test)
     if sampler not in ("fast", "direct"):
         raise ICLError(f"unknown prompt sampler {sampler!r}; expected fast or direct")
-    return seeds, n_test
+    return seeds
 
 
 #: simulate_many announces a run (memory: core.limits.ANNOUNCE_BYTES; draws) above these sizes, before it starts
@@ -1149,7 +1148,8 @@ def _plan(spec: dict) -> dict:
         st = st.replace(convention=resolve_convention(st.convention, tasks))
     conv = st.convention
     sz = st.sizes  # computed once by the Setting, whose ratios were validated once
-    seeds, n_test = _check_common(st.rho, st.lam, seeds, DEFAULT_N_TEST if st.n_test is None else st.n_test, sampler)
+    seeds = _check_run(seeds, sampler)
+    n_test = DEFAULT_N_TEST if st.n_test is None else st.n_test  # the Setting checked it
     check_memory(sz, solver, n_test, max_memory, conv.lam(st.lam))  # before any array is allocated
     cov_train = resolve_covariance(st.C_train, sz.d)
     cov_test = resolve_covariance(st.C_test, sz.d)
