@@ -1,7 +1,11 @@
-"""The one sizes function (model/sizes.py): the simulation's refusing reading, the finite-d theory's
-clamped reading, the Setting's sizes computed once, and the memoised teacher."""
+"""One Setting, validated once: the one sizes function (model/sizes.py: the simulation's refusing
+reading, the finite-d theory's clamped reading), the Setting's sizes computed once, ``replace``
+validating only what changed (and agreeing with a new Setting), and the memoised teacher."""
 
 from __future__ import annotations
+
+import dataclasses
+import re
 
 import pytest
 from hypothesis import given
@@ -47,7 +51,7 @@ def test_a_settings_sizes_are_the_sizes_of_its_fields(d, alpha, kappa, tau, roun
         want = sizes(d, alpha, kappa, tau, rounding)
     except ICLError as e:
         s = Setting("g", d=d, alpha=alpha, kappa=kappa, tau=tau, convention={"rounding": rounding})
-        with pytest.raises(ICLError, match=str(e).split(" is ")[0].replace("(", r"\(").replace(")", r"\)")):
+        with pytest.raises(ICLError, match=re.escape(str(e))):
             s.sizes
         return
     s = Setting("g", d=d, alpha=alpha, kappa=kappa, tau=tau, convention={"rounding": rounding})
@@ -83,3 +87,55 @@ def test_a_teacher_text_is_parsed_once_per_process_and_the_cache_can_be_emptied(
     caches.clear()
     b = teacher("sin(g) + g^2/7")
     assert b is not a and b == a
+
+
+FIELD_VALUES = {
+    "f": st.sampled_from(["g", "sin(g)", "tanh(g) + g^2/5", "relu(g)"]),
+    "rho": st.one_of(st.floats(0, 3), st.sampled_from(["0.25", "1/3", -1.0])),
+    "alpha": st.one_of(st.floats(0.01, 20), st.sampled_from(["0.5", 0, -2.0, float("nan")])),
+    "kappa": st.floats(0.01, 20),
+    "tau": st.one_of(st.floats(0.01, 20), st.just(float("inf"))),
+    "lam": st.floats(0, 2),
+    "d": st.one_of(st.none(), st.integers(0, 200)),
+    "C_train": st.sampled_from(["identity", "powerlaw:0.5", 3]),
+    "C_test": st.sampled_from([None, "identity", "spiked:2:1"]),
+    "convention": st.sampled_from([None, "default", "letey2024", {"rounding": "floor-k"}, "nope"]),
+    "features": st.sampled_from(["identity", "hermite:2", "hermite:9"]),
+    "n_test": st.one_of(st.none(), st.integers(0, 5000)),
+}
+
+
+VALID_VALUES = {
+    "f": st.sampled_from(["g", "sin(g)"]),
+    "rho": st.floats(0, 3),
+    "alpha": st.floats(0.01, 20),
+    "kappa": st.floats(0.01, 20),
+    "tau": st.floats(0.01, 20),
+    "d": st.one_of(st.none(), st.integers(2, 200)),
+    "C_train": st.sampled_from(["identity", "powerlaw:0.5"]),
+    "C_test": st.sampled_from([None, "identity", "spiked:2:1"]),
+    "convention": st.sampled_from([None, "letey2024", {"rounding": "floor-k"}]),
+    "n_test": st.one_of(st.none(), st.integers(2, 5000)),
+}
+
+
+@given(st.fixed_dictionaries({}, optional=VALID_VALUES), st.fixed_dictionaries({}, optional=FIELD_VALUES))
+def test_replace_is_a_new_setting_of_the_changed_fields(base, changes):
+    """Generated settings and changes, valid or not: ``s.replace(**c)`` gives the Setting (or the one-line
+    error) that constructing it from the merged fields gives, though it validates only ``c``."""
+    try:
+        s = Setting(**base)
+    except (ICLError, ValueError):
+        return
+    merged = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
+    if "C_train" in changes and "C_test" not in changes and s.C_test == s.C_train:
+        merged["C_test"] = None  # C_test followed C_train
+    merged.update(changes)
+    try:
+        want = Setting(**merged)
+    except (ICLError, ValueError) as e:
+        with pytest.raises(type(e), match=re.escape(str(e))):
+            s.replace(**changes)
+        return
+    got = s.replace(**changes)
+    assert got == want and dataclasses.astuple(got) == dataclasses.astuple(want)
