@@ -402,7 +402,9 @@ def _lemma1(name):
 def _simulated_fig1_point():
     from icl_symbolic.simulation import simulator as simulation
 
-    res = simulation.simulate("sin(g)", d=32, alpha=2, kappa=2, tau=2, rho=0.1, seeds=tuple(range(10)), n_test=200)
+    res = simulation.simulate_many(
+        [dict(f="sin(g)", d=32, alpha=2, kappa=2, tau=2, rho=0.1, seeds=tuple(range(10)), n_test=200)]
+    )[0]
     return np.array([float(r.e) for r in res.runs])
 
 

@@ -55,6 +55,7 @@ figures compare the two; neither validates itself).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -1037,10 +1038,11 @@ def simulate_many(
 ) -> list:
     """Several simulations, every (simulation, seed) pair one item of one parallel map.
 
-    ``specs``: dicts of :func:`simulate` keyword arguments (``f`` a
-    :class:`~icl_symbolic.model.setting.Setting`, or the teacher with the setting's
-    fields; or ``setting=`` and the run options; ``progress``, ``jobs``,
-    ``scheduler`` not allowed inside).  All inputs are validated and the memory
+    ``specs``: dicts of one simulation each: ``f`` a :class:`~icl_symbolic.model.setting.Setting`
+    (or ``setting=``), or the teacher with the setting's fields :data:`SPEC_FIELDS` as loose
+    keywords (``tasks`` sets both task laws of the convention); the run options :data:`RUN_OPTIONS`
+    (``seeds`` and the fields of :class:`RunOptions`); ``progress``, ``jobs``, ``scheduler`` not
+    allowed inside.  All inputs are validated and the memory
     of ``min(jobs, items)`` concurrent runs is checked before anything is
     computed.  Items run through :func:`icl_symbolic.core.parallel.map_sweep`
     (``jobs`` processes or a Dask ``scheduler``; BLAS pinned to one thread per
@@ -1124,8 +1126,24 @@ def simulate_many(
     return out
 
 
-#: the run options of one simulation (what is not part of its Setting), with their defaults
-RUN_OPTIONS = dict(seeds=(0, 1, 2), solver="auto", sampler="fast", exact=True, max_memory=None, keep_gamma=False)
+@dataclass(frozen=True)
+class RunOptions:
+    """The run options of one simulation that are not part of its Setting: the ``solver``
+    (``auto``: the cost model of :func:`choose_solver` with a dense fallback when CG stalls;
+    ``gram``, ``kernel``, ``cg`` force one path, :func:`fit`), the prompt ``sampler`` (``fast`` or
+    ``direct``, :func:`icl_symbolic.model.prompts.sample_prompts`), ``exact`` (also the exact test
+    functional of each trained Gamma), ``max_memory`` (bytes; None: 80 % of what the OS reports
+    available) and ``keep_gamma`` (keep each seed's Gamma in the result)."""
+
+    solver: str = "auto"
+    sampler: str = "fast"
+    exact: bool = True
+    max_memory: int | None = None
+    keep_gamma: bool = False
+
+
+#: the run options of a simulation spec (:func:`simulate_many`), with their defaults
+RUN_OPTIONS = dict(seeds=(0, 1, 2), **dataclasses.asdict(RunOptions()))
 #: the Setting fields a simulation spec may give as loose keywords (the teacher is ``f``)
 SPEC_FIELDS = ("d", "alpha", "kappa", "tau", "rho", "lam", "C_train", "C_test", "n_test", "convention")
 
@@ -1175,75 +1193,34 @@ def _plan(spec: dict) -> dict:
     }
 
 
-def simulate(  # noqa: PLR0913  (the loose form; simulate(setting, seeds=...) takes a Setting)
-    f,
-    d: int | None = None,
-    alpha: float | None = None,
-    kappa: float | None = None,
-    tau: float | None = None,
-    rho: float | None = None,
-    lam: float | None = None,
-    C_train=None,
-    C_test=None,
+def simulate(
+    setting,
     seeds: Sequence[int] = (0, 1, 2),
-    n_test: int | None = None,
+    options: RunOptions | None = None,
     progress: Callable[[str], None] | None = None,
-    solver: str = "auto",
-    sampler: str = "fast",
-    exact: bool = True,
-    max_memory: int | None = None,
-    keep_gamma: bool = False,
     jobs: int = 1,
     scheduler: str | None = None,
-    tasks: str | None = None,
-    convention=None,
 ) -> SimResult:
-    """Simulate training (Eq. (6)) and testing of linear attention with teacher f.
+    """Simulate training (Eq. (6)) and testing of linear attention in one setting.
 
     Paper: Sec. 2, Eqs. (1)-(7), p. 2-3; the ICL error of Eq. (7).
 
     Parameters
     ----------
-    f : Setting, or str, SymPy expression, callable or Teacher
-        The :class:`~icl_symbolic.model.setting.Setting` to simulate (then ``d`` ... ``C_test``,
-        ``n_test`` and ``convention`` stay None), or the teacher (parsed by
-        :func:`icl_symbolic.engine.expr.teacher`; never eval'd) with the setting's fields as
-        keywords (None: the Setting's default).
-    d : int
-        Input dimension (>= 2).
-    alpha, kappa, tau : float
-        ell/d, k/d, n/d^2 (rounded to integers, halves up).
-    rho : float
-        Label-noise variance.
-    lam : float
-        Ridge lambda (regulariser (n/d) lam); 0 means min-norm least squares.
-    C_train, C_test : str, array or Covariance
-        Task covariances (``identity``, ``powerlaw:p``, ``spiked:f:r``, ...).
+    setting : Setting
+        The :class:`~icl_symbolic.model.setting.Setting` to simulate (its ``d`` is needed; its
+        ratios become sizes by its convention's rounding, :func:`icl_symbolic.model.sizes.sizes`);
+        a teacher alone stands for ``Setting(teacher)``.  The loose keywords of a setting go to
+        :func:`simulate_many` (``simulate_many([dict(f=..., d=..., tau=..., seeds=...)])[0]``) or to
+        the API's ``ics.simulate``.
     seeds : sequence of int
         One independent simulation per seed.
-    n_test : int
-        Fresh test prompts for the Monte-Carlo error (default ``DEFAULT_N_TEST``).
+    options : RunOptions, optional
+        The solver, sampler, exact functional, memory limit and kept Gamma (:class:`RunOptions`;
+        None: its defaults).
     progress : callable(str), optional
         Receives progress lines (the CLI prints them to stderr): one per seed,
         prompt generation every ~2 s, CG iterations and residual every ~2 s.
-    solver : {"auto", "gram", "kernel", "cg"}
-        ``auto``: the cost model of :func:`choose_solver` with a dense fallback
-        when CG stalls; the others force one path (:func:`fit`).
-    sampler : {"fast", "direct"}
-        Prompt sampler (:func:`icl_symbolic.model.prompts.sample_prompts`).
-    exact : bool
-        Also compute the exact test functional of each trained Gamma (egamma).
-    max_memory : int, optional
-        Byte limit; default 80% of the memory the OS reports available.
-    tasks : {"gaussian", "sphere"}, optional
-        Task law for training and test tasks: ``gaussian`` w ~ N(0, C) (the
-        paper's setting), ``sphere`` the same rescaled to |w|^2 = tr C
-        (:func:`icl_symbolic.model.covariance.sample_tasks`); same d -> infinity limit.
-        Overrides both laws of ``convention``.
-    convention : str, dict or Convention, optional
-        The open choices (task assignment, the two task laws, rounding of k and n,
-        ridge floor): a preset name (``default``, ``letey2024``), a dict of
-        :data:`CONVENTION_FIELDS` or a :class:`Convention` (:func:`resolve_convention`).
     jobs : int
         Seeds run on this many processes (:func:`icl_symbolic.core.parallel.map_sweep`).
     scheduler : str, optional
@@ -1256,7 +1233,7 @@ def simulate(  # noqa: PLR0913  (the loose form; simulate(setting, seeds=...) ta
         None when not computed), ``e_mc`` (mean over seeds of the Monte-Carlo
         error), ``e_idg`` (mean over seeds of the exact IDG error: the same Gamma on its
         k pretraining tasks), ``runs`` (per seed: solver path, iterations, certified
-        residual), ``convention``.
+        residual), ``setting``.
     """
-    spec = {k: v for k, v in locals().items() if k not in ("jobs", "scheduler", "progress")}
+    spec = {"f": setting, "seeds": seeds, **dataclasses.asdict(options or RunOptions())}
     return simulate_many([spec], jobs=jobs, scheduler=scheduler, progress=progress)[0]
