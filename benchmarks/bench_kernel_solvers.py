@@ -83,9 +83,8 @@ def training_data(d):
     sz = kernel_sizes(d)
     ss_tasks, ss_train, _, _ = np.random.SeedSequence(SEED).spawn(4)
     W = sample_tasks(resolve_covariance("identity", d), sz.k, np.random.default_rng(ss_tasks))
-    return simulation.sample_training_set(
-        T.numpy, W, sz.n, sz.ell, RHO, np.random.default_rng(ss_train), "direct", features=FT
-    )
+    law = simulation.PromptLaw(T.numpy, sz.ell, RHO, "direct", features=FT)
+    return simulation.sample_training_set(law, W, sz.n, np.random.default_rng(ss_train))
 
 
 def predicted_bytes(path, sz):

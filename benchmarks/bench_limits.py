@@ -185,12 +185,16 @@ def calibrate_simulation(seeds=(1, 2), verbose: bool = True) -> dict:
 
     from icl_symbolic.simulation import simulator as S
 
-    S.simulate("tanh(g)", 16, 2.0, 2.0, 2.0, 0.1, seeds=[0])  # warm-up
+    S.simulate_many([dict(f="tanh(g)", d=16, alpha=2.0, kappa=2.0, tau=2.0, rho=0.1, seeds=[0])])[0]  # warm-up
     rows, times = [], []
     for d, alpha, kappa, tau in SIM_SHAPES:
         sz = S.sizes(d, alpha, kappa, tau)
         _, flops, draws = S.seed_cost(sz)
-        t = _wall(lambda: S.simulate("tanh(g)", d, alpha, kappa, tau, 0.1, seeds=list(seeds))) / len(seeds)
+        t = _wall(
+            lambda: S.simulate_many(
+                [dict(f="tanh(g)", d=d, alpha=alpha, kappa=kappa, tau=tau, rho=0.1, seeds=list(seeds))]
+            )[0]
+        ) / len(seeds)
         rows.append([1.0, draws, flops])
         times.append(t)
     X, y = np.asarray(rows), np.asarray(times)

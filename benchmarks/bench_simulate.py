@@ -54,7 +54,14 @@ import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from icl_symbolic.engine.expr import teacher
-from icl_symbolic.simulation.simulator import cost_flops, estimate_memory, fit, sample_training_set, sizes
+from icl_symbolic.simulation.simulator import (
+    PromptLaw,
+    cost_flops,
+    estimate_memory,
+    fit,
+    sample_training_set,
+    sizes,
+)
 
 ALPHA, KAPPA, RHO, LAM = 2.0, 2.0, 0.1, 0.0
 SEED = 20261201
@@ -141,7 +148,7 @@ def solver_table(repeat, budget, DS=DS, TAUS=TAUS):
             sz = sizes(d, ALPHA, KAPPA, tau)
             rng = np.random.default_rng(SEED + d)
             tasks = rng.standard_normal((sz.k, d))
-            X, V, y = sample_training_set(f, tasks, sz.n, sz.ell, RHO, np.random.default_rng(SEED + 1))
+            X, V, y = sample_training_set(PromptLaw(f, sz.ell, RHO), tasks, sz.n, np.random.default_rng(SEED + 1))
             row = {}
             sols = {}
             for path in ("cg", "dense", "explicit"):

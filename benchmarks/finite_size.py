@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from icl_symbolic.simulation.simulator import simulate  # noqa: E402
+from icl_symbolic.simulation.simulator import simulate_many  # noqa: E402
 from icl_symbolic.theory.asymptotic import e_nonlinear  # noqa: E402
 
 TEACHERS = {"g": 2.0, "sin(g)": 2.0, "tanh(g)": 2.0, "(g^2-1)/sqrt(2)": 8.0}  # teacher -> alpha
@@ -75,7 +75,9 @@ def main() -> int:
         for tau in taus:
             th = float(e_nonlinear(f, rho=a.rho, alpha=alpha, kappa=a.kappa, tau=tau))
             for d in ds:
-                r = simulate(f, d=d, alpha=alpha, kappa=a.kappa, tau=tau, rho=a.rho, seeds=seeds, n_test=2000)
+                r = simulate_many(
+                    [dict(f=f, d=d, alpha=alpha, kappa=a.kappa, tau=tau, rho=a.rho, seeds=seeds, n_test=2000)]
+                )[0]
                 e, se = float(r.e), float(r.e.stderr)
                 gap, gse = e / th - 1, se / th
                 worst[f] = max(worst.get(f, -math.inf), gap * d)

@@ -49,7 +49,9 @@ def crossover(
         alphas = ()
     for a in alphas:
         r = kernel_sim.simulate_kernel(F, d, a, kappa, tau, RHO, seeds=seeds, n_test=2000, theory=False)
-        p = simulation.simulate(F, d, r.ell / d, r.k / d, r.n / d**2, RHO, seeds=seeds, n_test=4000)
+        p = simulation.simulate_many(
+            [dict(f=F, d=d, alpha=r.ell / d, kappa=r.k / d, tau=r.n / d**2, rho=RHO, seeds=seeds, n_test=4000)]
+        )[0]
         assert (p.ell, p.k, p.n) == (r.ell, r.k, r.n)
         ksim.append((a, float(r.e_query), r.e_query.stderr))
         psim.append((a, float(p.e), p.e.stderr))

@@ -107,7 +107,9 @@ def ordinary(point, seeds, n_test, log, d=27):
     from icl_symbolic.theory.asymptotic import e_nonlinear
 
     alpha, kappa, tau = point
-    s = simulation.simulate("g", d, alpha, kappa, tau, RHO, seeds=seeds, n_test=n_test)
+    s = simulation.simulate_many(
+        [dict(f="g", d=d, alpha=alpha, kappa=kappa, tau=tau, rho=RHO, seeds=seeds, n_test=n_test)]
+    )[0]
     th = float(e_nonlinear("g", rho=RHO, alpha=alpha, kappa=kappa, tau=tau))
     row = {
         "d": d,

@@ -402,7 +402,9 @@ def _lemma1(name):
 def _simulated_fig1_point():
     from icl_symbolic.simulation import simulator as simulation
 
-    res = simulation.simulate("sin(g)", d=32, alpha=2, kappa=2, tau=2, rho=0.1, seeds=tuple(range(10)), n_test=200)
+    res = simulation.simulate_many(
+        [dict(f="sin(g)", d=32, alpha=2, kappa=2, tau=2, rho=0.1, seeds=tuple(range(10)), n_test=200)]
+    )[0]
     return np.array([float(r.e) for r in res.runs])
 
 
@@ -659,11 +661,11 @@ def _noise_x102(args, kwargs):
 
 def _sizes_d_plus_1(orig):
     @functools.wraps(orig)
-    def sizes(d, alpha, kappa, tau, rounding="paper"):
-        sz = orig(int(d) + 1, alpha, kappa, tau, rounding)
+    def counts(d, alpha, kappa, tau, rounding="paper", clamp=False):
+        sz = orig(int(d) + 1, alpha, kappa, tau, rounding, clamp)
         return type(sz)(int(d), sz.ell, sz.k, sz.n)
 
-    return sizes
+    return counts
 
 
 def _closed_form_scaled(factor):
@@ -962,8 +964,8 @@ MUTATIONS = (
     Mutation(
         "sim_sizes_d_plus_1",
         "d + 1 for d in the simulator's sizes: ell = alpha (d+1), k = kappa (d+1), n = tau (d+1)^2 at dimension d",
-        "simulation.sizes at every lookup site",
-        (Patch("icl_symbolic.simulation.simulator", "sizes", _sizes_d_plus_1),),
+        "model.sizes.counts (what simulation.sizes and Setting.sizes compute) at every lookup site",
+        (Patch("icl_symbolic.model.sizes", "counts", _sizes_d_plus_1),),
         "sim_fig1_d32",
         simulator=True,
         expect=("setup.finite_d_peak",),
@@ -996,11 +998,11 @@ MUTATIONS = (
     Mutation(
         "sim_sizes_floork_n_not_multiple",
         "the floor-k rounding without its multiple of k: n = round(tau d^2) instead of round(tau d^2/k) k",
-        "simulation.sizes: int(round(tau * d * d / k)) * k -> int(round(tau * d * d))",
+        "model.sizes.counts: int(round(tau * d * d / k)) * k -> int(round(tau * d * d))",
         (
             Patch(
-                "icl_symbolic.simulation.simulator",
-                "sizes",
+                "icl_symbolic.model.sizes",
+                "counts",
                 source_edit(("int(round(tau * d * d / k)) * k", "int(round(tau * d * d))")),
             ),
         ),
@@ -1010,12 +1012,12 @@ MUTATIONS = (
     Mutation(
         "sim_sizes_floork_ell_floor",
         "ell = floor(alpha d) instead of round(alpha d) under the floor-k rounding",
-        "simulation.sizes: Sizes(d, _round_half_up(alpha * d), k, ...) -> Sizes(d, int(alpha * d), k, ...)",
+        "model.sizes.counts: ell = ... else round_half_up(alpha * d) -> ... else int(alpha * d)",
         (
             Patch(
-                "icl_symbolic.simulation.simulator",
-                "sizes",
-                source_edit(("Sizes(d, _round_half_up(alpha * d), k,", "Sizes(d, int(alpha * d), k,")),
+                "icl_symbolic.model.sizes",
+                "counts",
+                source_edit(("else round_half_up(alpha * d)", "else int(alpha * d)")),
             ),
         ),
         "sizes_floork_d20",
@@ -1066,12 +1068,12 @@ MUTATIONS = (
     Mutation(
         "fd_sizes_k_floor",
         "the finite-d theory's sizes term with k = floor(kappa d) where the simulator it models rounds",
-        "finite_d.finite_sizes: round_half_up(kappa * d) -> int(kappa * d)",
+        "finite_d.finite_sizes: k = round(kappa d) -> max(1, int(kappa d))",
         (
             Patch(
                 "icl_symbolic.theory.finite_d",
                 "finite_sizes",
-                source_edit(("max(1, round_half_up(kappa * d))", "max(1, int(kappa * d))")),
+                source_edit(("return (sz.ell, sz.k, sz.n)", "return (sz.ell, max(1, int(kappa * d)), sz.n)")),
             ),
         ),
         "fd_sin_d20",

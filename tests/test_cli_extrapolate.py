@@ -13,7 +13,7 @@ from icl_symbolic.cli import main
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
 from icl_symbolic.model.gamma_error import e_gamma_mc_tasks, e_gamma_sphere
-from icl_symbolic.simulation.simulator import simulate
+from icl_symbolic.simulation.simulator import simulate_many
 
 
 @pytest.mark.parametrize(
@@ -105,10 +105,10 @@ def test_exact_sphere_functional_matches_monte_carlo_over_sphere_tasks():
 
 
 def test_simulate_records_the_task_law():
-    r = simulate("g", d=6, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0,), n_test=50, tasks="sphere")
+    r = simulate_many([dict(f="g", d=6, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0,), n_test=50, tasks="sphere")])[0]
     assert r.setting.tasks == "sphere" and r.to_json()["tasks"] == "sphere"
     with pytest.raises(ICLError, match="unknown task law"):
-        simulate("g", d=6, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0,), n_test=50, tasks="cube")
+        simulate_many([dict(f="g", d=6, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0,), n_test=50, tasks="cube")])[0]
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -109,7 +110,9 @@ def test_figure_command_writes_three_files(tmp_path, capsys, monkeypatch):
 
     orig = figs.figure2_data
     monkeypatch.setattr(
-        figs, "figure2_data", lambda **kw: orig(**{**kw, "kappas": [0.5, 2.0], "alphas": [4.0], "n_test": 500})
+        figs,
+        "figure2_data",
+        lambda run, **kw: orig(dataclasses.replace(run, n_test=500), **{**kw, "kappas": [0.5, 2.0], "alphas": [4.0]}),
     )
     rc = main(["figure", "2", "--quick", "--d", "6", "--seeds", "2", "--out", str(tmp_path)])
     assert rc == 0

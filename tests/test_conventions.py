@@ -14,13 +14,19 @@ import pytest
 from icl_symbolic.cli import main
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import teacher
-from icl_symbolic.simulation.simulator import CONVENTIONS, Convention, resolve_convention, simulate, sizes
+from icl_symbolic.simulation.simulator import (
+    CONVENTIONS,
+    Convention,
+    resolve_convention,
+    simulate_many,
+    sizes,
+)
 
 KW = dict(f="g", alpha=2, tau=2, rho=0.1, n_test=200, keep_gamma=True)
 
 
 def _run(d=8, kappa=0.5, seeds=(0, 1), **kw):
-    return simulate(d=d, kappa=kappa, seeds=seeds, **{**KW, **kw})
+    return simulate_many([dict(d=d, kappa=kappa, seeds=seeds, **{**KW, **kw})])[0]
 
 
 def _same(r1, r2):

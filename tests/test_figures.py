@@ -9,7 +9,7 @@ import math
 import pytest
 
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.simulation.simulator import simulate
+from icl_symbolic.simulation.simulator import simulate_many
 from icl_symbolic.studies import figures
 
 TINY1 = dict(d=6, taus=[0.5, 3.0], n_test=500)
@@ -44,7 +44,9 @@ def test_figure1_files_csv_and_metadata(tmp_path):
         assert b[tau] == pytest.approx(a[tau] / math.exp(-1), rel=1e-12)
     # a plotted simulation number is reproducible from the library with the recorded parameters
     r0 = next(r for r in sims if r["panel"] == "a" and r["teacher"] == "g" and float(r["rho"]) == 0.1)
-    res = simulate("g", d=6, alpha=2, kappa=2, tau=float(r0["tau"]), rho=0.1, seeds=(0, 1), n_test=500)
+    res = simulate_many([dict(f="g", d=6, alpha=2, kappa=2, tau=float(r0["tau"]), rho=0.1, seeds=(0, 1), n_test=500)])[
+        0
+    ]
     assert float(r0["e"]) == pytest.approx(float(res.e), rel=1e-12)
     assert float(r0["e_mc"]) == pytest.approx(float(res.e_mc), rel=1e-12)
     # theory rows are the theory module's numbers

@@ -370,10 +370,10 @@ def test_a1zero_below_the_peak_vs_simulation_d32(kappa):
     with min_norm_metric is within 4 SE of the simulation (+0.2 % and +0.8 % when written), while the
     terms before it are rejected (the simulation sits 4.5 and 5.7 SE above them).  About 1 min per kappa;
     kappa = 1/2 only with ICL_SYMBOLIC_XSLOW=1."""
-    from icl_symbolic.simulation.simulator import simulate
+    from icl_symbolic.simulation.simulator import simulate_many
 
     d = 32
-    r = simulate(A1ZERO, d, 8.0, kappa, 0.5, 0.1, seeds=tuple(range(200)))
+    r = simulate_many([dict(f=A1ZERO, d=d, alpha=8.0, kappa=kappa, tau=0.5, rho=0.1, seeds=tuple(range(200)))])[0]
     vals = [float(x.e.value) for x in r.runs]
     sim, se = float(np.mean(vals)), float(np.std(vals, ddof=1) / math.sqrt(len(vals)))
     fd = FD.e_nonlinear_finite(A1ZERO, 0.1, 8.0, kappa, 0.5, d=d)
@@ -393,10 +393,12 @@ def test_a1zero_corrected_vs_simulation_d24():
     """a1 = 0 teacher, d = 24, alpha = 8, kappa = 2, tau = 3, 48 seeds: the corrected theory is within
     4 combined SE + 1 % of the simulation (measured at d = 32 and 64: within 0.5 %, docs/finite-d.md),
     while the limit Eq. (10) is more than 10 % below it."""
-    from icl_symbolic.simulation.simulator import simulate
+    from icl_symbolic.simulation.simulator import simulate_many
 
     d = 24
-    r = simulate(A1ZERO, d, 8.0, 2.0, 3.0, 0.1, seeds=tuple(range(48)), n_test=500)
+    r = simulate_many(
+        [dict(f=A1ZERO, d=d, alpha=8.0, kappa=2.0, tau=3.0, rho=0.1, seeds=tuple(range(48)), n_test=500)]
+    )[0]
     vals = [float(x.e.value) for x in r.runs]
     sim, se = float(np.mean(vals)), float(np.std(vals, ddof=1) / math.sqrt(len(vals)))
     fd = FD.e_nonlinear_finite(A1ZERO, 0.1, 8.0, 2.0, 3.0, d=d, mc_prompts=200_000)
@@ -490,10 +492,12 @@ def test_population_term_vs_simulation_d12():
     residual is -2.2 %, an O(1/d^2) piece not tested here), while the previous value (radial, no
     population term; +7 %) is rejected by the same margin."""
     kappa = 2.0
-    from icl_symbolic.simulation.simulator import simulate
+    from icl_symbolic.simulation.simulator import simulate_many
 
     d = 12
-    r = simulate("g", d, 2.0, kappa, 3.0, 0.1, seeds=tuple(range(400)), n_test=500)
+    r = simulate_many(
+        [dict(f="g", d=d, alpha=2.0, kappa=kappa, tau=3.0, rho=0.1, seeds=tuple(range(400)), n_test=500)]
+    )[0]
     vals = [float(x.e.value) for x in r.runs]
     sim, se = float(np.mean(vals)), float(np.std(vals, ddof=1) / math.sqrt(len(vals)))
     fd = FD.e_nonlinear_finite("g", 0.1, 2.0, kappa, 3.0, d=d, banks=128)

@@ -12,7 +12,7 @@ import pytest
 from icl_symbolic.cli import main
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.model import gamma_error
-from icl_symbolic.simulation.simulator import simulate
+from icl_symbolic.simulation.simulator import simulate_many
 from icl_symbolic.studies.extrapolate import extrapolate, run_ladder, seed_error
 from icl_symbolic.theory import asymptotic as theory
 
@@ -134,7 +134,9 @@ def test_e_gamma_tasks_against_monte_carlo_prompts_on_the_tasks():
 # ---------------------------------------------------------------------------
 @pytest.mark.sim
 def test_simulation_reports_icl_and_idg_of_the_same_gamma():
-    r = simulate("g", d=8, alpha=2, kappa=0.5, tau=2, rho=0.1, seeds=(0, 1), n_test=200, keep_gamma=True)
+    r = simulate_many(
+        [dict(f="g", d=8, alpha=2, kappa=0.5, tau=2, rho=0.1, seeds=(0, 1), n_test=200, keep_gamma=True)]
+    )[0]
     js = r.to_json()
     assert js["e_idg_mean"] is not None and js["per_seed"][0]["e_idg"] is not None
     run = r.runs[0]
@@ -146,7 +148,12 @@ def test_simulation_reports_icl_and_idg_of_the_same_gamma():
     again = gamma_error.e_gamma_tasks(run.Gamma[:, :8], run.Gamma[:, 8], "g", 0.1, 16, tasks)
     assert float(run.e_idg) == pytest.approx(float(again), rel=1e-12)
     assert seed_error(run, "gap")[0] == pytest.approx(float(run.e) - float(run.e_idg))
-    assert simulate("g", d=8, alpha=2, kappa=0.5, tau=2, rho=0.1, seeds=(0,), n_test=200, exact=False).e_idg is None
+    assert (
+        simulate_many([dict(f="g", d=8, alpha=2, kappa=0.5, tau=2, rho=0.1, seeds=(0,), n_test=200, exact=False)])[
+            0
+        ].e_idg
+        is None
+    )
 
 
 @pytest.mark.sim

@@ -33,7 +33,9 @@ ORDINARY_ALLOWANCE_D27 = 0.12
 def test_identity_features_reproduce_simulate_exactly():
     """Same seeds, same numbers: the kernel path with identity features is simulate(sampler=direct)."""
     r = kernel_sim.simulate_kernel("tanh(g)", 5, 2, 2, 2, RHO, features="identity", seeds=(0, 3), n_test=300)
-    s = simulation.simulate("tanh(g)", 5, 2, 2, 2, RHO, seeds=(0, 3), n_test=300, sampler="direct")
+    s = simulation.simulate_many(
+        [dict(f="tanh(g)", d=5, alpha=2, kappa=2, tau=2, rho=RHO, seeds=(0, 3), n_test=300, sampler="direct")]
+    )[0]
     assert [float(x.e_mc) for x in r.runs] == [float(x.e_mc) for x in s.runs]
     assert (r.ell, r.k, r.n) == (s.ell, s.k, s.n)
 
@@ -93,7 +95,9 @@ def test_task_vectors_of_the_gaussian_control_have_the_spectrum():
 
 def _plain_same_sizes(r, seeds, n_test):
     d = r.d
-    return simulation.simulate(F, d, r.ell / d, r.k / d, r.n / d**2, RHO, seeds=seeds, n_test=n_test)
+    return simulation.simulate_many(
+        [dict(f=F, d=d, alpha=r.ell / d, kappa=r.k / d, tau=r.n / d**2, rho=RHO, seeds=seeds, n_test=n_test)]
+    )[0]
 
 
 def test_floor_statement_d4():

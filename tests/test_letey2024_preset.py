@@ -20,7 +20,7 @@ from icl_symbolic.model.setting import (
     resolve_convention,
 )
 from icl_symbolic.simulation import simulator
-from icl_symbolic.simulation.simulator import sample_training_set, sizes, task_assignment
+from icl_symbolic.simulation.simulator import PromptLaw, sample_training_set, sizes, task_assignment
 from icl_symbolic.studies.reproduce import read_table
 
 L = CONVENTIONS["letey2024"]
@@ -69,7 +69,7 @@ def test_every_task_n_over_k_times_in_the_authors_order(monkeypatch, d, kappa, t
         return real(f, w, ell, rho, rng, method=method, features=features)
 
     monkeypatch.setattr(simulator, "sample_prompts", record)
-    sample_training_set(np.sin, tasks, sz.n, sz.ell, 0.1, np.random.default_rng(1))
+    sample_training_set(PromptLaw(np.sin, sz.ell, 0.1), tasks, sz.n, np.random.default_rng(1))
     idx = np.concatenate(seen)
     assert np.array_equal(idx, np.tile(np.arange(sz.k), sz.n // sz.k))
     assert np.all(np.bincount(idx, minlength=sz.k) == sz.n // sz.k)

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from icl_symbolic.core.stats import grouped_jackknife_se
 from icl_symbolic.kernel_learner.theory import block_moments, kernel_spectrum, mode_coefficients
 from icl_symbolic.model.setting import CONVENTION_FIELDS, CONVENTIONS, Convention
-from icl_symbolic.simulation.simulator import simulate, sizes
+from icl_symbolic.simulation.simulator import simulate_many, sizes
 from icl_symbolic.studies.reproduce import parse_columns, read_table
 from icl_symbolic.theory import finite_d as fd
 from icl_symbolic.theory.asymptotic import e_linear_isotropic
@@ -117,7 +117,9 @@ def test_simulator_sizes_for_generated_ratios(d, alpha, kappa, tau, rounding):
 def test_simulator_uses_the_preset_rounding(preset):
     """The simulator's own sizes (a one-seed run at d = 20) under each preset: the preset's rounding rule,
     in exact rationals, at a point where the two rules differ (kappa d = 6.6, tau d^2/k = 800/6)."""
-    res = simulate("g", d=20, alpha=0.2, kappa=0.33, tau=2, rho=RHO, seeds=(0,), n_test=20, convention=preset)
+    res = simulate_many(
+        [dict(f="g", d=20, alpha=0.2, kappa=0.33, tau=2, rho=RHO, seeds=(0,), n_test=20, convention=preset)]
+    )[0]
     exp = expected_sizes(20, "0.2", "0.33", "2", CONVENTIONS[preset].rounding)
     assert (res.ell, res.k, res.n) == exp
 
@@ -479,7 +481,7 @@ def test_simulator_exact_error_uses_the_label_noise_it_was_given():
     from icl_symbolic.engine.expr import teacher
     from icl_symbolic.model.gamma_error import e_gamma_isotropic
 
-    res = simulate("sin(g)", d=4, alpha=2, kappa=2, tau=3, rho=RHO, seeds=[0], keep_gamma=True)
+    res = simulate_many([dict(f="sin(g)", d=4, alpha=2, kappa=2, tau=3, rho=RHO, seeds=[0], keep_gamma=True)])[0]
     run = res.runs[0]
     d = run.Gamma.shape[0]
     ref = e_gamma_isotropic(run.Gamma[:, :d], run.Gamma[:, d], teacher("sin(g)"), RHO, d, res.ell)

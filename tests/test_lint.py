@@ -37,3 +37,28 @@ def test_the_lint_run_can_fail(tmp_path):
     (tmp_path / "bad.py").write_text("import os\nx = [1,2 ,3]\n")
     assert _ruff("check", "--no-cache", "bad.py", cwd=tmp_path).returncode != 0
     assert _ruff("format", "--check", "--no-cache", "bad.py", cwd=tmp_path).returncode != 0
+
+
+def test_the_complexity_limits_are_enforced_below_the_api(tmp_path):
+    """C901 above 25 fails everywhere; more than 8 parameters fails below the API, not in it."""
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    nine = "def f(a, b, c, d, e, g, h, i, j):\n    return a\n"
+    eight = "def f(a, b, c, d, e, g, h, i):\n    return a\n"
+    branches = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(25))
+    complex26 = f"def f(x):\n{branches}    return -1\n"  # 25 branches: complexity 26
+    complex25 = f"def f(x):\n{branches[: branches.rindex('    if')]}    return -1\n"
+    for folder in ("icl_symbolic/model", "icl_symbolic/api"):
+        (tmp_path / folder).mkdir(parents=True)
+    cases = {
+        "icl_symbolic/model/nine.py": (nine, "PLR0913"),
+        "icl_symbolic/model/eight.py": (eight, None),
+        "icl_symbolic/api/nine.py": (nine, None),
+        "icl_symbolic/api/complex26.py": (complex26, "C901"),
+        "icl_symbolic/model/complex25.py": (complex25, None),
+    }
+    for path, (text, code) in cases.items():
+        (tmp_path / path).write_text(text)
+        r = _ruff("check", "--no-cache", path, cwd=tmp_path)
+        assert (r.returncode != 0) == (code is not None), (path, r.stdout)
+        if code is not None:
+            assert code in r.stdout, (path, r.stdout)

@@ -186,9 +186,11 @@ def test_memory_estimate_refuses_d_100000_before_allocating():
     tracemalloc.start()
     try:
         with pytest.raises(ICLError, match=r"needs about [0-9.e+]+ GiB"):
-            sim.simulate("sin(g)", 100000, 2, 2, 2, 0.1, seeds=(0,))
+            sim.simulate_many([dict(f="sin(g)", d=100000, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0,))])[0]
         with pytest.raises(ICLError, match=r"needs about 0\.[0-9]+ GiB"):
-            sim.simulate("sin(g)", 64, 2, 2, 2, 0.1, seeds=(0,), max_memory=2**20)
+            sim.simulate_many([dict(f="sin(g)", d=64, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0,), max_memory=2**20)])[
+                0
+            ]
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -204,7 +206,22 @@ def test_memory_estimate_covers_the_arrays_of_a_cg_run():
     est = sim.estimate_memory(sz, "cg", n_test=2000)
     tracemalloc.start()
     try:
-        sim.simulate("sin(g)", 32, 2, 2, 2, 0.1, seeds=(0,), n_test=2000, solver="cg", exact=False)
+        sim.simulate_many(
+            [
+                dict(
+                    f="sin(g)",
+                    d=32,
+                    alpha=2,
+                    kappa=2,
+                    tau=2,
+                    rho=0.1,
+                    seeds=(0,),
+                    n_test=2000,
+                    solver="cg",
+                    exact=False,
+                )
+            ]
+        )[0]
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

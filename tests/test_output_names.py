@@ -85,7 +85,7 @@ def test_figure_out_missing_folder_is_created_only_after_the_computation(tmp_pat
     writable folder) and created, with its parents, only when the files are written."""
     seen = {}
 
-    def stop(**k):
+    def stop(*a, **k):
         seen["computed"] = True
         raise ICLError("stopped after the check")
 

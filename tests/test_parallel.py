@@ -88,9 +88,9 @@ def test_dask_local_cluster_same_numbers(tmp_path, monkeypatch):
     from dask.distributed import LocalCluster
 
     kw = dict(f="tanh(g)", d=8, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0, 1), n_test=500)
-    ref = sim.simulate(**kw)
+    ref = sim.simulate_many([dict(**kw)])[0]
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        got = sim.simulate(**kw, scheduler=cluster.scheduler_address)
+        got = sim.simulate_many([dict(**kw)], scheduler=cluster.scheduler_address)[0]
         assert parallel.map_sweep(_blas_work, [3, 4], scheduler=cluster.scheduler_address) == parallel.map_sweep(
             _blas_work, [3, 4]
         )

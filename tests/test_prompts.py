@@ -13,7 +13,7 @@ import pytest
 
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.model.prompts import sample_prompts
-from icl_symbolic.simulation.simulator import simulate
+from icl_symbolic.simulation.simulator import simulate_many
 
 from _stats import t_bonferroni, z_bonferroni
 
@@ -113,8 +113,8 @@ def test_fast_and_direct_give_same_trained_model_error():
     The combined SE must be below 4% of the error."""
     S = 16
     kw = dict(f="tanh(g)", d=12, alpha=2, kappa=2, tau=3, rho=0.1, n_test=4000, exact=False)
-    a = simulate(seeds=range(0, S), sampler="direct", **kw)
-    b = simulate(seeds=range(1000, 1000 + S), sampler="fast", **kw)
+    a = simulate_many([dict(seeds=range(0, S), sampler="direct", **kw)])[0]
+    b = simulate_many([dict(seeds=range(1000, 1000 + S), sampler="fast", **kw)])[0]
     se = np.hypot(a.e_mc.stderr, b.e_mc.stderr)
     t = t_bonferroni(1, 2 * (S - 1))
     assert se < 0.04 * float(a.e_mc)

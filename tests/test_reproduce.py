@@ -20,6 +20,7 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.studies.reproduce import (
     EXAMPLE_COLUMNS,
     PARAMS,
+    RowRun,
     TableRow,
     judge_rows,
     parse_columns,
@@ -85,7 +86,9 @@ def test_reading_tables():
         parse_columns("d=d,mean=m")
     with pytest.raises(ICLError):
         reproduce(
-            [TableRow(1, dict(d=8, alpha=2, kappa=1, tau=2, rho=0.1, lam=0), 1.0, 0.1, None)], "g", seeds=range(5)
+            [TableRow(1, dict(d=8, alpha=2, kappa=1, tau=2, rho=0.1, lam=0), 1.0, 0.1, None)],
+            "g",
+            run=RowRun(seeds=tuple(range(5))),
         )
 
 

@@ -12,7 +12,7 @@ import icl_symbolic as ics
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.kernel_learner.simulation import simulate_kernel
 from icl_symbolic.model.setting import CONVENTIONS, FIELD_DOCS, FIELDS, Convention, Setting, as_setting
-from icl_symbolic.simulation.simulator import simulate
+from icl_symbolic.simulation.simulator import simulate, simulate_many
 from icl_symbolic.studies.extrapolate import LadderPoint, extrapolate
 
 
@@ -110,7 +110,7 @@ def test_as_setting_refuses_a_setting_with_loose_fields_too():
 
 
 def test_a_setting_and_the_loose_keywords_give_the_same_simulation():
-    loose = simulate("sin(g)", 6, 2, 2, 2, 0.1, seeds=(0, 1), n_test=50)
+    loose = simulate_many([dict(f="sin(g)", d=6, alpha=2, kappa=2, tau=2, rho=0.1, seeds=(0, 1), n_test=50)])[0]
     one = simulate(Setting("sin(g)", d=6, rho=0.1, n_test=50), seeds=(0, 1))
     assert [r.e.value for r in loose.runs] == [r.e.value for r in one.runs]
     # the result stores the setting once; the old attribute names read through it (deprecated: they warn)

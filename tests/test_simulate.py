@@ -156,7 +156,7 @@ def test_bad_input_is_one_clear_error(kwargs, match):
     args = dict(f="g", d=8, alpha=2, kappa=2, tau=2, rho=0.1)
     args.update(kwargs)
     with pytest.raises(ICLError, match=match):
-        sim.simulate(**args)
+        sim.simulate_many([dict(**args)])[0]
 
 
 def test_memory_refused_before_allocating():
@@ -166,9 +166,9 @@ def test_memory_refused_before_allocating():
     tracemalloc.start()
     try:
         with pytest.raises(ICLError, match="GiB"):
-            sim.simulate("sin(g)", d=400, alpha=2, kappa=2, tau=4, rho=0.1, solver="gram")
+            sim.simulate_many([dict(f="sin(g)", d=400, alpha=2, kappa=2, tau=4, rho=0.1, solver="gram")])[0]
         with pytest.raises(ICLError, match="GiB"):
-            sim.simulate("sin(g)", d=5000, alpha=2, kappa=2, tau=4, rho=0.1)
+            sim.simulate_many([dict(f="sin(g)", d=5000, alpha=2, kappa=2, tau=4, rho=0.1)])[0]
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -186,8 +186,8 @@ def test_memory_refused_before_allocating():
 @pytest.mark.sim
 def test_same_seed_bit_identical_and_seeds_differ():
     kw = dict(f="sin(g)", d=8, alpha=2, kappa=1, tau=2, rho=0.1, n_test=500, exact=False, keep_gamma=True)
-    a = sim.simulate(seeds=(3, 4), **kw)
-    b = sim.simulate(seeds=(3, 4), **kw)
+    a = sim.simulate_many([dict(seeds=(3, 4), **kw)])[0]
+    b = sim.simulate_many([dict(seeds=(3, 4), **kw)])[0]
     for ra, rb in zip(a.runs, b.runs):
         assert np.array_equal(ra.Gamma, rb.Gamma)
         assert float(ra.e_mc) == float(rb.e_mc)
@@ -205,7 +205,9 @@ def test_exact_functional_matches_monte_carlo_on_trained_gamma(f, C):
     given each task with MC over tasks for C_test != I) and the Monte-Carlo error on 100k fresh
     prompts agree: |diff| < z SE, z = 3.72 (m = 4 parametrised cases, 1e-3 total).
     The SE must be below 1.5% of the error (power)."""
-    r = sim.simulate(f, d=12, alpha=2, kappa=2, tau=2, rho=0.1, C_train=C, C_test=C, seeds=(20261129,), n_test=100_000)
+    r = sim.simulate_many(
+        [dict(f=f, d=12, alpha=2, kappa=2, tau=2, rho=0.1, C_train=C, C_test=C, seeds=(20261129,), n_test=100_000)]
+    )[0]
     run = r.runs[0]
     se = math.hypot(run.e_mc.stderr, run.e.stderr or 0.0)
     assert se < 0.015 * float(run.e)
@@ -248,7 +250,9 @@ def test_simulation_matches_result1_theory_linear_sin_tanh():
     m = 6
     for f in ("g", "sin(g)", "tanh(g)"):
         for tau in (0.5, 3.0):
-            r = sim.simulate(f, d=24, alpha=2, kappa=2, tau=tau, rho=0.1, seeds=range(S_THEORY), n_test=2000)
+            r = sim.simulate_many(
+                [dict(f=f, d=24, alpha=2, kappa=2, tau=tau, rho=0.1, seeds=range(S_THEORY), n_test=2000)]
+            )[0]
             e_th = float(theory.e_nonlinear(f, rho=0.1, alpha=2, kappa=2, tau=tau))
             assert r.e.stderr < 0.05 * e_th
             lo, hi = _window_check(r, e_th, C_FS, m, f"{f} tau={tau}")
@@ -269,9 +273,9 @@ def test_simulation_matches_eq10_for_a1_zero_teacher():
     from icl_symbolic.theory import asymptotic as theory
 
     for tau in (0.5, 3.0):
-        r = sim.simulate(
-            "(g^2-1)/sqrt(2)", d=24, alpha=8, kappa=2, tau=tau, rho=0.1, seeds=range(S_THEORY), n_test=2000
-        )
+        r = sim.simulate_many(
+            [dict(f="(g^2-1)/sqrt(2)", d=24, alpha=8, kappa=2, tau=tau, rho=0.1, seeds=range(S_THEORY), n_test=2000)]
+        )[0]
         e_th = float(theory.e_nonlinear("(g^2-1)/sqrt(2)", rho=0.1, alpha=8, kappa=2, tau=tau))
         assert abs(e_th - (1.1 / (1 - tau) if tau < 1 else 1.1 * tau / (tau - 1))) < 1e-12
         lo, hi = _window_check(r, e_th, C_FS_A1ZERO, 2, f"a1=0 tau={tau}")
@@ -293,7 +297,9 @@ def test_non_isotropic_simulation_matches_general_covariance_theory(C_train, C_t
     from icl_symbolic.theory import asymptotic as theory
 
     kw = dict(rho=0.1, alpha=2, kappa=2, tau=3)
-    r = sim.simulate("tanh(g)", d=24, C_train=C_train, C_test=C_test, seeds=range(S_THEORY), n_test=2000, **kw)
+    r = sim.simulate_many(
+        [dict(f="tanh(g)", d=24, C_train=C_train, C_test=C_test, seeds=range(S_THEORY), n_test=2000, **kw)]
+    )[0]
     e_th = float(theory.e_nonlinear("tanh(g)", C_train=C_train, C_test=C_test, d=24, **kw))
     lo, hi = _window_check(r, e_th, C_FS, 3, f"{C_train} / {C_test}")
     rho_nl = float(theory.teacher_moments("tanh(g)").rho_nonlinear(0.1))
@@ -338,7 +344,7 @@ def test_result1_equal_a1_and_Ef2_give_equal_errors():
     for tau in (0.5, 3.0):
         kw = dict(d=24, alpha=2, kappa=2, tau=tau, rho=0.1, seeds=range(S), n_test=2000)
         e = {
-            f: np.array([float(run.e) for run in sim.simulate(f, **kw).runs])
+            f: np.array([float(run.e) for run in sim.simulate_many([dict(f=f, **kw)])[0].runs])
             for f in ("sin(g)", f"{A!r}*tanh({B!r}*g)", cubic)
         }
         vals = list(e.values())
@@ -361,7 +367,7 @@ def test_finite_size_gap_shrinks_with_d(f, alpha):
     e_th = float(theory.e_nonlinear(f, rho=0.1, alpha=alpha, kappa=2, tau=3))
     gaps = {}
     for d in (16, 48):
-        r = sim.simulate(f, d=d, alpha=alpha, kappa=2, tau=3, rho=0.1, seeds=range(16), n_test=2000)
+        r = sim.simulate_many([dict(f=f, d=d, alpha=alpha, kappa=2, tau=3, rho=0.1, seeds=range(16), n_test=2000)])[0]
         gaps[d] = (float(r.e) / e_th - 1, r.e.stderr / e_th)
     t = t_bonferroni(2, 30)
     diff = gaps[16][0] - gaps[48][0]
@@ -386,7 +392,13 @@ def test_train_tolerance_moves_the_errors_far_below_any_seed_se():
         tasks = sample_tasks(cov, sz.k, np.random.default_rng(5))
         out = {}
         for tol in (1e-11, sim.TRAIN_TOL):
-            G, info = sim.train(T.numpy, tasks, sz.n, sz.ell, 0.1, 0.0, np.random.default_rng(6), "cg", tol=tol)
+            G, info = sim.train(
+                sim.PromptLaw(T.numpy, sz.ell, 0.1),
+                tasks,
+                sz.n,
+                np.random.default_rng(6),
+                sim.FitOptions(0.0, "cg", tol=tol),
+            )
             e = float(sim.exact_test_error(G, T, 0.1, sz.ell, cov, np.random.default_rng(0)).value)
             out[tol] = (e, float(sim.idg_error(G, T, 0.1, sz.ell, tasks).value), info.iterations, info.residual)
         (e_ref, i_ref, its_ref, _), (e, i, its, res) = out[1e-11], out[sim.TRAIN_TOL]

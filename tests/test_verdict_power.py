@@ -231,7 +231,9 @@ expected = "holds"
 def test_a_finite_d_claim_compares_with_the_finite_d_theory_and_reports_its_mde(tmp_path, monkeypatch, offset, verdict):
     """simulation_finite_d: per-seed values planted around the finite-d theory at d = 8 (seed SE 0.1 %)
     hold; planted 5 % above it they fail; the verdict carries mde_rel from the judge's formula
-    (Student t at the 15 seeds' dof), so a check that ignored the theory or the seeds would fail here."""
+    (Student t at the 15 seeds' dof), so a check that ignored the theory or the seeds would fail here.
+    The theory's own Monte-Carlo SE (its radial term at 20 000 prompts: about 0.15 %) enters the
+    combined SE, so the MDE is about (5.5 + 1.3) x 0.18 % = 1.3 %, between 0.1 % and 2 %."""
     from icl_symbolic.theory.finite_d import e_nonlinear_finite
     from icl_symbolic.verification.checks import simulation as checks_simulation
 
@@ -252,7 +254,7 @@ def test_a_finite_d_claim_compares_with_the_finite_d_theory_and_reports_its_mde(
     assert r.verdict == verdict, r.detail
     assert "finite-d theory at d=8" in r.detail
     m_abs, m_rel, how = detectable(r.computed, r.claimed, c.tolerance)
-    assert r.mde_rel == pytest.approx(m_rel) and 0.001 < r.mde_rel < 0.01 and "15 dof" in how
+    assert r.mde_rel == pytest.approx(m_rel) and 0.001 < r.mde_rel < 0.02 and "15 dof" in how
 
 
 A1ZERO_CLAIM = """

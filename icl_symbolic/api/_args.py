@@ -13,7 +13,7 @@ from icl_symbolic.core.limits import MAX_GRID, check_count
 from icl_symbolic.core.numbers import NUMBER, parse_float
 from icl_symbolic.core.values import Value
 from icl_symbolic.engine.gauss import to_rational
-from icl_symbolic.model.setting import Setting, resolve_convention
+from icl_symbolic.model.setting import Setting, as_setting, resolve_convention
 
 
 def number(x, name: str) -> float:
@@ -50,24 +50,14 @@ _SETTING_DEFAULTS = dict(
 
 
 def settings_of(f, swept=("alpha", "kappa", "tau"), **loose) -> list:
-    """The Settings of one API call: ``[f]`` when ``f`` is a :class:`Setting` (then the setting keywords in
-    ``loose`` must keep their defaults: change the Setting with ``.replace`` instead), else one Setting per
-    point of the product of the ``swept`` grids (a list sweeps), the other fields from ``loose``; numbers
-    given as strings are read exactly ("0.1"), ``tasks`` sets both task laws of ``convention``."""
+    """The Settings of one API call: ``[f]`` when ``f`` is a :class:`Setting` (then the keywords in ``loose``
+    must keep the API's defaults: change the Setting with ``.replace`` instead), else one Setting per point
+    of the product of the ``swept`` grids (a list sweeps), the other fields from ``loose``; numbers given as
+    strings are read exactly ("0.1"), ``tasks`` sets both task laws of ``convention``.  Each Setting is made
+    by the one converter, :func:`icl_symbolic.model.setting.as_setting`."""
     tasks = loose.pop("tasks", None)
     if isinstance(f, Setting):
-        changed = sorted(
-            k
-            for k, v in loose.items()
-            if (k in _SETTING_DEFAULTS and not _same(v, _SETTING_DEFAULTS[k]))
-            or (k not in _SETTING_DEFAULTS and v is not None)
-        )
-        if changed or tasks is not None:
-            raise ICLError(
-                f"a Setting was given: change it with setting.replace({', '.join(k + '=...' for k in changed)}) "
-                "instead of passing those as well"
-            )
-        return [f]
+        return [as_setting(f, _SETTING_DEFAULTS, tasks=tasks, **loose)]
     for k in ("rho", "lam", "alpha", "kappa", "tau"):
         if k in loose and k not in swept:
             loose[k] = number(loose[k], k)
@@ -80,14 +70,7 @@ def settings_of(f, swept=("alpha", "kappa", "tau"), **loose) -> list:
             f"{' x '.join('--' + k for k in swept)} is {len(points)} simulation points; "
             f"limit {MAX_SIM_POINTS} (see docs/limits.md)"
         )
-    return [Setting(f, **loose, **{k: float(x) for k, x in zip(swept, pt)}) for pt in points]
-
-
-def _same(a, b) -> bool:
-    try:
-        return bool(a == b) if not (np.ndim(a) or np.ndim(b)) else False
-    except (TypeError, ValueError):
-        return False
+    return [as_setting(f, **loose, **{k: float(x) for k, x in zip(swept, pt)}) for pt in points]
 
 
 def seeds_of(seeds, seed: int) -> tuple:

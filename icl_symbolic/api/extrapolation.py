@@ -12,6 +12,7 @@ from icl_symbolic.kernel_learner.ladder import KernelExtrapolation, extrapolate_
 from icl_symbolic.kernel_learner.simulation import DEFAULT_N_TEST_KERNEL
 from icl_symbolic.kernel_learner.theory import parse_features
 from icl_symbolic.model.setting import resolve_convention
+from icl_symbolic.output.plotting import KERNEL_GAP_AXES
 from icl_symbolic.studies.extrapolate import (
     MODELS,
     Extrapolation,
@@ -146,11 +147,8 @@ def plot_kernel_gap(res):
     return ladder_figure(
         res.gap.core,
         title,
+        KERNEL_GAP_AXES,
         model=res.to_json()["model"],
-        xname="D",
-        ylabel="gap e_sim - e_pred",
-        limit_name="gap_inf",
-        theory_label="0 (the prediction is exact)",
     )
 
 

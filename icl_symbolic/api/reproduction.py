@@ -18,7 +18,9 @@ from icl_symbolic.studies.reproduce import (
     PARAMS,
     SPREAD_READING,
     SPREADS,
+    Judging,
     Reproduction,
+    RowRun,
     judge_rows,
     parse_columns,
     read_table,
@@ -87,16 +89,10 @@ def reproduce(
     return _reproduce(
         rows,
         f,
-        convention=convention,
-        error=error,
-        seeds=seeds_of(seeds, seed),
-        false_alarm=false_alarm,
-        mde=mde,
-        n_test=n_test,
-        jobs=jobs,
-        scheduler=scheduler,
-        slip_rows=slip_rows,
-        progress=progress,
+        convention,
+        error,
+        RowRun(seeds_of(seeds, seed), n_test, jobs, scheduler, progress),
+        Judging(false_alarm, mde, slip_rows),
     )
 
 

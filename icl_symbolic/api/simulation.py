@@ -21,12 +21,13 @@ from icl_symbolic.kernel_learner.simulation import (
 )
 from icl_symbolic.model.gamma_error import check_teacher
 from icl_symbolic.model.setting import CONVENTIONS, PARAMETERS, Convention, Setting, resolve_convention
+from icl_symbolic.model.sizes import clamped_sizes
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
 from icl_symbolic.output.plotting import sweep_figure
 from icl_symbolic.output.rows import Rows
 from icl_symbolic.simulation.simulator import SimResult, memory_share, seed_seconds, simulate_many
 from icl_symbolic.studies.compare import finite_d_verdict, theory_grid, with_theory
-from icl_symbolic.theory.finite_d import e_finite_d_many, finite_sizes
+from icl_symbolic.theory.finite_d import e_finite_d_many
 from icl_symbolic.theory.finite_d_guard import check_finite_d_teacher
 
 
@@ -209,7 +210,7 @@ def check_finite_d_points(d: int, taus) -> None:
     ``taus``: the swept pretraining ratios at dimension ``d``."""
     p = int(d) * (int(d) + 1)
     for tau in np.ravel(np.asarray(taus, dtype=float)):
-        n = finite_sizes(int(d), 1.0, 1.0, float(tau))[2]  # the simulator's n = round(tau d^2)
+        n = clamped_sizes(int(d), 1.0, 1.0, float(tau)).n  # the finite-d theory's n = round(tau d^2)
         if tau == 1.0 or n == p:
             raise ICLError(
                 f"--order 1: the ridgeless error diverges at tau = {tau:g} (d = {d}: n = {n}, "

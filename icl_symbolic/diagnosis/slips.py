@@ -206,7 +206,8 @@ def _parse(text, allowed):
     return parse_expr(text.replace("^", "**"), variables=allowed)
 
 
-def _model_from(raw, where: str, source: str) -> SlipModel:
+def _model_header(raw, where: str) -> tuple:
+    """(name, description, applies, available, reason) of a model table, checked."""
     if not isinstance(raw, dict):
         raise CatalogueError(f"{where}: a model must be a table")
     unknown = set(raw) - _MODEL_KEYS
@@ -235,6 +236,11 @@ def _model_from(raw, where: str, source: str) -> SlipModel:
     reason = raw.get("reason", "")
     if not isinstance(reason, str) or (not available and not reason.strip()):
         raise CatalogueError(f"{where}: an unavailable model needs a 'reason' string")
+    return name, desc, applies, available, reason
+
+
+def _model_params(raw, where: str, applies) -> list:
+    """The fitted parameters (FitParam) of a curve model, checked."""
     params = []
     rawp = raw.get("params", {})
     if not isinstance(rawp, dict):
@@ -253,13 +259,11 @@ def _model_from(raw, where: str, source: str) -> SlipModel:
         params.append(FitParam(pn, init, lo, hi))
     if params and applies != ["curve"]:
         raise CatalogueError(f'{where}: fitted params are only for curve models (applies = ["curve"])')
-    pnames = tuple(p.name for p in params)
-    allowed = CONTEXT_NAMES + pnames
-    transform = None
-    if "transform" in raw:
-        transform = parse(raw["transform"], allowed + ("x",), f"{where}: transform")
-        if X not in transform.free_symbols:
-            raise CatalogueError(f"{where}: transform must use x (the required value)")
+    return params
+
+
+def _model_substitutions(raw, where: str, allowed) -> list:
+    """The (context symbol, expression) substitutions of a model, checked and parsed."""
     subs = []
     rawsub = raw.get("substitute", {})
     if not isinstance(rawsub, dict):
@@ -268,6 +272,11 @@ def _model_from(raw, where: str, source: str) -> SlipModel:
         if sn not in CONTEXT_NAMES:
             raise CatalogueError(f"{where}: substitute: {sn!r} is not a context name ({', '.join(CONTEXT_NAMES)})")
         subs.append((CONTEXT_SYMBOLS[sn], parse(se, allowed, f"{where}: substitute {sn}")))
+    return subs
+
+
+def _model_rewrites(raw, where: str, allowed) -> list:
+    """The (from, to) rewrites of a model, checked and parsed."""
     rew = []
     rawrew = raw.get("rewrite", [])
     if not isinstance(rawrew, list):
@@ -280,6 +289,23 @@ def _model_from(raw, where: str, source: str) -> SlipModel:
         if a.is_Symbol or a.is_number:
             raise CatalogueError(f"{where}: rewrite 'from' must be a compound expression (use substitute for names)")
         rew.append((a, b))
+    return rew
+
+
+def _model_from(raw, where: str, source: str) -> SlipModel:
+    """One catalogue model from its TOML table: the header, the fitted parameters, the transform,
+    the substitutions and the rewrites, each checked by its own step (one-line CatalogueError)."""
+    name, desc, applies, available, reason = _model_header(raw, where)
+    where = f"{where} ({name})"
+    params = _model_params(raw, where, applies)
+    allowed = CONTEXT_NAMES + tuple(p.name for p in params)
+    transform = None
+    if "transform" in raw:
+        transform = parse(raw["transform"], allowed + ("x",), f"{where}: transform")
+        if X not in transform.free_symbols:
+            raise CatalogueError(f"{where}: transform must use x (the required value)")
+    subs = _model_substitutions(raw, where, allowed)
+    rew = _model_rewrites(raw, where, allowed)
     if available and transform is None and not subs and not rew:
         raise CatalogueError(f"{where}: needs a transform, substitute or rewrite (or available = false)")
     if "curve" in applies and rew:

@@ -959,6 +959,19 @@ def check_float64(t: "Teacher") -> None:
         )
 
 
+@memoize(maxsize=256)
+def _text_teacher(text: str, label: str) -> Teacher:
+    """The Teacher of an input text, parsed and built once per process (a Teacher is immutable)."""
+    return _from_sympy(parse_expr(text), label)
+
+
+@memoize(maxsize=256)
+def _expr_teacher(e, label: str) -> Teacher:
+    """The Teacher of a SymPy expression, built once per process (keys compare structurally: 1/2 and
+    0.5 are different keys, as they are different expressions)."""
+    return _from_sympy(e, label)
+
+
 def teacher(f, label: str | None = None, breakpoints=None) -> Teacher:
     """Build a :class:`Teacher` from a string, SymPy expression, Teacher or callable.
 
@@ -989,9 +1002,9 @@ def teacher(f, label: str | None = None, breakpoints=None) -> Teacher:
     if isinstance(f, Teacher):
         return f
     if isinstance(f, str):
-        return _from_sympy(parse_expr(f), label or f.strip())
+        return _text_teacher(f, label or f.strip())
     if isinstance(f, sympy.Basic):
-        return _from_sympy(f, label or str(f))
+        return _expr_teacher(f, label or str(f))
     if callable(f):
         name = label or getattr(f, "__name__", "callable")
 

@@ -56,8 +56,11 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
+from dataclasses import dataclass
+from typing import Callable
 
 import mpmath
 import numpy as np
@@ -85,6 +88,7 @@ from icl_symbolic.engine.expr import (
 
 __all__ = [
     "expect",
+    "Integrands",
     "quadrature_plan",
     "magnitude_bits",
     "QuadraturePlan",
@@ -809,9 +813,35 @@ def _estimate_error(rule, results, prec, eps, extra_bits):
 NODE_OVERHEAD = 3
 
 
-def _announce_estimate(fs, n, omega, digits, breakpoints, fixed, extra_bits, say, label):
-    """The :class:`~icl_symbolic.core.cost.Progress` of the two passes, after saying, before they
-    start, how long they may take when that is more than a few seconds.
+@dataclass(frozen=True)
+class Integrands:
+    """The n integrands of one :func:`mp_expect_vector` call, evaluated together at each node.
+
+    ``fn(z)`` returns the list ``[F_0(z), ..., F_{n-1}(z)]`` (mpmath numbers); with ``scaled=True``
+    the call is ``fn(z, s)`` and returns ``[s * F_i(z)]``; with ``fixed=True`` (and ``scaled``) it
+    is ``fn(z, s, Q)`` returning integers ``s * F_i(z) * 2**Q`` (:func:`_vector_pass`).
+    ``extra_bits``: more fractional bits (an int, or one per integrand; :func:`magnitude_bits`);
+    ``label``: the integrands' name in a progress line."""
+
+    fn: Callable
+    n: int
+    scaled: bool = False
+    fixed: bool = False
+    extra_bits: object = 0
+    label: str = "F"
+
+    def as_scaled(self) -> "Integrands":
+        """The same integrands in the scaled form ``fn(z, s) = [s * F_i(z)]`` (itself when it is)."""
+        if self.scaled:
+            return self
+        fn = self.fn
+        return dataclasses.replace(self, fn=lambda x, s: [s * v for v in fn(x)], scaled=True)
+
+
+def _announce_estimate(ints: Integrands, omega, digits, breakpoints, say):
+    """The :class:`~icl_symbolic.core.cost.Progress` of the two passes of the (scaled) integrands ``ints``,
+    after saying through ``say``, before they start, how long they may take when that is more than a
+    few seconds.
 
     The cost of one node (the integrands, times the weight) is measured at the
     second pass's precision on a few points; the estimate is that times the
@@ -819,6 +849,7 @@ def _announce_estimate(fs, n, omega, digits, breakpoints, fixed, extra_bits, say
     times :data:`NODE_OVERHEAD` (node generation, the fixed-point sums).  It is
     an upper estimate: smooth panels stop earlier; a busy machine runs slower.
     """
+    fs, fixed, extra_bits, label = ints.fn, ints.fixed, ints.extra_bits, ints.label
     dps = digits + 20
     with mpmath.workdps(dps):
         om = mpmath.mpf(str(sympy.N(to_rational(omega), dps + 5)))
@@ -846,16 +877,17 @@ def _announce_estimate(fs, n, omega, digits, breakpoints, fixed, extra_bits, say
     return announced(say, est, total=2.5 * panels)
 
 
-def _vector_pass(fscaled, n, points, dps, density, fixed=False, far=None, extra_bits=0, on_panel=None):
-    """One tanh-sinh pass at ``dps`` digits for n integrands; (values, errors).
+def _vector_pass(ints: Integrands, points, dps, density, far=None, on_panel=None):
+    """One tanh-sinh pass at ``dps`` digits for the n integrands ``ints`` (scaled form); (values, errors).
 
-    ``fscaled(x, s)`` returns ``[s * F_i(x)]``: the node weight times the
+    ``fscaled(x, s)`` (``ints.fn``) returns ``[s * F_i(x)]``: the node weight times the
     Gaussian density ``s`` is applied by the caller's function, so that a
     shared factor is multiplied once per node, not once per integrand.
-    With ``fixed=True`` the call is ``fscaled(x, s, Q)`` and returns Python
+    With ``ints.fixed`` the call is ``fscaled(x, s, Q)`` and returns Python
     integers ``round(s * F_i(x) * 2**Q)`` (fixed point, Q = working bits + 60),
     which are summed exactly; this is several times faster than mpf sums.
     """
+    fscaled, n, fixed, extra_bits = ints.fn, ints.n, ints.fixed, ints.extra_bits
     rule = _rule()
     with mpmath.workdps(dps):
         prec = mpmath.mp.prec
@@ -915,17 +947,11 @@ def _points(breakpoints, omega_mp):
     return [mpmath.ninf, *sorted(pts), mpmath.inf]
 
 
-def mp_expect_vector(
-    fvec, n, omega=1, digits=30, breakpoints=None, scaled=False, fixed=False, extra_bits=0, progress=None, label="F"
-):
-    """E[F_i(z)], i < n, z ~ N(0, omega), by tanh-sinh at two precisions.
+def mp_expect_vector(ints: Integrands, omega=1, digits=30, breakpoints=None, progress=None):
+    """E[F_i(z)], i < n, z ~ N(0, omega), by tanh-sinh at two precisions, for the :class:`Integrands` ``ints``.
 
-    ``fvec(z)`` returns the list ``[F_0(z), ..., F_{n-1}(z)]`` (mpmath numbers);
-    sharing one call lets an expensive f be evaluated once per node for all
-    integrands (e.g. all Hermite coefficients).  With ``scaled=True`` the call
-    is ``fvec(z, s)`` and must return ``[s * F_i(z)]``; with ``fixed=True``
-    it is ``fvec(z, s, Q)`` returning integers ``s * F_i(z) * 2**Q`` (see
-    :func:`_vector_pass`; ``extra_bits`` more fractional bits, from :func:`magnitude_bits`).
+    One call of ``ints.fn`` gives all n integrands at a node, so an expensive f is evaluated once
+    per node for all of them (e.g. all Hermite coefficients).
     ``progress``: a callable taking one line; long integrals report through it
     (:class:`~icl_symbolic.core.cost.Progress`).
 
@@ -933,14 +959,15 @@ def mp_expect_vector(
     larger of mpmath's error estimate and the difference between the runs at
     ``digits + 10`` and ``digits + 20`` working digits.
 
-    >>> [(v, d) for v, e, d in mp_expect_vector(lambda z: [z**2, z**4], 2, omega=2, digits=20)]
+    >>> [(v, d) for v, e, d in mp_expect_vector(Integrands(lambda z: [z**2, z**4], 2), omega=2, digits=20)]
     [(mpf('2.0'), 20), (mpf('12.0'), 20)]
     """
     runs = []
-    fs = fvec if scaled else (lambda x, s: [s * v for v in fvec(x)])
+    sc = ints.as_scaled()
+    n = sc.n
     watch = None
     if progress is not None:
-        watch = _announce_estimate(fs, n, omega, digits, breakpoints, fixed, extra_bits, progress, label)
+        watch = _announce_estimate(sc, omega, digits, breakpoints, progress)
     done = [0.0]
 
     def on_panel(pass_index):
@@ -960,14 +987,11 @@ def mp_expect_vector(
 
             runs.append(
                 _vector_pass(
-                    fs,
-                    n,
+                    sc,
                     pts,
                     dps,
                     density,
-                    fixed=fixed,
                     far=64 * mpmath.sqrt(om),
-                    extra_bits=extra_bits,
                     on_panel=lambda i=pass_index: on_panel(i),
                 )
             )
@@ -1335,7 +1359,10 @@ def expect(F, omega=1, digits=30, breakpoints=None, exact=True) -> Value:
         check_integrable(T.mp, om, label, ())
     plan = quadrature_plan(T, digits, om, label, extra=tuple(breakpoints or ()))
     ((val, err, _),) = mp_expect_vector(
-        lambda t: [T.mp(t)], 1, om, digits, plan.points, extra_bits=magnitude_bits(T.mp, plan.points, omega=om)
+        Integrands(lambda t: [T.mp(t)], 1, extra_bits=magnitude_bits(T.mp, plan.points, omega=om)),
+        om,
+        digits,
+        plan.points,
     )
     err += singular_mass_bound(T.mp, plan.singular, digits, om)
     note = f"E[{label}], z ~ N(0, {om})"

@@ -45,6 +45,7 @@ from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.core.values import Value, bound_arithmetic, certified_digits, combine_exact
 from icl_symbolic.engine.expr import MAX_HERMITE_ORDER, Teacher, g, teacher
 from icl_symbolic.engine.gauss import (
+    Integrands,
     callable_digits,
     check_integrable,
     exact_expectation,
@@ -324,18 +325,10 @@ def _mp_coefficients(T: Teacher, M: int, digits: int, need_f2: bool, progress=No
     # fixed point is absolute: shift Q by the magnitude of f (and f^2) so that 1e-200*tanh(g)
     # keeps the relative digits of tanh(g) (the integers just get longer)
     shift = magnitude_bits(T.mp, plan.points, power=[1] * (M + 1) + [2] * int(need_f2))
-    res = mp_expect_vector(
-        fixed_scaled,
-        M + 1 + int(need_f2),
-        1,
-        digits,
-        plan.points,
-        scaled=True,
-        fixed=True,
-        extra_bits=shift,
-        progress=progress,
-        label=f"f h_m, m <= {M}",
+    ints = Integrands(
+        fixed_scaled, M + 1 + int(need_f2), scaled=True, fixed=True, extra_bits=shift, label=f"f h_m, m <= {M}"
     )
+    res = mp_expect_vector(ints, 1, digits, plan.points, progress=progress)
     if singular:
         # the mass near integrable singularities that the nodes cannot reach; for a_m the
         # factor |h_m(r)| <= 1.09 exp(r^2/4) (Cramer's inequality) bounds the Hermite weight

@@ -66,6 +66,8 @@ from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
 from icl_symbolic.model.prompts import sample_prompts
 from icl_symbolic.model.setting import FIELDS, Setting, SettingView, as_setting, resolve_convention
 from icl_symbolic.simulation.simulator import (
+    FitOptions,
+    PromptLaw,
     Sizes,
     check_memory,
     check_seeds,
@@ -330,16 +332,12 @@ def _run_kernel_seed(task: _KernelSeedTask) -> KernelSeedRun:
         theta_test = blocks.theta(W_test)
     if control:
         Gamma, fit_info = train(
-            _identity,
+            PromptLaw(_identity, sz.ell, ks.rho_eff, "fast"),
             sqD * (W if control == "gaussian" else blocks.theta(W)),
             sz.n,
-            sz.ell,
-            ks.rho_eff,
-            task.lam,
             np.random.default_rng(ss_train),
-            task.solver,
-            "fast",
-            progress,
+            FitOptions(task.lam, task.solver),
+            progress=progress,
         )
         P = sample_prompts(
             _identity, sqD * theta_test, sz.ell, ks.rho_eff, np.random.default_rng(ss_test), method="fast"
@@ -347,17 +345,12 @@ def _run_kernel_seed(task: _KernelSeedTask) -> KernelSeedRun:
         power = np.einsum("md,md->m", theta_test, theta_test) + ks.rho_eff
     else:
         Gamma, fit_info = train(
-            T.numpy,
+            PromptLaw(T.numpy, sz.ell, task.rho, "direct", features=FT),
             W,
             sz.n,
-            sz.ell,
-            task.rho,
-            task.lam,
             np.random.default_rng(ss_train),
-            task.solver,
-            "direct",
-            progress,
-            features=FT,
+            FitOptions(task.lam, task.solver),
+            progress=progress,
         )
         P = sample_prompts(
             T.numpy, W_test, sz.ell, task.rho, np.random.default_rng(ss_test), method="direct", features=FT

@@ -841,7 +841,7 @@ def _e_at(ks: KernelSpectrum, sp: TaskSpectra | None, alpha, kappa, tau, lam) ->
     return e_linear(sp, None, ks.rho_eff, alpha, kappa, tau, lam)
 
 
-def kernel_curve(
+def kernel_curve(  # noqa: PLR0913  (the learner's ratios by keyword (API, checks/kernel.py))
     f,
     features="hermite:2",
     rho=0.1,

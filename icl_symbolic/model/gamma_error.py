@@ -543,7 +543,8 @@ def e_gamma_tasks(A, b, f, rho, ell, W) -> Value:
     )
 
 
-def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = False, law: str = "gaussian") -> Value:
+# over the parameter limit: Gamma = (A, b), the label law, the Monte-Carlo knobs
+def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = False, law: str = "gaussian") -> Value:  # noqa: PLR0913
     """e(Gamma) for test tasks w ~ N(0, C_test): Monte Carlo over tasks, exact given each task.
 
     Paper: the ICL error with test tasks from N(0, C_test) (Sec. 2, p. 2-3);
@@ -602,7 +603,8 @@ def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = F
 # ---------------------------------------------------------------------------
 
 
-def e_gamma_mc_prompts(A, b, f, rho, ell, n, rng, C_test="identity", w=None, progress: bool = False) -> Value:
+# over the parameter limit: as e_gamma_mc_tasks
+def e_gamma_mc_prompts(A, b, f, rho, ell, n, rng, C_test="identity", w=None, progress: bool = False) -> Value:  # noqa: PLR0913
     """Monte-Carlo ICL test error of Gamma on n fresh prompts (one fresh task each, or the fixed w).
 
     The reference the exact results are tested against and the baseline of the

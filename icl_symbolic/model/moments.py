@@ -65,6 +65,7 @@ from icl_symbolic.core.stats import sample_se
 from icl_symbolic.core.values import Value
 from icl_symbolic.engine.expr import g, teacher
 from icl_symbolic.engine.gauss import (
+    Integrands,
     expect,
     magnitude_bits,
     mp_expect_vector,
@@ -379,9 +380,8 @@ def gaussian_functionals(f, omega_v=1, digits: int = 30) -> dict:
 
         # the panels of gauss.expect (kinks, oscillations, narrow features), sized to f^4
         plan = quadrature_plan(t, digits, om, t.label, 4, expr=None if t.expr is None else t.expr**4)
-        res = mp_expect_vector(
-            fvec, 4, om, digits, plan.points, extra_bits=magnitude_bits(t.mp, plan.points, power=(1, 2, 2, 3), omega=om)
-        )
+        bits = magnitude_bits(t.mp, plan.points, power=(1, 2, 2, 3), omega=om)
+        res = mp_expect_vector(Integrands(fvec, 4, extra_bits=bits), om, digits, plan.points)
         for name, (val, err, cert) in zip(rest, res):
             note = f"{name} of {t.label}, z ~ N(0, {om})"
             out[name] = (
@@ -937,7 +937,8 @@ def mc_estimators(P, w) -> dict:
     return out
 
 
-def mc_moments(f, rho, d, ell, w, n, rng, progress=None, announce: bool = True) -> dict:
+# over the parameter limit: the label law, the task and the Monte-Carlo knobs
+def mc_moments(f, rho, d, ell, w, n, rng, progress=None, announce: bool = True) -> dict:  # noqa: PLR0913
     """Monte-Carlo estimates of the conditional moments for the fixed task w.
 
     Prompts come from :func:`icl_symbolic.model.prompts.sample_prompts` (the direct

@@ -32,27 +32,28 @@ import math
 import sys
 import warnings
 from dataclasses import dataclass, field
-from numbers import Real
 
 import numpy as np
 
 from icl_symbolic.core import defaults as D
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.core.numbers import is_integer_text, parse_float
-from icl_symbolic.engine.expr import teacher
+from icl_symbolic.core.numbers import is_integer_text
+from icl_symbolic.engine.expr import Teacher, teacher
+from icl_symbolic.model.checks import (  # noqa: F401  (re-exported: one check per parameter)
+    ROUNDINGS,
+    check_dimension,
+    check_n_test,
+    check_nonnegative,
+    check_ratio,
+    check_rounding,
+)
 from icl_symbolic.model.covariance import Covariance, check_task_law
+from icl_symbolic.model.sizes import Sizes, counts
 
 # ----------------------------------------------------------------------------
 # conventions: the integer and sampling choices the paper leaves open
 # ----------------------------------------------------------------------------
 ASSIGNMENTS = ("round-robin", "random")
-ROUNDINGS = ("paper", "floor-k", "truncate")
-
-
-def check_rounding(rounding: str) -> str:
-    if rounding not in ROUNDINGS:
-        raise ICLError(f"unknown rounding {rounding!r}; expected one of {', '.join(ROUNDINGS)}")
-    return rounding
 
 
 @dataclass(frozen=True)
@@ -250,54 +251,6 @@ def resolve_convention(convention=None, tasks: str | None = None, **overrides) -
     return Convention(name, **fields)
 
 
-# ----------------------------------------------------------------------------
-# one check per parameter (the same wording wherever a parameter is refused)
-# ----------------------------------------------------------------------------
-def _real(value, name: str):
-    """A float from a real number or an ASCII decimal string; None for anything else."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        return parse_float(value, name)
-    if isinstance(value, (Real, np.integer, np.floating)):
-        return float(value)
-    return None
-
-
-def check_ratio(name: str, value) -> float:
-    """alpha, kappa, tau: a positive finite number (ICLError otherwise)."""
-    x = _real(value, name)
-    if x is None or not (math.isfinite(x) and x > 0):
-        raise ICLError(f"{name} must be a positive finite number, got {value!r}")
-    return x
-
-
-def check_nonnegative(name: str, value) -> float:
-    """rho, lam: a finite number >= 0 (ICLError otherwise)."""
-    x = _real(value, name)
-    if x is None or not (math.isfinite(x) and x >= 0):
-        raise ICLError(f"{name} must be a finite number >= 0, got {value!r}")
-    return x
-
-
-def check_dimension(d) -> int:
-    """d: an integer >= 2 (ICLError otherwise)."""
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) and not (isinstance(d, float) and d == int(d)):
-        raise ICLError(f"d must be an integer, got {d!r}")
-    if int(d) < 2:
-        raise ICLError(f"d must be at least 2, got {int(d)}")
-    return int(d)
-
-
-def check_n_test(n_test) -> int:
-    """n_test: an integer >= 2 (ICLError otherwise)."""
-    if isinstance(n_test, bool) or not isinstance(n_test, (int, np.integer, float)) or int(n_test) != n_test:
-        raise ICLError(f"n_test must be an integer >= 2, got {n_test}")
-    if n_test < 2:
-        raise ICLError(f"n_test must be an integer >= 2, got {n_test}")
-    return int(n_test)
-
-
 #: the largest Hermite degree K of the kernel learner's features ``hermite:K``
 MAX_FEATURE_DEGREE = 3
 
@@ -377,26 +330,31 @@ class Setting:
     )
 
     def __post_init__(self):
-        teacher(self.f)  # parses (one-line ParseError) and checks the teacher
         put = object.__setattr__
-        put(self, "rho", check_nonnegative("rho", self.rho))
-        for name in ("alpha", "kappa", "tau"):
-            put(self, name, check_ratio(name, getattr(self, name)))
-        put(self, "lam", check_nonnegative("lam", self.lam))
-        if self.d is not None:
-            put(self, "d", check_dimension(self.d))
-        put(self, "C_train", _check_covariance("C_train", self.C_train))
-        put(self, "C_test", self.C_train if self.C_test is None else _check_covariance("C_test", self.C_test))
-        put(self, "convention", resolve_convention(self.convention))
-        put(self, "features", check_features(self.features))
-        if self.n_test is not None:
-            put(self, "n_test", check_n_test(self.n_test))
+        for name in FIELDS:  # field order: the first bad field is the one reported
+            put(self, name, _CHECKS[name](getattr(self, name)))
+        if self.C_test is None:
+            put(self, "C_test", self.C_train)
 
     # -- derived -------------------------------------------------------------
     @functools.cached_property
     def label(self) -> str:
         """The teacher as printed (its text, or the callable's name)."""
-        return teacher(self.f).label
+        return self.teacher.label
+
+    @property
+    def teacher(self) -> Teacher:
+        """The teacher as a :class:`~icl_symbolic.engine.expr.Teacher` (a text is parsed once per process:
+        :func:`~icl_symbolic.engine.expr.teacher` memoises it)."""
+        return teacher(self.f)
+
+    @functools.cached_property
+    def sizes(self) -> Sizes:
+        """The integer sizes (ell, k, n) at this ``d`` with the convention's rounding
+        (:func:`icl_symbolic.model.sizes.sizes`), computed once; ICLError when ``d`` is None."""
+        if self.d is None:
+            raise ICLError("the sizes of a setting need the dimension d")
+        return counts(self.d, self.alpha, self.kappa, self.tau, self.convention.rounding)
 
     @property
     def tasks(self) -> str:
@@ -413,9 +371,15 @@ class Setting:
         unknown = sorted(set(changes) - set(FIELDS))
         if unknown:
             raise ICLError(f"Setting has no field {', '.join(unknown)}; fields: {', '.join(FIELDS)}")
-        if "C_train" in changes and "C_test" not in changes and self.C_test == self.C_train:
+        if "C_train" in changes and "C_test" not in changes and _same(self.C_test, self.C_train):
             changes["C_test"] = None  # C_test followed C_train: keep following it
-        return dataclasses.replace(self, **changes)
+        new = object.__new__(Setting)  # only the changed fields are validated: the others were, once
+        put = object.__setattr__
+        for name in FIELDS:
+            put(new, name, _CHECKS[name](changes[name]) if name in changes else getattr(self, name))
+        if new.C_test is None:
+            put(new, "C_test", new.C_train)
+        return new
 
     # -- JSON ----------------------------------------------------------------
     def to_json(self) -> dict:
@@ -462,6 +426,43 @@ class Setting:
 
 #: the field names, in order
 FIELDS = tuple(f.name for f in dataclasses.fields(Setting))
+
+
+def _optional(check):
+    return lambda v: None if v is None else check(v)
+
+
+def _same(a, b) -> bool:
+    """``a == b`` for two field values (an array compares as itself only; values that cannot be
+    compared are different)."""
+    if np.ndim(a) or np.ndim(b) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return a is b
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _check_teacher(f):
+    teacher(f)  # parses (one-line ParseError) and checks the teacher; memoised for a text
+    return f
+
+
+#: field -> its one check (returns the normalised value); C_test None is resolved to C_train after
+_CHECKS = {
+    "f": _check_teacher,
+    "rho": functools.partial(check_nonnegative, "rho"),
+    "alpha": functools.partial(check_ratio, "alpha"),
+    "kappa": functools.partial(check_ratio, "kappa"),
+    "tau": functools.partial(check_ratio, "tau"),
+    "lam": functools.partial(check_nonnegative, "lam"),
+    "d": _optional(check_dimension),
+    "C_train": functools.partial(_check_covariance, "C_train"),
+    "C_test": _optional(functools.partial(_check_covariance, "C_test")),
+    "convention": resolve_convention,
+    "features": check_features,
+    "n_test": _optional(check_n_test),
+}
 #: field name -> its documentation
 FIELD_DOCS = {f.name: f.metadata["doc"] for f in dataclasses.fields(Setting)}
 Setting.__doc__ += "".join(f"\n    * ``{name}``: {doc}" for name, doc in FIELD_DOCS.items()) + "\n"
@@ -533,20 +534,30 @@ def setting_fields(arguments: dict) -> dict:
     return {k: v for k, v in arguments.items() if k in FIELDS and k != "f"}
 
 
-def as_setting(f, **loose) -> Setting:
-    """``f`` itself when it is a :class:`Setting` (then every value of ``loose`` must be None), else
-    ``Setting(f, **loose)`` with the None values left at the Setting's defaults: how the loose
-    keyword signatures of the simulation functions become a Setting (the API's sweeps use
-    :func:`icl_symbolic.api._args.settings_of`, a second converter not yet merged with this one)."""
-    given = {k: v for k, v in loose.items() if v is not None}
+def as_setting(f, defaults=None, **loose) -> Setting:
+    """The one converter to a :class:`Setting`: ``f`` itself when it is a Setting (then no value of
+    ``loose`` may be given: change the Setting with ``.replace`` instead), else ``Setting(f, **loose)``.
+    A value counts as not given when it is None or equal to its entry in ``defaults`` (a caller's
+    own keyword defaults, such as the API's); the values not given stay at the Setting's defaults.
+    The simulation functions' loose keywords and the API's sweeps
+    (:func:`icl_symbolic.api._args.settings_of`, one Setting per grid point) all come through here.
+
+    >>> s = Setting("g", d=8)
+    >>> as_setting(s, tau=None) is s, as_setting(s, {"tau": 2.0}, tau=2.0) is s
+    (True, True)
+    >>> as_setting("g", d=8, tau=None) == s
+    True
+    """
+    defaults = defaults or {}
+    given = {k: v for k, v in loose.items() if v is not None and not (k in defaults and _same(v, defaults[k]))}
     if isinstance(f, Setting):
         if given:
             raise ICLError(
-                f"a Setting was given: change it with .replace({', '.join(f'{k}=...' for k in sorted(given))}) "
+                f"a Setting was given: change it with setting.replace({', '.join(k + '=...' for k in sorted(given))}) "
                 "instead of passing those as well"
             )
         return f
-    return Setting(f, **given)
+    return Setting(f, **{k: v for k, v in loose.items() if v is not None})
 
 
 __all__ = [

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io as _io
 import textwrap
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,6 +30,9 @@ __all__ = [
     "check_sweep_figure",
     "seed_figure",
     "extrapolation_figure",
+    "FitLine",
+    "LadderAxes",
+    "KERNEL_GAP_AXES",
     "kernel_curve_figure",
     "kernel_crossover_figure",
     "kernel_gap_figure",
@@ -55,11 +59,17 @@ def png_bytes(fig, dpi: int = 110) -> bytes:
 PEAK_LABEL = "tau = 1: ridgeless error diverges (interpolation peak)"
 
 
-def _curve(ax, x, y, label, *, fmt="-", marker="o", color=None, lw=1.6, ms=None, break_at=None):
+#: the line style of :func:`_curve` (matplotlib's format, marker, colour, line width, marker size: None by size)
+CURVE_STYLE = {"fmt": "-", "marker": "o", "color": None, "lw": 1.6, "ms": None}
+
+
+def _curve(ax, x, y, label, style=None, break_at=None):
     """A computed curve: a line through the finite points (broken wherever a point is infinite and, with
     ``break_at``, between two points on either side of it: no segment crosses a divergence), a marker
     on every finite point (so a point between two infinite ones, or a single point, is still drawn),
-    and a marked vertical asymptote at every infinite point."""
+    and a marked vertical asymptote at every infinite point.  ``style``: changes to :data:`CURVE_STYLE`."""
+    st = {**CURVE_STYLE, **(style or {})}
+    fmt, marker, color, lw, ms = (st[k] for k in ("fmt", "marker", "color", "lw", "ms"))
     x, y = np.asarray(x, float), np.asarray(y, float)
     order = np.argsort(x, kind="stable")
     x, y = x[order], y[order]
@@ -207,8 +217,7 @@ def sweep_figure(points: list, theory=None):
             theory[0],
             theory[1],
             "theory, d -> infinity (Result 1 / Eq. (10))",
-            marker="",
-            color="C1",
+            {"marker": "", "color": "C1"},
             break_at=1.0 if xname == "tau" and ridgeless else None,
         )
         if xname == "tau" and ridgeless and min(theory[0]) < 1 < max(theory[0]):
@@ -472,25 +481,38 @@ def seed_figure(title, seeds, mine, other, lab_mine, lab_other):
     return fig
 
 
-def extrapolation_figure(
-    title,
-    ds,
-    means,
-    ses,
-    coef,
-    theory_value,
-    n_seeds,
-    e_inf_se=None,
-    model=None,
-    xname="d",
-    ylabel="ICL test error",
-    limit_name="e_inf",
-    theory_label="theory (d -> infinity)",
-):
-    """Simulated values against 1/``xname`` with the fit (coef: limit, c1[, c2]) and the limit expected.
+@dataclass(frozen=True)
+class FitLine:
+    """The fit drawn by :func:`extrapolation_figure`: its coefficients in 1/x (limit, c1[, c2]), the
+    limit's standard error (None: not drawn) and the model's name for the legend (None: limit + c/x)."""
 
-    Defaults: the ICL error against 1/d and the d -> infinity theory; the kernel learner's
-    gap ladder passes ``xname="D"``, its gap and 0."""
+    coef: tuple
+    e_inf_se: float | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class LadderAxes:
+    """The names of an extrapolation figure: the ladder variable ``xname``, the y label, the limit's
+    name and the reference's label.  The defaults: the ICL error against 1/d and the d -> infinity
+    theory; the kernel learner's gap ladder: :data:`KERNEL_GAP_AXES`."""
+
+    xname: str = "d"
+    ylabel: str = "ICL test error"
+    limit_name: str = "e_inf"
+    theory_label: str = "theory (d -> infinity)"
+
+
+#: the kernel learner's gap ladder (against 1/D, the reference 0)
+KERNEL_GAP_AXES = LadderAxes("D", "gap e_sim - e_pred", "gap_inf", "0 (the prediction is exact)")
+
+
+def extrapolation_figure(title, ds, means, ses, fit: FitLine, theory_value, n_seeds, axes: LadderAxes | None = None):
+    """Simulated values (``means`` +- ``ses``) against 1/``xname`` with the ``fit`` (:class:`FitLine`) and
+    the limit expected (``theory_value``); ``axes``: the names (:class:`LadderAxes`, None: its defaults)."""
+    names = axes or LadderAxes()
+    xname, ylabel, limit_name, theory_label = names.xname, names.ylabel, names.limit_name, names.theory_label
+    coef, e_inf_se, model = fit.coef, fit.e_inf_se, fit.model
     fig, axes = _new_figure((5.5, 3.6))
     ax = axes[0][0]
     inv = 1.0 / np.asarray(ds, float)
@@ -543,8 +565,7 @@ def kernel_curve_figure(kc, grids):
             x,
             c["e"][mask],
             f"kernel learner, features {ks.features}" + (f" ({tag})" if tag else ""),
-            color=f"C{j}",
-            lw=1.8,
+            {"color": f"C{j}", "lw": 1.8},
             break_at=brk,
         )
         if not np.isnan(c["e_plain"][mask]).any():
@@ -553,10 +574,7 @@ def kernel_curve_figure(kc, grids):
                 x,
                 c["e_plain"][mask],
                 "plain attention, same ell, k, n" + (f" ({tag})" if tag else ""),
-                fmt="--",
-                marker="s",
-                color=f"C{j}",
-                lw=1.2,
+                {"fmt": "--", "marker": "s", "color": f"C{j}", "lw": 1.2},
             )
     bm = ks.moments
     ax.axhline(

@@ -55,6 +55,7 @@ figures compare the two; neither validates itself).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -93,6 +94,7 @@ from icl_symbolic.model.setting import (  # noqa: F401  (the conventions, re-exp
     resolve_convention,
     setting_fields,
 )
+from icl_symbolic.model.sizes import Sizes, sizes  # noqa: F401  (re-exported)
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
 from icl_symbolic.output.rows import Rows
 from icl_symbolic.simulation import matfree
@@ -134,79 +136,8 @@ def task_assignment(n: int, k: int, convention: Convention, rng: np.random.Gener
 
 
 # ----------------------------------------------------------------------------
-# sizes and memory
+# sizes (icl_symbolic.model.sizes, re-exported here where they were first defined) and memory
 # ----------------------------------------------------------------------------
-def _round_half_up(x: float) -> int:
-    return int(math.floor(x + 0.5))
-
-
-@dataclass(frozen=True)
-class Sizes:
-    """Integer sizes of one simulation (Sec. 2, p. 2: ell = alpha d, k = kappa d, n = tau d^2)."""
-
-    d: int
-    ell: int
-    k: int
-    n: int
-
-    @property
-    def p(self) -> int:
-        """Number of trainable parameters d (d + 1)."""
-        return self.d * (self.d + 1)
-
-
-def sizes(d, alpha, kappa, tau, rounding: str = "paper") -> Sizes:
-    """Integer sizes from the paper's ratios (Sec. 2, p. 2).
-
-    ``rounding="paper"`` (our default): ell = round(alpha d), k = round(kappa d),
-    n = round(tau d^2), halves up.  ``rounding="floor-k"``: k = floor(kappa d),
-    n = round(tau d^2 / k) k (every task the same number of times; Python's round,
-    halves to even as numpy's), ell as in ``paper``.  ``rounding="truncate"`` (the
-    authors' simulation code, preset ``letey2024``, docs/conventions.md): their integer
-    conversions exactly: ell = int(alpha d) and k = int(kappa d) (the double product
-    truncated, as numpy's int64 conversion does), n = round(tau d^2 / k) k.
-
-    >>> sizes(64, 2, 2, 2)
-    Sizes(d=64, ell=128, k=128, n=8192)
-    >>> sizes(32, 20, 0.5, 10).p
-    1056
-    >>> sizes(20, 2, 0.33, 2), sizes(20, 2, 0.33, 2, "floor-k")
-    (Sizes(d=20, ell=40, k=7, n=800), Sizes(d=20, ell=40, k=6, n=798))
-    >>> sizes(20, 1.53, 0.33, 2, "floor-k").ell, sizes(20, 1.53, 0.33, 2, "truncate").ell
-    (31, 30)
-    """
-    check_rounding(rounding)
-    d = check_dimension(d)
-    alpha, kappa, tau = (check_ratio(name, v) for name, v in (("alpha", alpha), ("kappa", kappa), ("tau", tau)))
-    for name, value in (("alpha", alpha), ("kappa", kappa), ("tau", tau)):
-        if value * d > 1e12 or (name == "tau" and value * d * d > 1e12):
-            raise ICLError(f"{name} = {value:g} at d = {d} gives more than 1e12 items; reduce {name}")
-    if rounding == "paper":
-        out = Sizes(d, _round_half_up(alpha * d), _round_half_up(kappa * d), _round_half_up(tau * d * d))
-        k_txt, n_txt = "k = round(kappa d)", "n = round(tau d^2)"
-    elif rounding == "floor-k":
-        k = int(math.floor(kappa * d + 1e-9))
-        if k < 1:
-            raise ICLError(f"k = floor(kappa d) is {k} at d = {d}; increase kappa")
-        out = Sizes(d, _round_half_up(alpha * d), k, int(round(tau * d * d / k)) * k)
-        k_txt, n_txt = "k = floor(kappa d)", "n = round(tau d^2/k) k"
-    else:  # truncate: the authors' np.int64(kappa * d), np.round(tau * d**2 / K) * K, np.int64(alpha * d)
-        k = int(kappa * d)
-        if k < 1:
-            raise ICLError(f"k = int(kappa d) is {k} at d = {d}; increase kappa")
-        out = Sizes(d, int(alpha * d), k, int(round(tau * d**2 / k)) * k)
-        k_txt, n_txt = "k = int(kappa d)", "n = round(tau d^2/k) k"
-    ell_txt = "ell = int(alpha d)" if rounding == "truncate" else "ell = round(alpha d)"
-    for name, value, ratio in (
-        (ell_txt, out.ell, "alpha"),
-        (k_txt, out.k, "kappa"),
-        (n_txt, out.n, "tau"),
-    ):
-        if value < 1:
-            raise ICLError(f"{name} is {value} at d = {d}; increase {ratio}")
-    return out
-
-
 def cost_flops(sz: Sizes, solver: str, lam: float = 0.0) -> float:
     """Estimated floating-point operations of one training solve (the cost model of ``auto``).
 
@@ -609,36 +540,60 @@ def fit_gamma(X, V, y, lam: float = 0.0, solver: str = "auto"):
 # ----------------------------------------------------------------------------
 # training and testing
 # ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PromptLaw:
+    """How the prompts of one run are drawn (Sec. 2, Eqs. (1)-(5), p. 2): the teacher's float64 form
+    ``f_numpy``, the context length ``ell``, the label-noise variance ``rho``, the ``sampler``
+    (``fast`` or ``direct``, :func:`icl_symbolic.model.prompts.sample_prompts`) and the learner's
+    query-side feature map ``features`` (None: plain attention; direct sampler only, an object with
+    attribute ``D``: :class:`icl_symbolic.kernel_learner.theory.FeatureTransform`)."""
+
+    f_numpy: Callable
+    ell: int
+    rho: float
+    sampler: str = "fast"
+    features: object = None
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    """How Gamma is fitted (Eq. (6), p. 3): the ridge ``lam`` (as used: after a convention's floor),
+    the ``solver`` (:func:`fit`), a byte limit ``max_memory`` (None: :func:`memory_limit`) and the
+    matrix-free solve's relative-residual ``tol`` (:data:`TRAIN_TOL`)."""
+
+    lam: float = 0.0
+    solver: str = "auto"
+    max_memory: int | None = None
+    tol: float = TRAIN_TOL
+
+
 def sample_training_set(
-    f_numpy,
+    law: PromptLaw,
     tasks: np.ndarray,
     n: int,
-    ell: int,
-    rho: float,
     rng: np.random.Generator,
-    sampler: str = "fast",
-    progress: Callable[[str], None] | None = None,
-    features=None,
     assign: np.ndarray | None = None,
+    progress: Callable[[str], None] | None = None,
 ):
     """The n training prompts' features: X = x_test rows (n x d), V = [u, s] rows (n x (d+1)), y = y_test.
 
     Prompt mu uses task ``tasks[mu mod k]`` (round robin), or ``tasks[assign[mu]]``
     when ``assign`` is given (:func:`task_assignment`); drawn in chunks of :func:`chunk_rows` prompts
     (a function of d only, so a seed gives the same prompts whatever the solver).
-    ``features`` (direct sampler only): a query-side feature map with attribute ``D``
-    (:class:`icl_symbolic.kernel_learner.theory.FeatureTransform`); X is then n x D and V n x (D + 1).
+    With ``law.features`` X is n x D and V n x (D + 1).
     """
     k, d = tasks.shape
-    if features is not None:
-        d = int(features.D)  # the learner's input dimension
+    if law.features is not None:
+        d = int(law.features.D)  # the learner's input dimension
     m = chunk_rows(d)
     idx_all = np.arange(n) % k if assign is None else np.asarray(assign)
     X, V, y = np.empty((n, d)), np.empty((n, d + 1)), np.empty(n)
     last = time.monotonic()
     for start in range(0, n, m):
         stop = min(n, start + m)
-        P = sample_prompts(f_numpy, tasks[idx_all[start:stop]], ell, rho, rng, method=sampler, features=features)
+        P = sample_prompts(
+            law.f_numpy, tasks[idx_all[start:stop]], law.ell, law.rho, rng, method=law.sampler, features=law.features
+        )
         X[start:stop], V[start:stop, :d], V[start:stop, d], y[start:stop] = P.x_test, P.u, P.s, P.y_test
         if progress is not None and time.monotonic() - last > 2.0:
             progress(f"  prompts {stop}/{n}")
@@ -647,30 +602,23 @@ def sample_training_set(
 
 
 def train(
-    f_numpy,
+    law: PromptLaw,
     tasks: np.ndarray,
     n: int,
-    ell: int,
-    rho: float,
-    lam: float,
     rng: np.random.Generator,
-    solver: str = "auto",
-    sampler: str = "fast",
-    progress: Callable[[str], None] | None = None,
-    max_memory: int | None = None,
-    features=None,
+    options: FitOptions | None = None,
     assign: np.ndarray | None = None,
-    tol: float = TRAIN_TOL,
+    progress: Callable[[str], None] | None = None,
 ):
-    """Train Gamma on n prompts; prompt mu uses task ``tasks[mu mod k]`` (Eq. (6), p. 3),
-    or ``tasks[assign[mu]]``.
+    """Train Gamma on n prompts drawn by ``law``; prompt mu uses task ``tasks[mu mod k]`` (Eq. (6), p. 3),
+    or ``tasks[assign[mu]]``; fitted with ``options`` (:class:`FitOptions`; None: its defaults).
 
-    ``features``: see :func:`sample_training_set` (Gamma is then D x (D + 1)).
-    ``tol``: relative residual of a matrix-free solve (:data:`TRAIN_TOL`).
+    With ``law.features`` Gamma is D x (D + 1).
     Returns ``(Gamma, FitInfo)`` (the solver path, CG iterations, certified residual).
     """
-    X, V, y = sample_training_set(f_numpy, tasks, n, ell, rho, rng, sampler, progress, features, assign)
-    return fit(X, V, y, lam, solver, tol=tol, progress=progress, max_memory=max_memory)
+    X, V, y = sample_training_set(law, tasks, n, rng, assign, progress)
+    options = options or FitOptions()
+    return fit(X, V, y, options.lam, options.solver, tol=options.tol, progress=progress, max_memory=options.max_memory)
 
 
 def predict(Gamma: np.ndarray, P) -> np.ndarray:
@@ -682,24 +630,22 @@ def predict(Gamma: np.ndarray, P) -> np.ndarray:
 
 def mc_test_error(
     Gamma,
-    f_numpy,
+    law: PromptLaw,
     cov_test: Covariance,
-    ell: int,
-    rho: float,
     n_test: int,
-    rng_tasks: np.random.Generator,
-    rng_prompts: np.random.Generator,
-    sampler: str = "fast",
+    rngs: tuple,
     seed=None,
-    law: str = "gaussian",
+    tasks: str = "gaussian",
 ) -> Value:
-    """Monte-Carlo ICL error on ``n_test`` fresh prompts, each with a fresh task ~ N(0, C_test) (``law``).
+    """Monte-Carlo ICL error on ``n_test`` fresh prompts drawn by ``law``, each with a fresh task ~ N(0, C_test)
+    (its law ``tasks``); ``rngs``: the generators of the test tasks and of the prompts.
 
     The squared errors are i.i.d., so the standard error is their sample
     standard deviation over sqrt(n_test).
     """
-    W = sample_tasks(cov_test, n_test, rng_tasks, law=law)
-    P = sample_prompts(f_numpy, W, ell, rho, rng_prompts, method=sampler)
+    rng_tasks, rng_prompts = rngs
+    W = sample_tasks(cov_test, n_test, rng_tasks, law=tasks)
+    P = sample_prompts(law.f_numpy, W, law.ell, law.rho, rng_prompts, method=law.sampler)
     sq = (predict(Gamma, P) - P.y_test) ** 2
     return Value(
         float(sq.mean()),
@@ -912,10 +858,6 @@ def seed_mean(values: Sequence[float], seeds: Sequence[int], note: str) -> Value
     return Value(mean, "sim", stderr=se, n_samples=n, seeds=tuple(seeds), note=note)
 
 
-def _teacher(f):
-    return teacher(f)
-
-
 @dataclass(frozen=True)
 class _SeedTask:
     """Everything one seed's run needs (picklable: sent to worker processes)."""
@@ -942,7 +884,7 @@ def _run_seed(task: _SeedTask) -> SeedRun:
     """One seed: tasks, training (Eq. (6)), MC and exact test error, exact IDG error."""
     t0 = time.monotonic()
     sz, progress, conv = task.sz, task.progress, task.convention
-    T = _teacher(task.f)
+    T = teacher(task.f)
     lam = conv.lam(task.lam)
     if progress is not None:
         progress(
@@ -953,34 +895,26 @@ def _run_seed(task: _SeedTask) -> SeedRun:
     ss_tasks, ss_train, ss_test_tasks, ss_test, ss_assign = np.random.SeedSequence(task.seed).spawn(5)
     tasks = sample_tasks(task.cov_train, sz.k, np.random.default_rng(ss_tasks), law=conv.train_tasks)
     assign = task_assignment(sz.n, sz.k, conv, np.random.default_rng(ss_assign))
+    law = PromptLaw(T.numpy, sz.ell, task.rho, task.sampler)
     Gamma, info = train(
-        T.numpy,
+        law,
         tasks,
         sz.n,
-        sz.ell,
-        task.rho,
-        lam,
         np.random.default_rng(ss_train),
-        task.solver,
-        task.sampler,
-        progress,
-        task.max_memory,
+        FitOptions(lam, task.solver, task.max_memory),
         assign=assign,
+        progress=progress,
     )
     t_train = time.monotonic() - t0
     rng_test_tasks = np.random.default_rng(ss_test_tasks)
     e_mc = mc_test_error(
         Gamma,
-        T.numpy,
+        law,
         task.cov_test,
-        sz.ell,
-        task.rho,
         task.n_test,
-        rng_test_tasks,
-        np.random.default_rng(ss_test),
-        task.sampler,
+        (rng_test_tasks, np.random.default_rng(ss_test)),
         task.seed,
-        law=conv.test_tasks,
+        tasks=conv.test_tasks,
     )
     e = (
         exact_test_error(Gamma, T, task.rho, sz.ell, task.cov_test, rng_test_tasks, law=conv.test_tasks)
@@ -1016,13 +950,12 @@ def check_seeds(seeds) -> tuple:
     return seeds
 
 
-def _check_common(rho, lam, seeds, n_test, sampler):
-    check_rho_lam(rho, lam)
+def _check_run(seeds, sampler) -> tuple:
+    """The run options of one simulation that are not part of its Setting (which was validated once)."""
     seeds = check_seeds(seeds)
-    n_test = check_n_test(n_test)
     if sampler not in ("fast", "direct"):
         raise ICLError(f"unknown prompt sampler {sampler!r}; expected fast or direct")
-    return seeds, n_test
+    return seeds
 
 
 #: simulate_many announces a run (memory: core.limits.ANNOUNCE_BYTES; draws) above these sizes, before it starts
@@ -1105,10 +1038,11 @@ def simulate_many(
 ) -> list:
     """Several simulations, every (simulation, seed) pair one item of one parallel map.
 
-    ``specs``: dicts of :func:`simulate` keyword arguments (``f`` a
-    :class:`~icl_symbolic.model.setting.Setting`, or the teacher with the setting's
-    fields; or ``setting=`` and the run options; ``progress``, ``jobs``,
-    ``scheduler`` not allowed inside).  All inputs are validated and the memory
+    ``specs``: dicts of one simulation each: ``f`` a :class:`~icl_symbolic.model.setting.Setting`
+    (or ``setting=``), or the teacher with the setting's fields :data:`SPEC_FIELDS` as loose
+    keywords (``tasks`` sets both task laws of the convention); the run options :data:`RUN_OPTIONS`
+    (``seeds`` and the fields of :class:`RunOptions`); ``progress``, ``jobs``, ``scheduler`` not
+    allowed inside.  All inputs are validated and the memory
     of ``min(jobs, items)`` concurrent runs is checked before anything is
     computed.  Items run through :func:`icl_symbolic.core.parallel.map_sweep`
     (``jobs`` processes or a Dask ``scheduler``; BLAS pinned to one thread per
@@ -1120,7 +1054,7 @@ def simulate_many(
     address = resolve_scheduler(scheduler)
     if not specs:
         raise ICLError("no simulations to run")
-    plans = [_plan(**spec) for spec in specs]
+    plans = [_plan(spec) for spec in specs]
     n_items = sum(len(pl["seeds"]) for pl in plans)
     serial = address is None and concurrent_runs(jobs, n_items) == 1
     estimate = run_estimate(plans, jobs, address, what, reduce)
@@ -1192,43 +1126,52 @@ def simulate_many(
     return out
 
 
-def _plan(
-    f=None,
-    d=None,
-    alpha=None,
-    kappa=None,
-    tau=None,
-    rho=None,
-    lam=None,
-    C_train=None,
-    C_test=None,
-    seeds=(0, 1, 2),
-    n_test=None,
-    solver="auto",
-    sampler="fast",
-    exact=True,
-    max_memory=None,
-    keep_gamma=False,
-    tasks=None,
-    convention=None,
-    setting=None,
-) -> dict:
+@dataclass(frozen=True)
+class RunOptions:
+    """The run options of one simulation that are not part of its Setting: the ``solver``
+    (``auto``: the cost model of :func:`choose_solver` with a dense fallback when CG stalls;
+    ``gram``, ``kernel``, ``cg`` force one path, :func:`fit`), the prompt ``sampler`` (``fast`` or
+    ``direct``, :func:`icl_symbolic.model.prompts.sample_prompts`), ``exact`` (also the exact test
+    functional of each trained Gamma), ``max_memory`` (bytes; None: 80 % of what the OS reports
+    available) and ``keep_gamma`` (keep each seed's Gamma in the result)."""
+
+    solver: str = "auto"
+    sampler: str = "fast"
+    exact: bool = True
+    max_memory: int | None = None
+    keep_gamma: bool = False
+
+
+#: the run options of a simulation spec (:func:`simulate_many`), with their defaults
+RUN_OPTIONS = dict(seeds=(0, 1, 2), **dataclasses.asdict(RunOptions()))
+#: the Setting fields a simulation spec may give as loose keywords (the teacher is ``f``)
+SPEC_FIELDS = ("d", "alpha", "kappa", "tau", "rho", "lam", "C_train", "C_test", "n_test", "convention")
+
+
+def _plan(spec: dict) -> dict:
     """Validate one simulation's inputs (no computation) and resolve sizes, covariances, teacher.
 
     The setting is ``setting`` (a :class:`Setting`) or ``f`` (a Setting, or the teacher with the
     loose parameters); ``tasks`` sets both task laws of the convention."""
-    st = as_setting(f if setting is None else setting, **setting_fields(locals()))
+    unknown = sorted(set(spec) - {"f", "setting", "tasks", *SPEC_FIELDS, *RUN_OPTIONS})
+    if unknown:
+        raise TypeError(f"a simulation spec got an unexpected keyword argument {unknown[0]!r}")
+    opt = {**RUN_OPTIONS, **{k: spec[k] for k in RUN_OPTIONS if k in spec}}
+    seeds, solver, sampler, exact, max_memory, keep_gamma = (opt[k] for k in RUN_OPTIONS)
+    setting, tasks = spec.get("setting"), spec.get("tasks")
+    st = as_setting(spec.get("f") if setting is None else setting, **{k: spec.get(k) for k in SPEC_FIELDS})
     if st.d is None:
         raise ICLError("a simulation needs the dimension d")
     if tasks is not None:
         st = st.replace(convention=resolve_convention(st.convention, tasks))
     conv = st.convention
-    sz = sizes(st.d, st.alpha, st.kappa, st.tau, conv.rounding)
-    seeds, n_test = _check_common(st.rho, st.lam, seeds, DEFAULT_N_TEST if st.n_test is None else st.n_test, sampler)
+    sz = st.sizes  # computed once by the Setting, whose ratios were validated once
+    seeds = _check_run(seeds, sampler)
+    n_test = DEFAULT_N_TEST if st.n_test is None else st.n_test  # the Setting checked it
     check_memory(sz, solver, n_test, max_memory, conv.lam(st.lam))  # before any array is allocated
     cov_train = resolve_covariance(st.C_train, sz.d)
     cov_test = resolve_covariance(st.C_test, sz.d)
-    T = _teacher(st.f)
+    T = st.teacher
     spec = st.f if isinstance(st.f, str) else T
     return {
         "spec": spec,
@@ -1251,74 +1194,33 @@ def _plan(
 
 
 def simulate(
-    f,
-    d: int | None = None,
-    alpha: float | None = None,
-    kappa: float | None = None,
-    tau: float | None = None,
-    rho: float | None = None,
-    lam: float | None = None,
-    C_train=None,
-    C_test=None,
+    setting,
     seeds: Sequence[int] = (0, 1, 2),
-    n_test: int | None = None,
+    options: RunOptions | None = None,
     progress: Callable[[str], None] | None = None,
-    solver: str = "auto",
-    sampler: str = "fast",
-    exact: bool = True,
-    max_memory: int | None = None,
-    keep_gamma: bool = False,
     jobs: int = 1,
     scheduler: str | None = None,
-    tasks: str | None = None,
-    convention=None,
 ) -> SimResult:
-    """Simulate training (Eq. (6)) and testing of linear attention with teacher f.
+    """Simulate training (Eq. (6)) and testing of linear attention in one setting.
 
     Paper: Sec. 2, Eqs. (1)-(7), p. 2-3; the ICL error of Eq. (7).
 
     Parameters
     ----------
-    f : Setting, or str, SymPy expression, callable or Teacher
-        The :class:`~icl_symbolic.model.setting.Setting` to simulate (then ``d`` ... ``C_test``,
-        ``n_test`` and ``convention`` stay None), or the teacher (parsed by
-        :func:`icl_symbolic.engine.expr.teacher`; never eval'd) with the setting's fields as
-        keywords (None: the Setting's default).
-    d : int
-        Input dimension (>= 2).
-    alpha, kappa, tau : float
-        ell/d, k/d, n/d^2 (rounded to integers, halves up).
-    rho : float
-        Label-noise variance.
-    lam : float
-        Ridge lambda (regulariser (n/d) lam); 0 means min-norm least squares.
-    C_train, C_test : str, array or Covariance
-        Task covariances (``identity``, ``powerlaw:p``, ``spiked:f:r``, ...).
+    setting : Setting
+        The :class:`~icl_symbolic.model.setting.Setting` to simulate (its ``d`` is needed; its
+        ratios become sizes by its convention's rounding, :func:`icl_symbolic.model.sizes.sizes`);
+        a teacher alone stands for ``Setting(teacher)``.  The loose keywords of a setting go to
+        :func:`simulate_many` (``simulate_many([dict(f=..., d=..., tau=..., seeds=...)])[0]``) or to
+        the API's ``ics.simulate``.
     seeds : sequence of int
         One independent simulation per seed.
-    n_test : int
-        Fresh test prompts for the Monte-Carlo error (default ``DEFAULT_N_TEST``).
+    options : RunOptions, optional
+        The solver, sampler, exact functional, memory limit and kept Gamma (:class:`RunOptions`;
+        None: its defaults).
     progress : callable(str), optional
         Receives progress lines (the CLI prints them to stderr): one per seed,
         prompt generation every ~2 s, CG iterations and residual every ~2 s.
-    solver : {"auto", "gram", "kernel", "cg"}
-        ``auto``: the cost model of :func:`choose_solver` with a dense fallback
-        when CG stalls; the others force one path (:func:`fit`).
-    sampler : {"fast", "direct"}
-        Prompt sampler (:func:`icl_symbolic.model.prompts.sample_prompts`).
-    exact : bool
-        Also compute the exact test functional of each trained Gamma (egamma).
-    max_memory : int, optional
-        Byte limit; default 80% of the memory the OS reports available.
-    tasks : {"gaussian", "sphere"}, optional
-        Task law for training and test tasks: ``gaussian`` w ~ N(0, C) (the
-        paper's setting), ``sphere`` the same rescaled to |w|^2 = tr C
-        (:func:`icl_symbolic.model.covariance.sample_tasks`); same d -> infinity limit.
-        Overrides both laws of ``convention``.
-    convention : str, dict or Convention, optional
-        The open choices (task assignment, the two task laws, rounding of k and n,
-        ridge floor): a preset name (``default``, ``letey2024``), a dict of
-        :data:`CONVENTION_FIELDS` or a :class:`Convention` (:func:`resolve_convention`).
     jobs : int
         Seeds run on this many processes (:func:`icl_symbolic.core.parallel.map_sweep`).
     scheduler : str, optional
@@ -1331,7 +1233,7 @@ def simulate(
         None when not computed), ``e_mc`` (mean over seeds of the Monte-Carlo
         error), ``e_idg`` (mean over seeds of the exact IDG error: the same Gamma on its
         k pretraining tasks), ``runs`` (per seed: solver path, iterations, certified
-        residual), ``convention``.
+        residual), ``setting``.
     """
-    spec = {k: v for k, v in locals().items() if k not in ("jobs", "scheduler", "progress")}
+    spec = {"f": setting, "seeds": seeds, **dataclasses.asdict(options or RunOptions())}
     return simulate_many([spec], jobs=jobs, scheduler=scheduler, progress=progress)[0]

@@ -66,7 +66,7 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.stats import grouped_jackknife_se, sample_se, seed_mean_se, t_limit
 from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, RowTest, Verdict, decide, mde_with_seeds
 from icl_symbolic.model.setting import FIELDS, PARAMETERS, Setting, SettingView, as_setting
-from icl_symbolic.output.plotting import extrapolation_figure
+from icl_symbolic.output.plotting import FitLine, LadderAxes, extrapolation_figure
 from icl_symbolic.simulation.simulator import (  # noqa: F401  (seed_error: re-exported, it moved to the simulator)
     check_memory,
     resolve_convention,
@@ -588,20 +588,21 @@ class Extrapolation(SettingView):
         }
 
 
-def ladder_figure(res: Extrapolation, title: str, **labels):
+def ladder_figure(res: Extrapolation, title: str, axes: LadderAxes | None = None, model: str | None = None):
     """The ladder against 1/d with the fit, its SE band and the compared value (``extrapolate --plot``,
-    a claim's ``plot = true``, the kernel learner's gap against 1/D); ``labels``: the names of
-    :func:`icl_symbolic.output.plotting.extrapolation_figure` (``model``, ``xname``, ``ylabel``, ...)."""
+    a claim's ``plot = true``, the kernel learner's gap against 1/D); ``axes``: the names
+    (:class:`icl_symbolic.output.plotting.LadderAxes`, None: the ICL error against 1/d); ``model``: the
+    fit's name in the legend (None: the fit's own)."""
     f, pts = res.fit, res.points
     return extrapolation_figure(
         title,
         [p.d for p in pts],
         [p.e_mean for p in pts],
         [p.e_se for p in pts],
-        f.coef,
+        FitLine(f.coef, f.e_inf_se, model or f.model),
         res.e_theory,
         min(len(p.seeds) for p in pts),
-        **{"e_inf_se": f.e_inf_se, "model": f.model, **labels},
+        axes,
     )
 
 

@@ -272,20 +272,46 @@ class _Runner:
 # ----------------------------------------------------------------------------
 # Fig. 1
 # ----------------------------------------------------------------------------
-def figure1_data(
-    quick=False,
-    seeds=None,
-    progress=None,
-    d=None,
-    taus=None,
-    n_test=None,
-    tasks="gaussian",
-    jobs=1,
-    scheduler=None,
-    order=0,
-) -> FigureData:
+@dataclass(frozen=True)
+class FigureRun:
+    """The knobs of one figure's run that are not the figure's grids: ``quick`` (the small version),
+    ``seeds`` (None: ``SEEDS`` seeds), ``progress`` (a callable taking one line), ``d`` and ``n_test``
+    (None: the figure's own), the task law ``tasks``, ``jobs`` and a Dask ``scheduler``, and ``order``
+    (1: the finite-d theory at the simulated points as well)."""
+
+    quick: bool = False
+    seeds: tuple | None = None
+    progress: Callable[[str], None] | None = field(default=None, compare=False)
+    d: int | None = None
+    n_test: int | None = None
+    tasks: str = "gaussian"
+    jobs: int = 1
+    scheduler: str | None = None
+    order: int = 0
+
+    def knobs(self) -> tuple:
+        """The fields in order (quick, seeds, progress, d, n_test, tasks, jobs, scheduler, order)."""
+        return (
+            self.quick,
+            self.seeds,
+            self.progress,
+            self.d,
+            self.n_test,
+            self.tasks,
+            self.jobs,
+            self.scheduler,
+            self.order,
+        )
+
+
+#: the fields of :class:`FigureRun`, which :func:`make_figure` takes from its keywords
+RUN_FIELDS = ("d", "n_test", "tasks", "jobs", "scheduler", "order")
+
+
+def figure1_data(run: FigureRun | None = None, taus=None) -> FigureData:
     """Fig. 1 (p. 4): sin vs linear teachers, tau across the peak; raw and a1^2-normalised.
     ``order=1`` adds the finite-d theory at the simulated points (:func:`_finite_d_rows`)."""
+    quick, seeds, progress, d, n_test, tasks, jobs, scheduler, order = (run or FigureRun()).knobs()
     order = _check_order(order, tasks)
 
     d = d or (16 if quick else 64)
@@ -401,21 +427,10 @@ def figure1_data(
 # ----------------------------------------------------------------------------
 # Fig. 2
 # ----------------------------------------------------------------------------
-def figure2_data(
-    quick=False,
-    seeds=None,
-    progress=None,
-    d=None,
-    kappas=None,
-    alphas=None,
-    n_test=None,
-    tasks="gaussian",
-    jobs=1,
-    scheduler=None,
-    order=0,
-) -> FigureData:
+def figure2_data(run: FigureRun | None = None, kappas=None, alphas=None) -> FigureData:
     """Fig. 2 (p. 4): tanh, rho = 0.1, tau = alpha/2, kappa on a log axis across 1.
     ``order=1`` adds the finite-d theory at the simulated points (:func:`_finite_d_rows`)."""
+    quick, seeds, progress, d, n_test, tasks, jobs, scheduler, order = (run or FigureRun()).knobs()
     order = _check_order(order, tasks)
 
     d = d or (16 if quick else 32)
@@ -490,21 +505,10 @@ def figure2_data(
 A1ZERO_TEACHER = "(g^2-1)/sqrt(2)"
 
 
-def figure_a1zero_data(
-    quick=False,
-    seeds=None,
-    progress=None,
-    d=None,
-    taus=None,
-    ak=None,
-    n_test=None,
-    tasks="gaussian",
-    jobs=1,
-    scheduler=None,
-    order=0,
-) -> FigureData:
+def figure_a1zero_data(run: FigureRun | None = None, taus=None, ak=None) -> FigureData:
     """Eq. (10), p. 3: f = (g^2 - 1)/sqrt(2), double descent in tau, independent of alpha, kappa.
     ``order=1`` adds the finite-d theory at the simulated points (:func:`_finite_d_rows`)."""
+    quick, seeds, progress, d, n_test, tasks, jobs, scheduler, order = (run or FigureRun()).knobs()
     order = _check_order(order, tasks)
 
     d = d or (16 if quick else 40)
@@ -603,7 +607,9 @@ def make_figure(
     out = check_output_folder(out_dir if out_dir is not None else DEFAULT_DIRS[name], "--out")
     t0 = time.monotonic()
     builder = {"1": figure1_data, "2": figure2_data, "a1zero": figure_a1zero_data}[name]
-    fd = builder(quick=quick, seeds=seeds, progress=progress, **overrides)
+    knobs = {k: overrides.pop(k) for k in RUN_FIELDS if k in overrides}
+    run = FigureRun(quick=quick, seeds=None if seeds is None else tuple(seeds), progress=progress, **knobs)
+    fd = builder(run, **overrides)
     seconds = time.monotonic() - t0
     fig = paper_figure(fd)
     stem = {"1": "figure1", "2": "figure2", "a1zero": "figure_a1zero"}[name]
@@ -613,7 +619,7 @@ def make_figure(
         {
             "figure": name,
             "quick": bool(quick),
-            "order": int(overrides.get("order", 0)),
+            "order": int(run.order),
             "caption": fd.caption,
             "seconds": round(seconds, 2),
             "versions": _versions(),
@@ -627,7 +633,7 @@ def make_figure(
                 " theory_finite_d rows (--order 1): the limit plus the O(1/d) terms at the simulated d "
                 "(theory.finite_d); e_se = the Monte-Carlo SE (the population term's over banks above the peak, "
                 "the radial term's over prompts below it), empty where none enters (deterministic)."
-                if int(overrides.get("order", 0)) == 1
+                if int(run.order) == 1
                 else ""
             ),
         }

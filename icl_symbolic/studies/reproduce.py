@@ -443,31 +443,52 @@ def judge_rows(
     return Reproduction(str(f), error, conv, out, float(false_alarm), tuple(sims[0].seeds), float(mde))
 
 
+@dataclass(frozen=True)
+class RowRun:
+    """How :func:`reproduce` simulates the rows: the ``seeds`` (the same for every row, at least
+    :data:`icl_symbolic.core.stats.MIN_SEEDS`), ``n_test`` test prompts per seed, ``jobs`` processes
+    or a Dask ``scheduler``, and ``progress`` (a callable taking one line)."""
+
+    seeds: tuple = tuple(range(MIN_SEEDS))
+    n_test: int = 100
+    jobs: int = 1
+    scheduler: str | None = None
+    progress: Callable[[str], None] | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How :func:`reproduce` judges the rows: the two-sided ``false_alarm`` budget (split over the rows),
+    the target ``mde`` (a fraction of their value), the slips tried on the ``slip_rows`` worst
+    disagreeing rows (None: all; 0: none), and whether the d -> infinity ``theory`` is shown."""
+
+    false_alarm: float = 1e-3
+    mde: float = DEFAULT_MDE_PCT / 100
+    slip_rows: int | None = None
+    theory: bool = True
+
+
 def reproduce(
     rows: Sequence[TableRow],
     f: str,
-    *,
     convention=None,
     error: str = "icl",
-    seeds: Sequence[int] = tuple(range(MIN_SEEDS)),
-    false_alarm: float = 1e-3,
-    mde: float = DEFAULT_MDE_PCT / 100,
-    n_test: int = 100,
-    jobs: int = 1,
-    scheduler: str | None = None,
-    slip_rows: int | None = None,
-    theory: bool = True,
-    progress: Callable[[str], None] | None = None,
+    run: RowRun | None = None,
+    judging: Judging | None = None,
 ) -> Reproduction:
     """Simulate every row at its own d and convention and compare with the table (module docstring):
     :func:`simulate_rows`, :func:`judge_rows`, then the slip search.
 
-    ``seeds`` (at least :data:`icl_symbolic.core.stats.MIN_SEEDS`) are the same for every
+    The ``seeds`` (at least :data:`icl_symbolic.core.stats.MIN_SEEDS`) are the same for every
     row; ``false_alarm`` is split over the rows (Bonferroni); ``mde``: the target minimum
     detectable error (a fraction of their value) below which "reproduced" may be said.  The
     slips are tried on the disagreeing rows, the ``slip_rows`` worst of them (None: all; 0: none).
-    Returns a :class:`Reproduction` (``.ok``, ``.verdict``, ``.rows``).
+    Returns a :class:`Reproduction` (``.ok``, ``.verdict``, ``.rows``).  ``run``: :class:`RowRun`,
+    ``judging``: :class:`Judging` (None: their defaults).
     """
+    run, judging = run or RowRun(), judging or Judging()
+    seeds, n_test, jobs, scheduler, progress = run.seeds, run.n_test, run.jobs, run.scheduler, run.progress
+    false_alarm, mde, slip_rows, theory = judging.false_alarm, judging.mde, judging.slip_rows, judging.theory
     if slip_rows is not None and (int(slip_rows) != slip_rows or slip_rows < 0):
         raise ICLError(f"slip_rows must be an integer >= 0, got {slip_rows!r}")
     check_error(error)
@@ -582,17 +603,26 @@ def example_table(
     seeds: Sequence[int] = tuple(range(10**6, 10**6 + 100)),
     ds=EXAMPLE_DS,
     kappas=EXAMPLE_KAPPAS,
-    f: str = EXAMPLE["f"],
-    alpha: float = EXAMPLE["alpha"],
-    tau: float = EXAMPLE["tau"],
-    rho: float = EXAMPLE["rho"],
+    point: dict | None = None,
     n_test: int = 100,
 ) -> str:
     """The shipped example table (CSV text): our simulator, ICL error (exact functional), mean and
-    per-run std over ``seeds`` runs per row, one row per (d, kappa); fixed alpha, tau, rho, f."""
+    per-run std over ``seeds`` runs per row, one row per (d, kappa); fixed f, alpha, tau, rho from
+    ``point`` (None: :data:`EXAMPLE`; a dict with those keys)."""
+    pt = EXAMPLE if point is None else point
     conv = resolve_convention(convention)
     specs = [
-        dict(f=f, d=d, alpha=alpha, kappa=k, tau=tau, rho=rho, seeds=tuple(seeds), n_test=n_test, convention=conv)
+        dict(
+            f=pt["f"],
+            d=d,
+            alpha=pt["alpha"],
+            kappa=k,
+            tau=pt["tau"],
+            rho=pt["rho"],
+            seeds=tuple(seeds),
+            n_test=n_test,
+            convention=conv,
+        )
         for d in ds
         for k in kappas
     ]
@@ -606,6 +636,8 @@ def example_table(
 
 
 __all__ = [
+    "RowRun",
+    "Judging",
     "PARAMS",
     "VALUE_KEYS",
     "SPREADS",

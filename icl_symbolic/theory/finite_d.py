@@ -164,6 +164,7 @@ from icl_symbolic.engine.omega_rule import omega_rule
 from icl_symbolic.model.gamma_error import e_gamma_isotropic, functionals_float
 from icl_symbolic.model.moments import FUNCTIONAL_NAMES, moment_functions
 from icl_symbolic.model.prompts import sample_prompts
+from icl_symbolic.model.sizes import clamped_sizes, round_half_up
 from icl_symbolic.theory.asymptotic import teacher_moments
 from icl_symbolic.theory.linear_recipe import linear_error
 from icl_symbolic.theory.stieltjes import stieltjes_isotropic
@@ -315,14 +316,11 @@ def _check_d(d) -> int:
     return int(d)
 
 
-def round_half_up(x: float) -> int:
-    """Nearest integer, halves up (the simulator's convention, ``simulation.sizes``)."""
-    return int(math.floor(x + 0.5))
-
-
 def finite_sizes(d: int, alpha: float, kappa: float, tau: float) -> tuple:
-    """(ell, k, n) as the simulator draws them at dimension d."""
-    return (max(1, round_half_up(alpha * d)), max(1, round_half_up(kappa * d)), max(1, round_half_up(tau * d * d)))
+    """(ell, k, n) as the simulator draws them at dimension d (its default ``paper`` rounding), each held at
+    1 or more: :func:`icl_symbolic.model.sizes.clamped_sizes`, the one sizes function's clamped reading."""
+    sz = clamped_sizes(d, alpha, kappa, tau)
+    return (sz.ell, sz.k, sz.n)
 
 
 # ----------------------------------------------------------------------------

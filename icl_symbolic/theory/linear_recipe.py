@@ -18,7 +18,8 @@ derivation in :mod:`icl_symbolic.theory.a1zero`).
 from __future__ import annotations
 
 
-def linear_error(M, Mp, rho, alpha, tau, xi, rho_tr, rho_te, trF, trF2):
+# over the parameter limit: the ten quantities of steps 4-5; also called from theory/finite_d
+def linear_error(M, Mp, rho, alpha, tau, xi, rho_tr, rho_te, trF, trF2):  # noqa: PLR0913
     """The asymptotic linear ICL error from steps 4-5 (floats or SymPy expressions)."""
     nu = rho_tr / alpha + xi
     c = (rho + nu - nu**2 * M - xi * (1 - 2 * nu * M - nu**2 * Mp)) / (tau - (1 - 2 * xi * M - xi**2 * Mp))

@@ -169,84 +169,126 @@ def parse_claim_expr(text, variables):
     return parse_expr(param_text(text), variables=tuple(variables))
 
 
+def _parse_const(spec, v, params):
+    e = parse_claim_expr(v, ())
+    if e.free_symbols:
+        raise ICLError("must be a constant")
+    return e
+
+
+def _parse_symexpr(spec, v, params):
+    syms = params.get("symbols")
+    if not isinstance(syms, list) or not all(isinstance(s, str) for s in syms):
+        raise ICLError("needs a 'symbols' list of names")
+    return parse_claim_expr(v, syms)
+
+
+def _parse_formtable(spec, v, params):
+    syms = params.get("symbols", list(MOMENT_SYMBOLS))
+    if not isinstance(v, dict) or not v:
+        raise ICLError("must be a non-empty table of name = expression")
+    return {k: parse_claim_expr(e, syms) for k, e in v.items()}
+
+
+def _parse_symtable(spec, v, params):
+    syms = params.get("symbols")
+    if not isinstance(v, dict):
+        raise ICLError("must be a table of name = expression")
+    if not isinstance(syms, list):
+        raise ICLError("needs a 'symbols' list of names")
+    out = {}
+    for k, e in v.items():
+        if k not in syms:
+            raise ICLError(f"substitution for {k!r}, which is not in 'symbols'")
+        out[k] = parse_claim_expr(e, syms)
+    return out
+
+
+def _parse_int(spec, v, params):
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ICLError("must be an integer")
+    return v
+
+
+def _parse_number(spec, v, params):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ICLError("must be a number")
+    return float(v)
+
+
+def _parse_bool(spec, v, params):
+    if not isinstance(v, bool):
+        raise ICLError("must be true or false")
+    return v
+
+
+def _parse_str(spec, v, params):
+    if not isinstance(v, str):
+        raise ICLError("must be a string")
+    if spec.choices and v not in spec.choices:
+        raise ICLError(f"must be one of {', '.join(spec.choices)}")
+    return v
+
+
+def _parse_seed_counts(spec, v, params):
+    many = spec.type == "seed_counts"
+    counts = v if (many and isinstance(v, list)) else [v]
+    if not counts or not all(isinstance(x, int) and not isinstance(x, bool) for x in counts):
+        raise ICLError("must be an integer" + (" or a list of integers (one per d)" if many else ""))
+    if min(counts) < MIN_SEEDS:
+        raise ICLError(
+            f"must be >= {MIN_SEEDS} seeds per simulated point (got {min(counts)}): with fewer, "
+            "the seed-to-seed SE understates skewed spreads (docs/power.md)"
+        )
+    return list(v) if isinstance(v, list) else v
+
+
+def _parse_int_list(spec, v, params):
+    if not isinstance(v, list) or len(v) < 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        raise ICLError("must be a list of at least two integers")
+    return list(v)
+
+
+def _parse_str_list(spec, v, params):
+    if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
+        raise ICLError("must be a list of strings")
+    return list(v)
+
+
+def _parse_table(spec, v, params):
+    if not isinstance(v, dict):
+        raise ICLError("must be a table")
+    return dict(v)
+
+
+#: parameter type -> its parser ``(spec, value, the claim's params) -> parsed value`` (one-line ICLError)
+_PARSERS = {
+    "teacher": lambda spec, v, params: parse_claim_expr(v, ("g",)),
+    "const": _parse_const,
+    "family": lambda spec, v, params: parse_claim_expr(v, HERMITE_NAMES),
+    "sweepfamily": lambda spec, v, params: parse_claim_expr(v, HERMITE_NAMES + SWEEP_NAMES),
+    "symexpr": _parse_symexpr,
+    "formtable": _parse_formtable,
+    "symtable": _parse_symtable,
+    "int": _parse_int,
+    "number": _parse_number,
+    "bool": _parse_bool,
+    "str": _parse_str,
+    "seed_count": _parse_seed_counts,
+    "seed_counts": _parse_seed_counts,
+    "int_list": _parse_int_list,
+    "str_list": _parse_str_list,
+    "call": lambda spec, v, params: _parse_call(v),
+    "table": _parse_table,
+}
+
+
 def _parse_param(spec: Param, v, params):
-    t = spec.type
-    if t == "teacher":
-        return parse_claim_expr(v, ("g",))
-    if t == "const":
-        e = parse_claim_expr(v, ())
-        if e.free_symbols:
-            raise ICLError("must be a constant")
-        return e
-    if t == "family":
-        return parse_claim_expr(v, HERMITE_NAMES)
-    if t == "sweepfamily":
-        return parse_claim_expr(v, HERMITE_NAMES + SWEEP_NAMES)
-    if t == "symexpr":
-        syms = params.get("symbols")
-        if not isinstance(syms, list) or not all(isinstance(s, str) for s in syms):
-            raise ICLError("needs a 'symbols' list of names")
-        return parse_claim_expr(v, syms)
-    if t == "formtable":
-        syms = params.get("symbols", list(MOMENT_SYMBOLS))
-        if not isinstance(v, dict) or not v:
-            raise ICLError("must be a non-empty table of name = expression")
-        return {k: parse_claim_expr(e, syms) for k, e in v.items()}
-    if t == "symtable":
-        syms = params.get("symbols")
-        if not isinstance(v, dict):
-            raise ICLError("must be a table of name = expression")
-        if not isinstance(syms, list):
-            raise ICLError("needs a 'symbols' list of names")
-        out = {}
-        for k, e in v.items():
-            if k not in syms:
-                raise ICLError(f"substitution for {k!r}, which is not in 'symbols'")
-            out[k] = parse_claim_expr(e, syms)
-        return out
-    if t == "int":
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise ICLError("must be an integer")
-        return v
-    if t == "number":
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise ICLError("must be a number")
-        return float(v)
-    if t == "bool":
-        if not isinstance(v, bool):
-            raise ICLError("must be true or false")
-        return v
-    if t == "str":
-        if not isinstance(v, str):
-            raise ICLError("must be a string")
-        if spec.choices and v not in spec.choices:
-            raise ICLError(f"must be one of {', '.join(spec.choices)}")
-        return v
-    if t in ("seed_count", "seed_counts"):
-        counts = v if (t == "seed_counts" and isinstance(v, list)) else [v]
-        if not counts or not all(isinstance(x, int) and not isinstance(x, bool) for x in counts):
-            raise ICLError("must be an integer" + (" or a list of integers (one per d)" if t == "seed_counts" else ""))
-        if min(counts) < MIN_SEEDS:
-            raise ICLError(
-                f"must be >= {MIN_SEEDS} seeds per simulated point (got {min(counts)}): with fewer, "
-                "the seed-to-seed SE understates skewed spreads (docs/power.md)"
-            )
-        return list(v) if isinstance(v, list) else v
-    if t == "int_list":
-        if not isinstance(v, list) or len(v) < 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-            raise ICLError("must be a list of at least two integers")
-        return list(v)
-    if t == "str_list":
-        if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
-            raise ICLError("must be a list of strings")
-        return list(v)
-    if t == "call":
-        return _parse_call(v)
-    if t == "table":
-        if not isinstance(v, dict):
-            raise ICLError("must be a table")
-        return dict(v)
-    raise AssertionError(t)
+    """One claim parameter of type ``spec.type``, parsed by its entry in :data:`_PARSERS`."""
+    parser = _PARSERS.get(spec.type)
+    if parser is None:
+        raise AssertionError(spec.type)
+    return parser(spec, v, params)
 
 
 MOMENT_SYMBOLS = ("a1", "rho_f", "rho", "alpha")

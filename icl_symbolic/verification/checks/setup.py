@@ -20,6 +20,7 @@ import numpy as np
 
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.stats import mde_abs, sample_se, t_limit
+from icl_symbolic.model.setting import Setting
 from icl_symbolic.simulation.simulator import fit_gamma, predict, simulate, sizes
 from icl_symbolic.verification.registry import Outcome, Param, check_kind
 
@@ -95,7 +96,7 @@ def check_setup(claim, progress=None) -> Outcome:
         logs = []
         for n in ns:
             res = simulate(
-                "g", d=d, alpha=2, kappa=2, tau=n / d**2, rho=0.5, seeds=seeds, n_test=200, progress=progress
+                Setting("g", d=d, alpha=2, kappa=2, tau=n / d**2, rho=0.5, n_test=200), seeds, progress=progress
             )
             if sizes(d, 2, 2, n / d**2).n != n:
                 raise ICLError(f"tau = {n / d**2} does not give n = {n} at d = {d}")
