@@ -22,6 +22,7 @@ import os
 import threading
 import time
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Callable, Iterable, Sequence
 
 import joblib
@@ -53,8 +54,9 @@ def concurrent_runs(jobs: int, n_items: int, scheduler: str | None = None) -> in
     return 1 if resolve_scheduler(scheduler) is not None else max(1, min(check_jobs(jobs), int(n_items)))
 
 
-#: worker processes the seeds of one simulation may use (:func:`use_seed_jobs`); 1 outside such a block
-_seed_jobs = 1
+#: worker processes the seeds of one simulation may use (:func:`use_seed_jobs`); 1 outside such a block.
+#: A context variable, set and reset by the block: no value outlives it or leaks into another context.
+_SEED_JOBS: ContextVar[int] = ContextVar("seed_jobs", default=1)
 
 
 @contextmanager
@@ -62,17 +64,16 @@ def use_seed_jobs(jobs: int):
     """Inside the block, :func:`seed_jobs` is ``jobs``: a caller that runs a single work item (e.g. the
     verification runner with one group of claims) lends its workers to that item's seeds.  The numbers
     do not depend on it (every seed pins BLAS to one thread, :func:`map_sweep`)."""
-    global _seed_jobs
-    before, _seed_jobs = _seed_jobs, check_jobs(jobs)
+    token = _SEED_JOBS.set(check_jobs(jobs))
     try:
-        yield _seed_jobs
+        yield _SEED_JOBS.get()
     finally:
-        _seed_jobs = before
+        _SEED_JOBS.reset(token)
 
 
 def seed_jobs() -> int:
     """Worker processes for the seeds of a simulation run inside :func:`use_seed_jobs` (else 1)."""
-    return _seed_jobs
+    return _SEED_JOBS.get()
 
 
 def resolve_scheduler(scheduler: str | None) -> str | None:

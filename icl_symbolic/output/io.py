@@ -30,13 +30,15 @@ import stat
 import tempfile
 import unicodedata
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 import numpy as np
 
 from icl_symbolic.core.errors import ICLError
 
-_pending: list | None = None  # (tmp, final) renames of the open transaction, if any
+#: the (tmp, final) renames of the open transaction, if any (a context variable: set and reset by it)
+_PENDING: ContextVar[list | None] = ContextVar("pending_renames", default=None)
 
 
 @contextmanager
@@ -49,27 +51,27 @@ def transaction(announce=None):
     ``announce(path)`` is called once per file after it is in place (the CLI
     names each written file on stderr).
     """
-    global _pending
-    if _pending is not None:
+    if _PENDING.get() is not None:
         yield
         return
-    _pending = []
+    pending: list = []
+    token = _PENDING.set(pending)
     try:
         yield
-        for tmp, final in _pending:
+        for tmp, final in pending:
             os.replace(tmp, final)
         if announce is not None:
-            for _, final in _pending:
+            for _, final in pending:
                 announce(final)
     except BaseException:
-        for tmp, _ in _pending:
+        for tmp, _ in pending:
             try:
                 os.unlink(tmp)
             except FileNotFoundError:
                 pass
         raise
     finally:
-        _pending = None
+        _PENDING.reset(token)
 
 
 def _target(path: Path, option: str = "output") -> Path:
@@ -189,8 +191,9 @@ def atomic_path(path):
     os.chmod(tmp, mode)  # mkstemp makes 0600; keep the old file's mode or give the usual one
     try:
         yield Path(tmp)
-        if _pending is not None:
-            _pending.append((tmp, path))
+        pending = _PENDING.get()
+        if pending is not None:
+            pending.append((tmp, path))
         else:
             os.replace(tmp, path)
     except BaseException:

@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import tempfile
+from contextvars import ContextVar
 from pathlib import Path
 
 from icl_symbolic._version import __version__
@@ -137,7 +138,8 @@ class SeedCache:
         return sum(1 for _ in self.folder.glob("*/*.json"))
 
 
-_active: SeedCache | None = None  # owned by use_cache(); read by active_cache()
+#: the cache of the running :func:`use_cache` block (a context variable: set and reset by the block)
+_ACTIVE: ContextVar[SeedCache | None] = ContextVar("seed_cache", default=None)
 
 
 @contextlib.contextmanager
@@ -147,18 +149,16 @@ def use_cache(folder):
     The verification runner wraps every claim in it, in the process that runs the claim
     (worker processes included), so the check kinds find it with :func:`active_cache`.
     """
-    global _active
-    before = _active
-    _active = None if folder is None else SeedCache(folder)
+    token = _ACTIVE.set(None if folder is None else SeedCache(folder))
     try:
-        yield _active
+        yield _ACTIVE.get()
     finally:
-        _active = before
+        _ACTIVE.reset(token)
 
 
 def active_cache() -> SeedCache | None:
     """The cache folder of the running block (:func:`use_cache`), or None."""
-    return _active
+    return _ACTIVE.get()
 
 
 __all__ = ["SeedCache", "seed_key", "simulator_digest", "digested_modules", "use_cache", "active_cache", "PRODUCERS"]
