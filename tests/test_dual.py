@@ -168,7 +168,7 @@ def test_deep_relu_pair_matches_arccos_recursion():
 def test_deep_tanh_gram_psd_and_pair_agreement():
     rng = np.random.default_rng(7)
     X = rng.standard_normal((12, 30))
-    G = deep_gram("tanh(g)", X, depth=2, sigma_w2="3/2", sigma_b2="1/10", M=60, digits=20)
+    G = deep_gram("tanh(g)", X, depth=2, sigma_w2="3/2", sigma_b2="1/10", digits=20)
     for A, e in ((G.nngp, G.nngp_err), (G.ntk, G.ntk_err)):
         assert np.allclose(A, A.T)
         assert np.linalg.eigvalsh(A).min() >= -A.shape[0] * e - 1e-14
