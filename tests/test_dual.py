@@ -17,6 +17,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from icl_symbolic.core.errors import ValidityError
 from icl_symbolic.engine.dual import closed_form, dual_map
 from icl_symbolic.engine.dual_deep import deep_gram, deep_pair
 from icl_symbolic.engine.hermite import hermite_coeffs
@@ -163,6 +164,65 @@ def test_deep_relu_pair_matches_arccos_recursion():
     assert r.method == "exact"
     assert abs(float(r.nngp[-1].value) - K[0, 1]) < 1e-12 * abs(K[0, 1])
     assert abs(float(r.ntk[-1].value) - Th[0, 1]) < 1e-12 * abs(Th[0, 1])
+
+
+def _mp_deep(kind, x, y, depth, sw, sb, dps=80):
+    """An independent mpmath recursion (written out here, not via closed_form) at dps digits:
+    relu by the arc-cosine kernel n = 1 and its derivative (n = 0), erf by Williams (1997)."""
+    with mpmath.workdps(dps):
+        sw, sb = mpmath.mpf(sw), mpmath.mpf(sb)
+        x, y = [mpmath.mpf(v) for v in x], [mpmath.mpf(v) for v in y]
+        n = len(x)
+        q1 = sw * mpmath.fsum(a * a for a in x) / n + sb
+        q2 = sw * mpmath.fsum(b * b for b in y) / n + sb
+        c = sw * mpmath.fsum(a * b for a, b in zip(x, y)) / n + sb
+        th = c
+        for _ in range(depth):
+            if kind == "relu":
+                t = mpmath.acos(c / mpmath.sqrt(q1 * q2))
+                k = mpmath.sqrt(q1 * q2) * (mpmath.sin(t) + (mpmath.pi - t) * mpmath.cos(t)) / (2 * mpmath.pi)
+                kd = (mpmath.pi - t) / (2 * mpmath.pi)
+                n1, n2 = q1 / 2, q2 / 2
+            else:
+                a1, a2 = 1 + 2 * q1, 1 + 2 * q2
+                k = 2 / mpmath.pi * mpmath.asin(2 * c / mpmath.sqrt(a1 * a2))
+                kd = 4 / mpmath.pi / mpmath.sqrt(a1 * a2 - 4 * c**2)
+                n1, n2 = (2 / mpmath.pi * mpmath.asin(2 * q / (1 + 2 * q)) for q in (q1, q2))
+            c = sw * k + sb
+            th = c + sw * kd * th
+            q1, q2 = sw * n1 + sb, sw * n2 + sb
+        return c, th
+
+
+@pytest.mark.parametrize("kind", ["relu", "erf"])
+@pytest.mark.parametrize("depth", [5, 10])
+def test_deep_pair_ball_recursion_deep(kind, depth):
+    """Depth 5 and 10 (Arb balls) against the independent mpmath recursion to 30 digits, inside the
+    reported bounds; the float64 arc-cosine recursion agrees for relu; a planted error (the NTK
+    without its derivative term, or sigma_b^2 off by 1e-12) is caught."""
+    x, y = ["1", "2", "-1"], ["1/2", "-1", "2"]
+    r = deep_pair(f"{kind}(g)", x, y, depth=depth, sigma_w2=2, sigma_b2="1/10", digits=30)
+    assert r.method == "ball"
+    with mpmath.workdps(80):
+        k_ref, t_ref = _mp_deep(kind, [1, 2, -1], [0.5, -1, 2], depth, 2, mpmath.mpf(1) / 10)
+        for got, ref in ((r.nngp[-1], k_ref), (r.ntk[-1], t_ref)):
+            diff = abs(mpmath.mpf(got.value) - ref)
+            assert diff <= mpmath.mpf(got.abs_err) + abs(ref) * mpmath.mpf(10) ** -60, (got, ref)
+            assert diff <= abs(ref) * mpmath.mpf(10) ** -30 and got.digits >= 30
+        # planted errors: each moves the value by far more than the bound
+        k_bad, _ = _mp_deep(kind, [1, 2, -1], [0.5, -1, 2], depth, 2, mpmath.mpf(1) / 10 + mpmath.mpf("1e-12"))
+        assert abs(mpmath.mpf(r.nngp[-1].value) - k_bad) > 1e3 * mpmath.mpf(r.nngp[-1].abs_err)
+        assert abs(mpmath.mpf(r.ntk[-1].value) - k_ref) > 1e3 * mpmath.mpf(r.ntk[-1].abs_err)
+    if kind == "relu":
+        K, Th = _arccos_ntk(np.array([[1.0, 2.0, -1.0], [0.5, -1.0, 2.0]]), depth, 2.0, 0.1)
+        assert abs(float(r.nngp[-1].value) - K[0, 1]) < 1e-12 * abs(K[0, 1])
+        assert abs(float(r.ntk[-1].value) - Th[0, 1]) < 1e-12 * abs(Th[0, 1])
+
+
+def test_deep_pair_ball_refuses_parallel_inputs():
+    """x = y makes rho = 1 at every layer: acos of a ball round 1 is not certified; one clear error."""
+    with pytest.raises(ValidityError, match="domain"):
+        deep_pair("relu(g)", ["1", "2"], ["1", "2"], depth=4, sigma_w2=2, sigma_b2="1/10", digits=20)
 
 
 def test_deep_tanh_gram_psd_and_pair_agreement():

@@ -31,12 +31,14 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 import sympy
+from flint import arb
 from mpmath.libmp import to_fixed
 
 from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.core.values import Value
 from icl_symbolic.engine.dual import closed_form, dual_map, split_derivative, tail_weight, value_error
+from icl_symbolic.engine.dual_ball import evaluate, from_rational, to_mpmath, working_precision
 from icl_symbolic.engine.expr import Teacher, g, teacher
 from icl_symbolic.engine.gauss import expect, mp_expect_vector, mp_value, quadrature_plan, to_rational
 
@@ -102,10 +104,88 @@ def deep_pair(f, x, y, depth: int, sigma_w2=1, sigma_b2=0, digits: int = 20) -> 
     q1 = sw * sum(a * a for a in x) / d + sb
     q2 = sw * sum(b * b for b in y) / d + sb
     c = sw * sum(a * b for a, b in zip(x, y)) / d + sb
-    exact = _exact_recursion(T, q1, q2, c, depth, sw, sb, digits)
-    if exact is not None:
-        return exact
+    if depth <= EXACT_DEPTH:
+        exact = _exact_recursion(T, q1, q2, c, depth, sw, sb, digits)
+        if exact is not None:
+            return exact
+    ball = _ball_recursion(T, (q1, q2, c), depth, sw, sb, digits)
+    if ball is not None:
+        return ball
     return _mp_recursion(T, q1, q2, c, depth, sw, sb, digits)
+
+
+#: the exact nested closed forms are kept up to this depth (their SymPy size grows with depth);
+#: deeper closed-form recursions run in ball arithmetic
+EXACT_DEPTH = 2
+
+
+def _ball_recursion(T, cov, depth, sw, sb, digits):
+    """The closed-form recursion in Arb ball arithmetic (:mod:`icl_symbolic.engine.dual_ball`):
+    rigorous enclosures at every layer.  None when f has no closed form; ValidityError when a ball
+    leaves a map's domain (|rho| = 1) even at the largest working precision."""
+    Q1, Q2, C, Q = sympy.symbols("Q1 Q2 C Q", positive=True)
+    try:
+        k = closed_form(T, Q1, Q2, C)
+        kd = closed_form(T, Q1, Q2, C, derivative=True)
+        kq = closed_form(T, Q, Q, Q)
+    except ValidityError:
+        return None
+    if k is None or kd is None or kq is None:
+        return None
+    kq = sympy.simplify(kq)  # acos(Q / sqrt(Q^2)) -> 0: the diagonal never meets acos at a ball round 1
+    bits = int(3.33 * (digits + 20)) + 8 * depth
+    for _attempt in range(4):
+        with working_precision(bits):
+            layers = _ball_layers((k, kd, kq), (Q1, Q2, C, Q), cov, depth, (sw, sb))
+            ok = all(x.is_finite() for lay in layers for x in lay)
+            if ok and all(_tight(x, digits) for lay in layers for x in lay):
+                return _ball_pair(layers, digits, bits)
+        bits *= 2
+    if not ok:
+        raise ValidityError(
+            f"no certified deep kernel for {T.label}: a layer's ball leaves the map's domain (|rho| = 1)"
+        )
+    with working_precision(bits // 2):
+        return _ball_pair(layers, digits, bits // 2)
+
+
+def _ball_layers(maps, syms, cov, depth, weights):
+    """[(K^l, Theta^l, q1^l, q2^l)] for l = 0..depth as arb balls."""
+    k, kd, kq = maps
+    Q1, Q2, C, Q = syms
+    sw, sb = (from_rational(x) for x in weights)
+    q1, q2, c = (from_rational(x) for x in cov)
+    th = c
+    out = [(c, th, q1, q2)]
+    for _ in range(depth):
+        env = {Q1: q1, Q2: q2, C: c}
+        kv, kdv = evaluate(k, env), evaluate(kd, env)
+        q1, q2 = sw * evaluate(kq, {Q: q1}) + sb, sw * evaluate(kq, {Q: q2}) + sb
+        c = sw * kv + sb
+        th = c + sw * kdv * th
+        out.append((c, th, q1, q2))
+    return out
+
+
+def _ball_pair(layers, digits, bits):
+    with mpmath.workprec(bits + 64):
+        cols = list(zip(*layers))
+        names = ("K", "Theta", "q1", "q2")
+
+        def vals(col, name):
+            out = []
+            for i, x in enumerate(col):
+                mid, rad = to_mpmath(x)
+                out.append(mp_value(mid, rad, digits, note=f"{name}^{i}; Arb ball arithmetic on the closed forms"))
+            return tuple(out)
+
+        return DeepPair(*(vals(col, n) for col, n in zip(cols, names)), "ball")
+
+
+def _tight(x, digits: int) -> bool:
+    """The ball certifies ``digits`` significant digits (or pins a value below 10^-(digits+20))."""
+    tol = arb(10) ** -(digits + 2)
+    return bool(x.rad() <= abs(x.mid()) * tol or x.rad() <= tol * arb(10) ** -18)
 
 
 def _exact_recursion(T, q1, q2, c, depth, sw, sb, digits):
