@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import mpmath
 import sympy
 
-from icl_symbolic.core.caches import memoize
+from icl_symbolic.core.caches import memoize, store
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.core.values import Value
 from icl_symbolic.engine.expr import _MP_SAFE as MP_SAFE  # the guarded mpmath functions of teachers
@@ -316,20 +316,25 @@ def _series(c1, c2, rho, rho_err, derivative: bool, scale):
 
 #: the expansion orders n the endpoint route tries (each needs n one-dimensional integrals)
 ENDPOINT_ORDERS = (4, 8, 12, 16, 20, 24, 28)
-#: the moments are computed in two stages (derivatives to order 12, then 28): cheap cases stay cheap
-ENDPOINT_STAGES = (12, 28)
+#: the moments are computed in stages (derivatives to order 12, 16, 20, 28): cheap cases stay cheap
+ENDPOINT_STAGES = (12, 16, 20, 28)
 
 
-@memoize(maxsize=64)
+#: expr -> [F, F', ...] computed so far, and whether a delta stopped them (extended on demand)
+_DERIVATIVES = store("icl_symbolic.engine.dual._DERIVATIVES")
+
+
 def _derivatives(expr, n_max: int) -> tuple:
-    """[F, F', ..., F^(n)] while each derivative is a function (no delta), n <= n_max."""
-    out = [expr]
-    while len(out) <= n_max:
+    """(F, F', ..., F^(n)) while each derivative is a function (no delta), n <= n_max."""
+    out, stopped = _DERIVATIVES.get(expr, ([expr], False))
+    while len(out) <= n_max and not stopped:
         d = sympy.expand(sympy.diff(out[-1], g))
         if d.has(sympy.DiracDelta):
+            stopped = True
             break
-        out.append(d)
-    return tuple(out)
+        out = [*out, d]
+    _DERIVATIVES[expr] = (out, stopped)
+    return tuple(out[: n_max + 1])
 
 
 def _vector_mp(exprs):
@@ -412,10 +417,29 @@ def _endpoint(F1, F2, c1, c2, r, digits):
     return None
 
 
+def _mirror_signs(d1, d2):
+    """[s_j] with d2[j] = s_j d1[j], s_j = +-1 (structurally, after expansion), or None."""
+    out = []
+    for a, b in zip(d1, d2):
+        if b == a:
+            out.append(1)
+        elif sympy.expand(a + b) == 0:
+            out.append(-1)
+        else:
+            return None
+    return out
+
+
 def _endpoint_at(d1, d2, c1, c2, r, digits, orders, stage):
     """The endpoint sum at the given orders n, the moments computed to order ``stage``."""
     M = min(len(c1), len(c2)) - 1
-    D, S1, S2 = _endpoint_moments(tuple(d1[: stage + 1]), tuple(d2[: stage + 1]), stage, digits + 5)
+    d1, d2 = tuple(d1[: stage + 1]), tuple(d2[: stage + 1])
+    signs = _mirror_signs(d1, d2)
+    if signs is None:
+        D, S1, S2 = _endpoint_moments(d1, d2, stage, digits + 5)
+    else:  # F2^(j) = +-F1^(j) (f odd or even, rho < 0): the moments of F1 alone, shared with rho > 0
+        S1 = S2 = _endpoint_moments(d1, d1, stage, digits + 5)[0]
+        D = [(sg * v, e) for sg, (v, e) in zip(signs, S1)]
     for n in orders:
         P = []
         for (v, e), co in ((S1[n], c1), (S2[n], c2)):
