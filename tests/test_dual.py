@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -258,3 +259,99 @@ def test_cli_json_and_bad_input():
     for bad in (["foo(g)"], ["g", "--corr", "2"], ["g", "--digits", "0"], ["g", "--c", "3"], ["g", "--q1", "-1"]):
         r = _cli(*bad)
         assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, (bad, r.stderr)
+
+
+# ---------------------------------------------------------------------------
+# the ball evaluator, the Gram layer pass, the endpoint's mirrored moments
+# ---------------------------------------------------------------------------
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    st.fractions(min_value=Fraction(1, 10), max_value=5).map(sympy.Rational),
+    st.fractions(min_value=Fraction(1, 10), max_value=5).map(sympy.Rational),
+    st.fractions(min_value=Fraction(-99, 100), max_value=Fraction(99, 100)).map(sympy.Rational),
+)
+def test_ball_evaluation_encloses_closed_forms(q1, q2, r):
+    """Arb balls of the relu, erf and sign closed forms contain the 60-digit mpmath values (SymPy
+    evalf of the same expressions), with radii below 1e-40; a planted shift of 1e-30 falls outside."""
+    from icl_symbolic.engine.dual_ball import evaluate, from_rational, to_mpmath, working_precision
+
+    Q1, Q2, C = sympy.symbols("Q1 Q2 C", positive=True)
+    c = r * sympy.sqrt(q1 * q2)
+    c = sympy.Rational(str(sympy.N(c, 40)))
+    if c**2 >= q1 * q2:
+        return
+    for f in ("relu(g)", "erf(g)", "sign(g)", "relu(g)**2"):
+        for derivative in (False, True):
+            e = closed_form(f, Q1, Q2, C, derivative=derivative)
+            with working_precision(200), mpmath.workprec(300):
+                mid, rad = to_mpmath(evaluate(e, {Q1: from_rational(q1), Q2: from_rational(q2), C: from_rational(c)}))
+                ref = mpmath.mpf(str(sympy.N(e.subs({Q1: q1, Q2: q2, C: c}), 60)))
+                assert abs(mid - ref) <= rad + abs(ref) * mpmath.mpf(10) ** -55 and rad < mpmath.mpf(10) ** -40
+                assert abs(mid + mpmath.mpf(10) ** -30 - ref) > rad
+
+
+def test_ball_evaluation_refuses_unknown_nodes():
+    from icl_symbolic.engine.dual_ball import evaluate
+
+    with pytest.raises(ValidityError, match="no ball evaluation"):
+        evaluate(sympy.gamma(sympy.Symbol("Q", positive=True)), {sympy.Symbol("Q", positive=True): 1})
+
+
+def test_layer_pass_against_hermite_coeffs():
+    """The Gram's shared fixed-point pass gives the a_m of coeffs and the moments E[f^(k)^2] of
+    expect (q = 1/2, tanh), within both bounds; the pass at another q is caught (planted)."""
+    from icl_symbolic.engine.dual_deep import layer_pass
+    from icl_symbolic.engine.expr import g
+    from icl_symbolic.engine.gauss import expect
+
+    q = sympy.Rational(1, 2)
+    a, R_hi, moms = layer_pass(sympy.tanh(g), q, 6, 20)
+    with mpmath.workdps(40):
+        h = hermite_coeffs(sympy.tanh(sympy.sqrt(q) * g), M=6, digits=25, exact=False)
+        for (v, e), ref in zip(a, h.a):
+            assert abs(v - mpmath.mpf(ref.value)) <= e + mpmath.mpf(ref.abs_err) + mpmath.mpf(10) ** -22
+        assert R_hi >= mpmath.mpf(h.parseval_residual.value) - mpmath.mpf(10) ** -22
+        d1 = 1 - sympy.tanh(sympy.sqrt(q) * g) ** 2
+        ref1 = expect(d1**2, 1, 25)
+        assert abs(moms[1][0] - mpmath.mpf(ref1.value)) <= moms[1][1] + mpmath.mpf(10) ** -22
+        a_bad, _, _ = layer_pass(sympy.tanh(g), sympy.Rational(51, 100), 6, 20)
+        assert abs(a_bad[1][0] - a[1][0]) > 1e6 * a[1][1]
+
+
+def test_endpoint_mirror_signs():
+    """F(-x) of an odd (even) teacher is -F (F), and so are all its derivatives: the rho < 0
+    endpoint reuses the rho > 0 moments with those signs; an unrelated pair shares nothing."""
+    from icl_symbolic.engine.dual import _derivatives, _mirror_signs
+    from icl_symbolic.engine.expr import g
+
+    d1 = _derivatives(sympy.tanh(g), 5)
+    d2 = _derivatives(sympy.tanh(-g), 5)
+    assert _mirror_signs(d1, d2) == [-1] * 6  # tanh(-x) = -tanh(x): every derivative flips
+    assert _mirror_signs(d1, _derivatives(sympy.cosh(g), 5)) is None
+    e = _derivatives(sympy.cos(g), 4)
+    assert _mirror_signs(e, _derivatives(sympy.cos(-g), 4)) == [1] * 5
+    assert _mirror_signs(e, _derivatives(sympy.sin(g), 4)) is None  # planted: not a mirror
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("rho", ["-0.99", "0.9", "0.975"])
+def test_tanh_every_route_against_independent_quadrature(rho):
+    """k_tanh(rho) (20 digits; series at high order, endpoint, mirrored endpoint) against an
+    independent nested mpmath.quad at 40 digits (written out here: outer x, inner z, split at 0)."""
+    p = dual_map("tanh(g)", 1, 1, rho, digits=20, derivative=False)
+    assert p.routes[0] in ("series", "endpoint series") and p.nngp.digits >= 20
+    with mpmath.workdps(40):
+        r = mpmath.mpf(sympy.Rational(rho).p) / sympy.Rational(rho).q
+        s = mpmath.sqrt(1 - r * r)
+
+        def inner(x):
+            return mpmath.quad(
+                lambda z: mpmath.tanh(r * x + s * z) * mpmath.npdf(z), [-mpmath.inf, -r * x / s, mpmath.inf]
+            )
+
+        ref = mpmath.quad(lambda x: mpmath.tanh(x) * inner(x) * mpmath.npdf(x), [-mpmath.inf, 0, mpmath.inf])
+        diff = abs(mpmath.mpf(p.nngp.value) - ref)
+        assert diff <= mpmath.mpf(p.nngp.abs_err) + mpmath.mpf(10) ** -30, (rho, diff)
+        assert diff <= abs(ref) * mpmath.mpf(10) ** -20
