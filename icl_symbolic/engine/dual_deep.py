@@ -238,19 +238,21 @@ def _mp_recursion(T, q1, q2, c, depth, sw, sb, digits):
             lips = {}
             for key in ("q1", "q2"):
                 q = pts[key]
-                f0, f1, f2 = (_moment(T.expr, q, k, digits) for k in range(3))
-                lips[key] = (f0, f1, f2)
+                lips[key] = tuple(_moment(T.expr, q, k, digits) for k in range(4))
             if not all(mpmath.isfinite(lips[k][1]) and mpmath.isfinite(lips[k][2]) for k in lips):
                 raise ValidityError(
                     f"no certified deep kernel for {T.label}: f' or f'' has a jump (the layer map is not Lipschitz) "
                     "and no closed form is recognised"
                 )
-            (a0, a1, a2), (b0, b1, b2) = lips["q1"], lips["q2"]
+            (a0, a1, a2, a3), (b0, b1, b2, b3) = lips["q1"], lips["q2"]
             L_c = mpmath.sqrt(a1 * b1)
             L_cd = mpmath.sqrt(a2 * b2)
             L_q = mpmath.sqrt(a2 * b0) / 2 + mpmath.sqrt(b2 * a0) / 2
             drift = L_c * rad["c"] + L_q * max(rad["q1"], rad["q2"])
-            drift_d = L_cd * rad["c"] + (mpmath.sqrt(a2 * b2)) * max(rad["q1"], rad["q2"])
+            # heat equation on Kdot = E[f'(u) f'(v)]: |d Kdot / d q1| = |E[f'''(u) f'(v)]| / 2
+            L_qd = mpmath.sqrt(a3 * b1) / 2 + mpmath.sqrt(b3 * a1) / 2
+            rq = max(rad["q1"], rad["q2"])
+            drift_d = L_cd * rad["c"] + (L_qd * rq if rq else 0)  # inf (uncertified) only when needed
             p = dual_map(T, pts["q1"], pts["q2"], pts["c"], digits + 5)
             d1 = dual_map(T, pts["q1"], pts["q1"], pts["q1"], digits + 5, derivative=False)
             d2 = dual_map(T, pts["q2"], pts["q2"], pts["q2"], digits + 5, derivative=False)
