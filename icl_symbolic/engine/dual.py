@@ -47,7 +47,6 @@ import sympy
 from icl_symbolic.core.caches import memoize, store
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.core.values import Value
-from icl_symbolic.engine.expr import _MP_SAFE as MP_SAFE  # the guarded mpmath functions of teachers
 from icl_symbolic.engine.expr import MAX_HERMITE_ORDER, Teacher, g, teacher
 from icl_symbolic.engine.gauss import expect, mp_expect_vector, mp_value, quadrature_plan, to_rational
 from icl_symbolic.engine.hermite import hermite_coeffs
@@ -347,7 +346,14 @@ def _vector_mp(exprs):
         )
         for e in exprs
     ]
-    return sympy.lambdify(g, exprs, modules=[MP_SAFE, "mpmath"], cse=True)
+    return sympy.lambdify(g, exprs, modules=[_guarded(), "mpmath"], cse=True)
+
+
+@memoize(maxsize=1)
+def _guarded() -> dict:
+    """The teacher parser's guarded mpmath functions (far quadrature nodes: tanh(1e30) is +-1, not a
+    huge-integer computation), taken from the one-function teachers themselves."""
+    return {name: teacher(getattr(sympy, name)(g)).mp for name in ("exp", "sin", "cos", "tanh", "erf", "erfc")}
 
 
 def _square_bits(vec, pts, n: int) -> list:
