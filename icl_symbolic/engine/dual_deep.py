@@ -456,20 +456,25 @@ def deep_gram(f, X, depth: int, sigma_w2=1, sigma_b2=0, digits: int = 20) -> Dee
         M, a, moms, tail, tailD = _gram_layer(T, q, rmax_hi, digits)
         st = _layer_terms(a, moms, q, e_q, digits)
         ec = eK + 2 * EPS * qf  # the covariance error, with the rounding of rho = K / q
-        rnd = 2 * (M + 2) * EPS  # Horner on M+2 terms: gamma_(2M+4) relative to sum |terms|
+        # Horner's rounding on the off-diagonal entries (|rho| <= rmax_hi there; the diagonal is set
+        # below): gamma_(2n) sum_m |c_m| rmax_hi^m for degree n (Higham, Accuracy and Stability, 5.1)
+        rndK, rndD = (_horner_rounding(st[key], rmax_hi) for key in ("cK", "cD"))
         kmap = _horner(st["cK"], rho_l)
         dmap = _horner(st["cD"], rho_l)
         # the diagonal is the map at rho = 1: E[f^2] and E[f'^2]
         np.fill_diagonal(kmap, st["f0"])
         np.fill_diagonal(dmap, st["f1v"])
         # |dK/dc| <= E[f'^2], |dKdot/dc| <= E[f''^2] (Cauchy-Schwarz), c = q rho moved by eK
-        eK_map = tail + st["coef_err"] + rnd * st["f0"] + st["f1"] * ec + st["dq_K"]
-        eD_map = tailD + st["coefD_err"] + rnd * st["f1"] + st["f2"] * ec + st["dq_D"]
+        eK_map = tail + st["coef_err"] + rndK + st["f1"] * ec + st["dq_K"]
+        eD_map = tailD + st["coefD_err"] + rndD + st["f2"] * ec + st["dq_D"]
         newK = swf * kmap + sbf
         newT = newK + swf * dmap * Th
-        eK_new = swf * eK_map + 2 * EPS * float(np.max(np.abs(newK)))
+        eK_new = swf * eK_map + 2 * EPS * float(np.max(np.abs(newK))) + EPS * swf * float(np.max(np.abs(kmap)))
         eT = eK_new + swf * (st["f1"] * eT + float(np.max(np.abs(Th))) * eD_map + eD_map * eT)
-        eT += 4 * EPS * float(np.max(np.abs(newT)))
+        # the float64 operations of newT = newK + sw * dmap * Th: the two products and the sum
+        eT += 4 * EPS * float(np.max(np.abs(newT))) + 2 * EPS * swf * float(np.max(np.abs(dmap))) * float(
+            np.max(np.abs(Th))
+        )
         K, Th, eK = newK, newT, eK_new
         q, e_q = _next_q(sw, sb, moms[0], digits)
         qs.append(float(q))
@@ -477,6 +482,16 @@ def deep_gram(f, X, depth: int, sigma_w2=1, sigma_b2=0, digits: int = 20) -> Dee
         if not np.isfinite(eT):
             raise ValidityError(f"no certified NTK Gram for {T.label}: f'' is not square-integrable")
     return DeepGram(K, Th, float(eK), float(eT), tuple(qs), tuple(orders))
+
+
+def _horner_rounding(coef: np.ndarray, r: float) -> float:
+    """A bound on the float64 rounding of Horner's rule for sum_m coef_m x^m at every |x| <= r:
+    gamma_(2n) sum_m |coef_m| r^m, n the degree, u = 2^-53 (the sum taken in mpmath, rounded up)."""
+    n = len(coef) - 1
+    u = mpmath.mpf(2) ** -53
+    with mpmath.workdps(30):
+        absum = mpmath.fsum(abs(mpmath.mpf(float(c))) * mpmath.mpf(r) ** m for m, c in enumerate(coef))
+        return float(2 * n * u / (1 - 2 * n * u) * absum * (1 + mpmath.mpf(10) ** -12))
 
 
 def _layer_terms(a, moms, q, e_q, digits):
