@@ -431,6 +431,8 @@ def deep_gram(f, X, depth: int, sigma_w2=1, sigma_b2=0, digits: int = 20) -> Dee
     that, or when f' has jumps.  Paper: the dual kernel of Sec. 2, Eq. (2), p. 2, layer by layer.
     """
     sw, sb = _check(depth, sigma_w2, sigma_b2)
+    if not isinstance(digits, int) or isinstance(digits, bool) or not 17 <= digits <= 60:
+        raise ICLError(f"digits (of the coefficient passes) must be an integer between 17 and 60, got {digits!r}")
     T: Teacher = teacher(f)
     if T.expr is None:
         raise ICLError("deep kernels need a teacher in the input language, not a Python callable")
@@ -480,7 +482,10 @@ def deep_gram(f, X, depth: int, sigma_w2=1, sigma_b2=0, digits: int = 20) -> Dee
         qs.append(float(q))
         orders.append(M)
         if not np.isfinite(eT):
-            raise ValidityError(f"no certified NTK Gram for {T.label}: f'' is not square-integrable")
+            raise ValidityError(
+                f"no certified NTK Gram for {T.label}: f'' is not square-integrable (a kink); "
+                "deep_pair certifies pairs of closed-form activations in ball arithmetic"
+            )
     return DeepGram(K, Th, float(eK), float(eT), tuple(qs), tuple(orders))
 
 
