@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -17,6 +18,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from icl_symbolic.core.errors import ValidityError
 from icl_symbolic.engine.dual import closed_form, dual_map
 from icl_symbolic.engine.dual_deep import deep_gram, deep_pair
 from icl_symbolic.engine.hermite import hermite_coeffs
@@ -90,16 +92,22 @@ def test_unit_kernel_gives_paper_quantities():
 
 
 @pytest.mark.heavy
-def test_endpoint_route_against_quadrature_tanh():
-    """Near rho = 1 (the endpoint re-expansion) against the 2-D quadrature route, 12 digits."""
+@pytest.mark.parametrize(
+    ("f", "rho"),
+    [("tanh(g)", "0.99"), ("1 - tanh(g)**2", "-0.99"), ("tanh(g) + tanh(g)**2/2", "-0.99")],
+)
+def test_endpoint_route_against_quadrature_tanh(f, rho):
+    """Near |rho| = 1 the endpoint re-expansion (at 0.97 the order-199 series now certifies 12 digits
+    itself) against the 2-D quadrature route, 12 digits: tanh; an even f at -0.99 (the mirrored
+    moments, sign +1); an f neither odd nor even at -0.99 (the moments of F(x) and F(-x))."""
     from icl_symbolic.engine.dual import _quadrature
     from icl_symbolic.engine.expr import teacher
 
-    p = dual_map("tanh(g)", 1, 1, "0.97", digits=12, derivative=False)
+    p = dual_map(f, 1, 1, rho, digits=12, derivative=False)
     assert p.routes[0] == "endpoint series"
     with mpmath.workdps(30):
-        v, e = _quadrature(teacher("tanh(g)"), 1, 1, sympy.Rational(97, 100), 12, False)
-    assert abs(mpmath.mpf(p.nngp.value) - v) <= e + mpmath.mpf(p.nngp.abs_err) + mpmath.mpf("1e-12")
+        v, e = _quadrature(teacher(f), 1, 1, sympy.Rational(rho), 12, False)
+        assert abs(mpmath.mpf(p.nngp.value) - v) <= e + mpmath.mpf(p.nngp.abs_err) + mpmath.mpf("1e-12")
 
 
 def test_monte_carlo_tanh():
@@ -165,10 +173,69 @@ def test_deep_relu_pair_matches_arccos_recursion():
     assert abs(float(r.ntk[-1].value) - Th[0, 1]) < 1e-12 * abs(Th[0, 1])
 
 
+def _mp_deep(kind, x, y, depth, sw, sb, dps=80):
+    """An independent mpmath recursion (written out here, not via closed_form) at dps digits:
+    relu by the arc-cosine kernel n = 1 and its derivative (n = 0), erf by Williams (1997)."""
+    with mpmath.workdps(dps):
+        sw, sb = mpmath.mpf(sw), mpmath.mpf(sb)
+        x, y = [mpmath.mpf(v) for v in x], [mpmath.mpf(v) for v in y]
+        n = len(x)
+        q1 = sw * mpmath.fsum(a * a for a in x) / n + sb
+        q2 = sw * mpmath.fsum(b * b for b in y) / n + sb
+        c = sw * mpmath.fsum(a * b for a, b in zip(x, y)) / n + sb
+        th = c
+        for _ in range(depth):
+            if kind == "relu":
+                t = mpmath.acos(c / mpmath.sqrt(q1 * q2))
+                k = mpmath.sqrt(q1 * q2) * (mpmath.sin(t) + (mpmath.pi - t) * mpmath.cos(t)) / (2 * mpmath.pi)
+                kd = (mpmath.pi - t) / (2 * mpmath.pi)
+                n1, n2 = q1 / 2, q2 / 2
+            else:
+                a1, a2 = 1 + 2 * q1, 1 + 2 * q2
+                k = 2 / mpmath.pi * mpmath.asin(2 * c / mpmath.sqrt(a1 * a2))
+                kd = 4 / mpmath.pi / mpmath.sqrt(a1 * a2 - 4 * c**2)
+                n1, n2 = (2 / mpmath.pi * mpmath.asin(2 * q / (1 + 2 * q)) for q in (q1, q2))
+            c = sw * k + sb
+            th = c + sw * kd * th
+            q1, q2 = sw * n1 + sb, sw * n2 + sb
+        return c, th
+
+
+@pytest.mark.parametrize("kind", ["relu", "erf"])
+@pytest.mark.parametrize("depth", [5, 10])
+def test_deep_pair_ball_recursion_deep(kind, depth):
+    """Depth 5 and 10 (Arb balls) against the independent mpmath recursion to 30 digits, inside the
+    reported bounds; the float64 arc-cosine recursion agrees for relu; a planted error (the NTK
+    without its derivative term, or sigma_b^2 off by 1e-12) is caught."""
+    x, y = ["1", "2", "-1"], ["1/2", "-1", "2"]
+    r = deep_pair(f"{kind}(g)", x, y, depth=depth, sigma_w2=2, sigma_b2="1/10", digits=30)
+    assert r.method == "ball"
+    with mpmath.workdps(80):
+        k_ref, t_ref = _mp_deep(kind, [1, 2, -1], [0.5, -1, 2], depth, 2, mpmath.mpf(1) / 10)
+        for got, ref in ((r.nngp[-1], k_ref), (r.ntk[-1], t_ref)):
+            diff = abs(mpmath.mpf(got.value) - ref)
+            assert diff <= mpmath.mpf(got.abs_err) + abs(ref) * mpmath.mpf(10) ** -60, (got, ref)
+            assert diff <= abs(ref) * mpmath.mpf(10) ** -30 and got.digits >= 30
+        # planted errors: each moves the value by far more than the bound
+        k_bad, _ = _mp_deep(kind, [1, 2, -1], [0.5, -1, 2], depth, 2, mpmath.mpf(1) / 10 + mpmath.mpf("1e-12"))
+        assert abs(mpmath.mpf(r.nngp[-1].value) - k_bad) > 1e3 * mpmath.mpf(r.nngp[-1].abs_err)
+        assert abs(mpmath.mpf(r.ntk[-1].value) - k_ref) > 1e3 * mpmath.mpf(r.ntk[-1].abs_err)
+    if kind == "relu":
+        K, Th = _arccos_ntk(np.array([[1.0, 2.0, -1.0], [0.5, -1.0, 2.0]]), depth, 2.0, 0.1)
+        assert abs(float(r.nngp[-1].value) - K[0, 1]) < 1e-12 * abs(K[0, 1])
+        assert abs(float(r.ntk[-1].value) - Th[0, 1]) < 1e-12 * abs(Th[0, 1])
+
+
+def test_deep_pair_ball_refuses_parallel_inputs():
+    """x = y makes rho = 1 at every layer: acos of a ball round 1 is not certified; one clear error."""
+    with pytest.raises(ValidityError, match="domain"):
+        deep_pair("relu(g)", ["1", "2"], ["1", "2"], depth=4, sigma_w2=2, sigma_b2="1/10", digits=20)
+
+
 def test_deep_tanh_gram_psd_and_pair_agreement():
     rng = np.random.default_rng(7)
     X = rng.standard_normal((12, 30))
-    G = deep_gram("tanh(g)", X, depth=2, sigma_w2="3/2", sigma_b2="1/10", M=60, digits=20)
+    G = deep_gram("tanh(g)", X, depth=2, sigma_w2="3/2", sigma_b2="1/10", digits=20)
     for A, e in ((G.nngp, G.nngp_err), (G.ntk, G.ntk_err)):
         assert np.allclose(A, A.T)
         assert np.linalg.eigvalsh(A).min() >= -A.shape[0] * e - 1e-14
@@ -198,3 +265,110 @@ def test_cli_json_and_bad_input():
     for bad in (["foo(g)"], ["g", "--corr", "2"], ["g", "--digits", "0"], ["g", "--c", "3"], ["g", "--q1", "-1"]):
         r = _cli(*bad)
         assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, (bad, r.stderr)
+
+
+# ---------------------------------------------------------------------------
+# the ball evaluator, the Gram layer pass, the endpoint's mirrored moments
+# ---------------------------------------------------------------------------
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    st.fractions(min_value=Fraction(1, 10), max_value=5).map(sympy.Rational),
+    st.fractions(min_value=Fraction(1, 10), max_value=5).map(sympy.Rational),
+    st.fractions(min_value=Fraction(-99, 100), max_value=Fraction(99, 100)).map(sympy.Rational),
+)
+def test_ball_evaluation_encloses_closed_forms(q1, q2, r):
+    """Arb balls of the relu, erf and sign closed forms contain the 60-digit mpmath values (SymPy
+    evalf of the same expressions), with radii below 1e-40; a planted shift of 1e-30 falls outside."""
+    from icl_symbolic.engine.dual_ball import evaluate, from_rational, to_mpmath, working_precision
+
+    Q1, Q2, C = sympy.symbols("Q1 Q2 C", positive=True)
+    c = r * sympy.sqrt(q1 * q2)
+    c = sympy.Rational(str(sympy.N(c, 40)))
+    if c**2 >= q1 * q2:
+        return
+    for f in ("relu(g)", "erf(g)", "sign(g)", "relu(g)**2"):
+        for derivative in (False, True):
+            e = closed_form(f, Q1, Q2, C, derivative=derivative)
+            with working_precision(200), mpmath.workprec(300):
+                mid, rad = to_mpmath(evaluate(e, {Q1: from_rational(q1), Q2: from_rational(q2), C: from_rational(c)}))
+                ref = mpmath.mpf(str(sympy.N(e.subs({Q1: q1, Q2: q2, C: c}), 60)))
+                assert abs(mid - ref) <= rad + abs(ref) * mpmath.mpf(10) ** -55 and rad < mpmath.mpf(10) ** -40
+                assert abs(mid + mpmath.mpf(10) ** -30 - ref) > rad
+
+
+def test_ball_evaluation_refuses_unknown_nodes():
+    from icl_symbolic.engine.dual_ball import evaluate
+
+    with pytest.raises(ValidityError, match="no ball evaluation"):
+        evaluate(sympy.gamma(sympy.Symbol("Q", positive=True)), {sympy.Symbol("Q", positive=True): 1})
+
+
+def test_layer_pass_against_hermite_coeffs():
+    """The Gram's shared fixed-point pass gives the a_m of coeffs and the moments E[f^(k)^2] of
+    expect (q = 1/2, tanh), within both bounds; the pass at another q is caught (planted)."""
+    from icl_symbolic.engine.dual_deep import layer_pass
+    from icl_symbolic.engine.expr import g
+    from icl_symbolic.engine.gauss import expect
+
+    q = sympy.Rational(1, 2)
+    a, R_hi, moms = layer_pass(sympy.tanh(g), q, 6, 20)
+    with mpmath.workdps(40):
+        h = hermite_coeffs(sympy.tanh(sympy.sqrt(q) * g), M=6, digits=25, exact=False)
+        for (v, e), ref in zip(a, h.a):
+            assert abs(v - mpmath.mpf(ref.value)) <= e + mpmath.mpf(ref.abs_err) + mpmath.mpf(10) ** -22
+        assert R_hi >= mpmath.mpf(h.parseval_residual.value) - mpmath.mpf(10) ** -22
+        d1 = 1 - sympy.tanh(sympy.sqrt(q) * g) ** 2
+        ref1 = expect(d1**2, 1, 25)
+        assert abs(moms[1][0] - mpmath.mpf(ref1.value)) <= moms[1][1] + mpmath.mpf(10) ** -22
+        a_bad, _, _ = layer_pass(sympy.tanh(g), sympy.Rational(51, 100), 6, 20)
+        assert abs(a_bad[1][0] - a[1][0]) > 1e6 * a[1][1]
+
+
+def test_endpoint_mirror_signs():
+    """F(-x) of an odd (even) teacher is -F (F), and so are all its derivatives: the rho < 0
+    endpoint reuses the rho > 0 moments with those signs; an unrelated pair shares nothing."""
+    from icl_symbolic.engine.dual import _derivatives, _mirror_signs
+    from icl_symbolic.engine.expr import g
+
+    d1 = _derivatives(sympy.tanh(g), 5)
+    d2 = _derivatives(sympy.tanh(-g), 5)
+    assert _mirror_signs(d1, d2) == [-1] * 6  # tanh(-x) = -tanh(x): every derivative flips
+    assert _mirror_signs(d1, _derivatives(sympy.cosh(g), 5)) is None
+    e = _derivatives(sympy.cos(g), 4)
+    assert _mirror_signs(e, _derivatives(sympy.cos(-g), 4)) == [1] * 5
+    assert _mirror_signs(e, _derivatives(sympy.sin(g), 4)) is None  # planted: not a mirror
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("rho", ["-0.99", "0.9", "0.975"])
+def test_tanh_every_route_against_independent_quadrature(rho):
+    """k_tanh(rho) (20 digits; series at high order, endpoint, mirrored endpoint) against an
+    independent nested mpmath.quad at 40 digits (written out here: outer x, inner z, split where the
+    inner argument crosses 0 and at +-12), whose own error estimates must be below 1e-26."""
+    p = dual_map("tanh(g)", 1, 1, rho, digits=20, derivative=False)
+    assert p.routes[0] in ("series", "endpoint series") and p.nngp.digits >= 20
+    with mpmath.workdps(40):
+        r = mpmath.mpf(sympy.Rational(rho).p) / sympy.Rational(rho).q
+        s = mpmath.sqrt(1 - r * r)
+
+        est = [mpmath.mpf(0)]
+
+        def inner(x):
+            # split where the argument of tanh crosses 0 and at +-12 (beyond, the density is < 1e-31):
+            # a crossing far out on a half-infinite panel is what a plain split leaves unresolved
+            cross = min(max(-r * x / s, mpmath.mpf(-12)), mpmath.mpf(12))
+            pts = [-mpmath.inf, *sorted({mpmath.mpf(-12), mpmath.mpf(0), cross, mpmath.mpf(12)}), mpmath.inf]
+            v, e = mpmath.quad(lambda z: mpmath.tanh(r * x + s * z) * mpmath.npdf(z), pts, error=True)
+            est[0] = max(est[0], e)
+            return v
+
+        ref, e_out = mpmath.quad(
+            lambda x: mpmath.tanh(x) * inner(x) * mpmath.npdf(x), [-mpmath.inf, -12, 0, 12, mpmath.inf], error=True
+        )
+        # the reference must itself be converged far below the compared digits
+        assert e_out < mpmath.mpf(10) ** -26 and est[0] < mpmath.mpf(10) ** -26, (e_out, est[0])
+        diff = abs(mpmath.mpf(p.nngp.value) - ref)
+        assert diff <= mpmath.mpf(p.nngp.abs_err) + mpmath.mpf(10) ** -30, (rho, diff)
+        assert diff <= abs(ref) * mpmath.mpf(10) ** -20

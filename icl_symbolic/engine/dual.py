@@ -44,11 +44,11 @@ from dataclasses import dataclass
 import mpmath
 import sympy
 
-from icl_symbolic.core.caches import memoize
+from icl_symbolic.core.caches import memoize, store
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.core.values import Value
-from icl_symbolic.engine.expr import Teacher, g, teacher
-from icl_symbolic.engine.gauss import expect, mp_value, quadrature_plan, to_rational
+from icl_symbolic.engine.expr import MAX_HERMITE_ORDER, Teacher, g, teacher
+from icl_symbolic.engine.gauss import expect, mp_expect_vector, mp_value, quadrature_plan, to_rational
 from icl_symbolic.engine.hermite import hermite_coeffs
 
 __all__ = [
@@ -63,7 +63,9 @@ __all__ = [
 PAPER = "arXiv:2610.10761, Sec. 2, Eq. (2) p. 2 and Eq. (8) p. 3"
 
 #: the Hermite orders the series route may use (each is one coefficient pass of hermite_coeffs)
-SERIES_ORDERS = (24, 60, 120)
+SERIES_ORDERS = (24, 60, 120, MAX_HERMITE_ORDER - 1)
+#: up to this |rho| a failed series goes on to the largest order before the endpoint route
+SERIES_REACH = mpmath.mpf("0.975")
 #: mpmath's tanh-sinh degree cap in the 2-D route (its cost is nested: the digits it reaches are
 #: what it certifies; a capped run reports fewer digits, never wrong ones)
 QUAD_DEGREE = 5
@@ -312,18 +314,91 @@ def _series(c1, c2, rho, rho_err, derivative: bool, scale):
 # ---------------------------------------------------------------------------
 
 #: the expansion orders n the endpoint route tries (each needs n one-dimensional integrals)
-ENDPOINT_ORDERS = (4, 8, 12, 16)
+ENDPOINT_ORDERS = (4, 8, 12, 16, 20, 24, 28)
+#: the moments are computed in stages (derivatives to order 12, 16, 20, 28): cheap cases stay cheap
+ENDPOINT_STAGES = (12, 16, 20, 28)
 
 
-def _derivatives(expr, n_max: int) -> list:
-    """[F, F', ..., F^(n)] while each derivative is a function (no delta), n <= n_max."""
-    out = [expr]
-    while len(out) <= n_max:
+#: expr -> [F, F', ...] computed so far, and whether a delta stopped them (extended on demand)
+_DERIVATIVES = store("icl_symbolic.engine.dual._DERIVATIVES")
+
+
+def _derivatives(expr, n_max: int) -> tuple:
+    """(F, F', ..., F^(n)) while each derivative is a function (no delta), n <= n_max."""
+    out, stopped = _DERIVATIVES.get(expr, ([expr], False))
+    while len(out) <= n_max and not stopped:
         d = sympy.expand(sympy.diff(out[-1], g))
         if d.has(sympy.DiracDelta):
+            stopped = True
             break
-        out.append(d)
-    return out
+        out = [*out, d]
+    _DERIVATIVES[expr] = (out, stopped)
+    return tuple(out[: n_max + 1])
+
+
+def _vector_mp(exprs):
+    """One mpmath function returning [e(x) for e in exprs], common subexpressions evaluated once
+    (tanh(g) in every derivative of tanh), with the guarded functions of the teacher parser."""
+    exprs = [
+        e.replace(
+            lambda n: n.is_Pow and not n.base.has(g) and n.exp.has(g),
+            lambda n: sympy.exp(n.exp * sympy.log(n.base), evaluate=False),
+        )
+        for e in exprs
+    ]
+    return sympy.lambdify(g, exprs, modules=[_guarded(), "mpmath"], cse=True)
+
+
+@memoize(maxsize=1)
+def _guarded() -> dict:
+    """The teacher parser's guarded mpmath functions (far quadrature nodes: tanh(1e30) is +-1, not a
+    huge-integer computation), taken from the one-function teachers themselves."""
+    return {name: teacher(getattr(sympy, name)(g)).mp for name in ("exp", "sin", "cos", "tanh", "erf", "erfc")}
+
+
+def _square_bits(vec, pts, n: int) -> list:
+    """Per entry j < n of vec, -log2 of the largest probed |F_j|^2 phi: the fixed-point shift that
+    makes the convergence test of E[F_j^2] relative (as :func:`magnitude_bits`, one call per probe)."""
+    best = [mpmath.mpf(0)] * n
+    with mpmath.workdps(20):
+        for t in [mpmath.mpf(p) for p in pts] + [mpmath.mpf(k) / 8 for k in range(-64, 65)]:
+            vals = vec(t)
+            w = mpmath.exp(-t * t / 2)
+            best = [max(b, abs(v) ** 2 * w) if mpmath.isfinite(v) else b for b, v in zip(best, vals)]
+        return [0 if b == 0 else int(mpmath.floor(-mpmath.log(b, 2))) for b in best]
+
+
+@memoize(maxsize=32)
+def _endpoint_moments(d1, d2, n_max: int, digits: int):
+    """One shared quadrature for the endpoint route: [(D_j, err)] with D_j = E[F1^(j) F2^(j)],
+    j <= n_max, and [(E[(F_i^(j))^2], err)] for i = 1, 2 (the same list when F1 = F2).
+
+    The integrands are scaled by their own probed magnitudes, so that the convergence test of a
+    large derivative is relative; errors follow the two-precision rule of ``coeffs``
+    (:func:`mp_expect_vector`)."""
+    same = d1 == d2
+    n = n_max + 1
+    vec = _vector_mp(list(d1[:n]) if same else list(d1[:n]) + list(d2[:n]))
+    T = teacher(d1[0])
+    pts = sorted({mpmath.mpf(str(sympy.N(p, 40))) for p in _plan_points(T, T.label, digits, 1)[1]})
+    if not same:
+        T2 = teacher(d2[0])
+        pts = sorted(set(pts) | {mpmath.mpf(str(sympy.N(p, 40))) for p in _plan_points(T2, T.label, digits, 1)[1]})
+    bits = _square_bits(vec, pts, n if same else 2 * n)
+
+    def fvec(x, s):
+        v = vec(x)
+        if same:
+            return [s * u * u for u in v]
+        a, b = v[:n], v[n:]
+        return [s * u * w for u, w in zip(a, b)] + [s * u * u for u in v]
+
+    extra = bits if same else [min(b1, b2) for b1, b2 in zip(bits[:n], bits[n:])] + bits
+    res = mp_expect_vector(fvec, len(extra), 1, digits, pts, scaled=True, extra_bits=extra)
+    D = [(v, e) for v, e, _c in res[:n]]
+    if same:
+        return D, D, D
+    return D, [(v, e) for v, e, _c in res[n : 2 * n]], [(v, e) for v, e, _c in res[2 * n :]]
 
 
 def _endpoint(F1, F2, c1, c2, r, digits):
@@ -333,25 +408,51 @@ def _endpoint(F1, F2, c1, c2, r, digits):
     sum_m a_m b_m r^m = sum_(j<n) D_j (r-1)^j/j! + sum_(m<=M) a_m b_m [r^m - T_(n-1,m)(r)] + tail,
     T the Taylor polynomial of r^m at 1, |r^m - T_(n-1,m)(r)| <= C(m, n) (1-r)^n (Lagrange), so
     |tail| <= (1-r)^n sqrt(P1 P2), P_i = E[(F_i^(n))^2]/n! - sum_(m<=M) C(m, n) a_m^2 (certified).
+    All the one-dimensional integrals share one quadrature (:func:`_endpoint_moments`).
     Returns None when no order n reaches the requested digits.
     """
-    M = min(len(c1), len(c2)) - 1
-    d1, d2 = _derivatives(F1, ENDPOINT_ORDERS[-1]), _derivatives(F2, ENDPOINT_ORDERS[-1])
-    n_max = min(len(d1), len(d2)) - 1
-    cache = {}
-
-    def E(expr):
-        if expr not in cache:
-            v = expect(expr, 1, digits + 5)
-            cache[expr] = (mpmath.mpf(v.value), value_error(v))
-        return cache[expr]
-
-    for n in ENDPOINT_ORDERS:
-        if n > n_max:
+    # a cost heuristic only (the bound decides): skip the stages whose (1 - r)^n alone is not yet
+    # far below the requested accuracy (their remainders P_n are >= 1 for slowly decaying a_m)
+    small = mpmath.mpf(10) ** -(digits + 6)
+    stages = [st for st in ENDPOINT_STAGES if (1 - r) ** st < small] or [ENDPOINT_STAGES[-1]]
+    for stage in stages:
+        d1, d2 = _derivatives(F1, stage), _derivatives(F2, stage)
+        top = min(len(d1), len(d2)) - 1  # derivatives stop before the first delta
+        orders = [n for n in ENDPOINT_ORDERS if n <= top]
+        if not orders:
             return None
+        got = _endpoint_at(d1, d2, c1, c2, r, digits, orders, top)
+        if got is not None or top < stage:
+            return got
+    return None
+
+
+def _mirror_signs(d1, d2):
+    """[s_j] with d2[j] = s_j d1[j], s_j = +-1 (structurally, after expansion), or None."""
+    out = []
+    for a, b in zip(d1, d2):
+        if b == a:
+            out.append(1)
+        elif sympy.expand(a + b) == 0:
+            out.append(-1)
+        else:
+            return None
+    return out
+
+
+def _endpoint_at(d1, d2, c1, c2, r, digits, orders, stage):
+    """The endpoint sum at the given orders n, the moments computed to order ``stage``."""
+    M = min(len(c1), len(c2)) - 1
+    d1, d2 = tuple(d1[: stage + 1]), tuple(d2[: stage + 1])
+    signs = _mirror_signs(d1, d2)
+    if signs is None:
+        D, S1, S2 = _endpoint_moments(d1, d2, stage, digits + 5)
+    else:  # F2^(j) = +-F1^(j) (f odd or even, rho < 0): the moments of F1 alone, shared with rho > 0
+        S1 = S2 = _endpoint_moments(d1, d1, stage, digits + 5)[0]
+        D = [(sg * v, e) for sg, (v, e) in zip(signs, S1)]
+    for n in orders:
         P = []
-        for d, co in ((d1, c1), (d2, c2)):
-            v, e = E(d[n] ** 2)
+        for (v, e), co in ((S1[n], c1), (S2[n], c2)):
             s = sum(
                 mpmath.binomial(m, n) * max(abs(am) - ea, 0) ** 2  # a lower bound: P is an upper bound
                 for m, (am, ea) in enumerate(co[: M + 1])
@@ -360,7 +461,7 @@ def _endpoint(F1, F2, c1, c2, r, digits):
         tail = (1 - r) ** n * mpmath.sqrt(P[0] * P[1])
         total, err = mpmath.mpf(0), mpmath.mpf(0)
         for j in range(n):
-            v, e = E(sympy.expand(d1[j] * d2[j]))
+            v, e = D[j]
             w = (r - 1) ** j / mpmath.factorial(j)
             total += v * w
             err += e * abs(w)
@@ -539,6 +640,33 @@ def _mass_pairs(masses, q1, q2, c, dps):
         return tot, mpmath.mpf(0)
 
 
+def _next_order(M: int, R1, R2, r, target):
+    """The next series order to try after M fell short: the first larger one of SERIES_ORDERS whose
+    tail would pass with the current remainders (they only shrink with the order); else the
+    largest order while |rho| <= SERIES_REACH (the remainders at that order are what decide); None
+    otherwise (the endpoint route takes over with the coefficients at hand)."""
+    R = mpmath.sqrt(R1 * R2)
+    bigger = [m for m in SERIES_ORDERS if m > M]
+    for m in bigger:
+        if R == 0 or r == 0 or tail_weight(m + 1, r, 1) * R <= target:
+            return m
+    return bigger[-1] if bigger and r <= SERIES_REACH else None
+
+
+def _endpoint_escalating(T: Teacher, qs, pieces, cs, where, digits, derivative):
+    """The endpoint route with the coefficients at hand, then (if it falls short) with the largest
+    order of SERIES_ORDERS: (value, bound, n, M) or None."""
+    (q1, q2), (c1, c2), (r, negative) = qs, cs, where
+    while True:
+        M = len(c1[0]) - 2
+        got = _endpoint(*pieces, _shifted(c1[0], derivative, False), _shifted(c2[0], derivative, negative), r, digits)
+        if got is not None:
+            return (*got, M)
+        if M >= SERIES_ORDERS[-1]:
+            return None
+        c1, c2 = hermite_pair(T, q1, q2, SERIES_ORDERS[-1] + 1, digits + 5)
+
+
 # ---------------------------------------------------------------------------
 # the public map
 # ---------------------------------------------------------------------------
@@ -643,7 +771,8 @@ def _one(T: Teacher, q1, q2, c, digits, derivative, closed=True) -> tuple[Value,
                 mpmath.mpf(v.value) * scale, value_error(v) * scale, digits, note=f"{note}; 1-D quadrature"
             ), ("quadrature")
         c1 = c2 = None
-        for M in SERIES_ORDERS:
+        M = SERIES_ORDERS[0]
+        while True:
             c1, c2 = hermite_pair(T, q1, q2, M + 1, digits + 5)  # shared by both maps
             val, err, tail = _series(c1, c2, rho_mp, mpmath.mpf(10) ** -wd, derivative, scale)
             if not mpmath.isfinite(err):
@@ -653,23 +782,13 @@ def _one(T: Teacher, q1, q2, c, digits, derivative, closed=True) -> tuple[Value,
                 return mp_value(val, err, digits, note=f"{note}; Hermite series to order {M} (tail <= {tail_s})"), (
                     "series"
                 )
-            # the order the tail needs, from the current remainders; stop when no allowed order reaches it
-            R = mpmath.sqrt(c1[1] * c2[1])
-            if R == 0 or r == 0:
-                continue
-            if mpmath.log(abs(val) * mpmath.mpf(10) ** -(digits + 1) / R) / mpmath.log(r) > SERIES_ORDERS[-1] + 1:
+            M = _next_order(M, c1[1], c2[1], r, abs(val) * mpmath.mpf(10) ** -(digits + 1))
+            if M is None:
                 break
         if pieces is not None and c1 is not None:
-            got = _endpoint(
-                *pieces,
-                _shifted(c1[0], derivative, False),
-                _shifted(c2[0], derivative, rho_mp < 0),
-                r,
-                digits,
-            )
+            got = _endpoint_escalating(T, (q1, q2), pieces, (c1, c2), (r, rho_mp < 0), digits, derivative)
             if got is not None:
-                val, err, n = got
-                M = len(c1[0]) - 2
+                val, err, n, M = got
                 return mp_value(
                     val * scale,
                     err * scale,

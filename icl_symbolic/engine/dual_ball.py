@@ -1,0 +1,109 @@
+r"""Ball arithmetic (Arb, through python-flint) for the closed-form deep recursions.
+
+The closed forms of :mod:`icl_symbolic.engine.dual` (arc-cosine kernels of Cho and Saul 2009, the
+erf kernel of Williams 1997, ...) composed over L layers grow into SymPy expressions that take
+minutes to build beyond depth 3.  Here each layer is evaluated instead in Arb's ball arithmetic:
+every number is a midpoint with a proven radius, every operation (including acos, asin, erf at
+the layer's balls) returns a ball that contains the exact result, so the radius at the last layer
+is a rigorous error bound for the whole recursion.  Where a ball leaves the domain of a function
+(acos of a ball that pokes past 1 at |rho| = 1) Arb returns an indeterminate ball and the caller
+refuses.
+
+The evaluator reads only the node types of the closed-form table (sums, products, powers,
+rationals, pi, and the functions in :data:`FUNCTIONS`); anything else raises
+:class:`ValidityError`.  Paper: the dual kernel of Sec. 2, Eq. (2), p. 2 of arXiv:2610.10761.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import sympy
+from flint import arb, ctx, fmpq
+
+from icl_symbolic.core.errors import ValidityError
+
+__all__ = ["FUNCTIONS", "evaluate", "from_rational", "to_mpmath", "working_precision"]
+
+#: SymPy function -> the name of the arb method that encloses it
+FUNCTIONS = {
+    sympy.acos: "acos",
+    sympy.asin: "asin",
+    sympy.atan: "atan",
+    sympy.exp: "exp",
+    sympy.sinh: "sinh",
+    sympy.cosh: "cosh",
+    sympy.sin: "sin",
+    sympy.cos: "cos",
+    sympy.erf: "erf",
+    sympy.log: "log",
+}
+
+
+class working_precision:
+    """Context manager: Arb's working precision in bits (restored on exit)."""
+
+    def __init__(self, bits: int):
+        self.bits = bits
+
+    def __enter__(self):
+        self.saved = ctx.prec
+        ctx.prec = self.bits
+        return self
+
+    def __exit__(self, *exc):
+        ctx.prec = self.saved
+
+
+def from_rational(x) -> arb:
+    """The ball of an exact rational (a point when it is dyadic, else radius one ulp)."""
+    x = sympy.Rational(x)
+    return arb(fmpq(int(x.p), int(x.q)))
+
+
+def evaluate(expr, env: dict) -> arb:
+    """An arb ball containing the value of the SymPy expression ``expr``, its symbols taken from
+    ``env`` (symbol -> arb).  Raises ValidityError for a node outside the closed-form table."""
+    if expr in env:
+        return env[expr]
+    if expr.is_Rational:
+        return from_rational(expr)
+    if expr is sympy.pi:
+        return arb.pi()
+    if expr is sympy.E:
+        return arb(1).exp()
+    if isinstance(expr, sympy.Add):
+        out = arb(0)
+        for a in expr.args:
+            out += evaluate(a, env)
+        return out
+    if isinstance(expr, sympy.Mul):
+        out = arb(1)
+        for a in expr.args:
+            out *= evaluate(a, env)
+        return out
+    if isinstance(expr, sympy.Pow):
+        return _power(evaluate(expr.base, env), expr.exp, env)
+    name = FUNCTIONS.get(expr.func)
+    if name is not None and len(expr.args) == 1:
+        return getattr(evaluate(expr.args[0], env), name)()
+    raise ValidityError(f"no ball evaluation for {expr.func.__name__} in a closed form")
+
+
+def _power(base: arb, e, env) -> arb:
+    if e.is_Integer:
+        return base ** int(e)
+    if e.is_Rational and e.q == 2:
+        return base.sqrt() ** int(e.p)
+    return base ** evaluate(e, env)
+
+
+def to_mpmath(x: arb) -> tuple:
+    """(midpoint, radius) of a ball as mpmath numbers; the midpoint exactly, the radius rounded up
+    (raises ValidityError for a non-finite ball)."""
+    if not x.is_finite():
+        raise ValidityError("the ball is not finite (a closed form left its domain)")
+    man, exp = x.mid().man_exp()
+    rman, rexp = x.rad().man_exp()
+    mid = mpmath.mpf((int(man), int(exp))) if int(man) else mpmath.mpf(0)
+    rad = mpmath.mpf((int(rman), int(rexp))) if int(rman) else mpmath.mpf(0)
+    return mid, rad
