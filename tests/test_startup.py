@@ -57,3 +57,12 @@ def test_every_command_name_has_its_module():
     for name, module in COMMANDS.items():
         m = command_module(name)
         assert m.__name__ == f"icl_symbolic.cli.{module}" and callable(m.register) and callable(m.run), name
+
+
+def test_a_command_without_a_statistical_verdict_does_not_load_scipy_stats():
+    """``coeffs`` judges nothing statistically: the shared verdict words (core.verdict, which needs
+    scipy.stats, about 0.5 s of start-up) are imported by the commands that judge, not by the CLI's
+    common argument helpers."""
+    mods = _modules_after("from icl_symbolic.cli import main\nmain(['coeffs', 'sin(g)'])")
+    assert "icl_symbolic.cli.coeffs" in mods
+    assert "scipy.stats" not in mods and "icl_symbolic.core.verdict" not in mods, "verdict loaded by coeffs"

@@ -33,13 +33,6 @@ from icl_symbolic.core.limits import (  # noqa: F401  (MAX_D, MAX_SEEDS, MAX_N_T
 )
 from icl_symbolic.core.numbers import grid_points, is_integer_text, parse_float, shown
 from icl_symbolic.core.parallel import check_jobs, resolve_scheduler
-from icl_symbolic.core.verdict import (  # noqa: F401  (the shared verdict's words, re-exported)
-    DEFAULT_MDE_PCT,
-    exit_text,
-    mde_help,
-    parse_mde,
-    pct,
-)
 from icl_symbolic.engine.expr import parse_expr
 from icl_symbolic.model.setting import ASSIGNMENTS, CONVENTION_FIELDS, CONVENTIONS, ROUNDINGS, resolve_convention
 from icl_symbolic.output.io import json_safe, save_figure, write_csv, write_text  # noqa: F401  (the commands' writers)

@@ -27,7 +27,6 @@ from icl_symbolic.api.diagnosis import (
     tolerance_from_text,
 )
 from icl_symbolic.cli._args import (
-    DEFAULT_MDE_PCT,
     ICLError,
     add_output_options,
     check_exact_rho,
@@ -38,11 +37,11 @@ from icl_symbolic.cli._args import (
     emit_json,
     epilog,
     parse_int,
-    parse_mde,
     parse_number,
     save_figure,
     write_points_csv,
 )
+from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, parse_mde
 
 STATUSES = (
     "0 the claim is explained by an error model, is consistent with the requirement, or (--value "

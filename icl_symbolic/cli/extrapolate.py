@@ -32,7 +32,6 @@ from icl_symbolic.api.extrapolation import (
 )
 from icl_symbolic.cli._args import (
     CONVENTION_COLUMNS,
-    DEFAULT_MDE_PCT,
     MAX_D,
     MAX_N_TEST,
     MAX_SEEDS,
@@ -46,20 +45,17 @@ from icl_symbolic.cli._args import (
     document,
     emit_json,
     epilog,
-    exit_text,
-    mde_help,
     parse_convention,
     parse_int,
-    parse_mde,
     parse_number,
     parse_parallel,
     parse_parameter,
-    pct,
     progress_printer,
     save_figure,
     split_list,
     write_csv,
 )
+from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, exit_text, mde_help, parse_mde, pct
 
 EPILOG = epilog(
     exit_text(rows="e_inf (with --features hermite:K: gap_inf against 0)", one="it is"),

@@ -31,7 +31,6 @@ from icl_symbolic.api.reproduction import (
     reproduce,
 )
 from icl_symbolic.cli._args import (
-    DEFAULT_MDE_PCT,
     MAX_N_TEST,
     MAX_SEEDS,
     ICLError,
@@ -43,18 +42,15 @@ from icl_symbolic.cli._args import (
     document,
     emit_json,
     epilog,
-    exit_text,
-    mde_help,
     parse_convention,
     parse_int,
-    parse_mde,
     parse_number,
     parse_parallel,
-    pct,
     progress_printer,
     save_figure,
     write_text,
 )
+from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, exit_text, mde_help, parse_mde, pct
 
 EXAMPLE = (
     'icl-symbolic reproduce docs/reproduce-example.csv --f "(g^2-1)/sqrt(2)" --alpha 2 --tau 2 --rho 0.1 '

@@ -33,7 +33,6 @@ from icl_symbolic.api.simulation import (
 )
 from icl_symbolic.cli._args import (
     CONVENTION_COLUMNS,
-    DEFAULT_MDE_PCT,
     EXIT_OK_BAD_INPUT,
     MAX_D,
     MAX_N_TEST,
@@ -50,19 +49,16 @@ from icl_symbolic.cli._args import (
     document,
     emit_json,
     epilog,
-    exit_text,
-    mde_help,
     parse_convention,
     parse_int,
-    parse_mde,
     parse_number,
     parse_parallel,
     parse_parameter,
-    pct,
     progress_printer,
     save_figure,
     write_csv,
 )
+from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, exit_text, mde_help, parse_mde, pct
 
 # command-line limits: core.limits (docs/limits.md); the simulator refuses what does not fit in memory
 
