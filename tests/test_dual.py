@@ -372,3 +372,16 @@ def test_tanh_every_route_against_independent_quadrature(rho):
         diff = abs(mpmath.mpf(p.nngp.value) - ref)
         assert diff <= mpmath.mpf(p.nngp.abs_err) + mpmath.mpf(10) ** -30, (rho, diff)
         assert diff <= abs(ref) * mpmath.mpf(10) ** -20
+
+
+@pytest.mark.heavy
+def test_the_dual_kernel_claim_file_holds_at_every_tier():
+    """derivations/17_dual_kernels.toml at tier full: its quick claims and the literature closed forms
+    (arc-cosine, Williams' erf, the sign derivative density; tier full, kept out of the quick paper
+    check for its time) each come out with their expected verdict."""
+    from icl_symbolic.verification import claimfile, runner
+
+    claims = claimfile.load_file(str(claimfile.shipped_derivations() / "17_dual_kernels.toml"))
+    assert {c.tier for c in claims} == {"quick", "full"}
+    results = runner.run_claims(claims, tier="full")
+    assert len(results) == len(claims) and all(r.ok for r in results), [(r.claim.id, r.verdict) for r in results]
