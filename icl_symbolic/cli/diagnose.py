@@ -41,7 +41,7 @@ from icl_symbolic.cli._args import (
     save_figure,
     write_points_csv,
 )
-from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, parse_mde
+from icl_symbolic.cli._verdict import DEFAULT_MDE_PCT, parse_mde
 
 STATUSES = (
     "0 the claim is explained by an error model, is consistent with the requirement, or (--value "

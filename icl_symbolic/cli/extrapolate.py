@@ -55,7 +55,7 @@ from icl_symbolic.cli._args import (
     split_list,
     write_csv,
 )
-from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, exit_text, mde_help, parse_mde, pct
+from icl_symbolic.cli._verdict import DEFAULT_MDE_PCT, exit_text, mde_help, parse_mde, pct
 
 EPILOG = epilog(
     exit_text(rows="e_inf (with --features hermite:K: gap_inf against 0)", one="it is"),

@@ -50,7 +50,7 @@ from icl_symbolic.cli._args import (
     save_figure,
     write_text,
 )
-from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, exit_text, mde_help, parse_mde, pct
+from icl_symbolic.cli._verdict import DEFAULT_MDE_PCT, exit_text, mde_help, parse_mde, pct
 
 EXAMPLE = (
     'icl-symbolic reproduce docs/reproduce-example.csv --f "(g^2-1)/sqrt(2)" --alpha 2 --tau 2 --rho 0.1 '

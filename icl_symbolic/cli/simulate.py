@@ -58,7 +58,7 @@ from icl_symbolic.cli._args import (
     save_figure,
     write_csv,
 )
-from icl_symbolic.core.verdict import DEFAULT_MDE_PCT, exit_text, mde_help, parse_mde, pct
+from icl_symbolic.cli._verdict import DEFAULT_MDE_PCT, exit_text, mde_help, parse_mde, pct
 
 # command-line limits: core.limits (docs/limits.md); the simulator refuses what does not fit in memory
 

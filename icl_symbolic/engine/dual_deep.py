@@ -40,7 +40,7 @@ from icl_symbolic.core.values import Value
 from icl_symbolic.engine.dual import closed_form, dual_map, split_derivative, tail_weight, value_error
 from icl_symbolic.engine.dual_ball import evaluate, from_rational, to_mpmath, working_precision
 from icl_symbolic.engine.expr import Teacher, g, teacher
-from icl_symbolic.engine.gauss import expect, mp_expect_vector, mp_value, quadrature_plan, to_rational
+from icl_symbolic.engine.gauss import Integrands, expect, mp_expect_vector, mp_value, quadrature_plan, to_rational
 
 __all__ = ["DeepPair", "DeepGram", "deep_pair", "deep_gram"]
 
@@ -363,7 +363,7 @@ def layer_pass(expr, q, M: int, digits: int):
             out.append(man * cur << ex if ex >= 0 else man * cur >> -ex)
         return out + [to_fixed((s * v * v)._mpf_, Q) for v in vals]
 
-    res = mp_expect_vector(fvec, M + 1 + len(live), q, digits, plan.points, scaled=True, fixed=True)
+    res = mp_expect_vector(Integrands(fvec, M + 1 + len(live), scaled=True, fixed=True), q, digits, plan.points)
     with mpmath.workdps(digits + 20):
         a = [(v, e) for v, e, _c in res[: M + 1]]
         moms = [None] * 4
