@@ -167,11 +167,8 @@ SECONDS_PER = {
     # one feature entry computed (kernel_learner.simulation.feature_entries); same calibration run
     "sim_feature_seed": 2.2,
     "sim_feature_entry": 3.2e-9,
-    # finite-d theory (theory.finite_d), one point: the population term (a1 != 0, n > p; 2048/d banks of
-    # 60 000 prompts): a fixed part and a part per context token and dimension, (alpha + 1) d; the radial
-    # term's prompt Monte Carlo per unit of d
-    "finite_d_population": 40.0,
-    "finite_d_population_token": 0.1,
+    # finite-d theory (theory.finite_d), one point: the a1 = 0 radial term's prompt Monte Carlo per unit
+    # of d (the a1 != 0 Monte Carlos are priced per prompt token: finite_d.SECONDS_PER_PROMPT_TOKEN)
     "finite_d_radial_per_d": 0.2,
 }
 

@@ -24,7 +24,7 @@ import numpy as np
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.verdict import RowTest, decide, mde_with_seeds
 from icl_symbolic.model.setting import Setting
-from icl_symbolic.studies.extrapolate import bonferroni_z, welch_dof
+from icl_symbolic.studies.extrapolate import bonferroni_z, theory_value, welch_dof
 from icl_symbolic.theory import asymptotic as theory
 from icl_symbolic.theory.peak import AT_PEAK, DIVERGES, is_peak
 
@@ -58,24 +58,9 @@ class Comparison:
 def theory_at(setting: Setting, digits: int = 30, error: str = "icl"):
     """The d -> infinity error at one simulated :class:`~icl_symbolic.model.setting.Setting` (``error``:
     ``icl`` or ``idg``, docs/idg.md), or None at the ridgeless peak (where it diverges)."""
-    st = setting
-    if is_peak(st.tau, st.lam):
+    if is_peak(setting.tau, setting.lam):
         return None
-    return float(
-        theory.e_nonlinear(
-            st.f,
-            st.C_train,
-            st.C_test,
-            d=st.d,
-            rho=st.rho,
-            alpha=st.alpha,
-            kappa=st.kappa,
-            tau=st.tau,
-            lam=st.lam,
-            digits=digits,
-            error=error,
-        )
-    )
+    return theory_value(setting, error, d=setting.d, digits=digits)[0]
 
 
 def compare(e, se, e_theory, d: int, branch: str = "result1") -> Comparison:

@@ -606,9 +606,10 @@ def ladder_figure(res: Extrapolation, title: str, axes: LadderAxes | None = None
     )
 
 
-def theory_value(setting: Setting, error: str = "icl", d: int | None = None):
+def theory_value(setting: Setting, error: str = "icl", d: int | None = None, digits: int = 30):
     """The d -> infinity theory of ``setting`` (Result 1, Eq. (9), p. 3; Eq. (10) when a1 = 0), with its
-    provenance; ``error``: ``icl``, ``idg`` or ``gap`` (docs/idg.md); ``d`` sizes an array covariance."""
+    provenance; ``error``: ``icl``, ``idg`` or ``gap`` (docs/idg.md); ``d`` sizes an array covariance;
+    ``digits``: the working digits of the theory's quadratures."""
     st = setting
     v = e_nonlinear(
         st.f,
@@ -620,6 +621,7 @@ def theory_value(setting: Setting, error: str = "icl", d: int | None = None):
         tau=st.tau,
         lam=st.lam,
         d=d,
+        digits=digits,
         error=error,
     )
     return float(v.value), (v.note or "theory.e_nonlinear")
