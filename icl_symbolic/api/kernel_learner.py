@@ -12,7 +12,7 @@ from icl_symbolic.core.cost import SECONDS_PER, Estimate, announced
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.kernel_learner.theory import KernelCurve, kernel_curve, parse_features
 from icl_symbolic.output.plotting import kernel_curve_figure
-from icl_symbolic.theory.asymptotic import MAX_POINTS
+from icl_symbolic.theory.asymptotic import MAX_POINTS, Ratios
 
 #: the learner's ratios ell/D, k/D, n/D^2 of the command's defaults (they differ from plain attention's)
 ALPHA, KAPPA, TAU = 16.0, 4.0, 4.0
@@ -59,7 +59,13 @@ def kernel(
         raise ICLError(est.refusal(f"{MAX_POINTS} points, the product of the grids"))
     watch = announced(progress, est, total=n, unit="points")
     return kernel_curve(
-        f, fm, number(rho, "rho"), d=dd, tasks=tasks, digits=digits, progress=lambda i, k: watch.update(i, k), **grids
+        f,
+        fm,
+        Ratios(number(rho, "rho"), **grids),
+        d=dd,
+        tasks=tasks,
+        digits=digits,
+        progress=lambda i, k: watch.update(i, k),
     )
 
 

@@ -14,6 +14,8 @@ from icl_symbolic.output.plotting import theory_curve_figure
 from icl_symbolic.theory.asymptotic import (
     ERRORS,
     MAX_POINTS,
+    Ratios,
+    TaskCovariances,
     TheoryCurve,
     appendix_a_warnings,
     check_grid,
@@ -53,9 +55,10 @@ def e_nonlinear(
     tasks) or ``gap`` (icl - idg); docs/idg.md.
     """
     grids = {k: _grid(v, k) for k, v in (("rho", rho), ("alpha", alpha), ("kappa", kappa), ("tau", tau), ("lam", lam))}
+    ratios, tasks = Ratios(**grids), TaskCovariances(C_train, C_test, d)
     if any(isinstance(v, np.ndarray) for v in grids.values()):
-        return curve(f, C_train, C_test, digits=digits, d=d, error=error, **grids)
-    return _e_nonlinear(f, C_train, C_test, digits=digits, d=d, error=error, **grids)
+        return curve(f, ratios, tasks, digits=digits, error=error)
+    return _e_nonlinear(f, ratios, tasks, digits=digits, error=error)
 
 
 def e_linear(
@@ -123,7 +126,12 @@ def theory_sweep(
     watch = announced(progress, est, total=n, unit="points")
     moments = teacher_moments(f, digits, progress=moments_progress)
     cv = curve(
-        moments, C_train, C_test, d=d, digits=digits, progress=lambda i, k: watch.update(i, k), error=error, **grids
+        moments,
+        Ratios(**grids),
+        TaskCovariances(C_train, C_test, d),
+        digits=digits,
+        progress=lambda i, k: watch.update(i, k),
+        error=error,
     )
     return cv, warnings
 

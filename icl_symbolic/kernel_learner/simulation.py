@@ -81,6 +81,7 @@ from icl_symbolic.simulation.simulator import (
     train,
 )
 from icl_symbolic.studies.ladder_runs import SeedRunner
+from icl_symbolic.theory.asymptotic import Ratios
 from icl_symbolic.theory.peak import is_peak
 
 __all__ = [
@@ -202,11 +203,7 @@ def kernel_prediction(
         kernel_curve(
             T.expr if T.expr is not None else T,
             parse_features(features),
-            float(rho),
-            alpha,
-            kappa,
-            tau,
-            lam,
+            Ratios(float(rho), alpha, kappa, tau, lam),
             d=int(d),
             tasks="gaussian",
             plain=False,

@@ -102,7 +102,15 @@ from icl_symbolic.engine.orthopoly import h
 from icl_symbolic.model.setting import MAX_FEATURE_DEGREE, check_features
 from icl_symbolic.output.rows import Rows
 from icl_symbolic.theory import a1zero
-from icl_symbolic.theory.asymptotic import TaskSpectra, check_parameters, e_linear, e_nonlinear, teacher_moments
+from icl_symbolic.theory.asymptotic import (
+    Ratios,
+    TaskCovariances,
+    TaskSpectra,
+    check_parameters,
+    e_linear,
+    e_nonlinear,
+    teacher_moments,
+)
 from icl_symbolic.theory.peak import DIVERGES, is_peak
 
 __all__ = [
@@ -838,17 +846,14 @@ class KernelCurve(Rows):
 def _e_at(ks: KernelSpectrum, sp: TaskSpectra | None, alpha, kappa, tau, lam) -> float:
     if sp is None:
         return a1zero.e_a1zero(ks.rho_eff, alpha=alpha, tau=tau, lam=lam)
-    return e_linear(sp, None, ks.rho_eff, alpha, kappa, tau, lam)
+    return e_linear(Ratios(ks.rho_eff, alpha, kappa, tau, lam), TaskCovariances(sp))
 
 
-def kernel_curve(  # noqa: PLR0913  (the learner's ratios by keyword (API, checks/kernel.py))
+def kernel_curve(
     f,
-    features="hermite:2",
-    rho=0.1,
-    alpha=16.0,
-    kappa=4.0,
-    tau=4.0,
-    lam=0.0,
+    features,
+    ratios: Ratios,
+    *,
     d: int | None = None,
     tasks: str = "gaussian",
     digits: int = 30,
@@ -857,12 +862,16 @@ def kernel_curve(  # noqa: PLR0913  (the learner's ratios by keyword (API, check
 ) -> KernelCurve:
     """Predicted ICL error of the kernel learner over the grid of alpha, kappa, lam, tau (D-ratios).
 
+    ``ratios`` (:class:`~icl_symbolic.theory.asymptotic.Ratios`): rho, a number; alpha, kappa, tau, lam
+    (the learner's ratios ell/D, k/D, n/D^2 and the ridge), each a number or a 1-D grid.
+
     Linear deterministic equivalent in D dimensions (:func:`icl_symbolic.theory.asymptotic.e_linear`)
     with the spectrum of :func:`kernel_spectrum` and noise rho_eff; the a1 = 0 branch
     (Eq. (10), p. 3) in D dimensions when nothing is captured.  ``plain=True`` also gives
     plain linear attention (Result 1) at the same integer-free sizes ell = alpha D, k = kappa D,
     n = tau D^2, i.e. at the paper's ratios alpha D/d, kappa D/d, tau D^2/d^2 (needs d).
     """
+    rho, alpha, kappa, tau, lam = ratios.rho, ratios.alpha, ratios.kappa, ratios.tau, ratios.lam
     ks = kernel_spectrum(f, features, rho, d, tasks, digits)
     grids = {
         name: np.atleast_1d(np.asarray(v, dtype=float))
@@ -893,7 +902,11 @@ def kernel_curve(  # noqa: PLR0913  (the learner's ratios by keyword (API, check
                 math.inf
                 if is_peak(ta * r * r, la)
                 else float(
-                    e_nonlinear(a1=a1p, rho_nonlinear=rnl_plain, alpha=al * r, kappa=ka * r, tau=ta * r * r, lam=la)
+                    e_nonlinear(
+                        ratios=Ratios(alpha=al * r, kappa=ka * r, tau=ta * r * r, lam=la),
+                        a1=a1p,
+                        rho_nonlinear=rnl_plain,
+                    )
                 )
             )
         for k, v in (

@@ -33,7 +33,6 @@ cross-checked against :func:`icl_symbolic.engine.gauss.expect` in the tests.
 
 from __future__ import annotations
 
-import sys
 from fractions import Fraction
 
 import numpy as np
@@ -49,6 +48,7 @@ from icl_symbolic.engine.omega_rule import omega_rule
 from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
 from icl_symbolic.model.moments import (
     FUNCTIONAL_NAMES,
+    MonteCarlo,
     check_inputs,
     evaluate,
     functional_integrand,
@@ -543,8 +543,7 @@ def e_gamma_tasks(A, b, f, rho, ell, W) -> Value:
     )
 
 
-# over the parameter limit: Gamma = (A, b), the label law, the Monte-Carlo knobs
-def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = False, law: str = "gaussian") -> Value:  # noqa: PLR0913
+def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, mc: MonteCarlo, law: str = "gaussian") -> Value:
     """e(Gamma) for test tasks w ~ N(0, C_test): Monte Carlo over tasks, exact given each task.
 
     Paper: the ICL error with test tasks from N(0, C_test) (Sec. 2, p. 2-3);
@@ -560,31 +559,31 @@ def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = F
     Parameters
     ----------
     C_test : anything :func:`icl_symbolic.model.covariance.resolve_covariance` accepts
-    n_tasks : int
-    rng : numpy.random.Generator or int seed
+    mc : :class:`~icl_symbolic.model.moments.MonteCarlo`
+        ``n`` test tasks, ``rng`` (numpy.random.Generator or int seed), ``progress`` (one line
+        before the work: True to stderr, or a callable taking the line)
+    law : the test tasks' law, ``gaussian`` or ``sphere``
 
     Examples
     --------
     >>> import numpy as np
-    >>> v = e_gamma_mc_tasks(np.eye(4), None, "tanh(g)", 0.1, 8, "identity", 4000, 20261130)
+    >>> v = e_gamma_mc_tasks(np.eye(4), None, "tanh(g)", 0.1, 8, "identity", MonteCarlo(4000, 20261130))
     >>> v.method, v.stderr < 0.01
     ('mc', True)
     """
 
+    n_tasks = mc.n
     A, b, dd, t, rho_value, ell_i = _check_common(A, b, f, rho, ell)
     if isinstance(n_tasks, bool) or int(n_tasks) != n_tasks or n_tasks < 2:
         raise ICLError(f"n_tasks must be an integer >= 2, got {n_tasks}")
     cov = resolve_covariance(C_test, dd)
     if cov.trace <= 0:
         raise ICLError("C_test is zero: no test tasks")
-    gen, seeds = rng_and_seeds(rng)
+    gen, seeds = rng_and_seeds(mc.rng)
     W = sample_tasks(cov, int(n_tasks), gen, law=law)
-    if progress:
-        print(
-            f"e_gamma_mc_tasks: {n_tasks} tasks, functionals on {CHEB_DEGREE + 1} Chebyshev nodes",
-            file=sys.stderr,
-            flush=True,
-        )
+    say = mc.say()
+    if say is not None:
+        say(f"e_gamma_mc_tasks: {n_tasks} tasks, functionals on {CHEB_DEGREE + 1} Chebyshev nodes")
     e, err = _e_per_task(A, b, t, rho_value, ell_i, W, "a sampled task has w = 0 (C_test too degenerate)")
     mean = float(np.mean(e))
     se = float(sample_se(e))
@@ -603,20 +602,22 @@ def e_gamma_mc_tasks(A, b, f, rho, ell, C_test, n_tasks, rng, progress: bool = F
 # ---------------------------------------------------------------------------
 
 
-# over the parameter limit: as e_gamma_mc_tasks
-def e_gamma_mc_prompts(A, b, f, rho, ell, n, rng, C_test="identity", w=None, progress: bool = False) -> Value:  # noqa: PLR0913
-    """Monte-Carlo ICL test error of Gamma on n fresh prompts (one fresh task each, or the fixed w).
+def e_gamma_mc_prompts(A, b, f, rho, ell, mc: MonteCarlo, C_test="identity", w=None) -> Value:
+    """Monte-Carlo ICL test error of Gamma on ``mc.n`` fresh prompts (one fresh task each, or the fixed w).
 
     The reference the exact results are tested against and the baseline of the
     benchmark: squared error of ``y_hat = x_test^T (A u + s b)`` (Sec. 2, p. 2-3)
     on prompts from :func:`icl_symbolic.model.prompts.sample_prompts`; ``stderr`` =
-    std/sqrt(n).
+    std/sqrt(n).  ``mc`` (:class:`~icl_symbolic.model.moments.MonteCarlo`): ``n`` prompts, ``rng``,
+    ``progress`` (a line per block of prompts: True to stderr, or a callable taking the line).
     """
 
+    n = mc.n
     A, b, dd, t, rho_value, ell_i = _check_common(A, b, f, rho, ell)
     if isinstance(n, bool) or int(n) != n or n < 2:
         raise ICLError(f"n must be an integer >= 2, got {n}")
-    gen, seeds = rng_and_seeds(rng)
+    gen, seeds = rng_and_seeds(mc.rng)
+    say = mc.say()
     cov = None if w is not None else resolve_covariance(C_test, dd)
     block = max(1, (1 << 22) // (ell_i * dd))
     done = 0
@@ -632,8 +633,8 @@ def e_gamma_mc_prompts(A, b, f, rho, ell, n, rng, C_test="identity", w=None, pro
         yhat = np.einsum("nd,nd->n", P.x_test, P.u @ A.T + P.s[:, None] * b)
         sq.append((P.y_test - yhat) ** 2)
         done += mcount
-        if progress:
-            print(f"e_gamma_mc_prompts: {done}/{n} prompts", file=sys.stderr, flush=True)
+        if say is not None:
+            say(f"e_gamma_mc_prompts: {done}/{n} prompts")
     r = np.concatenate(sq)
     return Value(
         value=float(r.mean()),

@@ -876,6 +876,33 @@ def mc_estimate(d: int, ell: int, n: int, f=None) -> Estimate:
     return est
 
 
+@dataclass(frozen=True)
+class MonteCarlo:
+    """The knobs of a Monte-Carlo estimate (:func:`mc_moments`, and the Monte-Carlo errors of
+    :mod:`icl_symbolic.model.gamma_error`): a record beside the label law the function takes.
+
+    ``n``: the number of draws (prompts, or tasks for ``e_gamma_mc_tasks``), an integer >= 2 (checked
+    by the function, one ICLError line); ``rng``: a ``numpy.random.Generator`` or a non-negative
+    integer seed (:func:`rng_and_seeds`; a seed is recorded in the result's ``seeds``);
+    ``progress``: None (silent), True (lines to stderr) or a callable taking one line.  Built by the
+    callers: the API keeps the loose keywords (``icl_symbolic.api.moments.mc_moments``), the
+    ``moments`` command, the ``moments_mc`` check kind and the simulator's test error build it.
+
+    >>> MonteCarlo(1000, 7)
+    MonteCarlo(n=1000, rng=7, progress=None)
+    """
+
+    n: int
+    rng: Any
+    progress: Any = None
+
+    def say(self):
+        """``progress`` as a callable taking one line, or None."""
+        if self.progress is True:
+            return lambda line: print(line, file=sys.stderr, flush=True)
+        return self.progress or None
+
+
 def rng_and_seeds(rng):
     if isinstance(rng, np.random.Generator):
         return rng, None
@@ -937,8 +964,7 @@ def mc_estimators(P, w) -> dict:
     return out
 
 
-# over the parameter limit: the label law, the task and the Monte-Carlo knobs
-def mc_moments(f, rho, d, ell, w, n, rng, progress=None, announce: bool = True) -> dict:  # noqa: PLR0913
+def mc_moments(f, rho, d, ell, w, mc: MonteCarlo, announce: bool = True) -> dict:
     """Monte-Carlo estimates of the conditional moments for the fixed task w.
 
     Prompts come from :func:`icl_symbolic.model.prompts.sample_prompts` (the direct
@@ -951,13 +977,11 @@ def mc_moments(f, rho, d, ell, w, n, rng, progress=None, announce: bool = True) 
     f : teacher; rho : noise variance; d : dimension; ell : context length
     w : array (d,)
         The fixed task (its omega is |w|^2/d).
-    n : int
-        Number of prompts.
-    rng : numpy.random.Generator or int seed
-    progress : callable or bool, optional
-        A callable taking one line: a run estimated above a few seconds (:func:`mc_estimate`)
-        is announced there before the first prompt, then reports its progress with an ETA.
-        ``True`` prints those lines to stderr.
+    mc : :class:`MonteCarlo`
+        ``n`` prompts, ``rng`` (numpy.random.Generator or int seed), ``progress``: a callable
+        taking one line: a run estimated above a few seconds (:func:`mc_estimate`) is announced
+        there before the first prompt, then reports its progress with an ETA; ``True`` prints
+        those lines to stderr.
     announce : bool
         False when the caller has already printed the estimate (``moments`` does, before the
         exact moments are computed); progress is then reported from the start.
@@ -969,13 +993,14 @@ def mc_moments(f, rho, d, ell, w, n, rng, progress=None, announce: bool = True) 
     Examples
     --------
     >>> import numpy as np
-    >>> est = mc_moments("g", 0.1, 4, 8, np.ones(4), 20000, 20261130)
+    >>> est = mc_moments("g", 0.1, 4, 8, np.ones(4), MonteCarlo(20000, 20261130))
     >>> abs(float(est["E_u"]) - 1) < 4 * est["E_u"].stderr
     True
     """
 
+    n = mc.n
     t = teacher(f)
-    gen, seeds = rng_and_seeds(rng)
+    gen, seeds = rng_and_seeds(mc.rng)
     w = np.asarray(w, dtype=float)
     if w.ndim != 1 or w.shape[0] != int(d):
         raise ICLError(f"w must have shape ({d},), got {w.shape}")
@@ -985,7 +1010,7 @@ def mc_moments(f, rho, d, ell, w, n, rng, progress=None, announce: bool = True) 
         raise ICLError(f"number of Monte-Carlo prompts must be an integer >= 2, got {n}")
     rho_value = float(rho) if not isinstance(rho, str) else float(to_rational(rho, "rho"))
     n, ell_i = int(n), int(ell)
-    say = (lambda line: print(line, file=sys.stderr, flush=True)) if progress is True else (progress or None)
+    say = mc.say()
     est = mc_estimate(d, ell_i, n)
     watch = (
         announced(say, est, total=n, unit="prompts") if announce else Progress(say, est.what, n, est.long, "prompts")

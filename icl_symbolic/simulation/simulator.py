@@ -75,6 +75,7 @@ from icl_symbolic.core.values import Value
 from icl_symbolic.engine.expr import teacher
 from icl_symbolic.model import gamma_error
 from icl_symbolic.model.covariance import Covariance, resolve_covariance, sample_tasks
+from icl_symbolic.model.moments import MonteCarlo
 from icl_symbolic.model.prompts import sample_prompts
 from icl_symbolic.model.setting import (  # noqa: F401  (the conventions, re-exported where they were defined first)
     ASSIGNMENTS,
@@ -689,7 +690,7 @@ def exact_test_error(
         if law == "sphere":
             return gamma_error.e_gamma_sphere(A, b, teacher, rho, d, ell)
         return gamma_error.e_gamma_isotropic(A, b, teacher, rho, d, ell)
-    return gamma_error.e_gamma_mc_tasks(A, b, teacher, rho, ell, cov_test, n_tasks, rng, law=law)
+    return gamma_error.e_gamma_mc_tasks(A, b, teacher, rho, ell, cov_test, MonteCarlo(n_tasks, rng), law=law)
 
 
 # ----------------------------------------------------------------------------

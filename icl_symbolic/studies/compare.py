@@ -151,9 +151,8 @@ def theory_grid(f, points: list, n: int = 160, digits: int = 30):
     if xname == "tau" and p0["lam"] == 0:
         grid = grid[np.abs(grid - 1) > 0.02]
     fixed = {k: p0[k] for k in ("alpha", "kappa", "tau") if k != xname}
-    cv = theory.curve(
-        f, p0["C_train"], p0["C_test"], rho=p0["rho"], lam=p0["lam"], d=p0["d"], digits=digits, **fixed, **{xname: grid}
-    )
+    ratios = theory.Ratios(rho=p0["rho"], lam=p0["lam"], **fixed, **{xname: grid})
+    cv = theory.curve(f, ratios, theory.TaskCovariances(p0["C_train"], p0["C_test"], p0["d"]), digits=digits)
     return np.asarray(cv.columns[xname], float), np.asarray(cv.columns["e"], float)
 
 

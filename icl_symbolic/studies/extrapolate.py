@@ -76,7 +76,7 @@ from icl_symbolic.simulation.simulator import (  # noqa: F401  (seed_error: re-e
     sizes,
 )
 from icl_symbolic.studies.ladder_runs import LADDER_REDUCE, SeedRunner
-from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
+from icl_symbolic.theory.asymptotic import Ratios, TaskCovariances, check_error, e_nonlinear
 
 #: p-value below which a fit model is rejected (model choice, Birge inflation).
 P_MODEL = 0.05
@@ -611,19 +611,7 @@ def theory_value(setting: Setting, error: str = "icl", d: int | None = None, dig
     provenance; ``error``: ``icl``, ``idg`` or ``gap`` (docs/idg.md); ``d`` sizes an array covariance;
     ``digits``: the working digits of the theory's quadratures."""
     st = setting
-    v = e_nonlinear(
-        st.f,
-        C_train=st.C_train,
-        C_test=st.C_test,
-        rho=st.rho,
-        alpha=st.alpha,
-        kappa=st.kappa,
-        tau=st.tau,
-        lam=st.lam,
-        d=d,
-        digits=digits,
-        error=error,
-    )
+    v = e_nonlinear(st.f, Ratios.of(st), TaskCovariances(st.C_train, st.C_test, d), digits=digits, error=error)
     return float(v.value), (v.note or "theory.e_nonlinear")
 
 

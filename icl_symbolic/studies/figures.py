@@ -55,7 +55,7 @@ from icl_symbolic.model.covariance import check_task_law
 from icl_symbolic.output.io import atomic_path, check_output_folder, transaction
 from icl_symbolic.output.plotting import paper_figure
 from icl_symbolic.simulation.simulator import check_memory, resolve_convention, simulate_many, sizes
-from icl_symbolic.theory.asymptotic import curve
+from icl_symbolic.theory.asymptotic import Ratios, curve
 from icl_symbolic.theory.finite_d import e_finite_d_many
 
 FIGURES = ("1", "2", "a1zero")
@@ -359,10 +359,10 @@ def figure1_data(run: FigureRun | None = None, taus=None) -> FigureData:
     if order == 1:
         fd.rows += _finite_d_rows(fd_entries, d, jobs, scheduler, progress, "1")
     grid = _tau_theory_grid(min(taus) * 0.8, max(taus) * 1.25)
-    th_sin = curve("sin(g)", rho=rho, alpha=alpha, kappa=kappa, tau=grid).e
-    th_lin = curve(None, rho=rho, alpha=alpha, kappa=kappa, tau=grid).e
-    th_norm = curve(None, rho=rho_norm, alpha=alpha, kappa=kappa, tau=grid).e
-    th_capt = curve(None, rho=rho_caption, alpha=alpha, kappa=kappa, tau=grid).e
+    th_sin = curve("sin(g)", Ratios(rho=rho, alpha=alpha, kappa=kappa, tau=grid)).e
+    th_lin = curve(None, Ratios(rho=rho, alpha=alpha, kappa=kappa, tau=grid)).e
+    th_norm = curve(None, Ratios(rho=rho_norm, alpha=alpha, kappa=kappa, tau=grid)).e
+    th_capt = curve(None, Ratios(rho=rho_caption, alpha=alpha, kappa=kappa, tau=grid)).e
     p = dict(alpha=alpha, kappa=kappa)
     fd.rows += _theory_rows("a", "theory sin(g), rho=0.1 (Result 1)", "sin(g)", grid, th_sin, rho=rho, **p)
     fd.rows += _theory_rows("a", "theory g, rho=0.1", "g", grid, th_lin, rho=rho, **p)
@@ -374,9 +374,9 @@ def figure1_data(run: FigureRun | None = None, taus=None) -> FigureData:
     # Which does the sin data match?  Median |log ratio| of the sin points to each candidate.
     tv = np.array(taus, dtype=float)
     e_sin = np.array([float(sims[(series[0][0], t)].e or sims[(series[0][0], t)].e_mc) for t in taus])
-    e_norm_th = np.array(curve(None, rho=rho_norm, alpha=alpha, kappa=kappa, tau=tv).e)
-    e_lin_th = np.array(curve(None, rho=rho, alpha=alpha, kappa=kappa, tau=tv).e)
-    e_capt_th = np.array(curve(None, rho=rho_caption, alpha=alpha, kappa=kappa, tau=tv).e)
+    e_norm_th = np.array(curve(None, Ratios(rho=rho_norm, alpha=alpha, kappa=kappa, tau=tv)).e)
+    e_lin_th = np.array(curve(None, Ratios(rho=rho, alpha=alpha, kappa=kappa, tau=tv)).e)
+    e_capt_th = np.array(curve(None, Ratios(rho=rho_caption, alpha=alpha, kappa=kappa, tau=tv)).e)
     diag = {
         "raw sin vs theory g rho=0.447 (unnormalised reading)": float(np.median(np.abs(np.log(e_sin / e_norm_th)))),
         "sin/a1^2 vs theory g rho=0.447 (normalised reading)": float(
@@ -461,7 +461,7 @@ def figure2_data(run: FigureRun | None = None, kappas=None, alphas=None) -> Figu
             fd.rows.append(_sim_row("a", label, "tanh(g)", res, float(kappa)))
             spec = dict(f="tanh(g)", rho=rho, alpha=alpha, kappa=float(kappa), tau=tau)
             fd_entries.append(("a", f"theory + O(1/d): {label}", "tanh(g)", kappa, 1.0, spec))
-        th = curve("tanh(g)", rho=rho, alpha=alpha, kappa=grid, tau=tau).e
+        th = curve("tanh(g)", Ratios(rho=rho, alpha=alpha, kappa=grid, tau=tau)).e
         rows = _theory_rows("a", f"theory {label}", "tanh(g)", grid, th, rho=rho, alpha=alpha, tau=tau)
         for r_, k in zip(rows, grid):
             r_["kappa"] = float(k)
@@ -544,7 +544,7 @@ def figure_a1zero_data(run: FigureRun | None = None, taus=None, ak=None) -> Figu
     if order == 1:
         fd.rows += _finite_d_rows(fd_entries, d, jobs, scheduler, progress, "a1zero")
     grid = _tau_theory_grid(min(taus) * 0.8, max(taus) * 1.25)
-    th = curve(A1ZERO_TEACHER, rho=rho, alpha=2.0, kappa=2.0, tau=grid).e
+    th = curve(A1ZERO_TEACHER, Ratios(rho=rho, alpha=2.0, kappa=2.0, tau=grid)).e
     fd.rows += _theory_rows("a", "Eq. (10)", A1ZERO_TEACHER, grid, th, rho=rho, alpha=None, kappa=None)
     # the finite-d version of Eq. (10) with the parameter count d(d+1) (n/p instead of n/d^2)
     tau_eff = grid * d / (d + 1)

@@ -63,7 +63,7 @@ from icl_symbolic.diagnosis import slips
 from icl_symbolic.model.setting import CONVENTION_FIELDS, Convention, PublishedSpread, Setting, resolve_convention
 from icl_symbolic.simulation.simulator import seed_seconds, simulate_many
 from icl_symbolic.studies.extrapolate import bonferroni_z, seed_error, welch_dof
-from icl_symbolic.theory.asymptotic import check_error, e_nonlinear
+from icl_symbolic.theory.asymptotic import Ratios, check_error, e_nonlinear
 
 #: the parameters a row may set (a column) or the table fixes (an option)
 PARAMS = ("d", "alpha", "kappa", "tau", "rho", "lam")
@@ -421,11 +421,7 @@ def judge_rows(
         if theory:
             p = row.params
             try:
-                th = float(
-                    e_nonlinear(
-                        f, rho=p["rho"], alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"], lam=p["lam"], error=error
-                    )
-                )
+                th = float(e_nonlinear(f, Ratios(p["rho"], p["alpha"], p["kappa"], p["tau"], p["lam"]), error=error))
             except ICLError:
                 th = None  # e.g. the ridgeless peak tau = 1: no theory point
         out.append(
@@ -570,17 +566,7 @@ def theory_curve(rep: "Reproduction", xname: str, n: int = 60):
         p[xname] = float(x)
         try:
             ys.append(
-                float(
-                    e_nonlinear(
-                        rep.f,
-                        rho=p["rho"],
-                        alpha=p["alpha"],
-                        kappa=p["kappa"],
-                        tau=p["tau"],
-                        lam=p["lam"],
-                        error=rep.error,
-                    )
-                )
+                float(e_nonlinear(rep.f, Ratios(p["rho"], p["alpha"], p["kappa"], p["tau"], p["lam"]), error=rep.error))
             )
         except ICLError:
             ys.append(float("nan"))

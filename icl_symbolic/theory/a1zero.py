@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from icl_symbolic.core.errors import ICLError
-from icl_symbolic.theory.linear_recipe import linear_error
+from icl_symbolic.theory.linear_recipe import Resolvent, linear_error
 from icl_symbolic.theory.peak import check_not_peak
 
 
@@ -204,7 +204,7 @@ def derive() -> A1ZeroDerivation:
     eps = sp.Symbol("eps", positive=True)
     eps_res = sp.simplify((1 - tau + tau * lam / eps - eps / (eps + q)).subs(eps, lam_t))
     nu_ = q + eps
-    e_eps = linear_error(1 / nu_, -1 / nu_**2, rho, rho / q, tau, eps, rho, rho, 0, 0)
+    e_eps = linear_error(Resolvent(1 / nu_, -1 / nu_**2, eps, rho, rho, 0, 0), rho, rho / q, tau)
     e_eps = sp.simplify(e_eps)
     pure_noise = rho / (1 - q**2 / (tau * (q + eps) ** 2))
     noise_match = _zero(e_eps - pure_noise)
@@ -238,7 +238,7 @@ def derive() -> A1ZeroDerivation:
     xi = sp.Symbol("xi", positive=True)
     xi_sol = sp.solve(sp.Eq(xi * M_lim.subs(nu, xi + q), 1 - tau), xi)
     nu0 = q + xi
-    e_xi = linear_error(M_lim.subs(nu, nu0), Mp_lim.subs(nu, nu0), rho, rho / q, tau, xi, rho, rho, 0, 0)
+    e_xi = linear_error(Resolvent(M_lim.subs(nu, nu0), Mp_lim.subs(nu, nu0), xi, rho, rho, 0, 0), rho, rho / q, tau)
     ok_below = len(xi_sol) == 1 and _zero(e_xi.subs(xi, xi_sol[0]) - boxed_below)
     ok_above = _zero(e_xi.subs(xi, 0) - boxed_above)
     cont = _zero(M_lim - 1 / nu) and _zero(Mp_lim + 1 / nu**2) and ok_below and ok_above

@@ -5,8 +5,8 @@ Eq. (10) and Eq. (15), p. 3 and p. 10 (the a1 = 0 branch, see
 :mod:`icl_symbolic.theory.a1zero`); Eq. (11), p. 3-4 (task-diversity limit);
 Appendix A, p. 7 (conditions of Result 1).
 
-``e_linear(C_train, C_test, rho, alpha, kappa, tau, lam)`` is the linear-task
-theory of Lu et al. (arXiv:2405.11751) and Letey, Lu, Pehlevan (2025) as
+``e_linear(Ratios(rho, alpha, kappa, tau, lam), TaskCovariances(C_train, C_test, d))`` is the
+linear-task theory of Lu et al. (arXiv:2405.11751) and Letey, Lu, Pehlevan (2025) as
 restated in ``docs/linear-theory.md``:
 
 1. ridgeless: ``xi = 0`` if tau > 1; for tau < 1, ``xi > 0`` solves
@@ -55,13 +55,16 @@ from icl_symbolic.model.covariance import appendix_a, resolve_covariance
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
 from icl_symbolic.output.rows import Rows
 from icl_symbolic.theory import a1zero
-from icl_symbolic.theory.linear_recipe import linear_error
+from icl_symbolic.theory.linear_recipe import Resolvent, linear_error
 from icl_symbolic.theory.peak import DIVERGES, check_not_peak, is_peak
 from icl_symbolic.theory.stieltjes import Stieltjes, stieltjes, stieltjes_isotropic
 
 _RTOL = 4 * np.finfo(float).eps
 
 __all__ = [
+    "Ratios",
+    "TaskCovariances",
+    "IDENTITY",
     "TaskSpectra",
     "check_grid",
     "task_spectra",
@@ -121,6 +124,65 @@ class TaskSpectra:
     def scaled(self, c: float) -> "TaskSpectra":
         """The spectra of (c C_train, c C_test); Result 1 uses c = a1^2."""
         return TaskSpectra(self.train * c, self.test_diag * c, f"{c:g}*({self.label})")
+
+
+@dataclass(frozen=True)
+class Ratios:
+    """The paper's ratios at a point of the theory (Sec. 2, p. 2-3): the record the theory functions
+    take instead of five loose parameters.
+
+    ``rho`` the label-noise variance, ``alpha = ell/d``, ``kappa = k/d``, ``tau = n/d^2``, ``lam``
+    the ridge of Eq. (6).  Each is a number; in :func:`curve` and
+    :func:`icl_symbolic.kernel_learner.theory.kernel_curve` also a 1-D grid (the sweep is their
+    product).  A plain container: the function that takes it checks the values (one ICLError line),
+    with the ranges of the theory (:func:`check_parameters`), which are not the Setting's.
+    Built by the API (``api.theory``, from its keywords), by the claim registry (from a claim file's
+    keywords, :func:`icl_symbolic.verification.registry.call_theory`) and from a Setting
+    (:meth:`Ratios.of`).
+
+    >>> Ratios(rho=0.1, alpha=2, kappa=2, tau=3)
+    Ratios(rho=0.1, alpha=2, kappa=2, tau=3, lam=0.0)
+    """
+
+    rho: object = 0.1
+    alpha: object = 1.0
+    kappa: object = 1.0
+    tau: object = 0.5
+    lam: object = 0.0
+
+    @classmethod
+    def of(cls, setting) -> "Ratios":
+        """The ratios of a :class:`~icl_symbolic.model.setting.Setting`."""
+        return cls(setting.rho, setting.alpha, setting.kappa, setting.tau, setting.lam)
+
+
+@dataclass(frozen=True)
+class TaskCovariances:
+    """The task covariances of the theory (Appendix A, p. 7) and the dimension that sizes a named family.
+
+    ``C_train``: a Covariance, family name, ``.npy`` path, matrix or spectrum, or a
+    :class:`TaskSpectra` (then ``C_test`` is None); ``C_test=None`` means C_test = C_train; ``d``
+    sizes a named family (``identity`` alone needs none: the theory is d-free for it).  Resolved by
+    :func:`task_spectra` where the function needs the spectra.  The default is C_train = C_test = I.
+    Built like :class:`Ratios` (:meth:`TaskCovariances.of` from a Setting).
+    """
+
+    C_train: object = "identity"
+    C_test: object = None
+    d: int | None = None
+
+    @classmethod
+    def of(cls, setting) -> "TaskCovariances":
+        """The covariances and dimension of a :class:`~icl_symbolic.model.setting.Setting`."""
+        return cls(setting.C_train, setting.C_test, setting.d)
+
+    def spectra(self) -> TaskSpectra:
+        """:func:`task_spectra` of the three fields."""
+        return task_spectra(self.C_train, self.C_test, self.d)
+
+
+#: C_train = C_test = I, the theory's default covariances
+IDENTITY = TaskCovariances()
 
 
 def _is_identity_name(spec) -> bool:
@@ -317,7 +379,7 @@ def _error(sp: TaskSpectra, rho, alpha, kappa, tau, lam, mfun=None, error: str =
         D = st.a * sp.train + nu
         trF = float(np.mean(sp.test_diag / D))
         trF2 = float(np.mean(sp.test_diag * (st.a_prime * sp.train + 1.0) / (D * D)))
-    e = linear_error(st.M, st.M_prime, rho, alpha, tau, xi, rho_tr, rho_te, trF, trF2)
+    e = linear_error(Resolvent(st.M, st.M_prime, xi, rho_tr, rho_te, trF, trF2), rho, alpha, tau)
     # an MSE is >= rho >= 0; a NaN or a value below rho (beyond round-off) is cancellation in
     # float64, not an answer: refuse instead of printing it (kappa = 1e-300 gave -6e283)
     if not math.isfinite(e) or e < rho - 1e-9 * max(1.0, abs(e), rho):
@@ -329,18 +391,7 @@ def _error(sp: TaskSpectra, rho, alpha, kappa, tau, lam, mfun=None, error: str =
     return e
 
 
-def e_linear(  # noqa: PLR0913  (claim files call it by keyword (registry.THEORY_FUNCTIONS))
-    C_train="identity",
-    C_test=None,
-    rho=0.1,
-    alpha=1.0,
-    kappa=1.0,
-    tau=0.5,
-    lam=0.0,
-    *,
-    d: int | None = None,
-    error: str = "icl",
-) -> float:
+def e_linear(ratios: Ratios, tasks: TaskCovariances = IDENTITY, *, error: str = "icl") -> float:
     """Asymptotic ICL error for LINEAR tasks y = x^T w + eps, w ~ N(0, C_train).
 
     Paper: the function e_ICL^linear of Result 1, Eq. (9), p. 3 (Appendix C,
@@ -348,14 +399,13 @@ def e_linear(  # noqa: PLR0913  (claim files call it by keyword (registry.THEORY
 
     Parameters
     ----------
-    C_train, C_test : Covariance, family name, .npy path, matrix or spectrum
-        task covariances (``C_test=None``: same as C_train); or a ``TaskSpectra``
-        as ``C_train`` with ``C_test=None``.  C_test need not commute with C_train.
-    rho : noise variance (>= 0).
-    alpha : context length ratio l/d.    kappa : task diversity k/d.
-    tau : pretraining ratio n/d^2 (tau = 1 needs lam > 0).
-    lam : ridge (regulariser (n/d) lam I, Eq. (6)); 0 is the ridgeless limit.
-    d : dimension for named families (not needed for ``identity``).
+    ratios : :class:`Ratios`, numbers: rho the noise variance (>= 0); alpha = l/d the context
+        length ratio; kappa = k/d the task diversity; tau = n/d^2 the pretraining ratio (tau = 1
+        needs lam > 0); lam the ridge (regulariser (n/d) lam I, Eq. (6)), 0 the ridgeless limit.
+    tasks : :class:`TaskCovariances` (default C_train = C_test = I): C_train, C_test (Covariance,
+        family name, .npy path, matrix or spectrum; ``C_test=None``: same as C_train; or a
+        ``TaskSpectra`` as ``C_train`` with ``C_test=None``; C_test need not commute with C_train)
+        and the dimension ``d`` of a named family (not needed for ``identity``).
     error : ``icl`` (default; fresh test tasks from N(0, C_test)), ``idg`` (the test task
         is one of the k pretraining tasks; C_test is not used; docs/idg.md) or ``gap`` (icl - idg).
 
@@ -365,13 +415,14 @@ def e_linear(  # noqa: PLR0913  (claim files call it by keyword (registry.THEORY
 
     Examples
     --------
-    >>> e = e_linear("identity", None, rho=0.1, alpha=2, kappa=2, tau=3)
+    >>> e = e_linear(Ratios(rho=0.1, alpha=2, kappa=2, tau=3))
     >>> abs(e - e_linear_isotropic(0.1, 2, 2, 3)) < 1e-13
     True
     """
+    rho, alpha, kappa, tau, lam = ratios.rho, ratios.alpha, ratios.kappa, ratios.tau, ratios.lam
     check_error(error)
     check_parameters(rho, alpha, kappa, tau, lam)
-    sp = task_spectra(C_train, C_test, d)
+    sp = tasks.spectra()
     return _error(sp, rho, alpha, kappa, tau, lam, error=error)
 
 
@@ -430,7 +481,7 @@ def e_idg_isotropic(rho, alpha, kappa, tau) -> float:
     memorised and only the label noise costs (the memorisation regime).  Written out
     separately from :func:`e_linear` so that the tests compare two derivations.
 
-    >>> round(e_idg_isotropic(0.1, 2, 2, 3) - e_linear(rho=0.1, alpha=2, kappa=2, tau=3, error="idg"), 12)
+    >>> round(e_idg_isotropic(0.1, 2, 2, 3) - e_linear(Ratios(rho=0.1, alpha=2, kappa=2, tau=3), error="idg"), 12)
     0.0
     """
     check_parameters(rho, alpha, kappa, tau)
@@ -549,24 +600,20 @@ def _moments_from(f, a1, rho_nonlinear, rho, digits):
     return (0.0 if tm.a1_is_zero else float(tm.a1)), tm.rho_nonlinear(rho), tm
 
 
-def e_nonlinear(  # noqa: PLR0913  (as e_linear)
+def e_nonlinear(
     f=None,
-    C_train="identity",
-    C_test=None,
-    rho=0.1,
-    alpha=1.0,
-    kappa=1.0,
-    tau=0.5,
-    lam=0.0,
-    digits: int = 30,
+    ratios: Ratios = Ratios(),
+    tasks: TaskCovariances = IDENTITY,
     *,
-    d=None,
     a1=None,
     rho_nonlinear=None,
+    digits: int = 30,
     error: str = "icl",
 ) -> Value:
     """Result 1, Eq. (9), p. 3: ``e_linear(a1^2 C_train, a1^2 C_test, rho_nonlinear)``.
 
+    ``ratios`` (:class:`Ratios`: rho, alpha, kappa, tau, lam, numbers) and ``tasks``
+    (:class:`TaskCovariances`: C_train, C_test, d) as in :func:`e_linear`.
     ``a1`` and ``rho_nonlinear`` come from the Hermite engine for teacher ``f`` at
     noise variance ``rho`` (Eq. 8, p. 3), or are given directly (then ``f`` and
     ``rho`` are not used).  a1 = 0 dispatches to Eq. (10) (:func:`e_a1zero`).
@@ -583,17 +630,18 @@ def e_nonlinear(  # noqa: PLR0913  (as e_linear)
 
     Examples
     --------
-    >>> v = e_nonlinear(a1=0.0, rho_nonlinear=0.3, alpha=2, kappa=2, tau=0.5)
+    >>> v = e_nonlinear(ratios=Ratios(alpha=2, kappa=2, tau=0.5), a1=0.0, rho_nonlinear=0.3)
     >>> round(float(v), 12), v.method
     (0.6, 'numeric')
     """
+    rho, alpha, kappa, tau, lam = ratios.rho, ratios.alpha, ratios.kappa, ratios.tau, ratios.lam
     check_error(error)
     _check_row({"rho": _noise_or_nan(rho), "alpha": alpha, "kappa": kappa, "lam": lam, "tau": tau}, None)
     a1f, rnl, _ = _moments_from(f, a1, rho_nonlinear, rho, digits)
     check_parameters(rnl, alpha, kappa, tau, lam, noise="rho_nonlinear")
     if a1f == 0.0:
         return _a1zero_value(rnl, alpha, tau, lam, error)
-    sp = task_spectra(C_train, C_test, d).scaled(a1f * a1f)
+    sp = tasks.spectra().scaled(a1f * a1f)
     e = _error(sp, rnl, alpha, kappa, tau, lam, error=error)
     return Value(
         e,
@@ -616,20 +664,14 @@ def _a1zero_value(rnl, alpha, tau, lam, error) -> Value:
     return Value(e, "numeric", note="a1 = 0 branch, Eq. (10)/(15), p. 3/p. 10" + _ERROR_NOTE[error])
 
 
-def e_nonlinear_normalized(  # noqa: PLR0913  (as e_linear)
+def e_nonlinear_normalized(
     f=None,
-    C_train="identity",
-    C_test=None,
-    rho=0.1,
-    alpha=1.0,
-    kappa=1.0,
-    tau=0.5,
-    lam=0.0,
-    digits: int = 30,
+    ratios: Ratios = Ratios(),
+    tasks: TaskCovariances = IDENTITY,
     *,
-    d=None,
     a1=None,
     rho_nonlinear=None,
+    digits: int = 30,
     error: str = "icl",
 ) -> Value:
     """Result 1 through homogeneity: ``a1^2 e_linear(C_train, C_test, rho_nonlinear/a1^2)``.
@@ -640,6 +682,7 @@ def e_nonlinear_normalized(  # noqa: PLR0913  (as e_linear)
     the noise of the normalised linear teacher.  For lam > 0 the ridge is rescaled
     to lam/a1^2 so that both forms agree.  a1 = 0 dispatches to Eq. (10).
     """
+    rho, alpha, kappa, tau, lam = ratios.rho, ratios.alpha, ratios.kappa, ratios.tau, ratios.lam
     check_error(error)
     _check_row({"rho": _noise_or_nan(rho), "alpha": alpha, "kappa": kappa, "lam": lam, "tau": tau}, None)
     a1f, rnl, _ = _moments_from(f, a1, rho_nonlinear, rho, digits)
@@ -647,7 +690,7 @@ def e_nonlinear_normalized(  # noqa: PLR0913  (as e_linear)
     if a1f == 0.0:
         return _a1zero_value(rnl, alpha, tau, lam, error)
     c = a1f * a1f
-    sp = task_spectra(C_train, C_test, d)
+    sp = tasks.spectra()
     e = c * _error(sp, rnl / c, alpha, kappa, tau, lam / c, error=error)
     return Value(
         e,
@@ -762,24 +805,19 @@ class TheoryCurve(Rows):
         ]
 
 
-def curve(  # noqa: PLR0913  (as e_linear)
+def curve(
     f=None,
-    C_train="identity",
-    C_test=None,
-    rho=0.1,
-    alpha=1.0,
-    kappa=1.0,
-    tau=0.5,
-    lam=0.0,
+    ratios: Ratios = Ratios(),
+    tasks: TaskCovariances = IDENTITY,
     *,
-    d=None,
     a1=None,
     rho_nonlinear=None,
     digits: int = 30,
     progress=None,
     error: str = "icl",
 ) -> TheoryCurve:
-    """Theory curve over the cartesian grid of ``rho, alpha, kappa, lam, tau`` (each scalar or 1-D).
+    """Theory curve over the cartesian grid of ``rho, alpha, kappa, lam, tau`` (the fields of ``ratios``,
+    a :class:`Ratios`, each scalar or 1-D); ``tasks`` (:class:`TaskCovariances`) as in :func:`e_linear`.
 
     Teacher: ``f`` (Hermite engine, computed ONCE; rho_nonlinear(rho) = rho + E[f^2] - a1^2),
     or precomputed ``a1`` with ``rho_nonlinear`` (then ``rho`` must be a single value or None and
@@ -789,10 +827,12 @@ def curve(  # noqa: PLR0913  (as e_linear)
     A ridgeless point at tau = 1 (the interpolation peak) is part of the sweep with
     ``e = inf`` and the reason :data:`DIVERGES` in :meth:`TheoryCurve.points`.
 
-    >>> cv = curve(a1=0.0, rho_nonlinear=0.2, rho=0.1, tau=[0.5, 0.9, 2.0])
+    >>> cv = curve(ratios=Ratios(rho=0.1, tau=[0.5, 0.9, 2.0]), a1=0.0, rho_nonlinear=0.2)
     >>> [round(float(x), 12) for x in cv.e]
     [0.4, 2.0, 0.4]
     """
+    rho, alpha, kappa, tau, lam = ratios.rho, ratios.alpha, ratios.kappa, ratios.tau, ratios.lam
+    C_train, C_test, d = tasks.C_train, tasks.C_test, tasks.d
     check_error(error)
     if rho is None and a1 is None:
         raise ICLError("rho (noise variance) is needed unless a1 and rho_nonlinear are given")
@@ -819,7 +859,7 @@ def curve(  # noqa: PLR0913  (as e_linear)
     rnl_of = _memo(rnl_of)  # one high-precision rho_nonlinear per distinct rho, not per point
     _validate_grid(grids, rnl_of)  # rho_nonlinear of every rho, before any point is computed
     rows = itertools.product(grids["rho"], grids["alpha"], grids["kappa"], grids["lam"], grids["tau"])
-    sp = None if a1f == 0.0 else task_spectra(C_train, C_test, d).scaled(a1f * a1f)
+    sp = None if a1f == 0.0 else tasks.spectra().scaled(a1f * a1f)
     n = n_points
     cols = {k: np.empty(n) for k in ("rho", "alpha", "kappa", "lam", "tau", "rho_nonlinear", "e")}
     for i, (r, al, ka, la, ta) in enumerate(rows):
@@ -961,7 +1001,7 @@ def task_diversity_sequence(kappa, rho_nonlinear, a1=1.0, ratio=0.5, alphas=(1e1
         ta = ratio * al
         if is_peak(ta):
             ta = math.nextafter(1.0, 2.0)
-        e = float(e_nonlinear(a1=a1, rho_nonlinear=rho_nonlinear, alpha=al, kappa=kappa, tau=ta))
+        e = float(e_nonlinear(ratios=Ratios(alpha=al, kappa=kappa, tau=ta), a1=a1, rho_nonlinear=rho_nonlinear))
         out.append((float(al), float(ta), e))
     return out
 

@@ -166,7 +166,7 @@ from icl_symbolic.model.moments import FUNCTIONAL_NAMES, moment_functions
 from icl_symbolic.model.prompts import sample_prompts
 from icl_symbolic.model.sizes import clamped_sizes, round_half_up
 from icl_symbolic.theory.asymptotic import teacher_moments
-from icl_symbolic.theory.linear_recipe import linear_error
+from icl_symbolic.theory.linear_recipe import Resolvent, linear_error
 from icl_symbolic.theory.stieltjes import stieltjes_isotropic
 
 #: The correction terms, in the order they are applied.
@@ -382,7 +382,7 @@ def e_iso(rho: float, alpha: float, kappa: float, tau: float, mfun=None) -> floa
         xi = brentq(fun, 0.0, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
     nu = r + xi
     M, Mp = mfun(nu)
-    return float(linear_error(M, Mp, rho, alpha, tau, xi, rho_tr, rho_tr, M, -Mp))
+    return float(linear_error(Resolvent(M, Mp, xi, rho_tr, rho_tr, M, -Mp), rho, alpha, tau))
 
 
 def e_iso_general(
@@ -406,7 +406,8 @@ def e_iso_general(
     M, Mp = mfun(nu)
     rl = rho + extra_train_noise
     return float(
-        linear_error(M, Mp, rl, alpha, tau, xi, rho_tr, s_test + rho, s_test * M, -s_test * Mp) - extra_train_noise
+        linear_error(Resolvent(M, Mp, xi, rho_tr, s_test + rho, s_test * M, -s_test * Mp), rl, alpha, tau)
+        - extra_train_noise
     )
 
 

@@ -20,7 +20,7 @@ from icl_symbolic.kernel_learner.ladder import POWER, extrapolate_kernel, judge_
 from icl_symbolic.kernel_learner.simulation import simulate_kernel
 from icl_symbolic.kernel_learner.theory import kernel_curve, kernel_spectrum
 from icl_symbolic.studies.ladder_runs import SeedRunner
-from icl_symbolic.theory.asymptotic import e_nonlinear
+from icl_symbolic.theory.asymptotic import Ratios, e_nonlinear
 from icl_symbolic.verification.checks.common import claim_setting, lazy_family, numeric_value, pretty, setting_params
 from icl_symbolic.verification.registry import Outcome, Param, check_kind, param_text
 
@@ -65,14 +65,19 @@ def check_kernel_value(claim) -> Outcome:
     if p["quantity"] == "e":
         x = float(
             kernel_curve(
-                f, p["features"], rho, p["alpha"], p["kappa"], p["tau"], p["lam"], d=d, tasks=p["tasks"], plain=False
+                f,
+                p["features"],
+                Ratios(rho, p["alpha"], p["kappa"], p["tau"], p["lam"]),
+                d=d,
+                tasks=p["tasks"],
+                plain=False,
             ).columns["e"][0]
         )
     else:
         ks = kernel_spectrum(f, p["features"], rho, d, p["tasks"])
         x = float(getattr(ks, p["quantity"]))
     if p["versus"] == "theory":
-        y = float(e_nonlinear(f, rho=rho, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"], lam=p["lam"]))
+        y = float(e_nonlinear(f, Ratios(rho, p["alpha"], p["kappa"], p["tau"], p["lam"])))
         other = "Result 1, e_nonlinear, same alpha, kappa, tau, lam"
     else:
         y = numeric_value(p["claimed"], lazy_family(claim))

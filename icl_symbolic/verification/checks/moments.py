@@ -11,7 +11,7 @@ import sympy
 from icl_symbolic.core.caches import store
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.values import Value
-from icl_symbolic.model.moments import conditional_moments, leading_order, mc_moments
+from icl_symbolic.model.moments import MonteCarlo, conditional_moments, leading_order, mc_moments
 from icl_symbolic.verification.checks.common import pretty
 from icl_symbolic.verification.registry import MOMENT_SYMBOLS, Outcome, Param, check_kind, param_text
 
@@ -109,7 +109,7 @@ def check_moments_mc(claim) -> Outcome:
         raise ICLError(f"unknown moment {name!r}")
     exact = getattr(ex, name)
     w = np.full(p["d"], float(sympy.sqrt(p["omega"])))
-    est = mc_moments(ftxt, float(p["rho"]), p["d"], p["ell"], w, p["n"], np.random.default_rng(p["seed"]))
+    est = mc_moments(ftxt, float(p["rho"]), p["d"], p["ell"], w, MonteCarlo(p["n"], np.random.default_rng(p["seed"])))
     mc = est[name]
     mc = Value(mc.value, "mc", stderr=mc.stderr, n_samples=p["n"], seeds=(p["seed"],), note=mc.note)
     if mc.stderr > p["max_rel_se"] * abs(float(exact)):

@@ -26,7 +26,7 @@ from icl_symbolic.simulation.cache import active_cache
 from icl_symbolic.simulation.simulator import seed_mean
 from icl_symbolic.studies.extrapolate import LadderPoint, LadderTest, extrapolate, ladder_figure, theory_value
 from icl_symbolic.studies.ladder_runs import SeedRunner
-from icl_symbolic.theory.asymptotic import e_nonlinear
+from icl_symbolic.theory.asymptotic import Ratios, e_nonlinear
 from icl_symbolic.theory.finite_d import e_nonlinear_finite
 from icl_symbolic.verification.checks.common import (
     claim_setting,
@@ -115,7 +115,7 @@ def check_simulation(claim, progress=None) -> Outcome:
     vr = numeric_value(p["versus_rho"], fam) if p["versus_rho"] is not None else rho_value
     sc_txt = "" if p["scale"] == 1 else f"{pretty(p['scale'])} * "
     if p["versus"] == "theory":
-        th = e_nonlinear(vf, rho=vr, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"])
+        th = e_nonlinear(vf, Ratios(rho=vr, alpha=p["alpha"], kappa=p["kappa"], tau=p["tau"]))
         other = Value(scale * float(th.value), "numeric", note="theory, d -> infinity")
         what = f"{sc_txt}theory e_nonlinear({vf}, rho={vr:.6g})"
         ratios = [x / float(other.value) for x in per_seed]

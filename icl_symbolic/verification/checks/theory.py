@@ -16,9 +16,9 @@ from icl_symbolic.verification.judge import compare
 from icl_symbolic.verification.registry import (
     PASS_THROUGH,
     SWEEP_NAMES,
-    THEORY_FUNCTIONS,
     Outcome,
     Param,
+    call_theory,
     check_kind,
     param_text,
 )
@@ -26,7 +26,6 @@ from icl_symbolic.verification.registry import (
 
 def _call_points(call, vals_fn):
     """Evaluate a parsed call at every point of its sweep; returns (list of floats, sweep)."""
-    fn = THEORY_FUNCTIONS[call["function"]]
     n = call["length"] or 1
     results, sweep = [], {}
     for i in range(n):
@@ -39,7 +38,7 @@ def _call_points(call, vals_fn):
                 kwargs[k] = int(item) if item.is_Integer else numeric_value(item, vals_fn)
                 if isinstance(a, list):
                     sweep.setdefault(k, []).append(kwargs[k])
-        out = fn(**kwargs)
+        out = call_theory(call["function"], kwargs)
         x = float(out.value) if isinstance(out, Value) else float(out)
         results.append(x * numeric_value(call["scale"], vals_fn))
     return results, sweep
