@@ -36,6 +36,9 @@ import platform
 import sys
 import time
 
+from icl_symbolic.model.moments import MonteCarlo
+from icl_symbolic.theory.asymptotic import Ratios, TaskCovariances
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -124,9 +127,13 @@ def calibrate() -> dict:
     # theory: 20 000 points of the identity curve; 200 points of powerlaw:1 at d = 400
     tau = np.linspace(0.1, 4, 200)
     n = 100 * tau.size
-    t = _wall(lambda: curve(a1=0.6, rho_nonlinear=0.13, rho=0.1, alpha=np.linspace(0.5, 4, 100), tau=tau))
+    t = _wall(lambda: curve(None, Ratios(rho=0.1, alpha=np.linspace(0.5, 4, 100), tau=tau), a1=0.6, rho_nonlinear=0.13))
     out["theory_point"] = t / n
-    t = _wall(lambda: curve(None, "powerlaw:1", None, rho=0.1, alpha=2.0, tau=tau, d=400))
+    t = _wall(
+        lambda: curve(
+            None, Ratios(rho=0.1, alpha=2.0, tau=tau), TaskCovariances(C_train="powerlaw:1", C_test=None, d=400)
+        )
+    )
     out["theory_point_eig"] = max(t / tau.size - out["theory_point"], 0.0) / 400
     # kernel learner: 2000 points of hermite:2 at d = 16 (after one point: the spectrum, cached)
     from icl_symbolic.api.kernel_learner import kernel
@@ -140,7 +147,7 @@ def calibrate() -> dict:
     a = a + a.T
     out["cov_eigh"] = _wall(lambda: np.linalg.eigh(a)) / 2000**3
     # Monte Carlo: 2000 prompts of 200 x 200
-    t = _wall(lambda: mc_moments("tanh(g)", 0.1, 200, 200, np.ones(200), 2000, 1))
+    t = _wall(lambda: mc_moments("tanh(g)", 0.1, 200, 200, np.ones(200), MonteCarlo(2000, 1)))
     out["mc_entry"] = t / (2000 * 200 * 200)
     # simulation: per-seed time over the shapes the claims run (d 16-128; alpha 2-400; the three solvers),
     # nonnegative least squares for (fixed, per draw, per flop); a warm-up run first (first-call tables)

@@ -62,7 +62,13 @@ def main():
     times = []
     for _ in range(3):
         t = time.perf_counter()
-        cv = T.curve(None, ctr, cte, rho=rho, alpha=alpha, kappa=kappa, tau=taus, a1=a1, rho_nonlinear=rnl)
+        cv = T.curve(
+            None,
+            T.Ratios(rho=rho, alpha=alpha, kappa=kappa, tau=taus),
+            T.TaskCovariances(C_train=ctr, C_test=cte),
+            a1=a1,
+            rho_nonlinear=rnl,
+        )
         times.append(time.perf_counter() - t)
     t_ours = min(times)
     print(

@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from icl_symbolic.theory.asymptotic import Ratios
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from icl_symbolic.simulation.simulator import simulate_many  # noqa: E402
@@ -73,7 +75,7 @@ def main() -> int:
     for f in teachers:
         alpha = TEACHERS.get(f, 2.0)
         for tau in taus:
-            th = float(e_nonlinear(f, rho=a.rho, alpha=alpha, kappa=a.kappa, tau=tau))
+            th = float(e_nonlinear(f, Ratios(rho=a.rho, alpha=alpha, kappa=a.kappa, tau=tau)))
             for d in ds:
                 r = simulate_many(
                     [dict(f=f, d=d, alpha=alpha, kappa=a.kappa, tau=tau, rho=a.rho, seeds=seeds, n_test=2000)]

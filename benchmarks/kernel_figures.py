@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from icl_symbolic.theory.asymptotic import Ratios
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from icl_symbolic.kernel_learner import simulation as kernel_sim
@@ -39,7 +41,7 @@ def crossover(
     out: Path, d=6, kappa=4.0, tau=16.0, alphas=(0.25, 0.5, 1, 2, 4, 8, 16, 32), seeds=(0, 1, 2), replot=False
 ):
     grid = np.geomspace(0.1, 64, 60)
-    kc = kernel.kernel_curve(F, "hermite:2", RHO, alpha=grid, kappa=kappa, tau=tau, d=d)
+    kc = kernel.kernel_curve(F, "hermite:2", Ratios(rho=RHO, alpha=grid, kappa=kappa, tau=tau), d=d)
     ks = kc.spectrum
     ksim, psim, rows = [], [], []
     if replot:  # the simulation points of an earlier run

@@ -47,6 +47,8 @@ import sys
 import time
 from pathlib import Path
 
+from icl_symbolic.theory.asymptotic import Ratios
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from icl_symbolic.kernel_learner import simulation as kernel_sim
@@ -110,7 +112,7 @@ def ordinary(point, seeds, n_test, log, d=27):
     s = simulation.simulate_many(
         [dict(f="g", d=d, alpha=alpha, kappa=kappa, tau=tau, rho=RHO, seeds=seeds, n_test=n_test)]
     )[0]
-    th = float(e_nonlinear("g", rho=RHO, alpha=alpha, kappa=kappa, tau=tau))
+    th = float(e_nonlinear("g", Ratios(rho=RHO, alpha=alpha, kappa=kappa, tau=tau)))
     row = {
         "d": d,
         "D": d,

@@ -339,7 +339,7 @@ class Probe:
 def _fig1_tau2():
     from icl_symbolic.theory import asymptotic as theory
 
-    return float(theory.e_nonlinear("sin(g)", rho=0.1, alpha=2, kappa=2, tau=2))
+    return float(theory.e_nonlinear("sin(g)", theory.Ratios(rho=0.1, alpha=2, kappa=2, tau=2)))
 
 
 def _fig1_legend():
@@ -373,13 +373,13 @@ def _eq11_kappa_two():
 def _a1zero_ridge():
     from icl_symbolic.theory import asymptotic as theory
 
-    return float(theory.e_nonlinear(a1=0.0, rho_nonlinear=0.5, alpha=2, kappa=2, tau=2, lam=0.1))
+    return float(theory.e_nonlinear(None, theory.Ratios(alpha=2, kappa=2, tau=2, lam=0.1), a1=0.0, rho_nonlinear=0.5))
 
 
 def _a1zero_tau2():
     from icl_symbolic.theory import asymptotic as theory
 
-    return float(theory.e_nonlinear(a1=0.0, rho_nonlinear=0.5, alpha=2, kappa=2, tau=2))
+    return float(theory.e_nonlinear(None, theory.Ratios(alpha=2, kappa=2, tau=2), a1=0.0, rho_nonlinear=0.5))
 
 
 def _eq15_lam_tilde_limit():

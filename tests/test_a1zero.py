@@ -58,7 +58,9 @@ def test_paper_values():
 def test_ridge_curve_equals_linear_recipe_with_zero_covariance(tau, lam):
     """Eq. (15)'s closed form vs the general ridge recipe with C_train = C_test = 0 (bracketed M)."""
     rho, alpha = 0.9, 1.7
-    ref = T.e_linear(np.zeros(5), None, rho, alpha, 3.0, tau, lam)
+    ref = T.e_linear(
+        T.Ratios(rho=rho, alpha=alpha, kappa=3.0, tau=tau, lam=lam), T.TaskCovariances(C_train=np.zeros(5), C_test=None)
+    )
     assert a1zero.e_a1zero(rho, alpha=alpha, tau=tau, lam=lam) == pytest.approx(ref, rel=1e-11)
 
 

@@ -11,6 +11,7 @@ import sympy
 from icl_symbolic.core import caches
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.values import Value
+from icl_symbolic.theory.asymptotic import Ratios
 from icl_symbolic.verification import claimfile, judge, runner
 from icl_symbolic.verification.checks import REGISTRY
 from icl_symbolic.verification.registry import Outcome
@@ -481,7 +482,7 @@ def test_simulation_extrapolation_in_one_over_d(tmp_path, monkeypatch):
     from icl_symbolic.theory.asymptotic import e_nonlinear
     from icl_symbolic.verification.checks import simulation as checks_simulation
 
-    th = float(e_nonlinear("tanh(g)", rho=0.1, alpha=2, kappa=2, tau=3).value)
+    th = float(e_nonlinear("tanh(g)", Ratios(rho=0.1, alpha=2, kappa=2, tau=3)).value)
     state = {"offset": 0.0, "c": 0.5}
 
     def planted(d, seeds):

@@ -13,6 +13,7 @@ from icl_symbolic.cli import main
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.model.covariance import resolve_covariance, sample_tasks
 from icl_symbolic.model.gamma_error import e_gamma_mc_tasks, e_gamma_sphere
+from icl_symbolic.model.moments import MonteCarlo
 from icl_symbolic.simulation.simulator import simulate_many
 
 
@@ -98,9 +99,9 @@ def test_exact_sphere_functional_matches_monte_carlo_over_sphere_tasks():
     A = rng.standard_normal((d, d)) / d
     b = rng.standard_normal(d) / d
     ex = e_gamma_sphere(A, b, "tanh(g)", 0.1, d, 10)
-    mc = e_gamma_mc_tasks(A, b, "tanh(g)", 0.1, 10, "identity", 20000, 5, law="sphere")
+    mc = e_gamma_mc_tasks(A, b, "tanh(g)", 0.1, 10, "identity", MonteCarlo(20000, 5), law="sphere")
     assert abs(float(ex) - float(mc)) < 4 * mc.stderr + 1e-12
-    gauss = e_gamma_mc_tasks(A, b, "tanh(g)", 0.1, 10, "identity", 20000, 5)
+    gauss = e_gamma_mc_tasks(A, b, "tanh(g)", 0.1, 10, "identity", MonteCarlo(20000, 5))
     assert abs(float(gauss) - float(mc)) > 4 * (gauss.stderr**2 + mc.stderr**2) ** 0.5  # the laws differ
 
 

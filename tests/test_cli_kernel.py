@@ -9,6 +9,7 @@ import pytest
 from icl_symbolic.cli import main
 from icl_symbolic.kernel_learner import theory as kernel
 from icl_symbolic.theory import asymptotic as theory
+from icl_symbolic.theory.asymptotic import Ratios
 
 EX = "g + (g^2-1)/sqrt(2)"
 
@@ -53,7 +54,7 @@ def test_json_csv_plot_files(tmp_path, capsys):
     assert doc == json.loads(j.read_text())
     assert doc["D"] == 44 and doc["features"] == "hermite:2" and doc["tasks"] == "gaussian"
     assert sum(b["multiplicity"] for b in doc["spectrum"]) == 44
-    kc = kernel.kernel_curve(EX, "hermite:2", 0.1, alpha=np.geomspace(0.1, 100, 7), kappa=2, tau=4, d=8)
+    kc = kernel.kernel_curve(EX, "hermite:2", Ratios(rho=0.1, alpha=np.geomspace(0.1, 100, 7), kappa=2, tau=4), d=8)
     assert [pt["e"] for pt in doc["points"]] == kc.columns["e"].tolist()
     rows = list(csv.DictReader(c.open()))
     assert [float(r["e"]) for r in rows] == [pt["e"] for pt in doc["points"]]
@@ -80,7 +81,7 @@ def test_identity_json_equals_theory(capsys):
     )
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
-    cv = theory.curve("tanh(g)", rho=0.1, alpha=[1, 8], kappa=[0.5, 2], tau=[0.5, 3])
+    cv = theory.curve("tanh(g)", theory.Ratios(rho=0.1, alpha=[1, 8], kappa=[0.5, 2], tau=[0.5, 3]))
     assert [pt["e"] for pt in doc["points"]] == cv.e.tolist()
     assert doc["D"] is None and doc["rho_eff"] == cv.columns["rho_nonlinear"][0]
 

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from icl_symbolic.cli import main
+from icl_symbolic.theory.asymptotic import Ratios
 
 KEYS = ("e_mean", "e_se", "e_mc_mean", "e_mc_se", "e_theory", "seconds")
 
@@ -30,7 +31,9 @@ def test_simulate_json_has_the_documented_keys(capsys):
     # e_theory is the library's Result 1 value, not something the CLI computes itself
     from icl_symbolic.theory.asymptotic import e_nonlinear
 
-    assert obj["e_theory"] == pytest.approx(float(e_nonlinear("tanh(g)", rho=0.1, alpha=2, kappa=2, tau=2)), rel=1e-12)
+    assert obj["e_theory"] == pytest.approx(
+        float(e_nonlinear("tanh(g)", Ratios(rho=0.1, alpha=2, kappa=2, tau=2))), rel=1e-12
+    )
     # the same seeds reproduce the same numbers
     main(["simulate", "tanh(g)", "--d", "8", "--tau", "2", "--seeds", "2", "--n-test", "2000", "--json", "--quiet"])
     again = json.loads(capsys.readouterr().out)["points"][0]

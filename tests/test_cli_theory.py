@@ -80,7 +80,10 @@ def test_structured_covariances_warn_and_default_d(capsys):
     doc = json.loads(cap.out)
     assert doc["d"] == 64  # the package-wide default d (defaults.D)
     assert "warning: Appendix A: C_test" in cap.err and "C_train" not in cap.err
-    ref = T.e_linear("powerlaw:0.9", "spiked:0.5:5", 0.1, 2.0, 2.0, 2.0, d=64)
+    ref = T.e_linear(
+        T.Ratios(rho=0.1, alpha=2.0, kappa=2.0, tau=2.0),
+        T.TaskCovariances(C_train="powerlaw:0.9", C_test="spiked:0.5:5", d=64),
+    )
     assert doc["points"][1]["e"] == pytest.approx(ref, rel=1e-13)
 
 
@@ -93,7 +96,9 @@ def test_npy_covariance(tmp_path, capsys):
     rc = main(["theory", "g", "--ctrain", str(tmp_path / "c.npy"), "--tau", "3", "--json"])
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["points"][0]["e"] == pytest.approx(T.e_linear(C, None, 0.1, 2, 2, 3), rel=1e-13)
+    assert doc["points"][0]["e"] == pytest.approx(
+        T.e_linear(T.Ratios(rho=0.1, alpha=2, kappa=2, tau=3), T.TaskCovariances(C_train=C, C_test=None)), rel=1e-13
+    )
 
 
 def test_progress_for_long_grids(capsys, monkeypatch):
@@ -197,5 +202,8 @@ def test_family_takes_size_from_npy(tmp_path, capsys):
     rc = main(["theory", "g", "--ctrain", str(tmp_path / "c.npy"), "--ctest", "powerlaw:1", "--tau", "3", "--json"])
     assert rc == 0
     doc = json.loads(capsys.readouterr().out)
-    ref = T.e_linear(np.linspace(0.5, 1.5, 30), "powerlaw:1", 0.1, 2, 2, 3, d=30)
+    ref = T.e_linear(
+        T.Ratios(rho=0.1, alpha=2, kappa=2, tau=3),
+        T.TaskCovariances(C_train=np.linspace(0.5, 1.5, 30), C_test="powerlaw:1", d=30),
+    )
     assert doc["points"][0]["e"] == pytest.approx(ref, rel=1e-13)

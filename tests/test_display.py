@@ -8,7 +8,7 @@ from icl_symbolic.core.values import Value
 from icl_symbolic.engine.hermite import hermite_coeffs
 from icl_symbolic.model.moments import conditional_moments
 from icl_symbolic.output.display import Quantity, html_table, latex_table, text_table
-from icl_symbolic.theory.asymptotic import curve
+from icl_symbolic.theory.asymptotic import Ratios, curve
 
 
 def test_tables_show_only_certified_digits_and_say_how():
@@ -36,10 +36,10 @@ def test_hermite_result_repr_is_short_and_complete():
 
 
 def test_curve_and_moments_reprs():
-    cv = curve("sin(g)", rho=0.1, alpha=2, kappa=2, tau=[0.5, 1.0, 2.0])
+    cv = curve("sin(g)", Ratios(rho=0.1, alpha=2, kappa=2, tau=[0.5, 1.0, 2.0]))
     lines = repr(cv).splitlines()
     assert len(lines) == 4 and "diverges" in lines[2] and lines[1].startswith("  tau=0.5 = ")
-    many = curve("sin(g)", rho=0.1, tau=list(range(2, 32)))
+    many = curve("sin(g)", Ratios(rho=0.1, tau=list(range(2, 32))))
     assert repr(many).endswith("... 18 more points (.points(), .columns)")
     m = conditional_moments("g**3", "0.1", 16, 32)
     assert "E_uuT_w = 11.53125  = 369/32  [exact]" in repr(m) and len(repr(m).splitlines()) == 11

@@ -11,6 +11,7 @@ import pytest
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.simulation.simulator import simulate_many
 from icl_symbolic.studies import figures
+from icl_symbolic.theory.asymptotic import Ratios, TaskCovariances
 
 TINY1 = dict(d=6, taus=[0.5, 3.0], n_test=500)
 
@@ -56,7 +57,10 @@ def test_figure1_files_csv_and_metadata(tmp_path):
     assert len(th) > 50
     for r in th[::25]:
         assert float(r["e"]) == pytest.approx(
-            e_linear("identity", None, rho=0.1, alpha=2, kappa=2, tau=float(r["tau"])), rel=1e-10
+            e_linear(
+                Ratios(rho=0.1, alpha=2, kappa=2, tau=float(r["tau"])), TaskCovariances(C_train="identity", C_test=None)
+            ),
+            rel=1e-10,
         )
     assert meta["files"]["csv"].endswith("figure1.csv")
 

@@ -18,7 +18,7 @@ import pytest
 
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.theory import finite_d as FD
-from icl_symbolic.theory.asymptotic import e_linear_isotropic, e_nonlinear
+from icl_symbolic.theory.asymptotic import Ratios, e_linear_isotropic, e_nonlinear
 from icl_symbolic.theory.stieltjes import stieltjes_isotropic
 
 A1ZERO = "(g^2-1)/sqrt(2)"
@@ -210,7 +210,7 @@ def test_radial_signal_raises_error_for_spread_r(tau):
 def test_order0_is_the_limit(f, tau):
     alpha = 8.0 if f == A1ZERO else 2.0
     fd = FD.e_nonlinear_finite(f, 0.1, alpha, 2.0, tau, d=32, order=0)
-    ref = float(e_nonlinear(f, rho=0.1, alpha=alpha, kappa=2.0, tau=tau))
+    ref = float(e_nonlinear(f, Ratios(rho=0.1, alpha=alpha, kappa=2.0, tau=tau)))
     assert fd.limit == pytest.approx(ref, rel=1e-10) and fd.corrected == fd.limit and fd.terms == ()
     fd = FD.e_nonlinear_finite(f, 0.1, alpha, 2.0, tau, d=32, terms=())
     assert fd.corrected == fd.limit

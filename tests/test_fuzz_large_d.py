@@ -28,6 +28,7 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.values import Value
 from icl_symbolic.engine.omega_rule import omega_rule
 from icl_symbolic.model import gamma_error as E
+from icl_symbolic.model.moments import MonteCarlo
 
 from _stats import z_bonferroni
 
@@ -51,7 +52,7 @@ def test_isotropic_error_at_large_d_agrees_with_task_monte_carlo(d):
     ell = d // 2
     ex = E.e_gamma_isotropic(A, b, "sin(g)", 0.1, d, ell)
     assert math.isfinite(float(ex)) and ex.abs_err < 1e-9
-    mc = E.e_gamma_mc_tasks(A, b, "sin(g)", 0.1, ell, "identity", 20_000, rng)
+    mc = E.e_gamma_mc_tasks(A, b, "sin(g)", 0.1, ell, "identity", MonteCarlo(20_000, rng))
     assert z * mc.stderr < 1e-3 * float(ex), ("MDE too large", mc.stderr, float(ex))
     assert abs(float(mc) - float(ex)) <= z * mc.stderr + ex.abs_err, (d, float(ex), float(mc), mc.stderr)
 

@@ -35,8 +35,8 @@ def test_bad_parameter_is_refused_before_the_moments(monkeypatch, name, bad, ent
     params = dict(rho=0.1, alpha=2.0, kappa=2.0, tau=2.0, lam=0.0)
     params[name] = bad
     call = {
-        "curve": lambda: asymptotic.curve("sin(g) + relu(g - 1)", **params),
-        "e_nonlinear": lambda: asymptotic.e_nonlinear("sin(g) + relu(g - 1)", **params),
+        "curve": lambda: asymptotic.curve("sin(g) + relu(g - 1)", asymptotic.Ratios(**params)),
+        "e_nonlinear": lambda: asymptotic.e_nonlinear("sin(g) + relu(g - 1)", asymptotic.Ratios(**params)),
         "theory_sweep": lambda: api_theory.theory_sweep("sin(g) + relu(g - 1)", **params),
     }[entry]
     with pytest.raises(ICLError) as info:

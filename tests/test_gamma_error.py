@@ -16,6 +16,7 @@ from icl_symbolic.engine.expr import teacher
 from icl_symbolic.engine.gauss import expect
 from icl_symbolic.model import gamma_error as E
 from icl_symbolic.model import moments as M
+from icl_symbolic.model.moments import MonteCarlo
 
 from _examples import examples
 from _stats import z_bonferroni
@@ -120,7 +121,7 @@ def test_given_w_agrees_with_prompt_monte_carlo(f):
     A, b = random_gamma(d, rng)
     w = rng.standard_normal(d)
     ex = E.e_gamma_given_w(A, b, f, "0.1", w, ell, digits=20)
-    mc = E.e_gamma_mc_prompts(A, b, f, 0.1, ell, 200_000, rng, w=w)
+    mc = E.e_gamma_mc_prompts(A, b, f, 0.1, ell, MonteCarlo(200_000, rng), w=w)
     assert mc.stderr < 0.01 * float(ex)
     assert abs(float(mc) - float(ex)) <= z * mc.stderr, (f, float(ex), float(mc), mc.stderr)
 
@@ -134,7 +135,7 @@ def test_isotropic_agrees_with_prompt_monte_carlo(f):
     d, ell = 6, 4
     A, b = random_gamma(d, rng)
     ex = E.e_gamma_isotropic(A, b, f, 0.2, d, ell)
-    mc = E.e_gamma_mc_prompts(A, b, f, 0.2, ell, 200_000, rng)
+    mc = E.e_gamma_mc_prompts(A, b, f, 0.2, ell, MonteCarlo(200_000, rng))
     assert ex.abs_err < 1e-9
     assert mc.stderr < 0.01 * float(ex)
     assert abs(float(mc) - float(ex)) <= z * mc.stderr, (f, float(ex), float(mc), mc.stderr)
@@ -150,8 +151,10 @@ def test_mc_tasks_agrees_with_prompt_monte_carlo(C_test):
     d, ell = 6, 5
     A, b = random_gamma(d, rng)
     seeds = np.random.SeedSequence(20261143).spawn(2)
-    ex = E.e_gamma_mc_tasks(A, b, "tanh(g)", 0.1, ell, C_test, 20_000, np.random.default_rng(seeds[0]))
-    mc = E.e_gamma_mc_prompts(A, b, "tanh(g)", 0.1, ell, 200_000, np.random.default_rng(seeds[1]), C_test=C_test)
+    ex = E.e_gamma_mc_tasks(A, b, "tanh(g)", 0.1, ell, C_test, MonteCarlo(20_000, np.random.default_rng(seeds[0])))
+    mc = E.e_gamma_mc_prompts(
+        A, b, "tanh(g)", 0.1, ell, MonteCarlo(200_000, np.random.default_rng(seeds[1])), C_test=C_test
+    )
     se = np.hypot(ex.stderr, mc.stderr)
     assert ex.abs_err < 0.01 * ex.stderr
     assert se < 0.01 * float(ex)
@@ -166,7 +169,7 @@ def test_mc_tasks_identity_agrees_with_isotropic():
     d, ell = 8, 16
     A, b = random_gamma(d, rng)
     iso = E.e_gamma_isotropic(A, b, "abs(g) - 0.5", 0.1, d, ell)
-    mc = E.e_gamma_mc_tasks(A, b, "abs(g) - 0.5", 0.1, ell, "identity", 50_000, rng)
+    mc = E.e_gamma_mc_tasks(A, b, "abs(g) - 0.5", 0.1, ell, "identity", MonteCarlo(50_000, rng))
     assert mc.stderr < 0.005 * float(iso)
     assert abs(float(mc) - float(iso)) <= z_bonferroni(1) * mc.stderr
 
@@ -187,7 +190,7 @@ def test_prompt_monte_carlo_rejects_the_leading_order_error():
     Aw = A @ w
     q = {"wAw": w @ Aw, "bw": b @ w, "Aw2": Aw @ Aw, "bAw": b @ Aw, "trAtA": np.sum(A * A), "b2": b @ b}
     e_lead = E._e_from(m, q, d)
-    mc = E.e_gamma_mc_prompts(A, b, f, 0.1, ell, 200_000, rng, w=w)
+    mc = E.e_gamma_mc_prompts(A, b, f, 0.1, ell, MonteCarlo(200_000, rng), w=w)
     ex = E.e_gamma_given_w(A, b, f, "0.1", w, ell, digits=15)
     assert abs(float(mc) - float(ex)) <= z_bonferroni(1) * mc.stderr
     assert abs(float(mc) - e_lead) > z_bonferroni(1) * mc.stderr
@@ -219,7 +222,7 @@ def test_given_w_property(f, d, ell, rho, scale, seed):
     A, b = random_gamma(d, rng, scale=scale / 10)
     w = rng.standard_normal(d)
     ex = E.e_gamma_given_w(A, b, f, f"{rho / 100}", w, ell, digits=15)
-    mc = E.e_gamma_mc_prompts(A, b, f, rho / 100, ell, 100_000, rng, w=w)
+    mc = E.e_gamma_mc_prompts(A, b, f, rho / 100, ell, MonteCarlo(100_000, rng), w=w)
     assert mc.stderr < 0.03 * float(ex)
     assert abs(float(mc) - float(ex)) <= z * mc.stderr, (float(ex), float(mc), mc.stderr)
 
@@ -239,7 +242,7 @@ def test_non_integrable_teachers_are_rejected_not_integrated():
     with pytest.raises(ValidityError):
         E.e_gamma_isotropic(np.eye(2), None, "exp(g^2/100)", 0.1, 2, 3)
     with pytest.raises(ValidityError):
-        E.e_gamma_mc_tasks(np.eye(4), None, "1/g", 0.1, 3, "identity", 100, 1)
+        E.e_gamma_mc_tasks(np.eye(4), None, "1/g", 0.1, 3, "identity", MonteCarlo(100, 1))
 
 
 def test_bad_inputs():
@@ -252,9 +255,9 @@ def test_bad_inputs():
     with pytest.raises(ICLError):
         E.e_gamma_isotropic(np.eye(3), None, "g", -0.1, 3, 4)
     with pytest.raises(ICLError):
-        E.e_gamma_mc_tasks(np.eye(3), None, "g", 0.1, 0, "identity", 100, 1)
+        E.e_gamma_mc_tasks(np.eye(3), None, "g", 0.1, 0, "identity", MonteCarlo(100, 1))
     with pytest.raises(ICLError):
-        E.e_gamma_mc_tasks(np.eye(3), None, "g", 0.1, 4, "nonsense", 100, 1)
+        E.e_gamma_mc_tasks(np.eye(3), None, "g", 0.1, 4, "nonsense", MonteCarlo(100, 1))
     A, b = E.split_gamma(np.arange(12.0).reshape(3, 4))
     assert A.shape == (3, 3) and b.tolist() == [3.0, 7.0, 11.0]
     with pytest.raises(ICLError):

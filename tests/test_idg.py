@@ -12,6 +12,7 @@ import pytest
 from icl_symbolic.cli import main
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.model import gamma_error
+from icl_symbolic.model.moments import MonteCarlo
 from icl_symbolic.simulation.simulator import simulate_many
 from icl_symbolic.studies.extrapolate import extrapolate, run_ladder, seed_error
 from icl_symbolic.theory import asymptotic as theory
@@ -26,7 +27,7 @@ def test_closed_form_tau_gt_1_equals_the_recipe():
     for alpha in (0.5, 2, 8):
         for kappa in (0.1, 0.5, 2, 5):
             for tau in (1.2, 2, 4, 20):
-                a = theory.e_linear(rho=0.1, alpha=alpha, kappa=kappa, tau=tau, error="idg")
+                a = theory.e_linear(theory.Ratios(rho=0.1, alpha=alpha, kappa=kappa, tau=tau), error="idg")
                 b = theory.e_idg_isotropic(0.1, alpha, kappa, tau)
                 assert a == pytest.approx(b, rel=1e-12), (alpha, kappa, tau)
     with pytest.raises(ICLError):
@@ -38,45 +39,60 @@ def test_idg_below_icl_when_test_law_is_train_law():
         for kappa in (0.1, 0.5, 1, 4):
             for tau in (0.3, 0.8, 1.5, 4):
                 for lam in (0.0, 0.05):
-                    gap = theory.e_linear(rho=0.1, alpha=alpha, kappa=kappa, tau=tau, lam=lam, error="gap")
-                    icl = theory.e_linear(rho=0.1, alpha=alpha, kappa=kappa, tau=tau, lam=lam)
-                    idg = theory.e_linear(rho=0.1, alpha=alpha, kappa=kappa, tau=tau, lam=lam, error="idg")
+                    gap = theory.e_linear(
+                        theory.Ratios(rho=0.1, alpha=alpha, kappa=kappa, tau=tau, lam=lam), error="gap"
+                    )
+                    icl = theory.e_linear(theory.Ratios(rho=0.1, alpha=alpha, kappa=kappa, tau=tau, lam=lam))
+                    idg = theory.e_linear(
+                        theory.Ratios(rho=0.1, alpha=alpha, kappa=kappa, tau=tau, lam=lam), error="idg"
+                    )
                     assert gap == pytest.approx(icl - idg, abs=1e-13)
                     assert idg >= 0.1 and gap > 0, (alpha, kappa, tau, lam)
 
 
 def test_idg_above_icl_for_a_test_law_on_the_strong_directions():
-    kw = dict(C_train="powerlaw:1", C_test="powerlaw:2", d=200, rho=0.1, alpha=2, kappa=2, tau=2)
-    assert theory.e_linear(error="gap", **kw) < -0.1
+    ratios = theory.Ratios(rho=0.1, alpha=2, kappa=2, tau=2)
+    tasks = theory.TaskCovariances("powerlaw:1", "powerlaw:2", d=200)
+    assert theory.e_linear(ratios, tasks, error="gap") < -0.1
     # IDG does not look at C_test at all
-    assert theory.e_linear(error="idg", **kw) == theory.e_linear(**{**kw, "C_test": "identity"}, error="idg")
+    assert theory.e_linear(ratios, tasks, error="idg") == theory.e_linear(
+        ratios, theory.TaskCovariances("powerlaw:1", "identity", d=200), error="idg"
+    )
 
 
 def test_memorisation_limit_small_kappa():
     for tau in (0.3, 0.5, 2.0, 4.0):
-        idg = theory.e_linear(rho=0.1, alpha=2, kappa=1e-6, tau=tau, error="idg")
+        idg = theory.e_linear(theory.Ratios(rho=0.1, alpha=2, kappa=1e-6, tau=tau), error="idg")
         noise_only = theory.e_a1zero(0.1, alpha=2, tau=tau)  # rho/(1-tau), rho tau/(tau-1)
         assert idg == pytest.approx(noise_only, rel=2e-5)
-        assert theory.e_linear(rho=0.1, alpha=2, kappa=1e-6, tau=tau) > 1.0 + 0.1  # ICL does not memorise
+        assert (
+            theory.e_linear(theory.Ratios(rho=0.1, alpha=2, kappa=1e-6, tau=tau)) > 1.0 + 0.1
+        )  # ICL does not memorise
     # the wrong limit (the ICL error at the same point) is far away: the check has power
-    assert abs(theory.e_linear(rho=0.1, alpha=2, kappa=1e-6, tau=2) / theory.e_a1zero(0.1, tau=2) - 1) > 1
+    assert (
+        abs(theory.e_linear(theory.Ratios(rho=0.1, alpha=2, kappa=1e-6, tau=2)) / theory.e_a1zero(0.1, tau=2) - 1) > 1
+    )
 
 
 def test_result1_for_idg_and_a1_zero():
     tm = theory.teacher_moments("sin(g)")
     a1, rnl = float(tm.a1), tm.rho_nonlinear(0.1)
     for tau in (0.5, 2.0):
-        lhs = float(theory.e_nonlinear("sin(g)", rho=0.1, alpha=2, kappa=1, tau=tau, error="idg"))
-        rhs = a1**2 * theory.e_linear(rho=rnl / a1**2, alpha=2, kappa=1, tau=tau, error="idg")
+        lhs = float(theory.e_nonlinear("sin(g)", theory.Ratios(rho=0.1, alpha=2, kappa=1, tau=tau), error="idg"))
+        rhs = a1**2 * theory.e_linear(theory.Ratios(rho=rnl / a1**2, alpha=2, kappa=1, tau=tau), error="idg")
         assert lhs == pytest.approx(rhs, rel=1e-10)
     f0 = "(g^2-1)/sqrt(2)"
-    assert float(theory.e_nonlinear(f0, rho=0.1, tau=2, error="idg")) == float(theory.e_nonlinear(f0, rho=0.1, tau=2))
-    assert float(theory.e_nonlinear(f0, rho=0.1, tau=2, error="gap")) == 0.0
+    assert float(theory.e_nonlinear(f0, theory.Ratios(rho=0.1, tau=2), error="idg")) == float(
+        theory.e_nonlinear(f0, theory.Ratios(rho=0.1, tau=2))
+    )
+    assert float(theory.e_nonlinear(f0, theory.Ratios(rho=0.1, tau=2), error="gap")) == 0.0
     # continuity: a tiny a1 gives nearly the a1 = 0 IDG
-    near = float(theory.e_nonlinear(a1=1e-4, rho_nonlinear=1.1, alpha=2, kappa=2, tau=2, error="idg"))
-    assert near == pytest.approx(float(theory.e_nonlinear(f0, rho=0.1, tau=2, error="idg")), rel=1e-6)
+    near = float(
+        theory.e_nonlinear(None, theory.Ratios(alpha=2, kappa=2, tau=2), a1=1e-4, rho_nonlinear=1.1, error="idg")
+    )
+    assert near == pytest.approx(float(theory.e_nonlinear(f0, theory.Ratios(rho=0.1, tau=2), error="idg")), rel=1e-6)
     with pytest.raises(ICLError):
-        theory.e_linear(error="idgg")
+        theory.e_linear(theory.Ratios(), error="idgg")
 
 
 def test_theory_cli_error_option(capsys, tmp_path):
@@ -84,7 +100,9 @@ def test_theory_cli_error_option(capsys, tmp_path):
     assert main(["theory", "g", "--tau", "2", "--kappa", "0.5", "--error", "idg", "--json", "--csv", str(out)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["error"] == "idg"
-    assert doc["points"][0]["e"] == pytest.approx(theory.e_linear(rho=0.1, alpha=2, kappa=0.5, tau=2, error="idg"))
+    assert doc["points"][0]["e"] == pytest.approx(
+        theory.e_linear(theory.Ratios(rho=0.1, alpha=2, kappa=0.5, tau=2), error="idg")
+    )
     header, row = out.read_text().splitlines()[:2]
     assert dict(zip(header.split(","), row.split(",")))["error"] == "idg"
 
@@ -120,7 +138,9 @@ def test_e_gamma_tasks_against_monte_carlo_prompts_on_the_tasks():
     A, b = 0.4 * rng.standard_normal((d, d)) + np.eye(d), 0.2 * rng.standard_normal(d)
     W = rng.standard_normal((k, d))
     exact = float(gamma_error.e_gamma_tasks(A, b, "sin(g)", 0.1, ell, W))
-    mc = [gamma_error.e_gamma_mc_prompts(A, b, "sin(g)", 0.1, ell, 40000, 100 + j, w=W[j]) for j in range(k)]
+    mc = [
+        gamma_error.e_gamma_mc_prompts(A, b, "sin(g)", 0.1, ell, MonteCarlo(40000, 100 + j), w=W[j]) for j in range(k)
+    ]
     mean = np.mean([float(m) for m in mc])
     se = np.sqrt(sum(float(m.stderr) ** 2 for m in mc)) / k
     assert abs(mean - exact) <= z_bonferroni(2) * se
@@ -163,10 +183,10 @@ def test_idg_theory_against_extrapolated_simulation(f, kappa, tau):
     pts = run_ladder(
         f, [16, 24, 32, 40], alpha=2, kappa=kappa, tau=tau, rho=0.1, seeds=range(10), n_test=20, error="idg"
     )
-    th = float(theory.e_nonlinear(f, rho=0.1, alpha=2, kappa=kappa, tau=tau, error="idg"))
+    th = float(theory.e_nonlinear(f, theory.Ratios(rho=0.1, alpha=2, kappa=kappa, tau=tau), error="idg"))
     x = extrapolate(pts, th, error="idg")
     limit = t_bonferroni(2, max(1, int(x.fit.e_inf_dof)))
     assert abs(x.z) <= limit, (x.fit.e_inf, x.fit.e_inf_se, th)
     # the ICL theory at the same point is rejected: the ladder can tell the two errors apart
-    icl = float(theory.e_nonlinear(f, rho=0.1, alpha=2, kappa=kappa, tau=tau))
+    icl = float(theory.e_nonlinear(f, theory.Ratios(rho=0.1, alpha=2, kappa=kappa, tau=tau)))
     assert abs(x.fit.e_inf - icl) > limit * x.fit.e_inf_se

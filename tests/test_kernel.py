@@ -19,6 +19,7 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.hermite import h
 from icl_symbolic.kernel_learner import theory as kernel
 from icl_symbolic.theory import asymptotic as theory
+from icl_symbolic.theory.asymptotic import Ratios
 
 from _reference import gauss_poly, normal_moment
 
@@ -184,19 +185,21 @@ def test_sphere_eigenvalues_sum_to_one_per_degree():
 @pytest.mark.parametrize("f", ["tanh(g)", "sin(g)", "g + (g^2-1)/sqrt(2)", "(g^2-1)/sqrt(2)", "relu(g)"])
 def test_identity_features_reproduce_theory_exactly(f):
     grid = dict(alpha=[0.5, 2, 16], kappa=[0.5, 2], tau=[0.5, 3])
-    cv = theory.curve(f, rho=0.1, lam=0.0, **grid)
-    kc = kernel.kernel_curve(f, "identity", 0.1, lam=0.0, **grid)
+    cv = theory.curve(f, theory.Ratios(rho=0.1, lam=0.0, **grid))
+    kc = kernel.kernel_curve(f, "identity", Ratios(rho=0.1, lam=0.0, **grid))
     assert np.array_equal(kc.columns["e"], cv.e)
     ks = kc.spectrum
     assert ks.rho_eff == cv.columns["rho_nonlinear"][0]
     # the sphere law at any finite d is the same computation (D = d, eigenvalue a1^2)
-    kc8 = kernel.kernel_curve(f, "hermite:1", 0.1, lam=0.0, d=8, tasks="sphere", plain=False, **grid)
+    kc8 = kernel.kernel_curve(f, "hermite:1", Ratios(rho=0.1, lam=0.0, **grid), d=8, tasks="sphere", plain=False)
     assert np.array_equal(kc8.columns["e"], cv.e)
 
 
 def test_identity_with_ridge_reproduces_theory():
-    cv = theory.curve("sin(g)", rho=0.2, alpha=[1, 4], kappa=2, tau=[0.5, 1.0, 2], lam=[0.01, 0.1])
-    kc = kernel.kernel_curve("sin(g)", "identity", 0.2, alpha=[1, 4], kappa=2, tau=[0.5, 1.0, 2], lam=[0.01, 0.1])
+    cv = theory.curve("sin(g)", theory.Ratios(rho=0.2, alpha=[1, 4], kappa=2, tau=[0.5, 1.0, 2], lam=[0.01, 0.1]))
+    kc = kernel.kernel_curve(
+        "sin(g)", "identity", Ratios(rho=0.2, alpha=[1, 4], kappa=2, tau=[0.5, 1.0, 2], lam=[0.01, 0.1])
+    )
     assert np.array_equal(kc.columns["e"], cv.e)
 
 
@@ -241,7 +244,7 @@ def test_kernel_learner_floor_and_crossover():
     """As alpha, tau grow (kappa > 1) the prediction tends to rho_eff; at small alpha = ell/D plain
     attention is better, at large alpha the kernel learner is (f = g + h_2)."""
     f = "g + (g^2-1)/sqrt(2)"
-    kc = kernel.kernel_curve(f, "hermite:2", 0.1, alpha=[0.1, 1e4], kappa=4, tau=[1e4], d=12)
+    kc = kernel.kernel_curve(f, "hermite:2", Ratios(rho=0.1, alpha=[0.1, 1e4], kappa=4, tau=[1e4]), d=12)
     e, ep = kc.columns["e"], kc.columns["e_plain"]
     assert e[0] > ep[0] and e[1] < ep[1]
     assert e[1] == pytest.approx(kc.spectrum.rho_eff, rel=2e-3)

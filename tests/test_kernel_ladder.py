@@ -30,6 +30,7 @@ from icl_symbolic.model.setting import Setting
 from icl_symbolic.simulation.simulator import estimate_memory, sizes
 from icl_symbolic.studies.extrapolate import LadderPoint, fit_power_law
 from icl_symbolic.studies.ladder_runs import SeedRunner
+from icl_symbolic.theory.asymptotic import Ratios
 
 F = "g + (g^2-1)/sqrt(2)"
 DS_D = (14, 27, 44, 65, 90)  # D of hermite:2 at d = 4, 6, 8, 10, 12
@@ -109,7 +110,9 @@ def test_small_real_ladder_equals_simulate_kernel_seed_by_seed():
         r = simulate_kernel(F, p.d, **POINT, seeds=(0, 1), n_test=200)
         assert list(p.values) == [float(run.e_query) for run in r.runs]
         assert p.e_pred == r.e_theory and (p.ell, p.k, p.n) == (r.ell, r.k, r.n)
-        curve = kernel_curve(F, "hermite:2", 0.1, 16, 2, 4, d=p.d, tasks="gaussian", plain=False)
+        curve = kernel_curve(
+            F, "hermite:2", Ratios(rho=0.1, alpha=16, kappa=2, tau=4), d=p.d, tasks="gaussian", plain=False
+        )
         assert p.e_pred == float(curve.columns["e"][0])  # the prediction at this d, not at d -> inf
         assert p.gap_mean == pytest.approx(float(r.e_query) - r.e_theory, abs=1e-14)
     pts2 = run_kernel_ladder(F, [3, 4], **POINT, **kw, jobs=2)

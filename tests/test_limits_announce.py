@@ -25,9 +25,9 @@ from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import teacher
 from icl_symbolic.engine.gauss import exact_work
 from icl_symbolic.engine.hermite import hermite_coeffs
-from icl_symbolic.model.moments import MAX_MC_WORK, mc_estimate, mc_moments
+from icl_symbolic.model.moments import MAX_MC_WORK, MonteCarlo, mc_estimate, mc_moments
 from icl_symbolic.simulation import simulator
-from icl_symbolic.theory.asymptotic import MAX_POINTS, curve, sweep_estimate
+from icl_symbolic.theory.asymptotic import MAX_POINTS, Ratios, curve, sweep_estimate
 
 from _long_commands import ESTIMATE, FAST, LONG_COMMANDS, first_announcement
 
@@ -135,10 +135,10 @@ def test_theory_grid_validation_is_separable_and_keeps_the_first_failing_row():
     """The product is validated in sum-of-sizes checks; the error is that of the first failing
     row in product order (tau innermost), as the row-by-row loop gave."""
     with pytest.raises(Exception, match="tau = 2e\\+09"):
-        curve(a1=0.5, rho_nonlinear=0.1, rho=0.1, alpha=[1, 2e9], tau=[1.5, 2e9])
+        curve(None, Ratios(rho=0.1, alpha=[1, 2e9], tau=[1.5, 2e9]), a1=0.5, rho_nonlinear=0.1)
     with pytest.raises(Exception, match="alpha = 2e\\+09"):
-        curve(a1=0.5, rho_nonlinear=0.1, rho=0.1, alpha=[1, 2e9], tau=[1.5, 2])
-    cv = curve(a1=0.5, rho_nonlinear=0.1, rho=0.1, alpha=[1, 2], tau=[1.5, 2])
+        curve(None, Ratios(rho=0.1, alpha=[1, 2e9], tau=[1.5, 2]), a1=0.5, rho_nonlinear=0.1)
+    cv = curve(None, Ratios(rho=0.1, alpha=[1, 2], tau=[1.5, 2]), a1=0.5, rho_nonlinear=0.1)
     assert len(cv) == 4 and np.all(np.isfinite(cv.e))
 
 
@@ -160,7 +160,7 @@ def test_mc_estimate_enforces_the_documented_cap_and_announces(monkeypatch, caps
     monkeypatch.setattr(cost, "ANNOUNCE_SECONDS", 0.0)
     monkeypatch.setattr(cost, "PROGRESS_EVERY", 0.0)
     lines = []
-    mc_moments("g", 0.1, 3, 4, np.ones(3), 200, 1, progress=lines.append)
+    mc_moments("g", 0.1, 3, 4, np.ones(3), MonteCarlo(200, 1, lines.append))
     assert ESTIMATE.search(lines[0]) and "done (200/200 prompts)" in lines[-1]
     # the command: a bad teacher is refused before a long run is announced
     assert main(["moments", "tanh(g", "--mc", "1000000", "--d", "1000", "--ell", "1000"]) == 2

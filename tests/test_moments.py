@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.engine.expr import teacher
 from icl_symbolic.model import moments as M
+from icl_symbolic.model.moments import MonteCarlo
 
 from _examples import examples
 from _stats import z_bonferroni
@@ -203,7 +204,7 @@ def _compare(f, rho, d, ell, omega, seed, n, z):
     rng = np.random.default_rng(seed)
     w = rng.standard_normal(d)
     w *= np.sqrt(d * float(ex.omega)) / np.linalg.norm(w)
-    mc = M.mc_moments(f, float(ex.rho), d, ell, w, n, rng)
+    mc = M.mc_moments(f, float(ex.rho), d, ell, w, MonteCarlo(n, rng))
     report = []
     for k in M.COEFFICIENTS:
         e, v = float(getattr(ex, k)), mc[k]
@@ -308,15 +309,15 @@ def test_E_yH_matrix_against_monte_carlo():
 
 
 def test_mc_moments_is_reproducible_and_validates():
-    a = M.mc_moments("g", 0.1, 3, 2, np.ones(3), 1000, 7)
-    b = M.mc_moments("g", 0.1, 3, 2, np.ones(3), 1000, 7)
+    a = M.mc_moments("g", 0.1, 3, 2, np.ones(3), MonteCarlo(1000, 7))
+    b = M.mc_moments("g", 0.1, 3, 2, np.ones(3), MonteCarlo(1000, 7))
     assert float(a["E_s2"]) == float(b["E_s2"]) and a["E_s2"].seeds == (7,)
     with pytest.raises(ICLError):
-        M.mc_moments("g", 0.1, 3, 2, np.ones(2), 1000, 7)
+        M.mc_moments("g", 0.1, 3, 2, np.ones(2), MonteCarlo(1000, 7))
     with pytest.raises(ICLError):
-        M.mc_moments("g", 0.1, 3, 2, np.zeros(3), 1000, 7)
+        M.mc_moments("g", 0.1, 3, 2, np.zeros(3), MonteCarlo(1000, 7))
     with pytest.raises(ICLError):
-        M.mc_moments("g", 0.1, 3, 2, np.ones(3), 1, 7)
+        M.mc_moments("g", 0.1, 3, 2, np.ones(3), MonteCarlo(1, 7))
 
 
 def test_lemma1_forms_cache_is_current():

@@ -86,9 +86,11 @@ def test_installed_patches_every_lookup_site_and_restores_it():
     with mh.installed(m.patches) as sites:
         assert "icl_symbolic.verification.registry.THEORY_FUNCTIONS['e_linear_isotropic']" in sites
         assert registry.THEORY_FUNCTIONS["e_linear_isotropic"](0.1, 2, 2, 3) == pytest.approx(1.005 * e0, rel=1e-14)
-        assert float(theory.e_linear("identity", None, rho=0.1, alpha=2, kappa=2, tau=3)) == pytest.approx(
-            1.005 * e0, rel=1e-12
-        )
+        assert float(
+            theory.e_linear(
+                theory.Ratios(rho=0.1, alpha=2, kappa=2, tau=3), theory.TaskCovariances(C_train="identity", C_test=None)
+            )
+        ) == pytest.approx(1.005 * e0, rel=1e-12)
     assert (theory._error, theory.e_linear_isotropic, registry.THEORY_FUNCTIONS["e_linear_isotropic"]) == before
     assert theory.e_linear_isotropic(0.1, 2, 2, 3) == e0
 

@@ -253,12 +253,13 @@ def test_simulation_matches_result1_theory_linear_sin_tanh():
             r = sim.simulate_many(
                 [dict(f=f, d=24, alpha=2, kappa=2, tau=tau, rho=0.1, seeds=range(S_THEORY), n_test=2000)]
             )[0]
-            e_th = float(theory.e_nonlinear(f, rho=0.1, alpha=2, kappa=2, tau=tau))
+            e_th = float(theory.e_nonlinear(f, theory.Ratios(rho=0.1, alpha=2, kappa=2, tau=tau)))
             assert r.e.stderr < 0.05 * e_th
             lo, hi = _window_check(r, e_th, C_FS, m, f"{f} tau={tau}")
             if f == "sin(g)":  # the Sec. 3 text's value rho_f/a1^2 = 1.447... in place of rho_nonlinear/a1^2
                 wrong = SIN_A1**2 * theory.e_linear(
-                    "identity", None, rho=(0.1 + SIN_EF2) / SIN_A1**2, alpha=2, kappa=2, tau=tau
+                    theory.Ratios(rho=(0.1 + SIN_EF2) / SIN_A1**2, alpha=2, kappa=2, tau=tau),
+                    theory.TaskCovariances(C_train="identity", C_test=None),
                 )
                 assert not lo <= wrong <= hi
 
@@ -276,7 +277,7 @@ def test_simulation_matches_eq10_for_a1_zero_teacher():
         r = sim.simulate_many(
             [dict(f="(g^2-1)/sqrt(2)", d=24, alpha=8, kappa=2, tau=tau, rho=0.1, seeds=range(S_THEORY), n_test=2000)]
         )[0]
-        e_th = float(theory.e_nonlinear("(g^2-1)/sqrt(2)", rho=0.1, alpha=8, kappa=2, tau=tau))
+        e_th = float(theory.e_nonlinear("(g^2-1)/sqrt(2)", theory.Ratios(rho=0.1, alpha=8, kappa=2, tau=tau)))
         assert abs(e_th - (1.1 / (1 - tau) if tau < 1 else 1.1 * tau / (tau - 1))) < 1e-12
         lo, hi = _window_check(r, e_th, C_FS_A1ZERO, 2, f"a1=0 tau={tau}")
         assert not lo <= e_th * 2.1 / 1.1 <= hi
@@ -300,13 +301,17 @@ def test_non_isotropic_simulation_matches_general_covariance_theory(C_train, C_t
     r = sim.simulate_many(
         [dict(f="tanh(g)", d=24, C_train=C_train, C_test=C_test, seeds=range(S_THEORY), n_test=2000, **kw)]
     )[0]
-    e_th = float(theory.e_nonlinear("tanh(g)", C_train=C_train, C_test=C_test, d=24, **kw))
+    e_th = float(
+        theory.e_nonlinear("tanh(g)", theory.Ratios(**kw), theory.TaskCovariances(C_train=C_train, C_test=C_test, d=24))
+    )
     lo, hi = _window_check(r, e_th, C_FS, 3, f"{C_train} / {C_test}")
     rho_nl = float(theory.teacher_moments("tanh(g)").rho_nonlinear(0.1))
-    unscaled = theory.e_linear(C_train, C_test, d=24, rho=rho_nl, alpha=2, kappa=2, tau=3)
+    unscaled = theory.e_linear(
+        theory.Ratios(rho=rho_nl, alpha=2, kappa=2, tau=3), theory.TaskCovariances(C_train=C_train, C_test=C_test, d=24)
+    )
     assert not lo <= unscaled <= hi
     if C_train.startswith("lowrank"):
-        assert not lo <= float(theory.e_nonlinear("tanh(g)", **kw)) <= hi
+        assert not lo <= float(theory.e_nonlinear("tanh(g)", theory.Ratios(**kw))) <= hi
 
 
 # --------------------------------------------------------------------------- Result 1 property
@@ -364,7 +369,7 @@ def test_finite_size_gap_shrinks_with_d(f, alpha):
     tau = 3, Student-t 30 df at two-sided 1e-3/2), and gap x d stays below the allowance."""
     from icl_symbolic.theory import asymptotic as theory
 
-    e_th = float(theory.e_nonlinear(f, rho=0.1, alpha=alpha, kappa=2, tau=3))
+    e_th = float(theory.e_nonlinear(f, theory.Ratios(rho=0.1, alpha=alpha, kappa=2, tau=3)))
     gaps = {}
     for d in (16, 48):
         r = sim.simulate_many([dict(f=f, d=d, alpha=alpha, kappa=2, tau=3, rho=0.1, seeds=range(16), n_test=2000)])[0]

@@ -37,15 +37,26 @@ def test_isotropic_closed_form_equals_general_recipe():
     for rho, alpha, kappa, tau in _GRID:
         closed = T.e_linear_isotropic(rho, alpha, kappa, tau)
         for C in ("identity", cov):
-            general = T.e_linear(C, None, rho, alpha, kappa, tau)
+            general = T.e_linear(
+                T.Ratios(rho=rho, alpha=alpha, kappa=kappa, tau=tau), T.TaskCovariances(C_train=C, C_test=None)
+            )
             rel = abs(general - closed) / abs(closed)
             assert rel < 1e-12, (rho, alpha, kappa, tau, general, closed)
 
 
 def test_closed_form_negative_control():
     """The comparison can fail: swapping kappa and kappa/tau in the tau < 1 branch changes e a lot."""
-    e = T.e_linear("identity", None, 0.1, 2.0, 0.5, 0.3)
-    assert abs(e - T.e_linear("identity", None, 0.1, 2.0, 0.5 / 0.3, 0.3)) > 1e-3 * e
+    e = T.e_linear(T.Ratios(rho=0.1, alpha=2.0, kappa=0.5, tau=0.3), T.TaskCovariances(C_train="identity", C_test=None))
+    assert (
+        abs(
+            e
+            - T.e_linear(
+                T.Ratios(rho=0.1, alpha=2.0, kappa=0.5 / 0.3, tau=0.3),
+                T.TaskCovariances(C_train="identity", C_test=None),
+            )
+        )
+        > 1e-3 * e
+    )
 
 
 # -------------------------------------------------------------------------
@@ -73,13 +84,22 @@ def test_ridge_isotropic_closed_M_equals_bracketed_M():
     """The isotropic ridge curve with the closed-form M equals the bracketed-M recipe."""
     for tau, lam in itertools.product((0.5, 1.0, 2.0), (1e-3, 0.1, 2.0)):
         a = T.e_linear_isotropic(0.1, 2.0, 0.7, tau, lam)
-        b = T.e_linear("identity", None, 0.1, 2.0, 0.7, tau, lam)
+        b = T.e_linear(
+            T.Ratios(rho=0.1, alpha=2.0, kappa=0.7, tau=tau, lam=lam),
+            T.TaskCovariances(C_train="identity", C_test=None),
+        )
         assert a == pytest.approx(b, rel=1e-12)
 
 
 def test_ridge_removes_peak_and_is_not_monotone_artefact():
     """At tau = 1 the ridge error is finite and decreases as lam grows from 1e-6 to ~0.1."""
-    es = [T.e_linear("identity", None, 0.1, 2.0, 2.0, 1.0, lam) for lam in (1e-6, 1e-3, 1e-1)]
+    es = [
+        T.e_linear(
+            T.Ratios(rho=0.1, alpha=2.0, kappa=2.0, tau=1.0, lam=lam),
+            T.TaskCovariances(C_train="identity", C_test=None),
+        )
+        for lam in (1e-6, 1e-3, 1e-1)
+    ]
     assert all(np.isfinite(es)) and es[0] > es[1] > es[2]
 
 
@@ -117,15 +137,19 @@ def _dense_recipe(Ctr, Cte, rho, alpha, kappa, tau):
 def test_noncommuting_test_covariance_matches_dense_formula(tau):
     rng = np.random.default_rng(20261107123456789)
     Ctr, Cte = _random_psd(rng, 40, 0.8), _random_psd(rng, 40, 1.5)
-    e = T.e_linear(Ctr, Cte, 0.1, 1.5, 0.8, tau)
+    e = T.e_linear(T.Ratios(rho=0.1, alpha=1.5, kappa=0.8, tau=tau), T.TaskCovariances(C_train=Ctr, C_test=Cte))
     assert e == pytest.approx(_dense_recipe(Ctr, Cte, 0.1, 1.5, 0.8, tau), rel=1e-10)
     # rotation invariance: rotate both by the same orthogonal Q
     Q, _ = np.linalg.qr(rng.standard_normal((40, 40)))
-    assert T.e_linear(Q @ Ctr @ Q.T, Q @ Cte @ Q.T, 0.1, 1.5, 0.8, tau) == pytest.approx(e, rel=1e-10)
+    assert T.e_linear(
+        T.Ratios(rho=0.1, alpha=1.5, kappa=0.8, tau=tau), T.TaskCovariances(C_train=Q @ Ctr @ Q.T, C_test=Q @ Cte @ Q.T)
+    ) == pytest.approx(e, rel=1e-10)
     # negative control: the same spectra but C_test aligned with C_train give another error
     aligned = np.diag(np.linalg.eigvalsh(Cte))
     lam, V = np.linalg.eigh(Ctr)
-    e_aligned = T.e_linear(Ctr, V @ aligned @ V.T, 0.1, 1.5, 0.8, tau)
+    e_aligned = T.e_linear(
+        T.Ratios(rho=0.1, alpha=1.5, kappa=0.8, tau=tau), T.TaskCovariances(C_train=Ctr, C_test=V @ aligned @ V.T)
+    )
     assert abs(e_aligned - e) > 1e-3 * e
 
 
@@ -143,11 +167,25 @@ def test_homogeneity(c, lam):
     rng = np.random.default_rng(31415926535897932)
     Ctr, Cte = _random_psd(rng, 30, 0.7), _random_psd(rng, 30, 1.2)
     for tau in (0.5, 2.0):
-        lhs = T.e_linear(c * Ctr, c * Cte, c * 0.3, 2.0, 1.4, tau, c * lam)
-        rhs = c * T.e_linear(Ctr, Cte, 0.3, 2.0, 1.4, tau, lam)
+        lhs = T.e_linear(
+            T.Ratios(rho=c * 0.3, alpha=2.0, kappa=1.4, tau=tau, lam=c * lam),
+            T.TaskCovariances(C_train=c * Ctr, C_test=c * Cte),
+        )
+        rhs = c * T.e_linear(
+            T.Ratios(rho=0.3, alpha=2.0, kappa=1.4, tau=tau, lam=lam), T.TaskCovariances(C_train=Ctr, C_test=Cte)
+        )
         assert lhs == pytest.approx(rhs, rel=1e-11)
         # negative control: scaling only the noise is not a symmetry
-        assert abs(T.e_linear(Ctr, Cte, c * 0.3, 2.0, 1.4, tau, lam) - rhs) > 1e-3 * rhs
+        assert (
+            abs(
+                T.e_linear(
+                    T.Ratios(rho=c * 0.3, alpha=2.0, kappa=1.4, tau=tau, lam=lam),
+                    T.TaskCovariances(C_train=Ctr, C_test=Cte),
+                )
+                - rhs
+            )
+            > 1e-3 * rhs
+        )
 
 
 # -------------------------------------------------------------------------
@@ -160,10 +198,18 @@ def test_result1_map_and_normalised_form():
         sp = T.task_spectra("powerlaw:0.5", "identity", d=100)
         direct = T._error(sp.scaled(a1**2), rnl, 2.0, 1.5, tau, 0.0)
         v = T.e_nonlinear(
-            None, "powerlaw:0.5", "identity", alpha=2.0, kappa=1.5, tau=tau, d=100, a1=a1, rho_nonlinear=rnl
+            None,
+            T.Ratios(alpha=2.0, kappa=1.5, tau=tau),
+            T.TaskCovariances(C_train="powerlaw:0.5", C_test="identity", d=100),
+            a1=a1,
+            rho_nonlinear=rnl,
         )
         w = T.e_nonlinear_normalized(
-            None, "powerlaw:0.5", "identity", alpha=2.0, kappa=1.5, tau=tau, d=100, a1=a1, rho_nonlinear=rnl
+            None,
+            T.Ratios(alpha=2.0, kappa=1.5, tau=tau),
+            T.TaskCovariances(C_train="powerlaw:0.5", C_test="identity", d=100),
+            a1=a1,
+            rho_nonlinear=rnl,
         )
         assert float(v) == pytest.approx(direct, rel=1e-13) and v.method == "numeric"
         assert float(w) == pytest.approx(direct, rel=1e-11)
@@ -174,7 +220,9 @@ def test_result1_with_teacher_sin_fig1():
     tm = T.teacher_moments("sin(g)")
     assert float(tm.a1) ** 2 == pytest.approx(np.exp(-1), rel=1e-14)
     assert tm.rho_nonlinear(0.1) / float(tm.a1) ** 2 == pytest.approx(0.4470293, abs=1e-7)
-    v = T.e_nonlinear("sin(g)", "identity", None, 0.1, 2.0, 2.0, 3.0)
+    v = T.e_nonlinear(
+        "sin(g)", T.Ratios(rho=0.1, alpha=2.0, kappa=2.0, tau=3.0), T.TaskCovariances(C_train="identity", C_test=None)
+    )
     rho_norm = (0.1 + (1 - np.exp(-2)) / 2 - np.exp(-1)) * np.e  # closed form of rho_nl / a1^2
     ref = np.exp(-1) * T.e_linear_isotropic(rho_norm, 2.0, 2.0, 3.0)
     assert float(v) == pytest.approx(ref, rel=1e-12)
@@ -195,10 +243,10 @@ def test_tanh_floor_fig2():
 def test_two_teachers_same_moments_same_curve():
     """g^3 and 3g + sqrt(3)(g^2 - 1): both a1 = 3, E[f^2] = 15, different functions -> same curve."""
     kw = dict(rho=0.1, alpha=2.0, kappa=[0.5, 2.0], tau=[0.3, 0.8, 1.5, 4.0])
-    c1 = T.curve("g**3", **kw)
-    c2 = T.curve("3*g + sqrt(3)*(g**2 - 1)", **kw)
+    c1 = T.curve("g**3", T.Ratios(**kw))
+    c2 = T.curve("3*g + sqrt(3)*(g**2 - 1)", T.Ratios(**kw))
     np.testing.assert_allclose(c1.e, c2.e, rtol=1e-13)
-    c3 = T.curve("g**3 + g", **kw)  # a1 = 4: a different curve (negative control)
+    c3 = T.curve("g**3 + g", T.Ratios(**kw))  # a1 = 4: a different curve (negative control)
     assert np.max(np.abs(c3.e / c1.e - 1)) > 1e-2
 
 
@@ -211,13 +259,8 @@ def test_continuity_to_a1zero_branch():
         for a1 in (1e-2, 1e-3):
             v = T.e_nonlinear(
                 None,
-                "powerlaw:0.7",
-                "spiked:0.3:4",
-                alpha=2.0,
-                kappa=0.7,
-                tau=tau,
-                lam=lam,
-                d=80,
+                T.Ratios(alpha=2.0, kappa=0.7, tau=tau, lam=lam),
+                T.TaskCovariances(C_train="powerlaw:0.7", C_test="spiked:0.3:4", d=80),
                 a1=a1,
                 rho_nonlinear=rnl,
             )
@@ -225,13 +268,17 @@ def test_continuity_to_a1zero_branch():
         assert gaps[1] < 1e-5 * target
         assert gaps[1] < 0.03 * gaps[0]  # O(a1^2): ratio 1e-2
     # exactly a1 = 0: dispatch
-    assert float(T.e_nonlinear(None, alpha=2, kappa=2, tau=0.5, a1=0.0, rho_nonlinear=rnl)) == 2 * rnl
+    assert float(T.e_nonlinear(None, T.Ratios(alpha=2, kappa=2, tau=0.5), a1=0.0, rho_nonlinear=rnl)) == 2 * rnl
 
 
 @pytest.mark.parametrize("alpha,kappa", [(0.5, 0.3), (2.0, 2.0), (40.0, 7.0)])
 def test_a1zero_values_from_teacher(alpha, kappa):
     """g^2 - 1 (a1 = 0, rho_nl = rho + 2): tau = 0.5, 2 -> 2 rho_nl; 0.9 -> 10 rho_nl; alpha, kappa free."""
-    cv = T.curve("g**2 - 1", "powerlaw:0.5", None, rho=0.1, alpha=alpha, kappa=kappa, tau=[0.5, 2.0, 0.9], d=64)
+    cv = T.curve(
+        "g**2 - 1",
+        T.Ratios(rho=0.1, alpha=alpha, kappa=kappa, tau=[0.5, 2.0, 0.9]),
+        T.TaskCovariances(C_train="powerlaw:0.5", C_test=None, d=64),
+    )
     assert cv.branch == "a1zero"
     np.testing.assert_allclose(cv.e, [4.2, 4.2, 21.0], rtol=1e-13)
 
@@ -268,16 +315,24 @@ def test_task_diversity_symbolic():
 def test_bad_parameters(kw):
     args = dict(rho=0.1, alpha=2.0, kappa=2.0, tau=0.5, lam=0.0) | kw
     with pytest.raises(ICLError):
-        T.e_linear("identity", None, **args)
+        T.e_linear(T.Ratios(**args), T.TaskCovariances(C_train="identity", C_test=None))
 
 
 def test_bad_covariance():
     with pytest.raises(ICLError, match="symmetric"):
-        T.e_linear(np.array([[1.0, 0.5], [0.0, 1.0]]), None, 0.1, 1, 1, 0.5)
+        T.e_linear(
+            T.Ratios(rho=0.1, alpha=1, kappa=1, tau=0.5),
+            T.TaskCovariances(C_train=np.array([[1.0, 0.5], [0.0, 1.0]]), C_test=None),
+        )
     with pytest.raises(ICLError, match="semidefinite"):
-        T.e_linear(np.array([[1.0, 2.0], [2.0, 1.0]]), None, 0.1, 1, 1, 0.5)
+        T.e_linear(
+            T.Ratios(rho=0.1, alpha=1, kappa=1, tau=0.5),
+            T.TaskCovariances(C_train=np.array([[1.0, 2.0], [2.0, 1.0]]), C_test=None),
+        )
     with pytest.raises(ICLError):
-        T.e_linear("powerlaw:1", np.eye(3), 0.1, 1, 1, 0.5, d=4)
+        T.e_linear(
+            T.Ratios(rho=0.1, alpha=1, kappa=1, tau=0.5), T.TaskCovariances(C_train="powerlaw:1", C_test=np.eye(3), d=4)
+        )
 
 
 def test_appendix_a_warnings():
@@ -314,8 +369,18 @@ def test_ridge_general_C_against_simulation(tau):
         errs = [_simulate_once(cov, alpha, kappa, tau, lam, rho, np.random.default_rng(s)) for s in seeds]
         sims.append(np.mean(errs))
         ses.append(np.std(errs, ddof=1) / np.sqrt(len(errs)))
-        th.append(T.e_linear(cov, None, rho, alpha, kappa, tau, lam))
-        th0.append(T.e_linear(cov, None, rho, alpha, kappa, tau, 0.0))
+        th.append(
+            T.e_linear(
+                T.Ratios(rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=lam),
+                T.TaskCovariances(C_train=cov, C_test=None),
+            )
+        )
+        th0.append(
+            T.e_linear(
+                T.Ratios(rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=0.0),
+                T.TaskCovariances(C_train=cov, C_test=None),
+            )
+        )
     sims, ses, th, th0 = map(np.asarray, (sims, ses, th, th0))
     A = np.vstack([np.ones(len(ds)), 1.0 / ds]).T
     W = 1.0 / ses**2
@@ -377,6 +442,11 @@ def test_random_properties(seed, rho, alpha, kappa, tau, lam, c):
         tau = 1.5
     rng = np.random.default_rng(seed)
     Ctr, Cte = _random_psd(rng, 12, rng.uniform(0, 2)), _random_psd(rng, 12, rng.uniform(0, 2))
-    e = T.e_linear(Ctr, Cte, rho, alpha, kappa, tau, lam)
+    e = T.e_linear(
+        T.Ratios(rho=rho, alpha=alpha, kappa=kappa, tau=tau, lam=lam), T.TaskCovariances(C_train=Ctr, C_test=Cte)
+    )
     assert np.isfinite(e) and e >= rho * (1 - 1e-12)
-    assert T.e_linear(c * Ctr, c * Cte, c * rho, alpha, kappa, tau, c * lam) == pytest.approx(c * e, rel=1e-9)
+    assert T.e_linear(
+        T.Ratios(rho=c * rho, alpha=alpha, kappa=kappa, tau=tau, lam=c * lam),
+        T.TaskCovariances(C_train=c * Ctr, C_test=c * Cte),
+    ) == pytest.approx(c * e, rel=1e-9)

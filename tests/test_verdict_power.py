@@ -15,6 +15,7 @@ import pytest
 from icl_symbolic.core.errors import ICLError
 from icl_symbolic.core.stats import MIN_SEEDS
 from icl_symbolic.core.values import Value
+from icl_symbolic.theory.asymptotic import Ratios
 from icl_symbolic.verification import claimfile, runner
 from icl_symbolic.verification.judge import Tolerance, compare, detectable
 
@@ -153,7 +154,7 @@ def test_a_ladder_claim_reports_its_mde_in_json(tmp_path, monkeypatch):
     from icl_symbolic.theory.asymptotic import e_nonlinear
     from icl_symbolic.verification.checks import simulation as checks_simulation
 
-    th = float(e_nonlinear("tanh(g)", rho=0.1, alpha=2, kappa=2, tau=3).value)
+    th = float(e_nonlinear("tanh(g)", Ratios(rho=0.1, alpha=2, kappa=2, tau=3)).value)
 
     def fake(st, seeds, progress=None, **kw):
         d = st.d
