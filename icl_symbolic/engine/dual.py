@@ -48,7 +48,15 @@ from icl_symbolic.core.caches import memoize, store
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.core.values import Value
 from icl_symbolic.engine.expr import MAX_HERMITE_ORDER, Teacher, g, teacher
-from icl_symbolic.engine.gauss import Integrands, expect, mp_expect_vector, mp_value, quadrature_plan, to_rational
+from icl_symbolic.engine.gauss import (
+    Integrands,
+    expect,
+    mp_expect_vector,
+    mp_value,
+    parity,
+    quadrature_plan,
+    to_rational,
+)
 from icl_symbolic.engine.hermite import hermite_coeffs
 
 __all__ = [
@@ -394,7 +402,11 @@ def _endpoint_moments(d1, d2, n_max: int, digits: int):
         return [s * u * w for u, w in zip(a, b)] + [s * u * u for u in v]
 
     extra = bits if same else [min(b1, b2) for b1, b2 in zip(bits[:n], bits[n:])] + bits
-    res = mp_expect_vector(Integrands(fvec, len(extra), scaled=True, extra_bits=extra), 1, digits, pts)
+    # squares are even, and F1^(j) F2^(j) has the parity of F1 F2 (each derivative flips both):
+    # with exact parities only [0, inf) is integrated
+    p12 = parity(d1[0]) * parity(d2[0])
+    par = (1,) * len(extra) if same else ((p12,) * n + (1,) * (2 * n) if p12 else None)
+    res = mp_expect_vector(Integrands(fvec, len(extra), scaled=True, extra_bits=extra, parity=par), 1, digits, pts)
     D = [(v, e) for v, e, _c in res[:n]]
     if same:
         return D, D, D

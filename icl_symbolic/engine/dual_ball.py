@@ -40,18 +40,23 @@ FUNCTIONS = {
 
 
 class working_precision:
-    """Context manager: Arb's working precision in bits (restored on exit)."""
+    """Context manager: Arb's working precision in bits and, when given, the length of its power
+    series (``ctx.cap``, 10 by default: a longer series is truncated without notice); both restored
+    on exit."""
 
-    def __init__(self, bits: int):
+    def __init__(self, bits: int, series_length: int | None = None):
         self.bits = bits
+        self.length = series_length
 
     def __enter__(self):
-        self.saved = ctx.prec
+        self.saved = (ctx.prec, ctx.cap)
         ctx.prec = self.bits
+        if self.length is not None:
+            ctx.cap = self.length
         return self
 
     def __exit__(self, *exc):
-        ctx.prec = self.saved
+        ctx.prec, ctx.cap = self.saved
 
 
 def from_rational(x) -> arb:
