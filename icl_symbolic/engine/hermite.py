@@ -302,12 +302,12 @@ def hermite_sums(xs, ws, M: int, Q: int) -> list:
 
     Per node one Arb power series exp(x t - t^2/2) = sum_m He_m(x) t^m / m! (the generating
     function of the probabilists' Hermite polynomials, one C call for all m), times w_i, summed in
-    ball arithmetic; h_m = sqrt(m!) [t^m].  The precision starts at Q + 64 bits and doubles (twice)
+    ball arithmetic; h_m = sqrt(m!) [t^m].  The precision starts at Q + 160 bits and doubles (twice)
     until every radius is below HERMITE_SUM_ULPS units of 2^-Q (the rounding of the fixed-point
     recurrence this replaces was of the same order); ValidityError otherwise.
     """
     bxs, bws = [_to_arb(x) for x in xs], [_to_arb(w) for w in ws]
-    prec = Q + 64
+    prec = Q + 160  # the series loses about 100 bits to cancellation for |x| <= 12, M = 200
     for _attempt in range(3):
         with working_precision(prec, series_length=M + 1):
             half = arb(-1) / 2
