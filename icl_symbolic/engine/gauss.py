@@ -871,7 +871,10 @@ def _announce_estimate(ints: Integrands, omega, digits, breakpoints, say):
         for x in xs:
             w = mpmath.exp(-x * x / (2 * om))
             try:
-                fs(x, w, Q) if fixed else fs(x, w)
+                if ints.batch:
+                    fs([x], [w], Q)
+                else:
+                    fs(x, w, Q) if fixed else fs(x, w)
             except Exception:  # the real pass reports errors; the estimate just skips the point
                 pass
         per_node = (time.perf_counter() - t0) / len(xs)
@@ -1062,7 +1065,8 @@ def mp_expect_vector(ints: Integrands, omega=1, digits=30, breakpoints=None, pro
                 dps,
                 density,
                 far=64 * mpmath.sqrt(om),
-                on_panel=lambda i=pass_index: on_panel(i),
+                # a half-line panel stands for itself and its mirror in the progress count
+                on_panel=lambda i=pass_index, k=1 + (half is not None): [on_panel(i) for _ in range(k)],
             )
             if half is not None:  # an even integrand is twice its half, an odd one exactly 0
                 vals = [(1 + p) * v for p, v in zip(sc.parity, vals)]
