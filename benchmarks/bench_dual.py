@@ -1,7 +1,12 @@
 """Timing and accuracy of the certified dual kernels against their peers, in ONE run (docs/dual-kernels.md).
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_dual.py \
-        [--n 1000] [--depth 5] [--skip-plain] [--out dual-bench.md]
+        [--n 1000] [--depth 5] [--skip-plain] [--baseline-src DIR] [--out dual-bench.md]
+
+"cold" cases run each in a fresh subprocess (imports excluded from the time).  ``--baseline-src DIR``
+(a checkout of an earlier commit, e.g. ``git worktree add /tmp/base <commit>``) runs the same cold
+cases with ``PYTHONPATH=DIR`` as well, so before and after are measured in one run on the same load;
+each subprocess reports the path it imported the package from, and the run stops if it is not DIR.
 
 Writes a Markdown table (stdout, and --out) with, side by side:
 
@@ -60,16 +65,46 @@ GH_DEG = 25
 
 _COLD = """
 import json, sys, time
+import icl_symbolic
 from icl_symbolic.engine.dual import dual_map
 t = time.perf_counter()
 p = dual_map("tanh(g)", 1, 1, sys.argv[1], digits=20, derivative=False)
-print(json.dumps({"s": time.perf_counter() - t}))
+s = time.perf_counter() - t
+print(json.dumps({"s": s, "value": p.nngp.to_str(20), "src": icl_symbolic.__file__}))
+"""
+
+_COLD_GRAM = """
+import json, sys, time
+import numpy as np
+import icl_symbolic
+from icl_symbolic.engine.dual_deep import deep_gram
+n, depth, sw, sb = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+X = np.random.default_rng(0).standard_normal((n, 50))
+t = time.perf_counter()
+G = deep_gram("tanh(g)", X, depth, sigma_w2=sw, sigma_b2=sb)
+s = time.perf_counter() - t
+print(json.dumps({"s": s, "value": [G.nngp_err, G.ntk_err], "src": icl_symbolic.__file__}))
 """
 
 
-def _cold(rho: str) -> float:
-    out = subprocess.run([sys.executable, "-c", _COLD, rho], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])["s"]
+def _cold(script: str, argv, src: str | None = None) -> dict:
+    """One case in a fresh interpreter: {"s": seconds, "value": ..., "src": the package's path}.
+    With ``src`` the package is imported from that checkout (PYTHONPATH, run outside the repo)."""
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = os.path.abspath(src)
+    out = subprocess.run(
+        [sys.executable, "-c", script, *map(str, argv)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=os.path.abspath(src) if src else None,
+    )
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if src and not os.path.abspath(got["src"]).startswith(os.path.abspath(src)):
+        raise SystemExit(f"the baseline run imported {got['src']}, not the checkout {src}")
+    return got
 
 
 def gauss_hermite_kernel(rho: np.ndarray, deg: int = GH_DEG, fn=np.tanh) -> np.ndarray:
@@ -193,6 +228,7 @@ def main() -> None:
     ap.add_argument("--nt-python", default=None)
     ap.add_argument("--nt-n", type=int, default=400)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--baseline-src", default=None, help="a checkout of an earlier commit: its cold times too")
     args = ap.parse_args()
     from icl_symbolic.engine.dual import dual_map
     from icl_symbolic.engine.dual_deep import deep_gram
@@ -200,12 +236,16 @@ def main() -> None:
     lines = [
         f"cpus={os.cpu_count()} OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')} load={os.getloadavg()[0]:.1f}",
         "",
-        "| rho | k_tanh(rho), 20 certified digits | route | bound | cold s | in order s | Gauss-Hermite 25x25 error |"
-        " plain mpmath.quad 2-D: error, s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| rho | k_tanh(rho), 20 certified digits | route | bound | cold s | cold s, baseline | in order s |"
+        " Gauss-Hermite 25x25 error | plain mpmath.quad 2-D: error, s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for rho in RHOS:
-        cold = _cold(rho)
+        got = _cold(_COLD, [rho])
+        cold = got["s"]
+        base = _cold(_COLD, [rho], args.baseline_src) if args.baseline_src else None
+        if base is not None and base["value"] != got["value"]:
+            raise SystemExit(f"rho = {rho}: the baseline prints {base['value']}, this tree {got['value']}")
         t = time.perf_counter()
         p = dual_map("tanh(g)", 1, 1, rho, digits=20, derivative=False)
         warm = time.perf_counter() - t
@@ -217,32 +257,37 @@ def main() -> None:
             plain = f"{mpmath.nstr(abs(v - val), 2)}, {dt:.1f}"
         lines.append(
             f"| {rho} | {p.nngp.to_str(20)} | {p.routes[0]} | {mpmath.nstr(p.nngp.abs_err, 2)} | {cold:.2f} |"
-            f" {warm:.2f} | {mpmath.nstr(gh, 2)} | {plain} |"
+            f" {'' if base is None else format(base['s'], '.2f')} | {warm:.2f} | {mpmath.nstr(gh, 2)} | {plain} |"
         )
         print(lines[-1], flush=True)
     lines += [
         "",
-        "| Gram (tanh, depth, n x n) | sigma_w^2, sigma_b^2 | cold s | warm s | certified max err NNGP, NTK |"
-        " Gauss-Hermite 25x25 on the first inputs: s, actual max err NNGP, NTK |",
-        "|---|---|---|---|---|---|",
+        "| Gram (tanh, depth, n x n) | sigma_w^2, sigma_b^2 | cold s | cold s, baseline | warm s |"
+        " certified max err NNGP, NTK | Gauss-Hermite 25x25 on the first inputs: s, actual max err NNGP, NTK |",
+        "|---|---|---|---|---|---|---|",
     ]
     X = np.random.default_rng(0).standard_normal((args.n, 50))
     U = X / np.linalg.norm(X, axis=1)[:, None]
     R = np.clip(U @ U.T, -1, 1)
     np.fill_diagonal(R, 1)
     for sw, sb in ((1, 0), (2, "1/10")):
+        cold = _cold(_COLD_GRAM, [args.n, args.depth, sw, sb])
+        base = _cold(_COLD_GRAM, [args.n, args.depth, sw, sb], args.baseline_src) if args.baseline_src else None
         times = []
-        for _ in ("cold", "warm"):
+        for _ in ("first call in this process", "warm"):
             t = time.perf_counter()
             G = deep_gram("tanh(g)", X, args.depth, sigma_w2=sw, sigma_b2=sb)
             times.append(time.perf_counter() - t)
+        if cold["value"] != [G.nngp_err, G.ntk_err]:
+            raise SystemExit(f"the fresh process certifies {cold['value']}, this one {[G.nngp_err, G.ntk_err]}")
         m = min(args.nt_n, args.n)  # the peer on the first m inputs (its cost is m^2 x 625 tanh per map)
         t = time.perf_counter()
         Kg, Tg = gauss_hermite_deep(R[:m, :m], args.depth, float(sw), float(Fraction(str(sb))))
         tg = time.perf_counter() - t
         eK, eT = float(np.max(np.abs(Kg - G.nngp[:m, :m]))), float(np.max(np.abs(Tg - G.ntk[:m, :m])))
         lines.append(
-            f"| depth {args.depth}, {args.n} x {args.n} | {sw}, {sb} | {times[0]:.2f} | {times[1]:.2f} |"
+            f"| depth {args.depth}, {args.n} x {args.n} | {sw}, {sb} | {cold['s']:.2f} |"
+            f" {'' if base is None else format(base['s'], '.2f')} | {times[1]:.2f} |"
             f" {G.nngp_err:.1e}, {G.ntk_err:.1e} | {m} x {m}: {tg:.1f}, {eK:.1e}, {eT:.1e} |"
         )
         print(lines[-1], flush=True)

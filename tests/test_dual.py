@@ -20,8 +20,12 @@ from hypothesis import strategies as st
 
 from icl_symbolic.core.errors import ValidityError
 from icl_symbolic.engine.dual import closed_form, dual_map
+from icl_symbolic.engine.dual_ball import from_rational, taylor, to_mpmath, working_precision
 from icl_symbolic.engine.dual_deep import deep_gram, deep_pair
-from icl_symbolic.engine.hermite import hermite_coeffs
+from icl_symbolic.engine.expr import g as G
+from icl_symbolic.engine.expr import teacher
+from icl_symbolic.engine.gauss import Integrands, mp_expect_vector, parity
+from icl_symbolic.engine.hermite import hermite_coeffs, hermite_sums
 
 
 def _agree(a, b, digits):
@@ -385,3 +389,97 @@ def test_the_dual_kernel_claim_file_holds_at_every_tier():
     assert {c.tier for c in claims} == {"quick", "full"}
     results = runner.run_claims(claims, tier="full")
     assert len(results) == len(claims) and all(r.ok for r in results), [(r.claim.id, r.verdict) for r in results]
+
+
+def _h_mp(m, x):
+    """The orthonormal probabilists' Hermite polynomial by its own recurrence, in mpmath."""
+    prev, cur = mpmath.mpf(0), mpmath.mpf(1)
+    for k in range(m):
+        prev, cur = cur, (x * cur - mpmath.sqrt(k) * prev) / mpmath.sqrt(k + 1)
+    return cur
+
+
+def test_hermite_sums_against_the_recurrence():
+    """The Arb generating-function sums against the three-term recurrence at 120 digits, nodes
+    far out (|x| = 40, huge h_m) and signed weights included; a shifted order is caught."""
+    rng = np.random.default_rng(3)
+    M, Q = 150, 300
+    with mpmath.workdps(60):
+        xs = [mpmath.mpf(float(v)) for v in rng.uniform(-12, 12, 40)] + [mpmath.mpf(40), mpmath.mpf(-0.5)]
+        ws = [mpmath.mpf(float(v)) * mpmath.exp(-(x**2) / 2) for v, x in zip(rng.standard_normal(42), xs)]
+        got = hermite_sums(xs, ws, M, Q)
+    with mpmath.workdps(120):
+        for m in (0, 1, 2, 7, 50, 149, 150):
+            ref = mpmath.fsum(w * _h_mp(m, x) for x, w in zip(xs, ws))
+            assert abs(mpmath.ldexp(got[m], -Q) - ref) <= mpmath.mpf(2) ** (17 - Q), m
+            assert abs(mpmath.ldexp(got[m - 1 if m else 1], -Q) - ref) > mpmath.mpf(2) ** (17 - Q), m
+
+
+def test_parity_of_teachers():
+    assert parity(sympy.tanh(G)) == -1
+    assert parity(sympy.cos(3 * G) + G**2) == 1
+    assert parity(sympy.tanh(G) + sympy.tanh(G) ** 2 / 2) == 0
+    assert parity(sympy.Integer(2)) == 1
+    assert parity(None) == 0
+
+
+def test_half_line_pass_against_full_line():
+    """An odd f's coefficients from [0, inf) (parity) against the full line (no parity) at 30
+    digits, within both bounds; the even coefficients exactly 0; and E[f^2] from the half line
+    against the full line.  A wrong parity (tanh declared even) is caught."""
+    f = teacher("tanh(3*g/2)").mp
+    M = 12
+
+    def fn(x):
+        v = f(x)
+        return [v * _h_mp(m, x) for m in range(M + 1)] + [v * v]
+
+    par = tuple(-((-1) ** m) for m in range(M + 1)) + (1,)
+    full = mp_expect_vector(Integrands(fn, M + 2), 1, 30)
+    half = mp_expect_vector(Integrands(fn, M + 2, parity=par), 1, 30)
+    for m, ((v1, e1, _), (v2, e2, _)) in enumerate(zip(full, half)):
+        assert abs(v1 - v2) <= e1 + e2 + mpmath.mpf(10) ** -31, m
+        if m <= M and m % 2 == 0:
+            assert v2 == 0 and e2 == 0
+    wrong = mp_expect_vector(Integrands(fn, M + 2, parity=(1,) * (M + 2)), 1, 30)
+    assert abs(wrong[0][0] - full[0][0]) > 1e-3  # a_0 of tanh is 0, not twice its half
+
+
+def test_fast_coefficient_bounds_contain_higher_precision_values():
+    """hermite_coeffs of tanh(sqrt(2) g) to order 120 at 25 digits: every a_m and E[f^2] within its
+    reported bound of the same pass at 45 digits (an independent two-precision run)."""
+    lo = hermite_coeffs("tanh(sqrt(2)*g)", M=120, digits=25, exact=False)
+    hi = hermite_coeffs("tanh(sqrt(2)*g)", M=120, digits=45, exact=False)
+    with mpmath.workdps(60):
+        for a, b in [*zip(lo.a, hi.a), (lo.E_f2, hi.E_f2)]:
+            diff = abs(mpmath.mpf(a.value) - mpmath.mpf(b.value))
+            assert diff <= mpmath.mpf(a.abs_err) + mpmath.mpf(b.abs_err), (a, b)
+        assert mpmath.mpf(lo.a[119].value) != 0 and lo.a[120].value == 0
+
+
+@pytest.mark.parametrize(
+    "f", ["tanh(g)", "tanh(sqrt(2)*g)", "1 - tanh(g)**2", "exp(-g**2/3)*sin(g)", "erf(g/2)*exp(g/5) + cos(g)"]
+)
+def test_taylor_series_against_sympy_derivatives(f):
+    """The Arb Taylor coefficients of the endpoint route against SymPy's derivatives evaluated at
+    60 digits, to the ball's radius, at nodes near 0, moderate and far out; a coefficient off by
+    one order is caught; a node without a series enclosure gives None."""
+    F = teacher(f).expr
+    n = 10
+    ders = [F]
+    for _ in range(n - 1):
+        ders.append(sympy.diff(ders[-1], G))
+    for x in ("1/1000", "7/5", "-3", "25"):
+        xs = sympy.Rational(x)
+        with working_precision(300, series_length=n):
+            co = taylor(F, G, from_rational(xs), n)
+        with mpmath.workdps(60):
+            for j, c in enumerate(co):
+                mid, rad = to_mpmath(c)
+                ref = mpmath.mpf(sympy.N(ders[j].subs(G, xs), 70)) / mpmath.factorial(j)
+                assert abs(mid - ref) <= rad + mpmath.mpf(10) ** -55 * max(1, abs(ref)), (x, j)
+                assert rad <= mpmath.mpf(10) ** -70
+            wrong = mpmath.mpf(sympy.N(ders[3].subs(G, xs), 70)) / 6
+            got2 = to_mpmath(co[2])[0]
+            assert abs(got2 - wrong) > mpmath.mpf(10) ** -6 * max(abs(wrong), abs(got2)) or wrong == got2 == 0
+    assert taylor(sympy.Abs(G) + G, G, from_rational(1), 3) is None

@@ -43,12 +43,22 @@ from dataclasses import dataclass
 
 import mpmath
 import sympy
+from flint import arb, arf
 
 from icl_symbolic.core.caches import memoize, store
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.core.values import Value
+from icl_symbolic.engine.dual_ball import taylor, to_mpmath, working_precision
 from icl_symbolic.engine.expr import MAX_HERMITE_ORDER, Teacher, g, teacher
-from icl_symbolic.engine.gauss import Integrands, expect, mp_expect_vector, mp_value, quadrature_plan, to_rational
+from icl_symbolic.engine.gauss import (
+    Integrands,
+    expect,
+    mp_expect_vector,
+    mp_value,
+    parity,
+    quadrature_plan,
+    to_rational,
+)
 from icl_symbolic.engine.hermite import hermite_coeffs
 
 __all__ = [
@@ -349,6 +359,42 @@ def _vector_mp(exprs):
     return sympy.lambdify(g, exprs, modules=[_guarded(), "mpmath"], cse=True)
 
 
+def _vector_taylor(F, n: int, fallback):
+    """x -> [F(x), F'(x), ..., F^(n-1)(x)] (for a pair (F1, F2): both lists, concatenated) from one
+    Arb Taylor series of F at x (:func:`icl_symbolic.engine.dual_ball.taylor`), far cheaper than the
+    n SymPy derivatives evaluated in mpmath.  Each value is the ball's midpoint; at a node where a
+    ball's radius exceeds 2^-prec max(1, |value|) (prec = mpmath's working precision), or for an F
+    without series enclosures, ``fallback()`` (the mpmath evaluation of the derivatives, built on
+    first use: lambdifying them costs more than most passes) is used."""
+    Fs = F if isinstance(F, tuple) else (F,)
+    if any(taylor(f, g, arb(0), 1) is None for f in Fs):
+        return fallback()
+
+    def vec(x):
+        prec = mpmath.mp.prec
+        tol = mpmath.mpf(2) ** -prec
+        out = []
+        # guard bits: the cancellation in 1 - 2/(exp(2x) + 1) and the factorials (n! < 2^(n log2 n))
+        with working_precision(prec + 40 + n * n.bit_length(), series_length=n):
+            bx = _to_ball(x)
+            for f in Fs:
+                for j, c in enumerate(taylor(f, g, bx, n)):
+                    if not c.is_finite():
+                        return fallback()(x)
+                    mid, rad = to_mpmath(c * arb.fac_ui(j))
+                    if rad > tol * max(1, abs(mid)):
+                        return fallback()(x)
+                    out.append(mid)
+        return out
+
+    return vec
+
+
+def _to_ball(x) -> arb:
+    sign, man, exp, _bc = mpmath.mpf(x)._mpf_
+    return arb(arf((-man if sign else man, exp)))  # exact
+
+
 @memoize(maxsize=1)
 def _guarded() -> dict:
     """The teacher parser's guarded mpmath functions (far quadrature nodes: tanh(1e30) is +-1, not a
@@ -378,7 +424,8 @@ def _endpoint_moments(d1, d2, n_max: int, digits: int):
     (:func:`mp_expect_vector`)."""
     same = d1 == d2
     n = n_max + 1
-    vec = _vector_mp(list(d1[:n]) if same else list(d1[:n]) + list(d2[:n]))
+    exprs = list(d1[:n]) if same else list(d1[:n]) + list(d2[:n])
+    vec = _vector_taylor(d1[0] if same else (d1[0], d2[0]), n, functools.cache(lambda: _vector_mp(exprs)))
     T = teacher(d1[0])
     pts = sorted({mpmath.mpf(str(sympy.N(p, 40))) for p in _plan_points(T, T.label, digits, 1)[1]})
     if not same:
@@ -394,7 +441,11 @@ def _endpoint_moments(d1, d2, n_max: int, digits: int):
         return [s * u * w for u, w in zip(a, b)] + [s * u * u for u in v]
 
     extra = bits if same else [min(b1, b2) for b1, b2 in zip(bits[:n], bits[n:])] + bits
-    res = mp_expect_vector(Integrands(fvec, len(extra), scaled=True, extra_bits=extra), 1, digits, pts)
+    # squares are even, and F1^(j) F2^(j) has the parity of F1 F2 (each derivative flips both):
+    # with exact parities only [0, inf) is integrated
+    p12 = parity(d1[0]) * parity(d2[0])
+    par = (1,) * len(extra) if same else ((p12,) * n + (1,) * (2 * n) if p12 else None)
+    res = mp_expect_vector(Integrands(fvec, len(extra), scaled=True, extra_bits=extra, parity=par), 1, digits, pts)
     D = [(v, e) for v, e, _c in res[:n]]
     if same:
         return D, D, D

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import mpmath
 import sympy
-from flint import arb, ctx, fmpq
+from flint import arb, arb_series, ctx, fmpq
 
 from icl_symbolic.core.errors import ValidityError
 
-__all__ = ["FUNCTIONS", "evaluate", "from_rational", "to_mpmath", "working_precision"]
+__all__ = ["FUNCTIONS", "evaluate", "from_rational", "taylor", "to_mpmath", "working_precision"]
 
 #: SymPy function -> the name of the arb method that encloses it
 FUNCTIONS = {
@@ -40,18 +40,23 @@ FUNCTIONS = {
 
 
 class working_precision:
-    """Context manager: Arb's working precision in bits (restored on exit)."""
+    """Context manager: Arb's working precision in bits and, when given, the length of its power
+    series (``ctx.cap``, 10 by default: a longer series is truncated without notice); both restored
+    on exit."""
 
-    def __init__(self, bits: int):
+    def __init__(self, bits: int, series_length: int | None = None):
         self.bits = bits
+        self.length = series_length
 
     def __enter__(self):
-        self.saved = ctx.prec
+        self.saved = (ctx.prec, ctx.cap)
         ctx.prec = self.bits
+        if self.length is not None:
+            ctx.cap = self.length
         return self
 
     def __exit__(self, *exc):
-        ctx.prec = self.saved
+        ctx.prec, ctx.cap = self.saved
 
 
 def from_rational(x) -> arb:
@@ -87,6 +92,51 @@ def evaluate(expr, env: dict) -> arb:
     if name is not None and len(expr.args) == 1:
         return getattr(evaluate(expr.args[0], env), name)()
     raise ValidityError(f"no ball evaluation for {expr.func.__name__} in a closed form")
+
+
+#: SymPy function -> its enclosure on an Arb power series (Taylor coefficients with proven radii)
+SERIES_FUNCTIONS = {
+    sympy.exp: lambda s: s.exp(),
+    sympy.sin: lambda s: s.sin(),
+    sympy.cos: lambda s: s.cos(),
+    sympy.atan: lambda s: s.atan(),
+    sympy.erf: lambda s: s.erf(),
+    sympy.tanh: lambda s: 1 - 2 / ((2 * s).exp() + 1),
+    sympy.sinh: lambda s: (s.exp() - (-s).exp()) / 2,
+    sympy.cosh: lambda s: (s.exp() + (-s).exp()) / 2,
+}
+
+
+def taylor(expr, var, x: arb, n: int) -> list | None:
+    """[expr^(j)(x) / j!, j < n] as arb balls, from one power series in ``var`` at x (the caller
+    sets the series length, ``working_precision(.., series_length=n)``); None when expr has a node
+    without a series enclosure here (then the caller evaluates otherwise)."""
+    try:
+        out = _taylor(expr, var, arb_series([x, 1], prec=n))
+    except ValidityError:
+        return None
+    co = out.coeffs() if isinstance(out, arb_series) else [out]
+    return co + [arb(0)] * (n - len(co))
+
+
+def _taylor(expr, var, s):
+    if not expr.has(var):
+        return evaluate(expr, {})
+    if expr == var:
+        return s
+    if isinstance(expr, (sympy.Add, sympy.Mul)):
+        parts = [_taylor(a, var, s) for a in expr.args]
+        out = parts[0]
+        for p in parts[1:]:
+            out = out + p if isinstance(expr, sympy.Add) else out * p
+        return out
+    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and not expr.exp.has(var):
+        base = _taylor(expr.base, var, s)
+        return base ** int(expr.exp) if expr.exp >= 0 else 1 / base ** int(-expr.exp)
+    fn = SERIES_FUNCTIONS.get(expr.func)
+    if fn is not None and len(expr.args) == 1:
+        return fn(_taylor(expr.args[0], var, s))
+    raise ValidityError(f"no series enclosure for {expr.func.__name__}")
 
 
 def _power(base: arb, e, env) -> arb:

@@ -41,6 +41,7 @@ from icl_symbolic.engine.dual import closed_form, dual_map, split_derivative, ta
 from icl_symbolic.engine.dual_ball import evaluate, from_rational, to_mpmath, working_precision
 from icl_symbolic.engine.expr import Teacher, g, teacher
 from icl_symbolic.engine.gauss import Integrands, expect, mp_expect_vector, mp_value, quadrature_plan, to_rational
+from icl_symbolic.engine.hermite import hermite_parity, hermite_sums
 
 __all__ = ["DeepPair", "DeepGram", "deep_pair", "deep_gram"]
 
@@ -329,7 +330,9 @@ def layer_pass(expr, q, M: int, digits: int):
     m <= M; R_hi a certified upper bound of the Parseval remainder E[f(sqrt(q) g)^2] - sum a_m^2;
     moments[k] = (value, err) of E[(f^(k)(sqrt(q) g))^2], k = 0..3 (None when f^(k) has point
     masses).  All integrands share the nodes of :func:`mp_expect_vector` (two precisions), so f and
-    its derivatives are evaluated once per node; each error is the larger of the two runs'
+    its derivatives are evaluated once per node, and all h_m at a node come from one Arb power
+    series (:func:`icl_symbolic.engine.hermite.hermite_sums`); for an odd or even f only [0, inf)
+    is integrated (exact symmetry).  Each error is the larger of the two runs'
     difference and mpmath's estimates (the rule of ``coeffs``).  Paper: a_m of Eq. (2), p. 2.
     """
     fns = [None if d is None else teacher(d).mp for d in _derivative_chain(expr, 3)]
@@ -340,30 +343,25 @@ def layer_pass(expr, q, M: int, digits: int):
         raise ValidityError(f"no certified Gram layer for {T.label}: {plan.scale.reason}")
     with mpmath.workdps(digits + 30):
         rq = 1 / mpmath.sqrt(mpmath.mpf(sympy.N(q, digits + 30)))
-    consts = {}
 
-    def fvec(u, s, Q):
-        # fixed point with Q fractional bits (as in hermite_coeffs): h_m(x) 2^Q as Python integers,
-        # x = u / sqrt(q) the Hermite variable of u ~ N(0, q)
-        if Q not in consts:
-            with mpmath.workdps(digits + 30):
-                consts[Q] = (
-                    [to_fixed(mpmath.sqrt(m)._mpf_, Q) for m in range(M + 1)],
-                    [to_fixed((1 / mpmath.sqrt(m + 1))._mpf_, Q) for m in range(M + 1)],
-                )
-        sq, isq = consts[Q]
-        vals = [fns[k](u) for k in live]
-        sign, man, ex, _ = (s * vals[0])._mpf_
-        man = -man if sign else man
-        xf = to_fixed((u * rq)._mpf_, Q)
-        prev, cur = 0, 1 << Q
-        out = [man * cur << ex if ex >= 0 else man * cur >> -ex]
-        for m in range(M):
-            prev, cur = cur, ((((xf * cur) >> Q) - ((sq[m] * prev) >> Q)) * isq[m]) >> Q
-            out.append(man * cur << ex if ex >= 0 else man * cur >> -ex)
-        return out + [to_fixed((s * v * v)._mpf_, Q) for v in vals]
+    def fbatch(us, ss, Q):
+        # the Hermite sums of s f(u) at x = u / sqrt(q), the Hermite variable of u ~ N(0, q), with
+        # Q fractional bits (hermite_sums), then the squares of f and its derivatives
+        vals = [[fns[k](u) for k in live] for u in us]
+        out = hermite_sums([u * rq for u in us], [s * v[0] for s, v in zip(ss, vals)], M, Q)
+        return out + [sum(to_fixed((s * v[j] * v[j])._mpf_, Q) for s, v in zip(ss, vals)) for j in range(len(live))]
 
-    res = mp_expect_vector(Integrands(fvec, M + 1 + len(live), scaled=True, fixed=True), q, digits, plan.points)
+    # an odd or even f: f h_m has the parity of f times (-1)^m, the squares are even
+    par = hermite_parity(expr, M)
+    ints = Integrands(
+        fbatch,
+        M + 1 + len(live),
+        scaled=True,
+        fixed=True,
+        batch=True,
+        parity=None if par is None else par + (1,) * len(live),
+    )
+    res = mp_expect_vector(ints, q, digits, plan.points)
     with mpmath.workdps(digits + 20):
         a = [(v, e) for v, e, _c in res[: M + 1]]
         moms = [None] * 4

@@ -106,6 +106,7 @@ __all__ = [
     "gaussian_rate",
     "to_rational",
     "float_expect",
+    "parity",
 ]
 
 _I = sympy.I
@@ -821,7 +822,14 @@ class Integrands:
     the call is ``fn(z, s)`` and returns ``[s * F_i(z)]``; with ``fixed=True`` (and ``scaled``) it
     is ``fn(z, s, Q)`` returning integers ``s * F_i(z) * 2**Q`` (:func:`_vector_pass`).
     ``extra_bits``: more fractional bits (an int, or one per integrand; :func:`magnitude_bits`);
-    ``label``: the integrands' name in a progress line."""
+    ``label``: the integrands' name in a progress line.
+
+    ``batch=True`` (with ``fixed``): the call is ``fn(xs, ss, Q)`` on all the new nodes of one
+    level of a panel at once and returns the n integer SUMS over them (a node where f raises
+    :class:`HugeArgument` is then retried alone).  ``parity``: one of +1 (even) or -1 (odd) per
+    integrand, exactly (from the symbolic f, :func:`parity`): the integrals are then taken over
+    [0, inf) alone, doubled for an even integrand and exactly 0 for an odd one (same nodes as the
+    right half of the full line, so the same values and error estimates, at half the cost)."""
 
     fn: Callable
     n: int
@@ -829,6 +837,8 @@ class Integrands:
     fixed: bool = False
     extra_bits: object = 0
     label: str = "F"
+    batch: bool = False
+    parity: tuple | None = None
 
     def as_scaled(self) -> "Integrands":
         """The same integrands in the scaled form ``fn(z, s) = [s * F_i(z)]`` (itself when it is)."""
@@ -861,7 +871,10 @@ def _announce_estimate(ints: Integrands, omega, digits, breakpoints, say):
         for x in xs:
             w = mpmath.exp(-x * x / (2 * om))
             try:
-                fs(x, w, Q) if fixed else fs(x, w)
+                if ints.batch:
+                    fs([x], [w], Q)
+                else:
+                    fs(x, w, Q) if fixed else fs(x, w)
             except Exception:  # the real pass reports errors; the estimate just skips the point
                 pass
         per_node = (time.perf_counter() - t0) / len(xs)
@@ -887,7 +900,7 @@ def _vector_pass(ints: Integrands, points, dps, density, far=None, on_panel=None
     integers ``round(s * F_i(x) * 2**Q)`` (fixed point, Q = working bits + 60),
     which are summed exactly; this is several times faster than mpf sums.
     """
-    fscaled, n, fixed, extra_bits = ints.fn, ints.n, ints.fixed, ints.extra_bits
+    n, fixed, extra_bits = ints.n, ints.fixed, ints.extra_bits
     rule = _rule()
     with mpmath.workdps(dps):
         prec = mpmath.mp.prec
@@ -904,29 +917,24 @@ def _vector_pass(ints: Integrands, points, dps, density, far=None, on_panel=None
                 err = [mpmath.mpf(0)] * n
                 Q = prec + 60 + max(0, *bits)  # h_m keeps its own precision
                 S = [0] * n if fixed else [mpmath.mpf(0)] * n  # running sums, carried across degrees
+                worst = 0  # the integrand that failed the test last: tested first at the next level
                 for degree in range(1, max_degree + 1):
                     nodes = rule.get_nodes(a, b, degree, prec)
                     hstep = mpmath.mpf(2) ** (-degree)
-                    for x, w in nodes:
-                        try:
-                            vals = fscaled(x, w * density(x), Q) if fixed else fscaled(x, w * density(x))
-                        except HugeArgument:
-                            # sin/cos of an astronomically large inner argument at a node far
-                            # outside the tail-checked region, where the Gaussian weight is
-                            # below exp(-far^2/2): that node contributes nothing
-                            if far is None or abs(x) <= far:
-                                raise
-                            vals = [0] * n if fixed else [mpmath.mpf(0)] * n
-                        for i in range(n):
-                            S[i] += vals[i]
+                    for i, v in enumerate(_level_sums(ints, nodes, density, Q, far)):
+                        S[i] += v
                     if fixed:
                         results.append([hstep * mpmath.ldexp(mpmath.mpf(v), -Q) for v in S])
                     else:
                         results.append([hstep * v for v in S])
                     if degree > 1:
-                        err = [_estimate_error(rule, [r[i] for r in results], prec, eps[i], bits[i]) for i in range(n)]
-                        if all(e <= ep for e, ep in zip(err, eps)):
+                        got, worst = _panel_errors(rule, results, prec, eps, bits, worst)
+                        if got is not None:
+                            err = got
                             break
+                else:
+                    if max_degree > 1:  # not converged: every estimate at the last level
+                        err = [_estimate_error(rule, [r[i] for r in results], prec, eps[i], bits[i]) for i in range(n)]
                 for i in range(n):
                     totals[i] += results[-1][i]
                     errs[i] += err[i]
@@ -935,6 +943,71 @@ def _vector_pass(ints: Integrands, points, dps, density, far=None, on_panel=None
         finally:
             mpmath.mp.prec -= 20
         return [+t for t in totals], errs
+
+
+def _level_sums(ints: Integrands, nodes, density, Q, far):
+    """The n sums over the new nodes of one level (scaled integrands; integers when fixed).
+
+    A node where f raises HugeArgument (sin/cos of an astronomically large inner argument) far
+    outside the tail-checked region, where the Gaussian weight is below exp(-far^2/2), contributes
+    nothing; inside it the error propagates."""
+    fscaled, n, fixed = ints.fn, ints.n, ints.fixed
+    if ints.batch:
+        try:
+            return fscaled([x for x, _w in nodes], [w * density(x) for x, w in nodes], Q)
+        except HugeArgument:
+            pass  # node by node below
+    S = [0] * n if fixed else [mpmath.mpf(0)] * n
+    for x, w in nodes:
+        s = w * density(x)
+        try:
+            if ints.batch:
+                vals = fscaled([x], [s], Q)
+            else:
+                vals = fscaled(x, s, Q) if fixed else fscaled(x, s)
+        except HugeArgument:
+            if far is None or abs(x) <= far:
+                raise
+            continue
+        for i in range(n):
+            S[i] += vals[i]
+    return S
+
+
+def _panel_errors(rule, results, prec, eps, bits, first: int):
+    """(every integrand's error estimate, first) when all pass their test, else (None, the index
+    of one that fails).  The test stops at the first failure (the estimates of the others are not
+    needed at a level that is not the last); ``first`` (the last failure) is tested first."""
+    n = len(eps)
+    errs = [None] * n
+    for i in [first, *range(first), *range(first + 1, n)]:
+        errs[i] = _estimate_error(rule, [r[i] for r in results], prec, eps[i], bits[i])
+        if errs[i] > eps[i]:
+            return None, i
+    return errs, first
+
+
+def parity(expr) -> int:
+    """+1 when expr(-g) = expr(g), -1 when expr(-g) = -expr(g) (structurally, after expansion; a
+    sufficient test), 0 otherwise (or for a callable, None)."""
+    if expr is None or not isinstance(expr, sympy.Basic):
+        return 0
+    if not expr.has(g):
+        return 1
+    m = expr.subs(g, -g)
+    if m == expr or sympy.expand(m - expr) == 0:
+        return 1
+    if sympy.expand(m + expr) == 0:
+        return -1
+    return 0
+
+
+def _half_line(points):
+    """The split points on [0, inf) when they are symmetric about 0 (else None)."""
+    finite = [p for p in points if mpmath.isfinite(p)]
+    if sorted(finite) != sorted(-p for p in finite):
+        return None
+    return [p for p in points if p >= 0]
 
 
 def _points(breakpoints, omega_mp):
@@ -985,16 +1058,20 @@ def mp_expect_vector(ints: Integrands, omega=1, digits=30, breakpoints=None, pro
             def density(t, om=om, norm=norm):
                 return mpmath.exp(-t * t / (2 * om)) * norm
 
-            runs.append(
-                _vector_pass(
-                    sc,
-                    pts,
-                    dps,
-                    density,
-                    far=64 * mpmath.sqrt(om),
-                    on_panel=lambda i=pass_index: on_panel(i),
-                )
+            half = _half_line(pts) if sc.parity is not None else None
+            vals, errs = _vector_pass(
+                sc,
+                pts if half is None else half,
+                dps,
+                density,
+                far=64 * mpmath.sqrt(om),
+                # a half-line panel stands for itself and its mirror in the progress count
+                on_panel=lambda i=pass_index, k=1 + (half is not None): [on_panel(i) for _ in range(k)],
             )
+            if half is not None:  # an even integrand is twice its half, an odd one exactly 0
+                vals = [(1 + p) * v for p, v in zip(sc.parity, vals)]
+                errs = [(1 + p) * e for p, e in zip(sc.parity, errs)]
+            runs.append((vals, errs))
     (v1, e1), (v2, e2) = runs
     out = []
     with mpmath.workdps(digits + 20):

@@ -37,12 +37,15 @@ from dataclasses import dataclass
 
 import mpmath
 import sympy
+from flint import arb, arb_series, arf
 from mpmath.libmp import to_fixed
 
 from icl_symbolic._version import __version__
+from icl_symbolic.core.caches import memoize
 from icl_symbolic.core.cost import SECONDS_PER, Estimate, announced
 from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.core.values import Value, bound_arithmetic, certified_digits, combine_exact
+from icl_symbolic.engine.dual_ball import working_precision
 from icl_symbolic.engine.expr import MAX_HERMITE_ORDER, Teacher, g, teacher
 from icl_symbolic.engine.gauss import (
     Integrands,
@@ -54,6 +57,7 @@ from icl_symbolic.engine.gauss import (
     magnitude_bits,
     mp_expect_vector,
     mp_value,
+    parity,
     probe_callable,
     quadrature_plan,
     singular_candidates,
@@ -277,47 +281,89 @@ def _simplify(e):
     return sympy.powsimp(e)
 
 
+#: the largest ball radius of a Hermite sum, in units of 2^-Q, that :func:`hermite_sums` accepts
+#: (Q is the working precision + 60 bits or more: this is 2^-44 of the quadrature's tolerance)
+HERMITE_SUM_ULPS = 2**16
+
+
+@memoize(maxsize=8)
+def _sqrt_factorials(M: int, prec: int) -> tuple:
+    with working_precision(prec):
+        return tuple(arb.fac_ui(m).sqrt() for m in range(M + 1))
+
+
+def _to_arb(x) -> arb:
+    sign, man, exp, _bc = mpmath.mpf(x)._mpf_
+    return arb(arf((-man if sign else man, exp)))  # exact: arf holds any mpf
+
+
+def hermite_sums(xs, ws, M: int, Q: int) -> list:
+    """[sum_i w_i h_m(x_i)] for m <= M as integers with Q fractional bits (floor of the midpoint).
+
+    Per node one Arb power series exp(x t - t^2/2) = sum_m He_m(x) t^m / m! (the generating
+    function of the probabilists' Hermite polynomials, one C call for all m), times w_i, summed in
+    ball arithmetic; h_m = sqrt(m!) [t^m].  The precision starts at Q + 160 bits and doubles (twice)
+    until every radius is below HERMITE_SUM_ULPS units of 2^-Q (the rounding of the fixed-point
+    recurrence this replaces was of the same order); ValidityError otherwise.
+    """
+    bxs, bws = [_to_arb(x) for x in xs], [_to_arb(w) for w in ws]
+    prec = Q + 160  # the series loses about 100 bits to cancellation for |x| <= 12, M = 200
+    for _attempt in range(3):
+        with working_precision(prec, series_length=M + 1):
+            half = arb(-1) / 2
+            acc = [arb_series(0, prec=M + 1), arb_series(0, prec=M + 1)]  # w > 0, w < 0
+            for x, w in zip(bxs, bws):
+                if w != 0:  # |w| exp(x t - t^2/2) as one exponential: exp(log|w| + x t - t^2/2)
+                    acc[w < 0] += arb_series([abs(w).log(), x, half], prec=M + 1).exp()
+            acc = acc[0] - acc[1]
+            co = acc.coeffs() + [arb(0)] * (M + 1 - len(acc.coeffs()))
+            out = [c * r for c, r in zip(co, _sqrt_factorials(M, prec))]
+            tol = arb(HERMITE_SUM_ULPS) * arb(2) ** -Q
+            if all(c.rad() <= tol for c in out):
+                return [_fixed_floor(c.mid(), Q) for c in out]
+        prec *= 2
+    raise ValidityError(f"the Hermite sums to order {M} did not reach 2^-{Q} (ball radius too large)")
+
+
+def _fixed_floor(x: arf, Q: int) -> int:
+    man, exp = x.man_exp()
+    man, exp = int(man), int(exp) + Q
+    return man << exp if exp >= 0 else man >> -exp
+
+
+def real_value(T: Teacher, t, digits: int):
+    """f(t) as an mpf: a complex value with a relatively negligible imaginary part is its real part;
+    ValidityError when f is complex-valued there."""
+    f = T.mp(t)
+    if not isinstance(f, mpmath.mpf):
+        if isinstance(f, mpmath.mpc) or isinstance(f, complex):
+            if f.imag != 0 and abs(f.imag) > abs(f.real) * mpmath.mpf(10) ** (-digits - 5):
+                raise ValidityError(f"f = {T.label} is complex-valued at g = {mpmath.nstr(t, 8)}")
+            f = f.real
+        f = mpmath.mpf(f)
+    return f
+
+
+def hermite_parity(expr, M: int) -> tuple | None:
+    """The parity of f h_m, m <= M, for an odd or even f (None otherwise): (-1)^m times f's."""
+    p = parity(expr)
+    return None if p == 0 else tuple(p * (-1) ** m for m in range(M + 1))
+
+
 def _mp_coefficients(T: Teacher, M: int, digits: int, need_f2: bool, progress=None):
     """[(val, err, cert)] for a_0..a_M (and E[f^2] last when need_f2), one shared quadrature.
 
-    h_m(t) comes from the three-term recurrence
-    h_{m+1} = (t h_m - sqrt(m) h_{m-1}) / sqrt(m+1), applied to s f(t)
-    (s = node weight x Gaussian density), so f is evaluated once per node.
+    All h_m at a node come from one power series (:func:`hermite_sums`), applied to s f(t)
+    (s = node weight x Gaussian density), so f is evaluated once per node; the nodes of a level
+    are summed together.  For an odd or even f only [0, inf) is integrated (f h_m is even or odd).
     """
-    consts = {}
 
-    def fixed_scaled(t, s, Q):
-        # fixed point with Q fractional bits: h_m(t) * 2**Q as Python ints; the
-        # recurrence has no cancellation for |t| > 2 sqrt(M) and is O(1)-stable below.
-        if Q not in consts:
-            consts[Q] = (
-                [to_fixed(mpmath.sqrt(m)._mpf_, Q) for m in range(M + 2)],
-                [to_fixed((1 / mpmath.sqrt(m + 1))._mpf_, Q) for m in range(M + 1)],
-            )
-        sq, isq = consts[Q]
-        f = T.mp(t)
-        if not isinstance(f, mpmath.mpf):
-            if isinstance(f, mpmath.mpc) or isinstance(f, complex):
-                if f.imag != 0 and abs(f.imag) > abs(f.real) * mpmath.mpf(10) ** (-digits - 5):
-                    raise ValidityError(f"f = {T.label} is complex-valued at g = {mpmath.nstr(t, 8)}")
-                f = f.real
-            f = mpmath.mpf(f)
-        sf = s * f
-        sign, man, exp, _ = sf._mpf_
-        man = -man if sign else man
-        tf = to_fixed(t._mpf_, Q)
-
-        def scale(hv):  # sf * hv * 2**-Q, expressed with Q fractional bits
-            v = man * hv
-            return v << exp if exp >= 0 else v >> -exp
-
-        prev, cur = 0, 1 << Q
-        out = [scale(cur)]
-        for m in range(M):
-            prev, cur = cur, ((((tf * cur) >> Q) - ((sq[m] * prev) >> Q)) * isq[m]) >> Q
-            out.append(scale(cur))
+    def fixed_batch(ts, ss, Q):
+        fs = [real_value(T, t, digits) for t in ts]
+        sfs = [s * f for s, f in zip(ss, fs)]
+        out = hermite_sums(ts, sfs, M, Q)
         if need_f2:
-            out.append(to_fixed((sf * f)._mpf_, Q))
+            out.append(sum(to_fixed((sf * f)._mpf_, Q) for sf, f in zip(sfs, fs)))
         return out
 
     plan = quadrature_plan(T, digits, 1, T.label, M + 2)
@@ -325,8 +371,16 @@ def _mp_coefficients(T: Teacher, M: int, digits: int, need_f2: bool, progress=No
     # fixed point is absolute: shift Q by the magnitude of f (and f^2) so that 1e-200*tanh(g)
     # keeps the relative digits of tanh(g) (the integers just get longer)
     shift = magnitude_bits(T.mp, plan.points, power=[1] * (M + 1) + [2] * int(need_f2))
+    par = hermite_parity(T.expr, M)
     ints = Integrands(
-        fixed_scaled, M + 1 + int(need_f2), scaled=True, fixed=True, extra_bits=shift, label=f"f h_m, m <= {M}"
+        fixed_batch,
+        M + 1 + int(need_f2),
+        scaled=True,
+        fixed=True,
+        extra_bits=shift,
+        label=f"f h_m, m <= {M}",
+        batch=True,
+        parity=None if par is None else par + (1,) * int(need_f2),
     )
     res = mp_expect_vector(ints, 1, digits, plan.points, progress=progress)
     if singular:
