@@ -36,7 +36,9 @@ def _plain_relu(X, depth, sw, sb):
 def main() -> None:
     X = np.random.default_rng(0).standard_normal((1000, 50))
     print(f"load average at start: {os.getloadavg()[0]:.2f}")
-    print("| f | depth | sigma_w^2, sigma_b^2 | s | certified max err NNGP, NTK | plain float64 recursion: max diff NNGP, NTK |")
+    print(
+        "| f | depth | sigma_w^2, sigma_b^2 | s | certified max err NNGP, NTK | plain float64 recursion: max diff NNGP, NTK |"
+    )
     print("|---|---|---|---|---|---|")
     for f, sw, sb in (("relu(g)", 2, 0), ("relu(g)", 2, "1/10"), ("erf(g)", 2, "1/10")):
         t0 = time.perf_counter()
