@@ -135,3 +135,20 @@ def test_huge_and_tiny_rows_are_scaled_exactly():
     G = deep_gram("relu(g)", X, 2, sigma_w2=2, sigma_b2=0)
     H = deep_gram("relu(g)", X * np.array([[1e200], [1e-200], [1.0], [3.0]]), 2, sigma_w2=2, sigma_b2=0)
     assert np.max(np.abs(G.ntk - H.ntk)) <= G.ntk_err + H.ntk_err
+
+
+def test_deep_relu_literature_claims_hold_and_a_planted_error_fails(monkeypatch):
+    """The deep ReLU claims of derivations/17_dual_kernels.toml hold; with the reference's bias
+    moved by 1e-20 (a planted wrong sigma_b^2 handling) they do not."""
+    from icl_symbolic.verification import claimfile, runner
+    from icl_symbolic.verification.checks import dual as dual_checks
+
+    path = str(claimfile.shipped_derivations() / "17_dual_kernels.toml")
+    claims = [c for c in claimfile.load_file(path) if c.id.startswith("dual.deep_relu")]
+    assert len(claims) == 2 and {c.tier for c in claims} == {"quick"}
+    assert all(r.ok and r.verdict == "holds" for r in runner.run_claims(claims, tier="quick"))
+    orig = dual_checks._arccos_recursion
+    monkeypatch.setattr(
+        dual_checks, "_arccos_recursion", lambda x, y, L, sw, sb, dps: orig(x, y, L, sw, sb + mpmath.mpf("1e-20"), dps)
+    )
+    assert not any(r.verdict == "holds" for r in runner.run_claims(claims, tier="quick"))
