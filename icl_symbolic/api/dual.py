@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 import sympy
 
 from icl_symbolic.core.errors import ICLError
@@ -11,6 +13,7 @@ from icl_symbolic.engine.dual import DualPoint, dual_map
 from icl_symbolic.engine.dual_deep import DeepGram, DeepPair, deep_gram, deep_pair
 from icl_symbolic.engine.expr import teacher
 from icl_symbolic.engine.gauss import to_rational
+from icl_symbolic.output.io import atomic_path, check_output_path
 from icl_symbolic.output.plotting import dual_figure
 from icl_symbolic.output.rows import Rows
 
@@ -55,6 +58,57 @@ def read_exact(text, name: str):
     return to_rational(text, name)
 
 
+#: the largest depth the CLI accepts (a bounded time: Arb balls or the float64 Gram, about linear in L)
+MAX_DEPTH = 100
+
+
+def check_deep_options(depth, sigma_w2, sigma_b2) -> tuple:
+    """One-line ICLError for a depth outside 1..MAX_DEPTH or sigma_w2 <= 0, sigma_b2 < 0; the exact
+    variances otherwise."""
+    if not 1 <= depth <= MAX_DEPTH:
+        raise ICLError(f"--depth must be between 1 and {MAX_DEPTH}, got {depth}")
+    sw, sb = to_rational(sigma_w2, "--sigma-w2"), to_rational(sigma_b2, "--sigma-b2")
+    if not sw.is_positive or sb.is_negative:
+        raise ICLError(f"need --sigma-w2 > 0 and --sigma-b2 >= 0, got {sigma_w2}, {sigma_b2}")
+    return sw, sb
+
+
+def read_vector(text: str, name: str) -> list:
+    """Comma-separated exact numbers; one-line ICLError otherwise."""
+    return [to_rational(v.strip(), name) for v in str(text).split(",")]
+
+
+def load_gram_input(path) -> np.ndarray:
+    """The data set of ``dual --gram``: a .npy file holding a finite 2-D float array (rows are
+    inputs, none zero); one-line ICLError otherwise."""
+    p = Path(path)
+    if p.suffix.lower() != ".npy":
+        raise ICLError(f"--gram: {str(path)!r} must be a .npy file")
+    if not p.is_file():
+        raise ICLError(f"--gram: no such file {str(path)!r}")
+    try:
+        X = np.load(p, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise ICLError(f"--gram: cannot read {str(path)!r} as a numpy array ({exc})") from None
+    if X.dtype.kind not in "iuf" or X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ICLError(f"--gram: need a 2-D numeric array (rows are inputs), got shape {X.shape} of {X.dtype}")
+    X = X.astype(float)
+    if not np.all(np.isfinite(X)) or np.any(np.all(X == 0, axis=1)):
+        raise ICLError("--gram: the array must be finite with no zero row")
+    return X
+
+
+def check_gram_output(path) -> None:
+    """One-line ICLError for an --out path that is not a writable .npy file."""
+    check_output_path(path, "--out", (".npy",))
+
+
+def save_gram(path, G: DeepGram, kernel: str) -> None:
+    """The NNGP or NTK matrix of ``G`` to a .npy file, atomically (no partial file)."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.save(fh, G.nngp if kernel == "nngp" else G.ntk)
+
+
 def plot_dual(grid: DualGrid):
     """The figure of ``dual --plot``: both maps against rho."""
     return dual_figure(grid.label, grid.points())
@@ -70,4 +124,9 @@ __all__ = [
     "deep_gram",
     "deep_pair",
     "plot_dual",
+    "check_deep_options",
+    "read_vector",
+    "load_gram_input",
+    "check_gram_output",
+    "save_gram",
 ]

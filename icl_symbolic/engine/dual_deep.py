@@ -39,6 +39,7 @@ from icl_symbolic.core.errors import ICLError, ValidityError
 from icl_symbolic.core.values import Value
 from icl_symbolic.engine.dual import closed_form, dual_map, split_derivative, tail_weight, value_error
 from icl_symbolic.engine.dual_ball import evaluate, from_rational, to_mpmath, working_precision
+from icl_symbolic.engine.dual_gram_closed import closed_family, closed_gram, scale_rows
 from icl_symbolic.engine.expr import Teacher, g, teacher
 from icl_symbolic.engine.gauss import Integrands, expect, mp_expect_vector, mp_value, quadrature_plan, to_rational
 from icl_symbolic.engine.hermite import hermite_parity, hermite_sums
@@ -434,6 +435,9 @@ def deep_gram(f, X, depth: int, sigma_w2=1, sigma_b2=0, digits: int = 20) -> Dee
     T: Teacher = teacher(f)
     if T.expr is None:
         raise ICLError("deep kernels need a teacher in the input language, not a Python callable")
+    if closed_family(T) is not None:  # relu, relu^2, erf (step, sign refused): engine/dual_gram_closed.py
+        K, Th, eK, eT, qs = closed_gram(T, *_sphere_correlations(scale_rows(X)), depth, sw, sb)
+        return DeepGram(K, Th, eK, eT, qs, ())  # orders () = the closed-form route, no Hermite order
     R, d = _sphere_correlations(X)
     n = R.shape[0]
     swf, sbf = float(sw), float(sb)

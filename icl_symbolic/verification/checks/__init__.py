@@ -18,7 +18,8 @@ module                    kinds (paper unit)
 ``kernel``                kernel_value, kernel_simulation, kernel_gap_decay
                           (our extension, the kernel learner; not the paper's)
 ``dual``                  dual_value (the dual kernel: K_f(1) = E[f^2], Kdot_f(0) = a1^2,
-                          Eq. 8, p. 3; literature closed forms)
+                          Eq. 8, p. 3; literature closed forms), deep_relu_literature
+                          (deep ReLU NNGP/NTK against the arc-cosine recursion; our extension)
 ``coverage``              hermite_field (printed fields of hermite_coeffs that no
                           other kind reads: Eq. 2, p. 2; Eq. 8, p. 3), a1zero_derivation
                           (steps of the a1 = 0 derivation the limits do not read: Eq. 15, p. 10)
