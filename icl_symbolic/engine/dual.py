@@ -333,11 +333,21 @@ ENDPOINT_STAGES = (12, 16, 20, 28)
 _DERIVATIVES = store("icl_symbolic.engine.dual._DERIVATIVES")
 
 
+def _next_derivative(expr):
+    """d/dg of ``expr``, kept small: expanded (a polynomial in tanh stays one), except a rational
+    function of an Add (softplus, sigmoid: 1/(1 + exp(g))^k), which is put over one denominator
+    instead: expanding it multiplies the powers out (softplus: 19 s at order 8, 28 orders in 4 s)."""
+    d = sympy.diff(expr, g)
+    if any(p.exp.is_negative and p.base.is_Add for p in d.atoms(sympy.Pow)):
+        return sympy.cancel(d)
+    return sympy.expand(d)
+
+
 def _derivatives(expr, n_max: int) -> tuple:
     """(F, F', ..., F^(n)) while each derivative is a function (no delta), n <= n_max."""
     out, stopped = _DERIVATIVES.get(expr, ([expr], False))
     while len(out) <= n_max and not stopped:
-        d = sympy.expand(sympy.diff(out[-1], g))
+        d = _next_derivative(out[-1])
         if d.has(sympy.DiracDelta):
             stopped = True
             break

@@ -204,6 +204,7 @@ def _shift_limit(x, mu, s):
     return sympy.expand((x - mu) / s)
 
 
+@memoize(maxsize=4096)
 def _gauss_exp_integral(k, a, b, lo, hi):
     """int_lo^hi g^k exp(a g^2 + b g) phi(g) dg, exact (a < 1/2 required)."""
     A = sympy.Rational(1, 2) - a
@@ -222,8 +223,10 @@ def _gauss_exp_integral(k, a, b, lo, hi):
     return s * sympy.exp(b**2 / (4 * A)) * tot
 
 
+@memoize(maxsize=4096)
 def _std_erf_moment(j, erfs):
-    """E[t^j prod erf(alpha_i t + beta_i)], t ~ N(0,1), by Stein's lemma."""
+    """E[t^j prod erf(alpha_i t + beta_i)], t ~ N(0,1), by Stein's lemma (memoised: the recursion in j
+    and the moments of every order of a Hermite pass share their lower moments; ``erfs`` a tuple)."""
     if not erfs:
         return _gauss_exp_integral(j, 0, 0, -sympy.oo, sympy.oo)
     if j >= 1:
