@@ -236,6 +236,7 @@ def test_deep_pair_ball_refuses_parallel_inputs():
         deep_pair("relu(g)", ["1", "2"], ["1", "2"], depth=4, sigma_w2=2, sigma_b2="1/10", digits=20)
 
 
+@pytest.mark.heavy  # seconds (fast tier budget)
 def test_deep_tanh_gram_psd_and_pair_agreement():
     rng = np.random.default_rng(7)
     X = rng.standard_normal((12, 30))
@@ -261,6 +262,7 @@ def _cli(*args):
     return subprocess.run([sys.executable, "-m", "icl_symbolic", "dual", *args], capture_output=True, text=True)
 
 
+@pytest.mark.heavy  # seconds (fast tier budget)
 def test_cli_json_and_bad_input():
     r = _cli("relu(g)", "--corr", "0,1/2", "--digits", "12", "--json")
     assert r.returncode == 0, r.stderr
@@ -486,6 +488,7 @@ def test_parity_of_teachers():
     assert parity(None) == 0
 
 
+@pytest.mark.heavy  # seconds (fast tier budget)
 def test_half_line_pass_against_full_line():
     """An odd f's coefficients from [0, inf) (parity) against the full line (no parity) at 30
     digits, within both bounds; the even coefficients exactly 0; and E[f^2] from the half line
