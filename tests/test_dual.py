@@ -372,6 +372,7 @@ _INDEPENDENT = {
     "gelu(g)": lambda x: x * (1 + mpmath.erf(x / mpmath.sqrt(2))) / 2,
     "softplus(g)": lambda x: mpmath.log(1 + mpmath.exp(x)),
     "sin(relu(g))": lambda x: mpmath.sin(x) if x > 0 else mpmath.mpf(0),
+    "relu(g) + tanh(g)": lambda x: (x if x > 0 else 0) + mpmath.tanh(x),
 }
 
 
@@ -392,6 +393,7 @@ _TWICE_FAST = {("gelu(g)", "1/2"), ("softplus(g)", "99/100"), ("sin(relu(g))", "
             ("softplus(g)", "99/100"),
             ("sin(relu(g))", "1/2"),
             ("sin(relu(g))", "-9/10"),
+            ("relu(g) + tanh(g)", "99/100"),  # the 2-D quadrature route (57 s)
         ]
     ],
 )
@@ -408,6 +410,21 @@ def test_teachers_against_independent_quadrature_at_twice_the_precision(f, rho):
         assert err < mpmath.mpf(10) ** -20, err
         diff = abs(mpmath.mpf(p.nngp.value) - ref)
         assert diff <= mpmath.mpf(p.nngp.abs_err) + mpmath.mpf(10) ** -20, (f, rho, diff)
+
+
+@pytest.mark.heavy
+def test_quadrature_bound_weights_the_inner_errors():
+    """The 2-D quadrature route's bound for a teacher that grows like relu: the inner integrals'
+    errors enter weighted by |f(x)| phi(x).  Their unweighted maximum (nodes at x ~ 1e13) made the
+    bound of relu(g) + tanh(g) at rho = 0.99 about 2, so K came back uncertified."""
+    from icl_symbolic.engine import dual as D
+
+    T = teacher("relu(g) + tanh(g)")
+    bp = D._plan_points(T, T.label, 15, 1)[1]
+    val, est = D._quad2(T.mp, bp, T.mp, bp, 1, 1, sympy.Rational(99, 100), 25)
+    assert est < 1e-18, est
+    val2, _ = D._quad2(T.mp, bp, T.mp, bp, 1, 1, sympy.Rational(99, 100), 35)
+    assert abs(val - val2) <= est  # the run at 10 more digits is inside the bound
 
 
 @pytest.mark.heavy

@@ -601,21 +601,31 @@ def _quad2(F1, bp1, F2, bp2, q1, q2, c, dps):
         m = cm / sq1
         s2 = q2m - cm**2 / q1m
         s = mpmath.sqrt(s2) if s2 > 0 else mpmath.mpf(0)
-        inner_err = [mpmath.mpf(0)]
+        weighted_err = {}  # x -> |F1(sq1 x)| phi(x) times the inner estimate at x
 
         def outer(x):
             fu = F1(sq1 * x)
             if fu == 0:
+                weighted_err[x] = mpmath.mpf(0)
                 return mpmath.mpf(0)
             iv, ie = _quad1(F2, bp2, m * x, s)
-            inner_err[0] = max(inner_err[0], ie)
-            return fu * iv * mpmath.exp(-(x**2) / 2) / mpmath.sqrt(two_pi)
+            w = mpmath.exp(-(x**2) / 2) / mpmath.sqrt(two_pi)
+            weighted_err[x] = abs(fu) * w * ie
+            return fu * iv * w
+
+        def inner_share(x):
+            if x not in weighted_err:
+                outer(x)
+            return weighted_err[x]
 
         pts = _split_points([b / sq1 for b in bp1])
         val, est = mpmath.quad(outer, pts, error=True, method="tanh-sinh", maxdegree=QUAD_DEGREE)
-        # each inner value is off by at most inner_err: the outer integral by E|F1| inner_err,
-        # bounded with E|F1| <= sqrt(E F1^2) <= 1 + E F1^2 (the caller folds it into its scale)
-        return val, est + inner_err[0] * (1 + abs(val))
+        # the inner values' errors reach the outer integral through int |F1| phi ie: integrated by the
+        # same rule on the same nodes (cached).  Their unweighted maximum, used before, sits at nodes
+        # far in the tail (x ~ 1e13, phi ~ 1e-10^8) and swamps the bound of a teacher that grows
+        # like relu; the caller's two-precision rule still compares whole runs.
+        share, share_est = mpmath.quad(inner_share, pts, error=True, method="tanh-sinh", maxdegree=QUAD_DEGREE)
+        return val, est + 2 * abs(share) + share_est
 
 
 def _quad1(F, bps, mean, s):
