@@ -621,9 +621,10 @@ def _quad2(F1, bp1, F2, bp2, q1, q2, c, dps):
         pts = _split_points([b / sq1 for b in bp1])
         val, est = mpmath.quad(outer, pts, error=True, method="tanh-sinh", maxdegree=QUAD_DEGREE)
         # the inner values' errors reach the outer integral through int |F1| phi ie: integrated by the
-        # same rule on the same nodes (cached).  Their unweighted maximum, used before, sits at nodes
-        # far in the tail (x ~ 1e13, phi ~ 1e-10^8) and swamps the bound of a teacher that grows
-        # like relu; the caller's two-precision rule still compares whole runs.
+        # same rule on the same nodes (cached), counted twice since that integral is itself estimated.
+        # Their unweighted maximum, used before, sits at nodes far in the tail (x ~ 1e13, where phi is
+        # about 10^(-10^8)) and swamps the bound of a teacher that grows like relu; the caller's
+        # two-precision rule still compares whole runs.
         share, share_est = mpmath.quad(inner_share, pts, error=True, method="tanh-sinh", maxdegree=QUAD_DEGREE)
         return val, est + 2 * abs(share) + share_est
 
